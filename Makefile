@@ -1,0 +1,35 @@
+# Two commands do everything on a fresh clone with Python >= 3.11 and pip:
+#   make demo   - create .venv, install hetsim, simulate Pipe-it's ResNet50 pipeline on hikey970
+#   make test   - create .venv, install the dev extras, run the test suite
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+
+.PHONY: demo test lint bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(VENV)/.installed $@
+
+demo: $(VENV)/.installed
+	$(BIN)/hetsim demo --out results
+
+test: $(VENV)/.installed-dev
+	$(BIN)/python -m pytest
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check hetsim experiments benchmarks tests workloads platforms
+
+bench: $(VENV)/.installed
+	$(BIN)/python benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) results .pytest_cache .hypothesis

@@ -1,0 +1,119 @@
+#!/usr/bin/env python
+"""hetsim's performance figures, measured side by side in one run.
+
+    python benchmarks/run.py [--json] [--repeat N]
+
+(a) analytic: candidates scored per second by the vectorised scorer on ResNet50 (54 layers) x all
+    4-stage splits x the 24 EP orders of chiplet-c2 (goal >= 1,000,000/s on one core);
+(b) DES: wall time of 10,000 frames through a 4-stage pipeline divided by that of a bare SimPy
+    pipeline of the same shape (goal <= 2 with contention off, <= 4 with it on).
+
+Medians over --repeat runs; the machines are shared and noisy, so quote ratios from one run.
+"""
+
+from __future__ import annotations
+
+import os
+
+# One core for the numpy part: the goal is per core.
+for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(var, "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+import simpy  # noqa: E402
+
+from hetsim.analytic import SplitScorer, stage_costs  # noqa: E402
+from hetsim.cost import RooflineCostModel  # noqa: E402
+from hetsim.mapping import load_mapping  # noqa: E402
+from hetsim.platform import load_platform  # noqa: E402
+from hetsim.sim.pipeline import simulate_pipeline  # noqa: E402
+from hetsim.workload import load_workload  # noqa: E402
+
+
+def _median_time(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def bench_analytic(repeat: int) -> dict:
+    platform = load_platform("chiplet-c2")
+    workload = load_workload("resnet50")
+    cost = RooflineCostModel(platform)
+    eps = [platform.ep(c.name) for c in platform.clusters]
+    scorer = SplitScorer(platform, workload, cost, eps)   # layer-time matrix built once, outside
+    n = scorer.count(4)
+    t = _median_time(lambda: scorer.score(4), repeat)
+    return {"candidates": n, "median_s": t, "candidates_per_s": n / t, "goal_per_s": 1_000_000}
+
+
+def bare_simpy_pipeline(stage_times: list[float], frames: int) -> None:
+    """The same shape with nothing but SimPy: saturated source, bounded stores, one timeout each."""
+    env = simpy.Environment()
+    k = len(stage_times)
+    queues = [simpy.Store(env, capacity=1) for _ in range(k)]
+
+    def source():
+        for f in range(frames):
+            yield queues[0].put(f)
+
+    def stage(i):
+        for _ in range(frames):
+            f = yield queues[i].get()
+            yield env.timeout(stage_times[i])
+            if i + 1 < k:
+                yield queues[i + 1].put(f)
+
+    env.process(source())
+    for i in range(k):
+        env.process(stage(i))
+    env.run()
+
+
+def bench_des(repeat: int, frames: int = 10_000) -> dict:
+    platform = load_platform("chiplet-c2")
+    workload = load_workload("resnet50")
+    cost = RooflineCostModel(platform)
+    pipe = load_mapping("FEP0:1-14|FEP1:15-30|SEP0:31-44|SEP1:45-54", platform, workload, cost)
+    compute, transfer = stage_costs(pipe, workload, cost)
+    times = [c + x for c, x in zip(compute, transfer, strict=True)]
+    bare = _median_time(lambda: bare_simpy_pipeline(times, frames), repeat)
+    off = _median_time(lambda: simulate_pipeline(platform, workload, pipe, cost, frames,
+                                                 contention=False), repeat)
+    on = _median_time(lambda: simulate_pipeline(platform, workload, pipe, cost, frames,
+                                                contention=True), repeat)
+    return {"frames": frames, "mapping": str(pipe), "bare_simpy_s": bare,
+            "hetsim_no_contention_s": off, "hetsim_contention_s": on,
+            "ratio_no_contention": off / bare, "ratio_contention": on / bare,
+            "goal_ratio_no_contention": 2.0, "goal_ratio_contention": 4.0}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument("--repeat", type=int, default=5, help="runs per figure (median)")
+    args = ap.parse_args(argv)
+    results = {"analytic": bench_analytic(args.repeat), "des": bench_des(args.repeat)}
+    if args.json:
+        print(json.dumps(results, indent=2))
+    else:
+        a, d = results["analytic"], results["des"]
+        print(f"(a) analytic: {a['candidates']:,} candidates in {a['median_s'] * 1e3:.1f} ms "
+              f"= {a['candidates_per_s']:,.0f}/s (goal >= {a['goal_per_s']:,}/s)")
+        print(f"(b) DES {d['frames']:,} frames, {d['mapping']}: bare SimPy {d['bare_simpy_s']:.3f} s, "
+              f"hetsim {d['hetsim_no_contention_s']:.3f} s without contention "
+              f"(x{d['ratio_no_contention']:.2f}, goal <= 2), {d['hetsim_contention_s']:.3f} s with "
+              f"(x{d['ratio_contention']:.2f}, goal <= 4)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,312 @@
+"""The ``hetsim`` command line.
+
+Every user error ends as one line on stderr (``hetsim: error: ...``) and exit code 2; no traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from hetsim.errors import HetsimError
+
+console = Console()
+
+
+def _fail(message: str) -> None:
+    click.echo(f"hetsim: error: {message}", err=True)
+    sys.exit(2)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: run the click group and turn every user error into one line and exit 2."""
+    try:
+        cli.main(args=argv, prog_name="hetsim", standalone_mode=False)
+    except HetsimError as e:
+        _fail(str(e))
+    except click.exceptions.Abort:
+        _fail("aborted")
+    except click.ClickException as e:
+        _fail(" ".join(e.format_message().split()))
+    except click.exceptions.Exit as e:
+        sys.exit(e.exit_code)
+    except KeyboardInterrupt:
+        _fail("interrupted")
+    except BrokenPipeError:
+        sys.exit(0)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(package_name="hetsim")
+def cli() -> None:
+    """hetsim: simulate DNN mappings on heterogeneous platforms."""
+
+
+# -- simulate -------------------------------------------------------------------------------------
+@cli.command()
+@click.option("--platform", "-p", "platform_name", required=True, help="Platform name or YAML path.")
+@click.option("--workload", "-w", "workload_name", required=True, help="Workload name or YAML path.")
+@click.option("--mapping", "-m", required=True,
+              help="Pipeline string (B4:1-35|s2:36-44|s2:45-54) or a mapping YAML/JSON file.")
+@click.option("--engine", type=click.Choice(["des", "analytic"]), default="des", show_default=True)
+@click.option("--frames", "-n", type=int, default=None,
+              help="Frames to stream (default 100 for pipelines, 1 for placements).")
+@click.option("--no-contention", is_flag=True, help="Memories and links do not slow each other's users.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random choice.")
+@click.option("--noise", "noise_sigma", type=float, default=0.0, show_default=True,
+              help="Sigma of the lognormal measurement noise per stage execution.")
+@click.option("--source", type=click.Choice(["saturated", "periodic", "poisson"]), default="saturated",
+              show_default=True, help="Frame arrivals.")
+@click.option("--interval", "interval_s", type=float, default=None,
+              help="Mean seconds between frames for periodic/poisson sources.")
+@click.option("--buffer", "buffer_frames", type=int, default=1, show_default=True,
+              help="Frames each inter-stage queue holds.")
+@click.option("--dvfs", default=None, help="DVFS preset of the platform (e.g. governor3) or cluster=level,...")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Override a platform field, e.g. links.nop.latency_ns=1e6 (repeatable).")
+@click.option("--cost-table", type=click.Path(dir_okay=False), default=None,
+              help="Replay measured times from a CSV (columns layer|op, ep, time_s).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--trace", type=click.Path(dir_okay=False), default=None, help="Write a Chrome/Perfetto trace.")
+@click.option("--gantt", type=click.Path(dir_okay=False), default=None, help="Write a Gantt chart PNG.")
+def simulate(platform_name, workload_name, mapping, engine, frames, no_contention, seed, noise_sigma,
+             source, interval_s, buffer_frames, dvfs, overrides, cost_table, as_json, trace, gantt):
+    """Simulate one mapping of a workload on a platform."""
+    from hetsim.cost import make_cost_model
+    from hetsim.evaluate import simulate as run_simulation
+    from hetsim.mapping import load_mapping
+    from hetsim.platform import load_platform
+    from hetsim.sim.source import FrameSource
+    from hetsim.sim.trace import plot_gantt, write_chrome_trace
+    from hetsim.workload import load_workload
+
+    platform = load_platform(platform_name, list(overrides), dvfs)
+    workload = load_workload(workload_name)
+    cost = make_cost_model(platform, cost_table)
+    m = load_mapping(mapping, platform, workload, cost)
+    src = FrameSource(source, interval_s)
+    if (trace or gantt) and engine != "des":
+        raise HetsimError("--trace and --gantt need the des engine (the analytic engine has no timeline)")
+    result = run_simulation(platform, workload, m, engine=engine, cost=cost, frames=frames,
+                            contention=not no_contention, source=src, buffer_frames=buffer_frames,
+                            noise_sigma=noise_sigma, seed=seed)
+    if trace:
+        write_chrome_trace(result.intervals, trace, f"{workload.name} on {platform.name}: {m}")
+    if gantt:
+        plot_gantt(result.intervals, gantt, f"{workload.name} on {platform.name}: {m}")
+    if as_json:
+        click.echo(result.metrics.to_json())
+    else:
+        print_metrics(result.metrics)
+        for path in (trace, gantt):
+            if path:
+                console.print(f"wrote {path}")
+
+
+def print_metrics(m) -> None:
+    title = f"{m.workload} on {m.platform} [{m.engine}{', contention' if m.contention else ''}]"
+    t = Table(title=title, title_justify="left")
+    for col in ("stage", "EP", "layers", "time (ms)", "compute (ms)", "transfer (ms)", "util"):
+        t.add_column(col, justify="right" if col not in ("EP",) else "left")
+    for i, s in enumerate(m.stages, 1):
+        mark = " *" if m.bottleneck == i - 1 else ""
+        t.add_row(f"{i}{mark}", s.ep, f"{s.layers[0]}-{s.layers[1]}", f"{s.time_s * 1e3:.2f}",
+                  f"{s.compute_s * 1e3:.2f}", f"{s.transfer_s * 1e3:.2f}", f"{s.utilization:.0%}")
+    if m.stages:
+        console.print(t)
+    lat = m.latency_s
+    console.print(f"mapping            {m.mapping}")
+    console.print(f"throughput         {m.throughput_fps:.3f} frames/s (steady state; "
+                  f"{m.stream_throughput_fps:.3f} over the {m.frames}-frame stream)")
+    console.print(f"latency            mean {lat['mean'] * 1e3:.2f} ms, p50 {lat['p50'] * 1e3:.2f} ms, "
+                  f"p99 {lat['p99'] * 1e3:.2f} ms")
+    console.print(f"makespan           {m.makespan_s:.4f} s")
+    energy = "n/a (no power model)" if m.energy_J is None else (
+        f"{m.energy_J:.3f} J ({m.energy_J / m.frames:.4f} J/frame)")
+    console.print(f"energy             {energy}")
+
+
+# -- platforms ------------------------------------------------------------------------------------
+@cli.group()
+def platforms() -> None:
+    """List, show, validate platforms; export their JSON Schema."""
+
+
+@platforms.command("list")
+def platforms_list() -> None:
+    """Every platform on the search path."""
+    from hetsim.platform import list_platforms, load_platform
+
+    t = Table("name", "clusters", "accelerators", "description")
+    for name in list_platforms():
+        try:
+            p = load_platform(name)
+        except HetsimError as e:
+            t.add_row(name, "", "", f"[red]invalid: {e}[/red]")
+            continue
+        t.add_row(name, ", ".join(f"{c.name} ({c.cores}x {c.core_type})" for c in p.clusters),
+                  ", ".join(a.name for a in p.accelerators), p.description)
+    console.print(t)
+
+
+@platforms.command("show")
+@click.argument("name")
+@click.option("--dvfs", default=None, help="Apply a DVFS preset first.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE")
+def platforms_show(name, dvfs, overrides) -> None:
+    """The execution places of a platform, with peak rates and memories."""
+    from hetsim.cost import RooflineCostModel
+    from hetsim.platform import load_platform
+
+    p = load_platform(name, list(overrides), dvfs)
+    cost = RooflineCostModel(p)
+    console.print(f"[bold]{p.name}[/bold]: {p.description}")
+    t = Table("EP", "place", "cores", "core type", "DVFS", "freq (MHz)", "peak GEMM (GMAC/s)",
+              "memory", "bandwidth (GB/s)", title="execution places", title_justify="left")
+    for ep in p.eps():
+        params = cost._ep_params(ep, None)
+        if ep.cluster:
+            c = p.cluster(ep.cluster)
+            level = p.core_type(c.core_type).level(c.dvfs)
+            t.add_row(ep.name, c.name, str(ep.cores), c.core_type, level.name, f"{level.freq_MHz:g}",
+                      f"{params[0] / 1e9:.2f}", c.memory, f"{params[3] / 1e9:g}")
+        else:
+            a = p.accelerator(ep.accelerator)
+            t.add_row(ep.name, a.name, "-", a.kind, "-", "-", f"{params[0] / 1e9:.2f}", a.memory,
+                      f"{params[3] / 1e9:g}")
+    console.print(t)
+    if p.links:
+        lt = Table("link", "connects", "bandwidth (GB/s)", "latency (ns)", "energy (pJ/B)",
+                   title="links", title_justify="left")
+        for lk in p.links:
+            lt.add_row(lk.name, ", ".join(lk.connects), f"{lk.bandwidth_GBps:g}", f"{lk.latency_ns:g}",
+                       f"{lk.energy_pJ_per_byte:g}")
+        console.print(lt)
+    if p.dvfs_presets:
+        console.print("DVFS presets: " + "; ".join(
+            f"{k} ({', '.join(f'{c}={lv}' for c, lv in v.items())})" for k, v in p.dvfs_presets.items()))
+    console.print(f"power model: {'yes' if p.has_power_model else 'no'}")
+
+
+@platforms.command("validate")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+def platforms_validate(files) -> None:
+    """Report every error of each file with its field path (exit 2 if any)."""
+    from hetsim.platform import validate_file
+
+    bad = 0
+    for f in files:
+        errors = validate_file(f)
+        if errors:
+            bad += 1
+            for line in errors:
+                click.echo(line, err=True)
+        else:
+            click.echo(f"{f}: ok")
+    if bad:
+        sys.exit(2)
+
+
+@platforms.command("schema")
+@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write to a file.")
+def platforms_schema(out) -> None:
+    """The JSON Schema of platform files (for editors)."""
+    from hetsim.platform import json_schema
+    from hetsim.validation import atomic_write
+
+    text = json_schema()
+    if out:
+        with atomic_write(out) as f:
+            f.write(text + "\n")
+    else:
+        click.echo(text)
+
+
+# -- workloads ------------------------------------------------------------------------------------
+@cli.group()
+def workloads() -> None:
+    """List and show workloads."""
+
+
+@workloads.command("list")
+def workloads_list() -> None:
+    """Every workload on the search path."""
+    from hetsim.workload import list_workloads, load_workload
+
+    t = Table("name", "layers", "ops", "GMAC", "description")
+    for name in list_workloads():
+        try:
+            w = load_workload(name)
+        except HetsimError as e:
+            t.add_row(name, "", "", "", f"[red]invalid: {e}[/red]")
+            continue
+        t.add_row(name, str(w.num_layers), str(len(w.ops)), f"{sum(op.macs for op in w.ops) / 1e9:.3f}",
+                  w.description)
+    console.print(t)
+
+
+@workloads.command("show")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print the layer table as JSON records.")
+def workloads_show(name, as_json) -> None:
+    """The layers of a workload: ops, GEMM dimensions, MACs, weight hints, bytes."""
+    from hetsim.workload import load_workload
+
+    w = load_workload(name)
+    df = w.summary()
+    if as_json:
+        click.echo(df.to_json(orient="records"))
+        return
+    console.print(f"[bold]{w.name}[/bold]: {w.description} ({w.num_layers} layers, {len(w.ops)} ops)")
+    t = Table(*[str(c) for c in df.columns])
+    for row in df.itertuples(index=False):
+        t.add_row(*[_fmt(v) for v in row])
+    console.print(t)
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+# -- demo -----------------------------------------------------------------------------------------
+@cli.command()
+@click.option("--out", type=click.Path(file_okay=False), default="results", show_default=True)
+def demo(out) -> None:
+    """Pipe-it's B4-s2-s2 ResNet50 pipeline on hikey970: table, Gantt PNG and Perfetto trace."""
+    from hetsim.cost import RooflineCostModel
+    from hetsim.evaluate import simulate as run_simulation
+    from hetsim.mapping import load_mapping
+    from hetsim.platform import load_platform
+    from hetsim.sim.trace import plot_gantt, write_chrome_trace
+    from hetsim.workload import load_workload
+
+    platform = load_platform("hikey970")
+    workload = load_workload("resnet50")
+    cost = RooflineCostModel(platform)
+    pipe = load_mapping("B4:1-35|s2:36-44|s2:45-54", platform, workload, cost)
+    console.print("[bold]Pipe-it's chosen pipeline for ResNet50 (Table V): B4-s2-s2, "
+                  "layers [1,35] [36,44] [45,54][/bold]")
+    analytic = run_simulation(platform, workload, pipe, engine="analytic", cost=cost, frames=50).metrics
+    result = run_simulation(platform, workload, pipe, engine="des", cost=cost, frames=50)
+    print_metrics(result.metrics)
+    console.print(f"analytic (no contention) throughput: {analytic.throughput_fps:.3f} frames/s")
+    for single in ("B4", "s4"):
+        alone = load_mapping(f"{single}:1-{workload.num_layers}", platform, workload, cost)
+        fps = run_simulation(platform, workload, alone, engine="des", cost=cost, frames=50).metrics
+        console.print(f"{single} alone: {fps.throughput_fps:.3f} frames/s")
+    out = Path(out)
+    write_chrome_trace(result.intervals, out / "demo_trace.json", f"resnet50 on hikey970: {pipe}")
+    plot_gantt(result.intervals, out / "demo_gantt.png", f"ResNet50 on hikey970: {pipe}")
+    console.print(f"wrote {out / 'demo_gantt.png'} and {out / 'demo_trace.json'} "
+                  "(open the trace in ui.perfetto.dev)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+"""The cost-model interface every evaluator and explorer talks to.
+
+A cost model answers two questions: how long an op takes on an execution place in a given DVFS
+state (``op_time``), and how long a transfer takes between two EPs (``transfer_time``). For the DES
+contention model it also splits an op's time into a fixed part and a fluid part that moves bytes
+through the EP's memory (``op_demand``). Everything else (layer times, stage times, the vectorised
+time matrix explorers score millions of candidates with) derives from these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from hetsim.platform import ExecutionPlace, Platform
+
+#: DVFS state: cluster name -> level name. Clusters not named use their initial level.
+DvfsState = Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class Demand:
+    """An op's (or a stage's) cost split for the contention model.
+
+    ``fixed_s`` is spent whatever else runs (per-op overhead); ``busy_s`` is the uncontended time of
+    the roofline part, during which ``bytes_`` cross the EP's memory port. Under contention that part
+    proceeds as a fluid flow capped at ``bytes_ / busy_s``; alone it takes exactly ``busy_s``.
+    """
+
+    fixed_s: float
+    busy_s: float
+    bytes_: float
+
+    @property
+    def time_s(self) -> float:
+        return self.fixed_s + self.busy_s
+
+    def __add__(self, other: Demand) -> Demand:
+        return Demand(self.fixed_s + other.fixed_s, self.busy_s + other.busy_s,
+                      self.bytes_ + other.bytes_)
+
+
+ZERO = Demand(0.0, 0.0, 0.0)
+
+
+class CostModel:
+    """Base class. Subclasses implement :meth:`op_demand` (and may override :meth:`layer_times`
+    when they know layers rather than ops, as a measured per-layer table does)."""
+
+    name = "base"
+
+    def __init__(self, platform: Platform):
+        self.platform = platform
+        self._layer_cache: dict[tuple, np.ndarray] = {}
+        self._layer_demand_cache: dict[tuple, list[Demand]] = {}
+
+    # -- the interface --------------------------------------------------------------------
+    def op_demand(self, op, ep: ExecutionPlace, state: DvfsState | None = None) -> Demand:
+        raise NotImplementedError
+
+    def op_time(self, op, ep: ExecutionPlace, state: DvfsState | None = None) -> float:
+        return self.op_demand(op, ep, state).time_s
+
+    def transfer_time(self, nbytes: float, src: ExecutionPlace, dst: ExecutionPlace) -> float:
+        return self.platform.route(src, dst).time_s(nbytes)
+
+    def supports(self, op, ep: ExecutionPlace) -> bool:
+        """Whether ``ep`` can run ``op`` at all (an accelerator may lack an op kind)."""
+        return True
+
+    # -- derived quantities (cached) ---------------------------------------------------------
+    def layer_demands(self, workload, ep: ExecutionPlace,
+                      state: DvfsState | None = None) -> list[Demand]:
+        """Per-layer demands (index 0 = layer 1), each the sum over the layer's ops."""
+        key = (workload.name, id(workload), ep, _state_key(state))
+        cached = self._layer_demand_cache.get(key)
+        if cached is None:
+            cached = []
+            for layer in workload.layers:
+                d = ZERO
+                for op in layer.ops:
+                    d = d + self.op_demand(op, ep, state)
+                cached.append(d)
+            self._layer_demand_cache[key] = cached
+        return cached
+
+    def layer_times(self, workload, ep: ExecutionPlace,
+                    state: DvfsState | None = None) -> np.ndarray:
+        """Time of every layer on ``ep`` (index 0 = layer 1), s."""
+        key = (workload.name, id(workload), ep, _state_key(state))
+        cached = self._layer_cache.get(key)
+        if cached is None:
+            cached = np.array([d.time_s for d in self.layer_demands(workload, ep, state)], dtype=float)
+            cached.setflags(write=False)
+            self._layer_cache[key] = cached
+        return cached
+
+    def time_matrix(self, workload, eps: Sequence[ExecutionPlace],
+                    state: DvfsState | None = None) -> np.ndarray:
+        """T[l, e]: time of layer l+1 on eps[e] (Pipe-it's T matrix), s."""
+        return np.column_stack([self.layer_times(workload, ep, state) for ep in eps])
+
+
+def _state_key(state: DvfsState | None) -> tuple:
+    return tuple(sorted(state.items())) if state else ()

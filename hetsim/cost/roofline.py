@@ -1,0 +1,91 @@
+"""The default cost model: GEMM throughput bounded by memory bandwidth (a roofline), per op.
+
+For an op on ``n`` cores of core type T at frequency f::
+
+    compute_s = MACs / (n * T.macs_per_cycle * f * eff * T.par_eff(n))
+    mem_s     = (input + output + weight + 2 * im2col bytes) / min(port bandwidth, memory bandwidth)
+    op_time   = T.op_overhead + max(compute_s, mem_s)
+
+``eff`` is the core type's GEMM (or depthwise) efficiency. With ``gemm_tile_rows`` = ts set, the N
+rows of the im2col GEMM are dealt to the n threads in whole tiles of ts rows and the slowest thread
+decides (Pipe-it eq. 7 with integer iterations, ceil(ceil(N/ts)/n)), which makes small layers stop
+scaling: the concave speedups of Pipe-it Fig. 12. Ops that are not GEMMs (pooling, activation,
+eltwise, concat) are memory-bound: compute_s = 0.
+"""
+
+from __future__ import annotations
+
+import math
+
+from hetsim.cost.base import CostModel, Demand, DvfsState
+from hetsim.errors import HetsimError
+from hetsim.platform import ExecutionPlace, Platform
+
+_GEMM_KINDS = ("conv", "fc")
+
+
+class RooflineCostModel(CostModel):
+    name = "roofline"
+
+    def __init__(self, platform: Platform):
+        super().__init__(platform)
+        self._ep_cache: dict[tuple, tuple] = {}
+
+    def _ep_params(self, ep: ExecutionPlace, state: DvfsState | None) -> tuple:
+        """(peak MAC/s for GEMM, for depthwise, per-core MAC/s, bandwidth B/s, overhead s, tile rows,
+        allowed kinds) for ``ep`` in ``state``."""
+        level_name = (state or {}).get(ep.cluster) if ep.cluster else None
+        key = (ep, level_name)
+        params = self._ep_cache.get(key)
+        if params is not None:
+            return params
+        p = self.platform
+        if ep.accelerator:
+            a = p.accelerator(ep.accelerator)
+            rate = a.peak_GMACps * 1e9 * a.efficiency
+            bw = min(a.bandwidth_GBps or math.inf, p.memory(a.memory).bandwidth_GBps) * 1e9
+            params = (rate, rate, rate, bw, a.op_overhead_us * 1e-6, None, frozenset(a.kinds))
+        else:
+            c = p.cluster(ep.cluster)
+            t = p.core_type(c.core_type)
+            try:
+                level = t.level(level_name or c.dvfs)
+            except KeyError:
+                raise HetsimError(f"DVFS level {level_name!r} is not a level of core type {t.name} "
+                                  f"(cluster {c.name}); levels: {[lv.name for lv in t.dvfs]}") from None
+            per_core = t.macs_per_cycle * level.freq_MHz * 1e6 * t.par_eff(ep.cores)
+            gemm = per_core * t.gemm_efficiency
+            dw = per_core * (t.dw_efficiency or t.gemm_efficiency)
+            bw = min(c.bandwidth_GBps or math.inf, p.memory(c.memory).bandwidth_GBps) * 1e9
+            kinds = frozenset(t.kinds) if t.kinds else None
+            params = (gemm * ep.cores, dw * ep.cores, gemm, bw, t.op_overhead_us * 1e-6,
+                      t.gemm_tile_rows, kinds)
+        self._ep_cache[key] = params
+        return params
+
+    def supports(self, op, ep: ExecutionPlace) -> bool:
+        kinds = self._ep_params(ep, None)[6]
+        return kinds is None or op.kind in kinds or op.macs == 0
+
+    def op_demand(self, op, ep: ExecutionPlace, state: DvfsState | None = None) -> Demand:
+        gemm_rate, dw_rate, per_core_rate, bw, overhead, tile, _ = self._ep_params(ep, state)
+        macs = op.macs
+        if macs:
+            if op.kind in _GEMM_KINDS:
+                if tile and op.gemm is not None and ep.cores > 1:
+                    # Pipe-it eq. 7: iterations of `tile` rows, the busiest thread decides.
+                    n_rows, k, m = op.gemm
+                    tiles_per_thread = math.ceil(math.ceil(n_rows / tile) / ep.cores)
+                    rows = min(tiles_per_thread * tile, n_rows)
+                    compute = rows * k * m * op.gemm_groups / per_core_rate
+                else:
+                    compute = macs / gemm_rate
+            else:
+                compute = macs / dw_rate
+        else:
+            compute = 0.0
+        nbytes = op.input_bytes + op.output_bytes + op.weight_bytes + 2 * op.im2col_bytes
+        busy = max(compute, nbytes / bw)
+        # A zero-cost op (flatten/reshape) carries no overhead either: it is not a kernel.
+        fixed = overhead if (macs or nbytes) and op.kind not in ("flatten", "reshape") else 0.0
+        return Demand(fixed, busy, float(nbytes))

@@ -1,0 +1,280 @@
+"""Platform description: pydantic models of the YAML files in ``platforms/``.
+
+Concerns are split the way ASTRA-sim / Timeloop split hardware configs: memories, core types (with
+their DVFS levels), clusters (cores of one type sharing a memory port), accelerators, links and
+devices. Units are in the key names (``bandwidth_GBps``, ``latency_ns``, ``freq_MHz``). The
+``schema`` key versions the format.
+
+Example::
+
+    platform = load_platform("hikey970")
+    platform.ep("B4")          # 4 cores of the cluster whose symbol is B
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+
+SCHEMA_VERSION = 1
+
+PositiveFloat = Annotated[float, Field(gt=0)]
+NonNegFloat = Annotated[float, Field(ge=0)]
+Name = Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z][A-Za-z0-9_.+-]*$")]
+
+#: Op kinds the default (GEMM/roofline) cost model knows. ``kinds`` lists in core types and
+#: accelerators restrict what an EP may run; a mapping that places an op elsewhere is rejected.
+OP_KINDS = (
+    "conv", "dw", "fc", "maxpool", "avgpool", "relu", "lrn", "bn", "add", "concat", "softmax",
+    "flatten", "reshape", "stream",
+)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class Memory(_Strict):
+    """A memory module (DRAM, HBM, MCDRAM, a PIM bank group...)."""
+
+    name: Name
+    kind: str = "DRAM"
+    bandwidth_GBps: PositiveFloat = Field(description="Sustained bandwidth shared by every user, GB/s (1e9 B/s).")
+    latency_ns: NonNegFloat = 0.0
+    capacity_GiB: PositiveFloat | None = None
+
+
+class DvfsLevel(_Strict):
+    """One operating point of a core type. Power numbers are optional; without them for every level
+    in use the platform has no power model and energy is reported as null."""
+
+    name: Name
+    freq_MHz: PositiveFloat
+    active_W_per_core: NonNegFloat | None = None
+    idle_W_per_core: NonNegFloat | None = None
+
+
+class CoreType(_Strict):
+    """A CPU core micro-architecture (Cortex-A73, Denver 2, a gem5 O3 core...)."""
+
+    name: Name
+    macs_per_cycle: PositiveFloat = Field(description="Peak FP32 multiply-accumulates per cycle per core.")
+    gemm_efficiency: Annotated[float, Field(gt=0, le=1)] = Field(
+        1.0, description="Fraction of the peak MAC rate a single-core GEMM sustains.")
+    dw_efficiency: Annotated[float, Field(gt=0, le=1)] | None = Field(
+        None, description="Fraction of peak for depthwise convolutions (default: gemm_efficiency).")
+    parallel_efficiency: list[Annotated[float, Field(gt=0, le=1)]] = Field(
+        default_factory=lambda: [1.0],
+        description="Multicore efficiency curve: entry n-1 is the per-core efficiency with n cores. "
+        "Cores beyond the list reuse its last entry.")
+    gemm_tile_rows: Annotated[int, Field(ge=1)] | None = Field(
+        None, description="If set, the N rows of a GEMM are dealt out to threads in tiles of this many rows "
+        "(Pipe-it eqs. 6-8); small layers then stop scaling (concave speedup).")
+    op_overhead_us: NonNegFloat = Field(0.0, description="Fixed cost per op (kernel launch, fork/join), us.")
+    dvfs: list[DvfsLevel] = Field(min_length=1)
+    default_dvfs: Name | None = Field(None, description="DVFS level used unless a cluster or preset says otherwise (default: the highest frequency).")
+    kinds: list[str] | None = Field(None, description="Op kinds this core can run (default: all).")
+
+    @model_validator(mode="after")
+    def _check(self) -> CoreType:
+        names = [lvl.name for lvl in self.dvfs]
+        _unique(names, f"core_types.{self.name}.dvfs")
+        if self.default_dvfs is not None and self.default_dvfs not in names:
+            raise ValueError(f"default_dvfs {self.default_dvfs!r} is not one of its dvfs levels {names}")
+        _check_kinds(self.kinds)
+        return self
+
+    def level(self, name: str | None) -> DvfsLevel:
+        if name is None:
+            name = self.default_dvfs
+        if name is None:
+            return max(self.dvfs, key=lambda lvl: lvl.freq_MHz)
+        for lvl in self.dvfs:
+            if lvl.name == name:
+                return lvl
+        raise KeyError(name)
+
+    def par_eff(self, n: int) -> float:
+        curve = self.parallel_efficiency
+        return curve[min(n, len(curve)) - 1]
+
+
+class Cluster(_Strict):
+    """Cores of one type that share an L2 and a port to one memory."""
+
+    name: Name
+    symbol: Annotated[str, Field(pattern=r"^[A-Za-z]+$")] | None = Field(
+        None, description="Short letter(s) for pipeline strings: 'B' makes 'B4' mean 4 cores of this cluster.")
+    core_type: Name
+    cores: Annotated[int, Field(ge=1)]
+    memory: Name
+    bandwidth_GBps: PositiveFloat | None = Field(
+        None, description="Cap of this cluster's memory port (default: the memory's bandwidth).")
+    l2_KiB: PositiveFloat | None = None
+    dvfs: Name | None = Field(None, description="Initial DVFS level (default: the core type's default).")
+    device: Name | None = None
+
+
+class Accelerator(_Strict):
+    """A GPU, NPU or PIM unit: an EP of its own with a peak rate and a list of op kinds it runs."""
+
+    name: Name
+    kind: Literal["gpu", "npu", "pim", "dsp", "fpga"]
+    peak_GMACps: PositiveFloat
+    efficiency: Annotated[float, Field(gt=0, le=1)] = 1.0
+    memory: Name
+    bandwidth_GBps: PositiveFloat | None = None
+    op_overhead_us: NonNegFloat = 0.0
+    kinds: list[str] = Field(default_factory=lambda: ["conv", "dw", "fc"])
+    active_W: NonNegFloat | None = None
+    idle_W: NonNegFloat | None = None
+    device: Name | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> Accelerator:
+        _check_kinds(self.kinds)
+        return self
+
+
+class Link(_Strict):
+    """An interconnect (CCI, network-on-package, PCIe, Ethernet) joining clusters, accelerators or
+    devices. Every pair of its endpoints talks through it; its bandwidth is shared by the transfers
+    active on it."""
+
+    name: Name
+    kind: str = "bus"
+    connects: list[Name] = Field(min_length=2)
+    bandwidth_GBps: PositiveFloat
+    latency_ns: NonNegFloat = 0.0
+    energy_pJ_per_byte: NonNegFloat = 0.0
+
+
+class Device(_Strict):
+    """A board of a multi-board platform; its clusters and accelerators name it in ``device``."""
+
+    name: Name
+    description: str = ""
+
+
+class Power(_Strict):
+    static_W: NonNegFloat = Field(0.0, description="Board power drawn whatever runs (W).")
+
+
+class Platform(_Strict):
+    schema_: Literal[1] = Field(alias="schema", description="Format version of this file.")
+    name: Name
+    description: str = ""
+    sources: list[str] = Field(default_factory=list, description="Where the numbers come from.")
+    memories: list[Memory] = Field(min_length=1)
+    core_types: list[CoreType] = Field(default_factory=list)
+    clusters: list[Cluster] = Field(default_factory=list)
+    accelerators: list[Accelerator] = Field(default_factory=list)
+    links: list[Link] = Field(default_factory=list)
+    devices: list[Device] = Field(default_factory=list)
+    dvfs_presets: dict[Name, dict[Name, Name]] = Field(
+        default_factory=dict,
+        description="Named DVFS settings: preset -> {cluster: level}. E.g. Pipe-search's governors.")
+    power: Power | None = None
+
+    _topology: object = PrivateAttr(default=None)
+
+    # -- conveniences; EP parsing and routing live in places.py --------------------------------
+    @property
+    def topology(self):
+        if self._topology is None:
+            from hetsim.platform.places import Topology
+
+            self._topology = Topology(self)
+        return self._topology
+
+    def ep(self, name: str):
+        """The execution place called ``name`` (``B4``, ``big``, ``big:2``, ``FEP0``, ``gpu``)."""
+        return self.topology.ep(name)
+
+    def eps(self):
+        return self.topology.eps()
+
+    def route(self, src, dst):
+        return self.topology.route(src, dst)
+
+    def cluster(self, name: str) -> Cluster:
+        return self.topology.clusters[name]
+
+    def accelerator(self, name: str) -> Accelerator:
+        return self.topology.accelerators[name]
+
+    def core_type(self, name: str) -> CoreType:
+        return next(t for t in self.core_types if t.name == name)
+
+    def memory(self, name: str) -> Memory:
+        return next(m for m in self.memories if m.name == name)
+
+    @property
+    def has_power_model(self) -> bool:
+        """Energy is reported only when the DVFS level of every cluster and every accelerator has
+        power numbers."""
+        for c in self.clusters:
+            lvl = self.core_type(c.core_type).level(c.dvfs)
+            if lvl.active_W_per_core is None or lvl.idle_W_per_core is None:
+                return False
+        return all(a.active_W is not None and a.idle_W is not None for a in self.accelerators)
+
+    @model_validator(mode="after")
+    def _check_references(self) -> Platform:
+        _unique([m.name for m in self.memories], "memories")
+        _unique([c.name for c in self.core_types], "core_types")
+        places = [c.name for c in self.clusters] + [a.name for a in self.accelerators]
+        _unique(places, "clusters and accelerators")
+        _unique([lk.name for lk in self.links], "links")
+        _unique([d.name for d in self.devices], "devices")
+        _unique([c.symbol for c in self.clusters if c.symbol], "cluster symbols")
+        if not places:
+            raise ValueError("a platform needs at least one cluster or accelerator")
+        mems = {m.name for m in self.memories}
+        types = {t.name: t for t in self.core_types}
+        devices = {d.name for d in self.devices}
+        for c in self.clusters:
+            if c.core_type not in types:
+                raise ValueError(f"clusters.{c.name}.core_type {c.core_type!r} is not one of {sorted(types)}")
+            if c.memory not in mems:
+                raise ValueError(f"clusters.{c.name}.memory {c.memory!r} is not one of {sorted(mems)}")
+            if c.dvfs is not None and c.dvfs not in [lvl.name for lvl in types[c.core_type].dvfs]:
+                raise ValueError(f"clusters.{c.name}.dvfs {c.dvfs!r} is not a level of core type {c.core_type}")
+            if c.device is not None and c.device not in devices:
+                raise ValueError(f"clusters.{c.name}.device {c.device!r} is not one of {sorted(devices)}")
+        for a in self.accelerators:
+            if a.memory not in mems:
+                raise ValueError(f"accelerators.{a.name}.memory {a.memory!r} is not one of {sorted(mems)}")
+            if a.device is not None and a.device not in devices:
+                raise ValueError(f"accelerators.{a.name}.device {a.device!r} is not one of {sorted(devices)}")
+        endpoints = set(places) | devices
+        for lk in self.links:
+            for end in lk.connects:
+                if end not in endpoints:
+                    raise ValueError(f"links.{lk.name}.connects {end!r} is not a cluster, accelerator or device "
+                                     f"(have {sorted(endpoints)})")
+        clusters = {c.name: c for c in self.clusters}
+        for preset, setting in self.dvfs_presets.items():
+            for cname, level in setting.items():
+                if cname not in clusters:
+                    raise ValueError(f"dvfs_presets.{preset}: {cname!r} is not a cluster ({sorted(clusters)})")
+                levels = [lvl.name for lvl in types[clusters[cname].core_type].dvfs]
+                if level not in levels:
+                    raise ValueError(f"dvfs_presets.{preset}.{cname}: level {level!r} is not one of {levels}")
+        return self
+
+
+def _unique(names: list[str], where: str) -> None:
+    seen: set[str] = set()
+    for n in names:
+        if n in seen:
+            raise ValueError(f"duplicate name {n!r} in {where}")
+        seen.add(n)
+
+
+def _check_kinds(kinds: list[str] | None) -> None:
+    for k in kinds or ():
+        if k not in OP_KINDS:
+            raise ValueError(f"unknown op kind {k!r}; allowed: {', '.join(OP_KINDS)}")
+

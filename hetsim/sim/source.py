@@ -1,0 +1,75 @@
+"""Frame sources and the steady-state window."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import simpy
+
+from hetsim.errors import HetsimError
+
+
+@dataclass(frozen=True)
+class FrameSource:
+    """Where frames come from.
+
+    * ``saturated``: every frame is waiting at t = 0 (Pipe-it's 50-image stream); a frame enters
+      when the first queue has room, and its latency counts from then.
+    * ``periodic``: one frame every ``interval_s`` (a camera).
+    * ``poisson``: exponential inter-arrival times of mean ``interval_s``, from the run's seed.
+
+    A periodic or Poisson frame that finds the first queue full waits in the source; its latency
+    counts from its arrival.
+    """
+
+    kind: Literal["saturated", "periodic", "poisson"] = "saturated"
+    interval_s: float | None = None
+
+    def __post_init__(self):
+        if self.kind not in ("saturated", "periodic", "poisson"):
+            raise HetsimError(f"frame source {self.kind!r}: allowed: saturated, periodic, poisson")
+        if self.kind != "saturated" and not (self.interval_s and self.interval_s > 0):
+            raise HetsimError(f"a {self.kind} frame source needs a positive interval (got {self.interval_s})")
+
+    @property
+    def rate_fps(self) -> float:
+        return math.inf if self.kind == "saturated" else 1.0 / self.interval_s
+
+    def process(self, env: simpy.Environment, queue: simpy.Store, frames: int,
+                arrival: np.ndarray, rng: np.random.Generator):
+        if self.kind == "saturated":
+            for f in range(frames):
+                yield queue.put(f)
+                arrival[f] = env.now
+            return
+        gaps = (np.full(frames, self.interval_s) if self.kind == "periodic"
+                else rng.exponential(self.interval_s, size=frames))
+        gaps[0] = 0.0
+        pending = simpy.Store(env)  # frames that arrived but wait for room
+
+        def forward():
+            for _ in range(frames):
+                f = yield pending.get()
+                yield queue.put(f)
+
+        env.process(forward())
+        for f in range(frames):
+            if gaps[f] > 0:
+                yield env.timeout(gaps[f])
+            arrival[f] = env.now
+            yield pending.put(f)
+
+
+def steady_state_window(done: np.ndarray, stages: int, warmup_fraction: float) -> tuple[int, int]:
+    """Indices (lo, hi) of the completions that bound the steady state: skip the warm-up (the first
+    ``warmup_fraction`` of the frames, and at least one frame per stage, while the pipeline fills).
+    Throughput = (hi - lo) / (done[hi] - done[lo])."""
+    n = len(done)
+    lo = max(stages, math.ceil(warmup_fraction * n))
+    hi = n - 1
+    if hi - lo < 1:
+        lo = 0
+    return lo, hi

@@ -1,0 +1,215 @@
+"""Layers and workloads: the ops grouped into the pipeline units the papers index.
+
+A *layer* is the unit a pipeline split is made of: Pipe-it's "major layer" (a conv, dw or fc node
+with the non-conv nodes that follow it, 001 digest §1.2) or Pipe-search's / Shisha's layer (000
+digest §1.1). Layers are contiguous in the ops' file order, which is a topological order, so a
+pipeline stage = a run of consecutive layers, and a cut after layer c splits the DAG in two.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+
+from hetsim.errors import HetsimError
+from hetsim.workload.ops import BYTES_PER_ELEMENT, Op, Shape
+
+
+@dataclass(frozen=True)
+class Layer:
+    """A pipeline unit: consecutive ops, the first layer-start op being the *major* op.
+
+    The sums are over the layer's ops (computed once here). ``input_bytes``/``output_bytes`` are
+    the activation traffic of running the ops one after another (each op reads its inputs and
+    writes its output); the bytes handed to the next stage at a cut are ``Workload.cut_bytes``.
+    """
+
+    index: int  # 1-based, as in the papers' tables
+    name: str  # name of the major op (Appendix A / Table 6 naming)
+    ops: tuple[Op, ...]
+    major: Op = field(repr=False)
+    macs: int = field(init=False)
+    flops: int = field(init=False)
+    weight_bytes: int = field(init=False)
+    weight_hint: int = field(init=False)
+    input_bytes: int = field(init=False, repr=False)
+    output_bytes: int = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        sums = {"macs": 0, "flops": 0, "weight_bytes": 0, "weight_hint": 0,
+                "input_bytes": 0, "output_bytes": 0}
+        for op in self.ops:
+            for key in sums:
+                sums[key] += getattr(op, key)
+        for key, value in sums.items():
+            object.__setattr__(self, key, value)
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """Op kinds in order, e.g. ('conv', 'relu', 'lrn', 'maxpool')."""
+        return tuple(str(op.kind) for op in self.ops)
+
+    @property
+    def gemm(self) -> tuple[int, int, int] | None:
+        """(N, K, M) of the major op (Pipe-it eq. 4), as listed in the 001 digest Appendix A."""
+        return self.major.gemm
+
+
+class Workload:
+    """A DNN as a DAG of ops grouped into layers. Treat it as immutable: it is cached and shared.
+
+    Attributes:
+        name, description, source: identification and citation.
+        input_shape: the network input H×W×C.
+        graph: ``networkx.DiGraph`` (frozen); node = op name with attribute ``op`` (the Op) and
+            ``layer``; edge producer -> consumer with attribute ``bytes`` (the producer's tensor).
+        ops: all ops in file order, which is a topological order.
+        layers: the layers, ``layers[i - 1]`` being layer i.
+        layer_kinds: op kinds that start a new layer in this workload.
+    """
+
+    def __init__(self, name: str, ops: Sequence[Op], *, input_shape: Shape,
+                 layer_kinds: Sequence[str], description: str = "", source: str = "",
+                 path: Path | None = None):
+        self.name = name
+        self.description = description
+        self.source = source
+        self.input_shape = input_shape
+        self.layer_kinds = tuple(str(k) for k in layer_kinds)
+        self.path = path
+        self.ops: tuple[Op, ...] = tuple(ops)
+        self._by_name = {op.name: op for op in self.ops}
+        if len(self._by_name) != len(self.ops):
+            raise ValueError(f"workload {name}: duplicate op names")
+
+        graph = nx.DiGraph(name=name)
+        for op in self.ops:
+            graph.add_node(op.name, op=op, layer=op.layer)
+        for op in self.ops:
+            for src in op.inputs:
+                graph.add_edge(src, op.name, bytes=self._by_name[src].output_bytes)
+        self.graph = nx.freeze(graph)
+
+        self.layers: tuple[Layer, ...] = self._group_layers()
+        self.num_layers = len(self.layers)
+        self._cut_bytes = self._compute_cut_bytes()
+        self._weights = self._readonly(np.array([lay.weight_hint for lay in self.layers],
+                                                dtype=np.int64))
+        self._macs = self._readonly(np.array([lay.macs for lay in self.layers], dtype=np.int64))
+
+    # -- construction helpers -------------------------------------------------------------
+    def _group_layers(self) -> tuple[Layer, ...]:
+        groups: dict[int, list[Op]] = {}
+        for op in self.ops:
+            groups.setdefault(op.layer, []).append(op)
+        if sorted(groups) != list(range(1, len(groups) + 1)):
+            raise ValueError(f"workload {self.name}: layer indices are not 1..L")
+        layers = []
+        for index in range(1, len(groups) + 1):
+            ops = tuple(groups[index])
+            # The major op is the op that started the layer (Pipe-it's conv/dw/fc node, or a
+            # pool in Pipe-search's VGG16); a layer-less workload falls back to its first op.
+            major = next((op for op in ops if op.starts_layer), ops[0])
+            layers.append(Layer(index=index, name=major.name, ops=ops, major=major))
+        return tuple(layers)
+
+    def _compute_cut_bytes(self) -> np.ndarray:
+        """Bytes crossing a cut after layer c, for c = 0..L (0 and L carry nothing).
+
+        A tensor produced in layer p and last read in layer q > p crosses every cut c with
+        p <= c < q, and is counted once however many later ops read it (it is sent once to the
+        next stage, which forwards what later stages need). A difference array makes this O(ops).
+        The network input counts as produced in layer 1 (stage 1 receives it).
+        """
+        L = self.num_layers
+        diff = np.zeros(L + 2, dtype=np.int64)
+        last_reader: dict[str, int] = {}
+        input_last = 1
+        for op in self.ops:
+            if not op.inputs:
+                input_last = max(input_last, op.layer)
+            for src in op.inputs:
+                last_reader[src] = max(last_reader.get(src, 0), op.layer)
+        for src, q in last_reader.items():
+            producer = self._by_name[src]
+            if q > producer.layer:
+                diff[producer.layer] += producer.output_bytes
+                diff[q] -= producer.output_bytes
+        if input_last > 1:
+            nbytes = self.input_shape.elements * BYTES_PER_ELEMENT
+            diff[1] += nbytes
+            diff[input_last] -= nbytes
+        cuts = np.cumsum(diff)[: L + 1]
+        cuts[0] = 0
+        return self._readonly(cuts)
+
+    @staticmethod
+    def _readonly(a: np.ndarray) -> np.ndarray:
+        a.setflags(write=False)
+        return a
+
+    # -- queries ------------------------------------------------------------------------------
+    def layer(self, i: int) -> Layer:
+        """Layer i, 1-based as in the papers (``layer(1)`` is the first)."""
+        if not 1 <= i <= self.num_layers:
+            raise HetsimError(f"workload {self.name}: layer {i} out of range 1..{self.num_layers}")
+        return self.layers[i - 1]
+
+    def op(self, name: str) -> Op:
+        try:
+            return self._by_name[name]
+        except KeyError:
+            raise HetsimError(f"workload {self.name}: no op named {name!r}") from None
+
+    def cut_bytes(self, c: int) -> int:
+        """Bytes that cross a pipeline cut placed after layer c (1 <= c < L; 0 and L give 0):
+        the output of every op in layers <= c read by any op in a layer > c, each tensor once."""
+        if not 0 <= c <= self.num_layers:
+            raise HetsimError(f"workload {self.name}: cut {c} out of range 0..{self.num_layers}")
+        return int(self._cut_bytes[c])
+
+    def cut_bytes_array(self) -> np.ndarray:
+        """Read-only int64 array of length L+1: index c = ``cut_bytes(c)``."""
+        return self._cut_bytes
+
+    def layer_weights(self) -> np.ndarray:
+        """Read-only int64 array of per-layer weight hints (index 0 = layer 1): the sum of the
+        layer's ops' Eq. 1/Eq. 2/pool hints, the ``L = {LW_1..LW_M}`` of Pipe-search."""
+        return self._weights
+
+    def layer_macs(self) -> np.ndarray:
+        """Read-only int64 array of per-layer true MACs (index 0 = layer 1)."""
+        return self._macs
+
+    @property
+    def total_macs(self) -> int:
+        return int(self._macs.sum())
+
+    @property
+    def total_weight_hint(self) -> int:
+        return int(self._weights.sum())
+
+    def summary(self) -> pd.DataFrame:
+        """One row per layer: index, name, kinds, macs, gemm (of the major op), weight_hint,
+        weight_bytes, output_bytes (op traffic) and cut_bytes (bytes crossing a cut after it)."""
+        rows = [{
+            "index": lay.index,
+            "name": lay.name,
+            "kinds": ",".join(lay.kinds),
+            "macs": lay.macs,
+            "gemm": lay.gemm,
+            "weight_hint": lay.weight_hint,
+            "weight_bytes": lay.weight_bytes,
+            "output_bytes": lay.output_bytes,
+            "cut_bytes": int(self._cut_bytes[lay.index]),
+        } for lay in self.layers]
+        return pd.DataFrame(rows).set_index("index")
+
+    def __repr__(self) -> str:
+        return (f"Workload({self.name!r}, {self.num_layers} layers, {len(self.ops)} ops, "
+                f"{self.total_macs / 1e9:.3f} GMAC)")

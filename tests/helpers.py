@@ -1,0 +1,68 @@
+"""Small platforms and workloads built in memory for engine tests."""
+
+from __future__ import annotations
+
+from hetsim.platform import platform_from_dict
+from hetsim.workload import workload_from_dict
+
+
+def two_cluster_platform(link_latency_ns: float = 1000.0, mem_bw: tuple[float, float] = (20.0, 10.0),
+                         shared_memory: bool = False, power: bool = True):
+    """A big.LITTLE-like platform: 4 fast cores and 4 slow cores, a link between the clusters."""
+    mems = [{"name": "m0", "bandwidth_GBps": mem_bw[0]}]
+    if not shared_memory:
+        mems.append({"name": "m1", "bandwidth_GBps": mem_bw[1]})
+    level = lambda name, f, a, i: {"name": name, "freq_MHz": f,  # noqa: E731
+                                   **({"active_W_per_core": a, "idle_W_per_core": i} if power else {})}
+    return platform_from_dict({
+        "schema": 1, "name": "toy",
+        "memories": mems,
+        "core_types": [
+            {"name": "fast", "macs_per_cycle": 8, "gemm_efficiency": 0.5,
+             "parallel_efficiency": [1, 0.95, 0.9, 0.85], "op_overhead_us": 20,
+             "dvfs": [level("hi", 2000, 1.0, 0.1), level("lo", 500, 0.2, 0.05)]},
+            {"name": "slow", "macs_per_cycle": 2, "gemm_efficiency": 0.6, "op_overhead_us": 30,
+             "dvfs": [level("hi", 1500, 0.3, 0.02)]},
+        ],
+        "clusters": [
+            {"name": "big", "symbol": "B", "core_type": "fast", "cores": 4, "memory": "m0"},
+            {"name": "little", "symbol": "s", "core_type": "slow", "cores": 4,
+             "memory": "m0" if shared_memory else "m1"},
+        ],
+        "links": [{"name": "bus", "connects": ["big", "little"], "bandwidth_GBps": 5,
+                   "latency_ns": link_latency_ns, "energy_pJ_per_byte": 10}],
+        "power": {"static_W": 1.5} if power else None,
+    } if power else {
+        "schema": 1, "name": "toy", "memories": mems,
+        "core_types": [
+            {"name": "fast", "macs_per_cycle": 8, "dvfs": [level("hi", 2000, 0, 0)]},
+            {"name": "slow", "macs_per_cycle": 2, "dvfs": [level("hi", 1500, 0, 0)]},
+        ],
+        "clusters": [
+            {"name": "big", "symbol": "B", "core_type": "fast", "cores": 4, "memory": "m0"},
+            {"name": "little", "symbol": "s", "core_type": "slow", "cores": 4,
+             "memory": "m0" if shared_memory else "m1"},
+        ],
+        "links": [{"name": "bus", "connects": ["big", "little"], "bandwidth_GBps": 5,
+                   "latency_ns": link_latency_ns}],
+    })
+
+
+def chain_workload(channels: list[int], kernels: list[int] | None = None, size: int = 28,
+                   with_skip: bool = False, name: str = "chain"):
+    """A chain of same-padding convs (one layer each), optionally with a residual add that makes a
+    tensor cross several layers."""
+    kernels = kernels or [3] * len(channels)
+    ops = []
+    for i, (c, k) in enumerate(zip(channels, kernels, strict=True)):
+        ops.append({"name": f"conv{i + 1}", "kind": "conv", "kernel": k, "out_c": c, "stride": 1,
+                    "pad": k // 2})
+        ops.append({"name": f"relu{i + 1}", "kind": "relu"})
+    if with_skip and len(channels) >= 3 and channels[0] == channels[2]:
+        # conv3's output + relu1's output: relu1 crosses the cuts after layers 1 and 2.
+        idx = next(i for i, o in enumerate(ops) if o["name"] == "relu3")
+        ops.insert(idx + 1, {"name": "add3", "kind": "add", "inputs": ["relu3", "relu1"]})
+    return workload_from_dict({
+        "schema": 1, "name": name, "description": "test chain", "source": "tests",
+        "input": {"h": size, "w": size, "c": 3}, "layer_kinds": ["conv", "fc"], "ops": ops,
+    }, name)

@@ -75,10 +75,10 @@ def test_late_flow_slows_the_first():
     env.process(first())
     env.process(second())
     env.run()
-    # 0.5 GB alone by t=0.5; then 0.5 GB/s each: the second's 0.25 GB ends at t=1.0, the first's
-    # remaining 0.25 GB also at t=1.0.
+    # 0.5 GB alone by t=0.5; then 0.5 GB/s each: the second's 0.25 GB ends at t=1.0 while the
+    # first moves 0.25 GB; its last 0.25 GB then runs alone at 1 GB/s and ends at t=1.25.
     assert done["second"] == pytest.approx(1.0)
-    assert done["first"] == pytest.approx(1.0)
+    assert done["first"] == pytest.approx(1.25)
 
 
 # -- DES == closed form without contention --------------------------------------------------
@@ -98,10 +98,12 @@ def pipelines(draw):
     split = [bounds[i + 1] - bounds[i] for i in range(k)]
     # Stages get disjoint cores: draw the core count of each stage within what is left.
     eps, left = [], {"B": 4, "s": 4}
-    for _ in range(k):
+    for idx in range(k):
         options = [s for s in "Bs" if left[s] > 0]
         sym = draw(st.sampled_from(options))
-        n = draw(st.integers(1, left[sym] - (0 if True else 0)))
+        later = k - idx - 1                       # stages still needing at least one core
+        spare_elsewhere = sum(left.values()) - left[sym]
+        n = draw(st.integers(1, left[sym] - max(0, later - spare_elsewhere)))
         left[sym] -= n
         eps.append(f"{sym}{n}")
     size = draw(st.sampled_from([7, 14, 28]))

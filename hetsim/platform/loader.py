@@ -66,7 +66,9 @@ def load_platform(name_or_path: str | os.PathLike, overrides: list[str] | None =
         apply_override(data, ov, source=str(path))
     if dvfs:
         apply_dvfs(data, dvfs, source=str(path))
-    return platform_from_dict(data, str(path))
+    # Name the overrides in errors: the file itself may be fine.
+    source = f"{path} (with --set {' '.join(overrides)})" if overrides else str(path)
+    return platform_from_dict(data, source)
 
 
 @lru_cache(maxsize=64)
@@ -122,7 +124,7 @@ def apply_override(data: dict, text: str, source: str = "<platform>") -> None:
                     node[part] = {}
                 node = node[part]
         else:
-            raise HetsimError(f"--set {key}: {where} is a value, not a section")
+            raise HetsimError(f"--set {key}: {'.'.join(parts[:i])} is a value, not a section")
 
 
 def apply_dvfs(data: dict, setting: str, source: str = "<platform>") -> None:

@@ -251,8 +251,8 @@ class _Builder:
         if override:
             in_shapes[0] = _shape(o.input_shape)
         x = in_shapes[0]
-        kernel = (o.kernel, o.kernel) if isinstance(o.kernel, int) else (o.kernel or (1, 1))
-        pad = (o.pad, o.pad) if isinstance(o.pad, int) else (o.pad or (0, 0))
+        kernel = o.kernel or (1, 1)
+        pad = o.pad or (0, 0)
         stride = o.stride or 1
         groups = o.groups or 1
         group_node = tuple(o.group) if o.group is not None else None

@@ -7,13 +7,34 @@ the op. See docs/workloads.md for the format.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, Strict
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict
 
 # Strict ints: a YAML "3" (string) or a bool must not silently become a size.
 PosInt = Annotated[int, Strict(), Field(gt=0)]
-NonNegInt = Annotated[int, Strict(), Field(ge=0)]
+
+
+def _pair(minimum: int, what: str):
+    """Accept ``n`` or ``[a, b]`` (ints >= minimum) and return ``(a, b)``: one clear message
+    instead of pydantic's report on each branch of an ``int | tuple`` union."""
+
+    def check(value: Any) -> tuple[int, int]:
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = (value, value)
+        if (isinstance(value, list | tuple) and len(value) == 2
+                and all(isinstance(x, int) and not isinstance(x, bool) and x >= minimum
+                        for x in value)):
+            return (value[0], value[1])
+        raise ValueError(f"must be {what}")
+
+    return BeforeValidator(check)
+
+
+#: R (= S) or [R, S].
+Kernel = Annotated[tuple[int, int], _pair(1, "a positive int or [R, S] of positive ints")]
+#: Same pad on both sides, or [top/left, bottom/right].
+Pad = Annotated[tuple[int, int], _pair(0, "a non-negative int or [begin, end]")]
 
 
 class _Model(BaseModel):
@@ -37,10 +58,10 @@ class OpSpec(_Model):
     #: ``[]`` = the network input.
     inputs: list[str] | None = None
     #: R (= S) or [R, S].
-    kernel: PosInt | tuple[PosInt, PosInt] | None = None
+    kernel: Kernel | None = None
     stride: PosInt | None = None
     #: Same on both sides, or [top/left, bottom/right] (ARM-CL's asymmetric pads, e.g. [0, 1]).
-    pad: NonNegInt | tuple[NonNegInt, NonNegInt] | None = None
+    pad: Pad | None = None
     #: Pooling only: round the output size up (ARM-CL DimensionRoundingType::CEIL, Caffe).
     ceil_mode: bool | None = None
     out_c: PosInt | None = None

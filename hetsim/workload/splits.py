@@ -19,7 +19,7 @@ import itertools
 import math
 from collections.abc import Iterator, Sequence
 from fractions import Fraction
-from numbers import Real
+from numbers import Integral, Rational, Real
 
 from hetsim.errors import HetsimError
 
@@ -136,13 +136,15 @@ def cv_rank(weights: Sequence[Real], split: Sequence[int]) -> int:
 
 # -- helpers ------------------------------------------------------------------------------
 def _exact(weights: Sequence[Real]) -> list:
-    """Weights as Python ints (exact) or, for non-integral values, exact Fractions."""
+    """Weights as Python ints, or exact Fractions for non-integral values (a float is a dyadic
+    rational, so nothing is rounded)."""
     out = []
     for x in weights:
-        if isinstance(x, int) or (hasattr(x, "is_integer") and float(x).is_integer()):
+        if isinstance(x, Integral):
             out.append(int(x))
-        else:
-            out.append(Fraction(float(x)))
+            continue
+        fr = x if isinstance(x, Rational) else Fraction(float(x))
+        out.append(int(fr) if fr.denominator == 1 else Fraction(fr))
     return out
 
 

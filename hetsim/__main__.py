@@ -1,0 +1,3 @@
+from hetsim.cli import main
+
+main()

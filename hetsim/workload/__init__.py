@@ -1,0 +1,46 @@
+"""Workloads: DNNs as DAGs of ops grouped into the layers the papers index.
+
+>>> from hetsim.workload import load_workload
+>>> w = load_workload("resnet50")       # Pipe-it's ARM-CL indexing, W = 54
+>>> w.num_layers, w.layer(1).gemm
+(54, (12544, 147, 64))
+
+See docs/workloads.md for the file format and the shipped networks.
+"""
+
+from hetsim.workload.loader import (
+    list_workloads,
+    load_workload,
+    resolve_workload,
+    search_path,
+    workload_from_dict,
+)
+from hetsim.workload.model import Layer, Workload
+from hetsim.workload.ops import (
+    BYTES_PER_ELEMENT,
+    GEMM_KINDS,
+    POOL_KINDS,
+    VIEW_KINDS,
+    Op,
+    OpKind,
+    Shape,
+    window_out_size,
+)
+
+__all__ = [
+    "BYTES_PER_ELEMENT",
+    "GEMM_KINDS",
+    "POOL_KINDS",
+    "VIEW_KINDS",
+    "Layer",
+    "Op",
+    "OpKind",
+    "Shape",
+    "Workload",
+    "list_workloads",
+    "load_workload",
+    "resolve_workload",
+    "search_path",
+    "window_out_size",
+    "workload_from_dict",
+]

@@ -27,6 +27,7 @@ from hetsim.mapping import Pipeline, Placement, pipeline_from_split
 from hetsim.metrics import Metrics, StageMetrics
 from hetsim.platform import ExecutionPlace
 from hetsim.power import energy_J
+from hetsim.workload.splits import count_compositions
 
 
 # -- pipelines ----------------------------------------------------------------------------------
@@ -137,11 +138,6 @@ def evaluate_placement(platform, workload, placement: Placement, cost: CostModel
 
 
 # -- vectorised scoring of all splits -----------------------------------------------------------
-def count_compositions(n_layers: int, k: int) -> int:
-    """Contiguous splits of n layers into k non-empty stages: C(n-1, k-1)."""
-    return math.comb(n_layers - 1, k - 1) if 1 <= k <= n_layers else 0
-
-
 def split_boundaries(n_layers: int, k: int) -> np.ndarray:
     """Every k-stage split as boundaries [0, c1, ..., c_{k-1}, n] (rows in lexicographic order of
     the cut points)."""

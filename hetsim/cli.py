@@ -5,12 +5,12 @@ Every user error ends as one line on stderr (``hetsim: error: ...``) and exit co
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from hetsim.errors import HetsimError
@@ -109,7 +109,7 @@ def simulate(platform_name, workload_name, mapping, engine, frames, no_contentio
 
 
 def print_metrics(m) -> None:
-    title = f"{m.workload} on {m.platform} [{m.engine}{', contention' if m.contention else ''}]"
+    title = escape(f"{m.workload} on {m.platform} [{m.engine}{', contention' if m.contention else ''}]")
     t = Table(title=title, title_justify="left")
     for col in ("stage", "EP", "layers", "time (ms)", "compute (ms)", "transfer (ms)", "util"):
         t.add_column(col, justify="right" if col not in ("EP",) else "left")
@@ -147,10 +147,10 @@ def platforms_list() -> None:
         try:
             p = load_platform(name)
         except HetsimError as e:
-            t.add_row(name, "", "", f"[red]invalid: {e}[/red]")
+            t.add_row(name, "", "", f"[red]invalid: {escape(str(e))}[/red]")
             continue
         t.add_row(name, ", ".join(f"{c.name} ({c.cores}x {c.core_type})" for c in p.clusters),
-                  ", ".join(a.name for a in p.accelerators), p.description)
+                  ", ".join(a.name for a in p.accelerators), escape(p.description))
     console.print(t)
 
 
@@ -165,7 +165,7 @@ def platforms_show(name, dvfs, overrides) -> None:
 
     p = load_platform(name, list(overrides), dvfs)
     cost = RooflineCostModel(p)
-    console.print(f"[bold]{p.name}[/bold]: {p.description}")
+    console.print(f"[bold]{p.name}[/bold]: {escape(p.description)}")
     t = Table("EP", "place", "cores", "core type", "DVFS", "freq (MHz)", "peak GEMM (GMAC/s)",
               "memory", "bandwidth (GB/s)", title="execution places", title_justify="left")
     for ep in p.eps():
@@ -243,10 +243,10 @@ def workloads_list() -> None:
         try:
             w = load_workload(name)
         except HetsimError as e:
-            t.add_row(name, "", "", "", f"[red]invalid: {e}[/red]")
+            t.add_row(name, "", "", "", f"[red]invalid: {escape(str(e))}[/red]")
             continue
         t.add_row(name, str(w.num_layers), str(len(w.ops)), f"{sum(op.macs for op in w.ops) / 1e9:.3f}",
-                  w.description)
+                  escape(w.description))
     console.print(t)
 
 
@@ -262,10 +262,10 @@ def workloads_show(name, as_json) -> None:
     if as_json:
         click.echo(df.to_json(orient="records"))
         return
-    console.print(f"[bold]{w.name}[/bold]: {w.description} ({w.num_layers} layers, {len(w.ops)} ops)")
+    console.print(f"[bold]{w.name}[/bold]: {escape(w.description)} ({w.num_layers} layers, {len(w.ops)} ops)")
     t = Table(*[str(c) for c in df.columns])
     for row in df.itertuples(index=False):
-        t.add_row(*[_fmt(v) for v in row])
+        t.add_row(*[escape(_fmt(v)) for v in row])
     console.print(t)
 
 

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import math
 
-from hetsim.cost.base import CostModel, Demand, DvfsState
+from hetsim.cost.base import ZERO, CostModel, Demand, DvfsState
 from hetsim.errors import HetsimError
 from hetsim.platform import ExecutionPlace, Platform
 
 _GEMM_KINDS = ("conv", "fc")
+_VIEW_KINDS = ("flatten", "reshape")
 
 
 class RooflineCostModel(CostModel):
@@ -68,6 +69,8 @@ class RooflineCostModel(CostModel):
         return kinds is None or op.kind in kinds or op.macs == 0
 
     def op_demand(self, op, ep: ExecutionPlace, state: DvfsState | None = None) -> Demand:
+        if op.kind in _VIEW_KINDS:
+            return ZERO  # a view of a tensor: no kernel runs, no byte moves
         gemm_rate, dw_rate, per_core_rate, bw, overhead, tile, _ = self._ep_params(ep, state)
         macs = op.macs
         if macs:
@@ -86,6 +89,4 @@ class RooflineCostModel(CostModel):
             compute = 0.0
         nbytes = op.input_bytes + op.output_bytes + op.weight_bytes + 2 * op.im2col_bytes
         busy = max(compute, nbytes / bw)
-        # A zero-cost op (flatten/reshape) carries no overhead either: it is not a kernel.
-        fixed = overhead if (macs or nbytes) and op.kind not in ("flatten", "reshape") else 0.0
-        return Demand(fixed, busy, float(nbytes))
+        return Demand(overhead, busy, float(nbytes))

@@ -13,25 +13,9 @@ import yaml
 from pydantic import ValidationError
 
 from hetsim.errors import HetsimError
+from hetsim.paths import search_path
 from hetsim.platform.schema import Platform
 from hetsim.validation import error_lines, one_line, read_yaml
-
-_PACKAGE = Path(__file__).resolve().parents[1]
-
-
-def search_path(kind: str) -> list[Path]:
-    """Directories searched for ``kind`` ('platforms' or 'workloads') files by name:
-    ``$HETSIM_<KIND>`` entries, ./<kind>, the repository's <kind>/ (editable installs), then the
-    copy packaged in the wheel."""
-    dirs = [Path(p) for p in os.environ.get(f"HETSIM_{kind.upper()}", "").split(os.pathsep) if p]
-    dirs += [Path.cwd() / kind, _PACKAGE.parent / kind, _PACKAGE / "_data" / kind]
-    seen, out = set(), []
-    for d in dirs:
-        r = d.resolve()
-        if r not in seen and r.is_dir():
-            seen.add(r)
-            out.append(r)
-    return out
 
 
 def list_platforms() -> list[str]:

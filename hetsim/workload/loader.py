@@ -17,8 +17,8 @@ from typing import Any
 import networkx as nx
 from pydantic import ValidationError
 
-import hetsim
 from hetsim.errors import HetsimError
+from hetsim.paths import search_path as _search_path
 from hetsim.validation import one_line, read_yaml
 from hetsim.workload.model import Workload
 from hetsim.workload.ops import (
@@ -32,7 +32,6 @@ from hetsim.workload.ops import (
 )
 from hetsim.workload.schema import OpSpec, ShapeSpec, WorkloadSpec
 
-_PACKAGE = Path(hetsim.__file__).resolve().parent
 _KINDS = tuple(k.value for k in OpKind)
 
 # Fields (besides name, kind, inputs, layer_start) that each kind accepts, and those it needs.
@@ -57,20 +56,8 @@ _OPTIONAL_FIELDS = ("kernel", "stride", "pad", "ceil_mode", "out_c", "groups", "
 
 # -- search path ----------------------------------------------------------------------------
 def search_path() -> list[Path]:
-    """Directories searched for ``<name>.yaml``: each entry of ``$HETSIM_WORKLOADS``
-    (``os.pathsep``-separated), the repository's ``workloads/`` (source checkouts and editable
-    installs), then ``hetsim/_data/workloads`` (the copy packaged in a wheel)."""
-    env = os.environ.get("HETSIM_WORKLOADS", "")
-    dirs = [Path(p) for p in env.split(os.pathsep) if p]
-    dirs += [_PACKAGE.parent / "workloads", _PACKAGE / "_data" / "workloads"]
-    seen: set[Path] = set()
-    out = []
-    for d in dirs:
-        r = d.resolve()
-        if r not in seen and r.is_dir():
-            seen.add(r)
-            out.append(r)
-    return out
+    """Directories searched for workload ``<name>.yaml`` files (see :func:`hetsim.paths.search_path`)."""
+    return _search_path("workloads")
 
 
 def list_workloads() -> list[str]:

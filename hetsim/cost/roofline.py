@@ -9,7 +9,8 @@ For an op on ``n`` cores of core type T at frequency f::
 ``eff`` is the core type's GEMM (or depthwise) efficiency. With ``gemm_tile_rows`` = ts set, the N
 rows of the im2col GEMM are dealt to the n threads in whole tiles of ts rows and the slowest thread
 decides (Pipe-it eq. 7 with integer iterations, ceil(ceil(N/ts)/n)), which makes small layers stop
-scaling: the concave speedups of Pipe-it Fig. 12. Ops that are not GEMMs (pooling, activation,
+scaling: the concave speedups of Pipe-it Fig. 12. Only convolutions split along N this way; a fully
+connected layer (a GEMV, N = 1) is split along its outputs and uses the plain multicore rate. Ops that are not GEMMs (pooling, activation,
 eltwise, concat) are memory-bound: compute_s = 0.
 """
 
@@ -75,7 +76,7 @@ class RooflineCostModel(CostModel):
         macs = op.macs
         if macs:
             if op.kind in _GEMM_KINDS:
-                if tile and op.gemm is not None and ep.cores > 1:
+                if tile and op.kind == "conv" and ep.cores > 1:
                     # Pipe-it eq. 7: iterations of `tile` rows, the busiest thread decides.
                     n_rows, k, m = op.gemm
                     tiles_per_thread = math.ceil(math.ceil(n_rows / tile) / ep.cores)

@@ -1,0 +1,387 @@
+"""The explorer interface: ``explore(problem, explorer, termination, seed) -> Exploration``.
+
+pymoo's triad (problem, algorithm, termination) with scikit-learn's conventions for the algorithm
+objects: constructors only store their parameters, which are validated when the exploration
+starts, with messages that name the parameter and the allowed values::
+
+    >>> problem = PipelineProblem("chiplet-c2", "resnet50-shisha", depths=[4])
+    >>> result = explore(problem, Shisha(heuristic="H3"), seed=0)
+    >>> result.best_mapping, result.best_fps, result.n_trials
+    >>> result.trials.plot(x="clock_s", y="best_fps_so_far", logx=True)   # a convergence plot
+
+An explorer's :meth:`Explorer.run` reads like its paper's listing: it calls
+``session.measure(config)`` for every trial and returns the configuration it settles on. The
+:class:`Session` answers from the problem's measurement (or from the cache of configurations
+already measured), advances the tuning clock, logs the trial and stops the run when a
+termination fires.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from hetsim.errors import HetsimError
+from hetsim.explore.problem import Configuration, PipelineProblem, TrialResult
+from hetsim.explore.termination import MaxTrials, Termination, as_terminations
+
+#: Columns of :attr:`Exploration.trials`, in order.
+TRIAL_COLUMNS = (
+    "trial", "clock_s", "cost_s", "phase", "mapping", "split", "eps", "depth", "throughput_fps",
+    "bottleneck_s", "cached", "new_best", "best_fps_so_far", "best_mapping_so_far",
+)
+
+
+class Explorer:
+    """Base class of every search algorithm.
+
+    Subclasses take their hyper-parameters as keyword arguments with defaults and store them
+    unchanged (``get_params``/``set_params``/``repr`` then work as in scikit-learn), check them in
+    :meth:`validate` and implement :meth:`run`.
+    """
+
+    #: True when the algorithm never stops by itself (random walk): explore() then needs a termination.
+    requires_termination = False
+
+    @property
+    def name(self) -> str:
+        """The algorithm's name in the papers' vocabulary (a trial table's ``algorithm`` label)."""
+        return type(self).__name__
+
+    # -- scikit-learn conventions -----------------------------------------------------------
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        sig = inspect.signature(cls.__init__)
+        return [p for p in sig.parameters if p != "self"]
+
+    def get_params(self) -> dict[str, Any]:
+        return {p: getattr(self, p) for p in self._param_names()}
+
+    def set_params(self, **params) -> Explorer:
+        allowed = self._param_names()
+        for key, value in params.items():
+            if key not in allowed:
+                raise HetsimError(f"{type(self).__name__}: unknown parameter {key!r}; allowed: "
+                                  f"{', '.join(allowed)}")
+            setattr(self, key, value)
+        return self
+
+    def __repr__(self) -> str:
+        sig = inspect.signature(type(self).__init__)
+        changed = [f"{k}={v!r}" for k, v in self.get_params().items()
+                   if sig.parameters[k].default is inspect.Parameter.empty
+                   or not _same(v, sig.parameters[k].default)]
+        return f"{type(self).__name__}({', '.join(changed)})"
+
+    # -- the algorithm --------------------------------------------------------------------
+    def validate(self, problem: PipelineProblem) -> None:
+        """Check the parameters against each other and the problem; raise HetsimError."""
+
+    def run(self, session: Session) -> Configuration | None:
+        """Search; return the configuration the algorithm settles on (None: the best seen)."""
+        raise NotImplementedError
+
+
+def _same(a, b) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:
+        return a is b
+
+
+class _Stop(Exception):  # noqa: N818 - control flow, not an error
+    def __init__(self, reason: str):
+        self.reason = reason
+
+
+class Session:
+    """One exploration in progress: random generators, tuning clock, cache, trial log, best.
+
+    Explorers use :meth:`measure`, :meth:`charge_database`, :attr:`rng`, :meth:`is_cached` and
+    :attr:`info` (algorithm-specific results, copied to :attr:`Exploration.info`).
+    """
+
+    def __init__(self, problem: PipelineProblem, terminations: tuple[Termination, ...], seed: int,
+                 progress=None):
+        self.problem = problem
+        self.terminations = terminations
+        self.seed = seed
+        #: The algorithm's random choices.
+        self.rng = np.random.default_rng(seed)
+        noise_seed = problem.measurement.noise_seed
+        # A separate stream for measurement noise, so the algorithm's choices do not shift it.
+        self.noise_rng = np.random.default_rng([seed if noise_seed is None else noise_seed, 1])
+        self.clock_s = 0.0
+        self.database_s = 0.0
+        self.best: Configuration | None = None
+        self.best_fps = -math.inf
+        self._best_text: str | None = None
+        self.info: dict[str, Any] = {}
+        self.results: dict[Configuration, TrialResult] = {}
+        self._log: dict[str, list] = {c: [] for c in TRIAL_COLUMNS}
+        self._n_measured = 0
+        self._splits: set[tuple[int, ...]] = set()
+        self._progress = progress
+
+    @property
+    def n_trials(self) -> int:
+        return len(self._log["trial"])
+
+    @property
+    def n_measured(self) -> int:
+        return self._n_measured
+
+    @property
+    def n_distinct(self) -> int:
+        return len(self.results)
+
+    def is_cached(self, config: Configuration) -> bool:
+        """Whether measuring ``config`` now would be answered from the cache (no clock cost)."""
+        return config in self.results and not self.problem.measurement.remeasure
+
+    def measure(self, config: Configuration, phase: str = "") -> TrialResult:
+        """Run one trial of ``config`` (or answer it from the cache) and log it."""
+        if not self.problem.contains(config):
+            raise HetsimError(f"explorer proposed {config}, which is outside the design space of "
+                              f"{self.problem.name}")
+        if self.is_cached(config):
+            return self.record(config, self.results[config], cached=True, phase=phase)
+        return self.record(config, self.problem.measure(config, self.noise_rng), phase=phase)
+
+    def record(self, config: Configuration, result: TrialResult, cached: bool = False,
+               phase: str = "") -> TrialResult:
+        """Log a trial whose result is already known (exhaustive search computes a whole design
+        space at once and logs it here, charging the clock as if each were measured)."""
+        cost = 0.0 if cached else result.cost_s
+        self.clock_s += cost
+        if not cached:
+            self._n_measured += 1
+            self.results[config] = result
+            self._splits.add(config.split)
+        fps = result.throughput_fps
+        text = str(config)
+        new_best = fps > self.best_fps
+        if new_best:
+            self.best, self.best_fps, self._best_text = config, fps, text
+        log = self._log
+        log["trial"].append(self.n_trials + 1)
+        log["clock_s"].append(self.clock_s)
+        log["cost_s"].append(cost)
+        log["phase"].append(phase)
+        log["mapping"].append(text)
+        log["split"].append(config.split_text)
+        log["eps"].append(config.eps_text)
+        log["depth"].append(config.depth)
+        log["throughput_fps"].append(fps)
+        log["bottleneck_s"].append(result.bottleneck_s)
+        log["cached"].append(cached)
+        log["new_best"].append(new_best)
+        log["best_fps_so_far"].append(self.best_fps)
+        log["best_mapping_so_far"].append(self._best_text)
+        if self._progress is not None:
+            self._progress(self)
+        self._check_termination()
+        return result
+
+    def charge_database(self, n_configs: int, what: str = "database") -> float:
+        """Advance the clock by the database-generation cost of ``n_configs`` configurations
+        (Pipe-search Alg. 1 and exhaustive search wait for it, 000 digest §7.1 item 6)."""
+        cost = self.problem.measurement.database_cost(n_configs)
+        self.database_s += cost
+        self.clock_s += cost
+        self.info.setdefault("database", []).append({"what": what, "configs": n_configs, "cost_s": cost})
+        self._check_termination()
+        return cost
+
+    def _check_termination(self) -> None:
+        for t in self.terminations:
+            reason = t.reason(self)
+            if reason:
+                raise _Stop(reason)
+
+    def trials_frame(self) -> pd.DataFrame:
+        return pd.DataFrame(self._log, columns=list(TRIAL_COLUMNS))
+
+
+@dataclass
+class Exploration:
+    """The outcome of one exploration: the trial table and the best configuration.
+
+    ``trials`` is tidy, one row per trial (columns :data:`TRIAL_COLUMNS`): ``clock_s`` is the
+    tuning clock after the trial, ``cost_s`` what the trial added (0 for cache hits),
+    ``phase`` the algorithm's label for the step (``init``/``phase1``/``phase2`` for Pipe-search,
+    ``seed``/``tune`` for Shisha), ``best_*_so_far`` the convergence trace.
+    """
+
+    algorithm: str
+    params: dict[str, Any]
+    seed: int
+    problem: PipelineProblem = field(repr=False)
+    trials: pd.DataFrame = field(repr=False)
+    best: Configuration | None
+    best_fps: float
+    stop_reason: str
+    clock_s: float
+    database_s: float
+    n_measured: int
+    n_distinct: int
+    n_distinct_splits: int
+    info: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def n_trials(self) -> int:
+        return len(self.trials)
+
+    @property
+    def best_mapping(self) -> str | None:
+        return str(self.best) if self.best is not None else None
+
+    @property
+    def best_pipeline(self):
+        """The best configuration as a :class:`~hetsim.mapping.Pipeline` (for ``evaluate``)."""
+        return self.problem.pipeline(self.best) if self.best is not None else None
+
+    @property
+    def space_size(self) -> int:
+        return self.problem.design_space_size
+
+    @property
+    def fraction_explored(self) -> float:
+        """Distinct configurations measured / design-space size (Paper I's "2% of the space")."""
+        return self.n_distinct / self.space_size
+
+    @property
+    def fraction_splits_explored(self) -> float:
+        """Distinct splits measured / distinct splits of the space, EPs not counted (Paper II's
+        0.12% and 2.03%, 000 digest §8 item 13)."""
+        return self.n_distinct_splits / self.problem.split_space_size
+
+    def convergence(self) -> pd.DataFrame:
+        """The best-so-far trace: the rows where the best improved, plus the last row."""
+        t = self.trials
+        if t.empty:
+            return t
+        keep = t["new_best"].to_numpy().copy()
+        keep[-1] = True
+        return t.loc[keep, ["trial", "clock_s", "best_fps_so_far", "best_mapping_so_far"]]
+
+    def summary(self) -> dict[str, Any]:
+        """One row of scalars (see :func:`summarize`)."""
+        return {
+            "algorithm": self.algorithm, "seed": self.seed, "problem": self.problem.name,
+            "best_mapping": self.best_mapping,
+            "best_split": self.best.split_text if self.best is not None else None,
+            "best_fps": self.best_fps, "trials": self.n_trials, "measured": self.n_measured,
+            "distinct": self.n_distinct, "distinct_splits": self.n_distinct_splits,
+            "space_size": self.space_size, "fraction_explored": self.fraction_explored,
+            "fraction_splits_explored": self.fraction_splits_explored, "clock_s": self.clock_s,
+            "database_s": self.database_s, "stop_reason": self.stop_reason,
+        }
+
+
+# -- entry points --------------------------------------------------------------------------
+def explore(problem: PipelineProblem, explorer: Explorer, termination=None, seed: int = 0,
+            progress: bool = False) -> Exploration:
+    """Run ``explorer`` on ``problem`` until it converges or a ``termination`` fires.
+
+    ``termination``: None, a :class:`~hetsim.explore.termination.Termination`
+    (``MaxTrials``, ``MaxClock``, ``TargetThroughput``) or a list of them (any one stops).
+    ``seed`` drives every random choice of the algorithm (and the measurement noise unless the
+    measurement fixes ``noise_seed``). ``progress=True`` shows a rich progress bar.
+    """
+    if not isinstance(problem, PipelineProblem):
+        raise HetsimError(f"explore: problem must be a PipelineProblem, got {type(problem).__name__}")
+    if not isinstance(explorer, Explorer):
+        raise HetsimError(f"explore: explorer must be an Explorer, got {type(explorer).__name__}")
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise HetsimError(f"explore: seed={seed!r} must be an integer >= 0")
+    terms = as_terminations(termination)
+    explorer.validate(problem)
+    if explorer.requires_termination and not terms:
+        raise HetsimError(f"{explorer.name} never stops by itself: pass termination=MaxTrials(n), "
+                          f"MaxClock(seconds) or TargetThroughput(fps)")
+    with _progress_bar(progress, explorer.name, terms) as bar:
+        session = Session(problem, terms, int(seed), bar)
+        try:
+            returned = explorer.run(session)
+            reason = "converged"
+        except _Stop as stop:
+            returned, reason = None, stop.reason
+    best, best_fps = session.best, session.best_fps
+    if returned is not None:
+        best, best_fps = returned, session.results[returned].throughput_fps
+    return Exploration(
+        algorithm=explorer.name, params=explorer.get_params(), seed=int(seed), problem=problem,
+        trials=session.trials_frame(), best=best, best_fps=best_fps if best is not None else math.nan,
+        stop_reason=reason, clock_s=session.clock_s, database_s=session.database_s,
+        n_measured=session.n_measured, n_distinct=session.n_distinct,
+        n_distinct_splits=len(session._splits), info=session.info,
+    )
+
+
+def explore_seeds(problem: PipelineProblem, explorer: Explorer, seeds: int | Iterable[int] = 10,
+                  termination=None, progress: bool = False, n_jobs: int = 1) -> list[Exploration]:
+    """Run ``explorer`` once per seed (``seeds=10`` means 0..9): the digest's "average over >= 10
+    RNG seeds" (§8 item 16) and Shisha's 100 random starts (Fig. 6). ``n_jobs > 1`` runs the seeds
+    in a local process pool."""
+    seed_list = list(range(seeds)) if isinstance(seeds, int) else [int(s) for s in seeds]
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 1:
+        raise HetsimError(f"explore_seeds: n_jobs={n_jobs!r} must be an integer >= 1")
+    if n_jobs == 1 or len(seed_list) < 2:
+        return [explore(problem, explorer, termination, s, progress) for s in seed_list]
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=n_jobs) as pool:
+        futures = [pool.submit(explore, problem, explorer, termination, s) for s in seed_list]
+        return [f.result() for f in futures]
+
+
+def summarize(explorations: Iterable[Exploration]) -> pd.DataFrame:
+    """One row per exploration (:meth:`Exploration.summary`)."""
+    return pd.DataFrame([e.summary() for e in explorations])
+
+
+def all_trials(explorations: Iterable[Exploration]) -> pd.DataFrame:
+    """The trial tables of several explorations, stacked, with ``algorithm`` and ``seed`` columns."""
+    frames = [e.trials.assign(algorithm=e.algorithm, seed=e.seed) for e in explorations]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=TRIAL_COLUMNS)
+
+
+class _progress_bar:  # noqa: N801 - used as a context manager, reads like a function
+    """A rich progress bar over trials (the bar's total is a MaxTrials limit when given)."""
+
+    def __init__(self, enabled: bool, label: str, terms: tuple[Termination, ...]):
+        self.enabled, self.label = enabled, label
+        limits = [t.n for t in terms if isinstance(t, MaxTrials)]
+        self.total = min(limits) if limits else None
+
+    def __enter__(self):
+        if not self.enabled:
+            return None
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                             TextColumn("{task.fields[best]}"), TimeElapsedColumn(), transient=True)
+        self._bar.start()
+        self._task = self._bar.add_task(self.label, total=self.total, best="")
+
+        def update(session: Session) -> None:
+            self._bar.update(self._task, completed=session.n_trials,
+                             best=f"best {session.best_fps:.4g} f/s, clock {session.clock_s:.4g} s")
+        return update
+
+    def __exit__(self, *exc) -> None:
+        if self.enabled:
+            self._bar.stop()

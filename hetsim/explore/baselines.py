@@ -1,0 +1,368 @@
+"""The baselines Pipe-search and Shisha are compared with (000 digest §5.5).
+
+* :class:`ExhaustiveSearch` (ES): every configuration of the space, after the database is built.
+* :class:`RandomWalk` (RW): independent uniformly random configurations until a termination
+  (Paper I: stop at 0.9 frames/s; Paper II: a time budget).
+* :class:`HillClimbing` (HC) and :class:`SimulatedAnnealing` (SA) over the neighbourhood of
+  :func:`random_neighbour`, from a random configuration, or from Shisha's seed (HC_s, SA_s:
+  ``start="shisha"``, or the :func:`HC_s` / :func:`SA_s` shorthands).
+
+The papers give no hyper-parameters for these; the defaults are the digest's §5.5 proposal.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from hetsim.analytic import SplitScorer
+from hetsim.errors import HetsimError
+from hetsim.explore._checks import check_choice, check_number
+from hetsim.explore.base import Explorer, Session
+from hetsim.explore.pipesearch import TIE_ORDERS, generate_database
+from hetsim.explore.problem import Configuration, PipelineProblem, TrialResult
+from hetsim.explore.shisha import HEURISTICS, shisha_seed
+
+
+# -- exhaustive search ------------------------------------------------------------------------
+class ExhaustiveSearch(Explorer):
+    """ES: measure every distinct configuration of the problem (splits x EP assignments).
+
+    When the measurement is closed-form (analytic and noise-free) the whole space is scored at once
+    with :class:`~hetsim.analytic.SplitScorer`; every configuration is still logged as a trial and
+    charged on the tuning clock what measuring it would cost, so convergence plots are honest.
+
+    Parameters
+    ----------
+    order : {"database", "lexicographic"}, default "database"
+        Visit order: Pipe-search's CV-sorted database (depths ascending; digest §5.5 "enumerate the
+        whole (sorted) database"), or cut points in lexicographic order. Within a split, EP
+        assignments in the problem's order.
+    tie_order : as Pipe-search's, default "eq4"
+    charge_database : bool, default True
+        Wait for the database generation first (the problem's Measurement prices it).
+    """
+
+    def __init__(self, order: str = "database", tie_order: str = "eq4", charge_database: bool = True):
+        self.order = order
+        self.tie_order = tie_order
+        self.charge_database = charge_database
+
+    @property
+    def name(self) -> str:
+        return "ES"
+
+    def validate(self, problem: PipelineProblem) -> None:
+        owner = type(self).__name__
+        check_choice(owner, "order", self.order, ("database", "lexicographic"))
+        check_choice(owner, "tie_order", self.tie_order, TIE_ORDERS)
+        check_choice(owner, "charge_database", self.charge_database, (True, False))
+
+    def run(self, session: Session) -> Configuration:
+        problem = session.problem
+        problem.check_enumerable(problem.distinct_space_size, "exhaustive search")
+        if self.charge_database:
+            session.charge_database(problem.distinct_space_size, "exhaustive search")
+        if self.order == "database":
+            db = generate_database(problem.layer_weights(True), problem.depths, self.tie_order)
+            splits = {p: db.lists[p] for p in problem.depths}
+        else:
+            splits = {p: None for p in problem.depths}
+        closed = problem.measurement.is_closed_form
+        scorer = (SplitScorer(problem.platform, problem.workload, problem.cost,
+                              [problem.platform.ep(e) for e in problem.eps], problem.state)
+                  if closed else None)
+        for p in problem.depths:
+            orders = problem.orders(p)
+            if scorer is None:
+                for split in splits[p] or _lexicographic(problem.num_layers, p):
+                    for eps in orders:
+                        session.measure(Configuration(split, eps), "exhaustive")
+                continue
+            for split, eps, result in _scored(problem, scorer, p, orders, splits[p]):
+                session.record(Configuration(split, eps), result, phase="exhaustive")
+        return session.best
+
+
+def _lexicographic(M: int, k: int):
+    from hetsim.workload.splits import compositions
+
+    return compositions(M, k)
+
+
+def _scored(problem: PipelineProblem, scorer: SplitScorer, k: int, orders, split_order):
+    """(split, eps, TrialResult) of every configuration of depth k, in visit order, computed at
+    once: throughput from SplitScorer.score; the stage times its bottleneck maximises over are
+    recomputed here (the same prefix sums) because the tuning clock needs their sum."""
+    idx = {e: i for i, e in enumerate(problem.eps)}
+    order_idx = [tuple(idx[e] for e in o) for o in orders]
+    scored = scorer.score(k, order_idx, limit=None)
+    bounds = scored.boundaries
+    firsts, lasts = bounds[:, :-1], bounds[:, 1:]
+    has_bytes = scorer.cut_bytes[lasts[:, :-1]] > 0
+    cut = scorer.cut_bytes[lasts[:, :-1]]
+    stage_times = []
+    for o in order_idx:
+        o = np.asarray(o)
+        t = scorer.prefix[lasts, o] - scorer.prefix[firsts, o]
+        if k > 1:
+            t[:, :-1] += np.where(has_bytes, scorer.latency[o[:-1], o[1:]] + cut * scorer.inv_bw[o[:-1], o[1:]], 0.0)
+        stage_times.append(t)
+    m = problem.measurement
+    frames = m.frames
+    splits = [tuple(int(x) for x in np.diff(b)) for b in bounds]
+    if split_order is None:
+        rows = range(len(splits))
+    else:
+        row_of = {s: i for i, s in enumerate(splits)}
+        rows = [row_of[s] for s in split_order]
+    for i in rows:
+        for j, eps in enumerate(orders):
+            times = stage_times[j][i]
+            tp = float(scored.throughput[i, j])
+            total = float(times.sum())
+            if m.mode == "stages":
+                cost = total * frames
+            else:  # analytic stream: latency + (F - 1) periods
+                cost = total + (frames - 1) / tp
+            yield splits[i], eps, TrialResult(tuple(times.tolist()), tp, cost + m.trial_overhead_s)
+
+
+# -- random walk -----------------------------------------------------------------------------
+class RandomWalk(Explorer):
+    """RW: independent, uniformly random configurations of the space (random search; Paper I's
+    "random configurations"). Never stops by itself: give a termination. A configuration drawn
+    again is answered from the cache. Stops when every distinct configuration was measured."""
+
+    requires_termination = True
+
+    def __init__(self):
+        pass
+
+    @property
+    def name(self) -> str:
+        return "RW"
+
+    def run(self, session: Session) -> None:
+        problem, rng = session.problem, session.rng
+        total = problem.distinct_space_size
+        while session.n_distinct < total:
+            session.measure(problem.random_configuration(rng), "random")
+        return None
+
+
+# -- neighbourhood of HC and SA ---------------------------------------------------------------
+MOVES = ("shift", "swap", "replace", "split", "merge")
+
+
+def random_neighbour(problem: PipelineProblem, config: Configuration, rng: np.random.Generator,
+                     vary_depth: bool = False) -> Configuration | None:
+    """One random neighbour (digest §5.5 [assumption]): a move type is drawn uniformly among the
+    applicable ones, then one instance of it uniformly.
+
+    * shift: one boundary layer between two adjacent stages (neither emptied);
+    * swap: exchange the EPs of two stages;
+    * replace: give a stage an unused candidate EP (when fewer stages than EPs);
+    * split / merge (``vary_depth``): cut a stage in two (the new stage on an unused EP) or merge
+      two adjacent stages (the left one's EP), when the new depth is in the problem.
+
+    With a fixed assignment (Pipe-search's core groups) only shift, split and merge apply, and the
+    EPs follow the depth. None when no move applies (a one-stage pipeline of one layer).
+    """
+    split, eps = list(config.split), list(config.eps)
+    k, M = len(split), problem.num_layers
+    free = problem.fixed_assignment
+    unused = [] if free else [e for e in problem.eps if e not in eps]
+    moves = []
+    if k > 1 and any(n > 1 for n in split):
+        moves.append("shift")
+    if not free and k > 1:
+        moves.append("swap")
+    if unused:
+        moves.append("replace")
+    if vary_depth and (k + 1) in problem.depths and any(n > 1 for n in split) and (free or unused):
+        moves.append("split")
+    if vary_depth and (k - 1) in problem.depths and k > 1:
+        moves.append("merge")
+    if not moves:
+        return None
+    move = moves[rng.integers(len(moves))]
+    if move == "shift":
+        # (i, 0): stage i gives its last layer to i+1; (i, 1): stage i+1 gives its first to i.
+        options = [(i, d) for i in range(k - 1) for d in (0, 1) if split[i + d] > 1]
+        i, d = options[rng.integers(len(options))]
+        giver, taker = (i, i + 1) if d == 0 else (i + 1, i)
+        split[giver] -= 1
+        split[taker] += 1
+    elif move == "swap":
+        a, b = rng.choice(k, size=2, replace=False)
+        eps[a], eps[b] = eps[b], eps[a]
+    elif move == "replace":
+        eps[rng.integers(k)] = unused[rng.integers(len(unused))]
+    elif move == "split":
+        stages = [i for i in range(k) if split[i] > 1]
+        i = stages[rng.integers(len(stages))]
+        left = int(rng.integers(1, split[i]))
+        split[i:i + 1] = [left, split[i] - left]
+        eps.insert(i + 1, None if free else unused[rng.integers(len(unused))])
+    else:  # merge
+        i = int(rng.integers(k - 1))
+        split[i:i + 2] = [split[i] + split[i + 1]]
+        del eps[i + 1]
+    if free:
+        eps = list(problem.orders(len(split))[0])
+    assert sum(split) == M
+    return Configuration(tuple(split), tuple(eps))
+
+
+class _LocalSearch(Explorer):
+    """Shared start-point logic of HC and SA."""
+
+    def _start(self, session: Session) -> Configuration:
+        problem = session.problem
+        n = self.n_stages if self.n_stages is not None else max(
+            d for d in problem.depths if problem.fixed_assignment or d <= len(problem.eps))
+        if isinstance(self.start, Configuration):
+            return self.start
+        if self.start == "shisha":
+            ranking = HEURISTICS[self.seed_heuristic][0]
+            return shisha_seed(problem, n, ranking, session.rng)
+        return problem.random_configuration(session.rng, depth=n)
+
+    def _validate_start(self, problem: PipelineProblem) -> None:
+        owner = type(self).__name__
+        check_choice(owner, "vary_depth", self.vary_depth, (True, False))
+        check_choice(owner, "seed_heuristic", self.seed_heuristic, tuple(HEURISTICS))
+        if self.n_stages is not None:
+            check_number(owner, "n_stages", self.n_stages, low=1, integer=True)
+            if self.n_stages not in problem.depths:
+                raise HetsimError(f"{owner}: n_stages={self.n_stages} is not a depth of the problem "
+                                  f"(depths {list(problem.depths)})")
+        if isinstance(self.start, Configuration):
+            if not problem.contains(self.start):
+                raise HetsimError(f"{owner}: start={self.start} is outside the design space")
+            return
+        check_choice(owner, "start", self.start, ("random", "shisha"))
+        if self.start == "shisha" and problem.fixed_assignment:
+            raise HetsimError(f"{owner}: start='shisha' needs a problem with assignment='permutations'")
+
+    @property
+    def _suffix(self) -> str:
+        return "_s" if self.start == "shisha" else ""
+
+
+class HillClimbing(_LocalSearch):
+    """HC: first-improvement hill climbing (digest §5.5): evaluate random neighbours, move to the
+    first that improves the throughput, stop after ``patience`` consecutive non-improving ones (a
+    neighbour already measured counts as one). Never accepts a worse configuration.
+
+    Parameters: ``patience`` (default 10 = Shisha's alpha), ``start`` ("random", "shisha" = HC_s,
+    or a Configuration), ``n_stages`` (depth of a random start; default the largest), ``vary_depth``
+    (allow split/merge moves, default False), ``seed_heuristic`` (ranking of the Shisha seed, "H3").
+    """
+
+    def __init__(self, patience: int = 10, start: str | Configuration = "random",
+                 n_stages: int | None = None, vary_depth: bool = False, seed_heuristic: str = "H3"):
+        self.patience = patience
+        self.start = start
+        self.n_stages = n_stages
+        self.vary_depth = vary_depth
+        self.seed_heuristic = seed_heuristic
+
+    @property
+    def name(self) -> str:
+        return "HC" + self._suffix
+
+    def validate(self, problem: PipelineProblem) -> None:
+        check_number(type(self).__name__, "patience", self.patience, low=1, integer=True)
+        self._validate_start(problem)
+
+    def run(self, session: Session) -> Configuration:
+        problem, rng = session.problem, session.rng
+        current = self._start(session)
+        current_fps = session.measure(current, "start").throughput_fps
+        fails = 0
+        while fails < self.patience:
+            nb = random_neighbour(problem, current, rng, self.vary_depth)
+            if nb is None:
+                break
+            revisit = session.is_cached(nb)
+            fps = session.measure(nb, "climb").throughput_fps
+            if not revisit and fps > current_fps:
+                current, current_fps, fails = nb, fps, 0
+            else:
+                fails += 1
+        return current
+
+
+class SimulatedAnnealing(_LocalSearch):
+    """SA (digest §5.5): Metropolis acceptance of a random neighbour with probability
+    exp(Δtp / T), Δtp the throughput change (f/s); T0 = ``t0_fraction`` x the start's throughput,
+    T x= ``cooling`` after every trial; stop when T < ``t_min_fraction`` x T0 or after
+    ``max_trials`` trials. Returns the best configuration seen.
+
+    Parameters: ``t0_fraction`` 0.1, ``cooling`` 0.95, ``t_min_fraction`` 1e-3, ``max_trials``
+    None, and ``start`` ("random", "shisha" = SA_s, or a Configuration), ``n_stages``,
+    ``vary_depth``, ``seed_heuristic`` as for :class:`HillClimbing`.
+    """
+
+    def __init__(self, t0_fraction: float = 0.1, cooling: float = 0.95, t_min_fraction: float = 1e-3,
+                 max_trials: int | None = None, start: str | Configuration = "random",
+                 n_stages: int | None = None, vary_depth: bool = False, seed_heuristic: str = "H3"):
+        self.t0_fraction = t0_fraction
+        self.cooling = cooling
+        self.t_min_fraction = t_min_fraction
+        self.max_trials = max_trials
+        self.start = start
+        self.n_stages = n_stages
+        self.vary_depth = vary_depth
+        self.seed_heuristic = seed_heuristic
+
+    @property
+    def name(self) -> str:
+        return "SA" + self._suffix
+
+    def validate(self, problem: PipelineProblem) -> None:
+        owner = type(self).__name__
+        check_number(owner, "t0_fraction", self.t0_fraction, low=0.0, low_open=True)
+        check_number(owner, "cooling", self.cooling, low=0.0, high=1.0, low_open=True)
+        if self.cooling >= 1.0:
+            raise HetsimError(f"{owner}: cooling={self.cooling!r} is out of range; allowed: > 0 and < 1")
+        check_number(owner, "t_min_fraction", self.t_min_fraction, low=0.0, high=1.0, low_open=True)
+        if self.max_trials is not None:
+            check_number(owner, "max_trials", self.max_trials, low=1, integer=True)
+        self._validate_start(problem)
+
+    def run(self, session: Session) -> Configuration:
+        problem, rng = session.problem, session.rng
+        current = self._start(session)
+        current_fps = session.measure(current, "start").throughput_fps
+        t0 = self.t0_fraction * current_fps
+        if not 0 < t0 < math.inf:
+            return current
+        temperature = t0
+        trials = 1
+        while temperature >= self.t_min_fraction * t0:
+            if self.max_trials is not None and trials >= self.max_trials:
+                break
+            nb = random_neighbour(problem, current, rng, self.vary_depth)
+            if nb is None:
+                break
+            fps = session.measure(nb, "anneal").throughput_fps
+            trials += 1
+            delta = fps - current_fps
+            if delta > 0 or rng.random() < math.exp(delta / temperature):
+                current, current_fps = nb, fps
+            temperature *= self.cooling
+        return session.best
+
+
+def HC_s(**params) -> HillClimbing:  # noqa: N802 - the papers' name
+    """Hill climbing started from Shisha's seed (Paper II's HC_s)."""
+    return HillClimbing(start="shisha", **params)
+
+
+def SA_s(**params) -> SimulatedAnnealing:  # noqa: N802 - the papers' name
+    """Simulated annealing started from Shisha's seed (Paper II's SA_s)."""
+    return SimulatedAnnealing(start="shisha", **params)

@@ -1,0 +1,480 @@
+"""The exploration problem: what may be mapped where, and what a trial measures and costs.
+
+A :class:`PipelineProblem` is pymoo's *problem* for pipeline mapping: a platform, a workload, a
+cost model, the candidate execution places (EPs), the design space (pipeline depths x contiguous
+layer splits x an EP-assignment rule) and a :class:`Measurement`, which says how one trial is
+answered and what it costs on the *tuning clock* (the time the trial would take on the real
+machine, so that slow configurations cost more, 000 digest §7.1 item 5)::
+
+    >>> problem = PipelineProblem("chiplet-c2", "resnet50-shisha", depths=[4])
+    >>> problem.design_space_size          # 18,424 splits x 24 orders of the 4 chiplets
+    442176
+    >>> problem.measure(Configuration((10, 10, 15, 15), ("FEP0", "FEP1", "SEP0", "SEP1"))).throughput_fps
+
+Design spaces are counted, never enumerated, here; explorers that enumerate (Pipe-search's
+database, exhaustive search) call :meth:`PipelineProblem.check_enumerable` first.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from hetsim.analytic import stage_costs
+from hetsim.cost import CostModel, DvfsState, RooflineCostModel
+from hetsim.errors import HetsimError
+from hetsim.explore._checks import check_choice as _choice
+from hetsim.explore._checks import check_number as _number
+from hetsim.mapping import Pipeline, pipeline_from_split, validate_pipeline
+from hetsim.workload.splits import count_compositions, count_eq4_with_dups
+
+#: Refuse to enumerate design spaces larger than this unless ``force=True``.
+DEFAULT_SPACE_LIMIT = 2_000_000
+
+#: Database-generation cost per configuration, s: Paper II reports 1200 s for the ES/PS database of
+#: SynthNet (18 layers) on 8 EPs (000 digest §6.2 Fig. 4), i.e. 41,225 splits into 2..8 stages.
+DEFAULT_DATABASE_COST_PER_CONFIG_S = 1200.0 / 41_225
+
+Assignment = Literal["permutations"] | Callable[[int], Sequence[str]] | Mapping[int, Sequence[str]]
+
+
+# -- configurations -------------------------------------------------------------------------
+@dataclass(frozen=True, order=True)
+class Configuration:
+    """A pipeline schedule (000 digest §1.3): layers per stage and the EP of each stage.
+
+    >>> c = Configuration((7, 4, 10), ("D2", "A1", "A1"))
+    >>> str(c), c.split_text, c.depth
+    ('D2:1-7|A1:8-11|A1:12-21', '[7,4,10]', 3)
+    """
+
+    split: tuple[int, ...]
+    eps: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "split", tuple(int(n) for n in self.split))
+        object.__setattr__(self, "eps", tuple(str(e) for e in self.eps))
+        if len(self.split) != len(self.eps):
+            raise ValueError(f"split {list(self.split)} has {len(self.split)} stages, eps {self.eps} "
+                             f"{len(self.eps)}")
+
+    @property
+    def depth(self) -> int:
+        """Number of pipeline stages (Pipe-search's PS_count, Shisha's N)."""
+        return len(self.split)
+
+    @property
+    def split_text(self) -> str:
+        """The papers' ``[7,4,10]`` form."""
+        return "[" + ",".join(map(str, self.split)) + "]"
+
+    @property
+    def eps_text(self) -> str:
+        """Pipe-it's ``D2-A1-A1`` form."""
+        return "-".join(self.eps)
+
+    def __str__(self) -> str:
+        """The mapping string of :mod:`hetsim.mapping`: ``D2:1-7|A1:8-11|A1:12-21``."""
+        parts, first = [], 1
+        for n, ep in zip(self.split, self.eps, strict=True):
+            parts.append(f"{ep}:{first}-{first + n - 1}")
+            first += n
+        return "|".join(parts)
+
+
+@dataclass(frozen=True)
+class TrialResult:
+    """What one trial measured, and what it cost on the tuning clock."""
+
+    stage_times_s: tuple[float, ...]
+    throughput_fps: float
+    cost_s: float
+
+    @property
+    def bottleneck_s(self) -> float:
+        """T_s: the time of the slowest stage (Paper I Table 2) = 1 / throughput."""
+        return 1.0 / self.throughput_fps if self.throughput_fps > 0 else math.inf
+
+    @property
+    def slowest_stage(self) -> int:
+        """0-based index of the slowest stage (first on ties)."""
+        return int(np.argmax(self.stage_times_s))
+
+
+# -- measurement ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Measurement:
+    """How a trial is answered and what it costs on the tuning clock.
+
+    * ``mode="stages"`` (Paper I, 000 digest §1.2 and §7.1 item 5a): every stage is executed
+      ``frames_per_trial`` times, one after another and not pipelined; a stage's time is the mean
+      of its runs, T_s = the largest, and the trial costs the sum of all runs.
+    * ``mode="stream"`` (§7.1 item 5b): ``frames_per_trial`` frames flow through the pipeline in
+      the evaluator (``engine`` analytic or des); the throughput is the evaluator's steady-state
+      throughput and the trial costs the makespan.
+
+    Noise is a seeded multiplicative lognormal of mean 1 on every stage execution (as in the DES),
+    drawn from ``noise_seed`` (``None``: the exploration's seed). ``remeasure=False`` answers a
+    configuration seen before from the exploration's cache at no clock cost (000 digest §8 item 4:
+    evaluate each distinct configuration once); ``True`` measures it again, with fresh noise.
+    ``trial_overhead_s`` is added to every measured trial (reconfiguration, warm-up).
+
+    Database generation (Pipe-search Alg. 1, exhaustive search) costs ``database_cost_s`` if given,
+    else ``database_cost_per_config_s`` x the number of configurations in the database (000 digest
+    §7.1 item 6).
+    """
+
+    mode: Literal["stages", "stream"] = "stages"
+    frames_per_trial: int | None = None
+    engine: Literal["analytic", "des"] = "analytic"
+    noise_sigma: float = 0.0
+    noise_seed: int | None = None
+    remeasure: bool = False
+    contention: bool = True
+    trial_overhead_s: float = 0.0
+    database_cost_s: float | None = None
+    database_cost_per_config_s: float = DEFAULT_DATABASE_COST_PER_CONFIG_S
+
+    def __post_init__(self) -> None:
+        _choice("Measurement", "mode", self.mode, ("stages", "stream"))
+        _choice("Measurement", "engine", self.engine, ("analytic", "des"))
+        if self.frames_per_trial is not None:
+            _number("Measurement", "frames_per_trial", self.frames_per_trial, low=1, integer=True)
+        _number("Measurement", "noise_sigma", self.noise_sigma, low=0.0)
+        _number("Measurement", "trial_overhead_s", self.trial_overhead_s, low=0.0)
+        _number("Measurement", "database_cost_per_config_s", self.database_cost_per_config_s, low=0.0)
+        if self.database_cost_s is not None:
+            _number("Measurement", "database_cost_s", self.database_cost_s, low=0.0)
+        if self.noise_seed is not None:
+            _number("Measurement", "noise_seed", self.noise_seed, low=0, integer=True)
+        if self.mode == "stages" and self.engine != "analytic":
+            raise HetsimError("Measurement: engine='des' applies to mode='stream' only; mode='stages' "
+                              "executes each stage alone, in closed form")
+        if self.mode == "stream" and self.engine == "analytic" and self.noise_sigma > 0:
+            raise HetsimError("Measurement: noise_sigma > 0 with mode='stream' needs engine='des' "
+                              "(the analytic evaluator is noise-free)")
+
+    @property
+    def frames(self) -> int:
+        """Frames (stage repeats) per trial: 1 for ``stages``, 20 for ``stream`` unless given."""
+        if self.frames_per_trial is not None:
+            return self.frames_per_trial
+        return 1 if self.mode == "stages" else 20
+
+    @property
+    def is_closed_form(self) -> bool:
+        """Noise-free and analytic: every trial of a configuration gives the same numbers, which
+        :class:`~hetsim.analytic.SplitScorer` can compute for a whole design space at once."""
+        return self.noise_sigma == 0 and (self.mode == "stages" or self.engine == "analytic")
+
+    def database_cost(self, n_configs: int) -> float:
+        if self.database_cost_s is not None:
+            return float(self.database_cost_s)
+        return self.database_cost_per_config_s * n_configs
+
+
+# -- the Paper I stage-to-core rule ------------------------------------------------------------
+@dataclass(frozen=True)
+class CoreGroups:
+    """Pipe-search's stage-to-core mapping (000 digest §8 item 6, [assumption]): the ordered core
+    list is cut into ``depth`` contiguous groups as evenly as possible, extra cores to the earliest
+    stages; a group of n cores of a cluster is the EP ``<symbol>n`` (``D2``, ``A1``).
+
+    A stage cannot span two clusters here (an EP lives in one cluster), so a group that would keeps
+    the cores of the cluster where it has most (ties: the earlier cluster) and hands the others to
+    the neighbouring stage on their cluster (idle if there is none). On the TX2 with 6 cores,
+    2 stages: (D0 D1 A0)(A1 A2 A3) -> D2 | A4, which is also the mapping the Table 6 data fit
+    (stage 1 on the Denver pair, stage 2 on the A57s).
+
+    >>> rule = core_groups(load_platform("jetson-tx2"), cores=4)   # D0 D1 A0 A1
+    >>> rule(2), rule(3), rule(4)
+    (('D2', 'A2'), ('D2', 'A1', 'A1'), ('D1', 'D1', 'A1', 'A1'))
+    """
+
+    cores: tuple[str, ...]                 # the cluster of every core, in order
+    ep_names: tuple[tuple[str, str], ...]  # (cluster, EP-name prefix); "D" -> D2, "FEP0:" -> FEP0:2
+
+    @property
+    def depths(self) -> tuple[int, ...]:
+        """Pipe-search's P = {2..C}, C = the number of cores."""
+        return tuple(range(2, len(self.cores) + 1))
+
+    def __call__(self, depth: int) -> tuple[str, ...]:
+        if not 1 <= depth <= len(self.cores):
+            raise HetsimError(f"core_groups: depth {depth} needs 1..{len(self.cores)} stages "
+                              f"({len(self.cores)} cores)")
+        size, extra = divmod(len(self.cores), depth)
+        groups, i = [], 0
+        for s in range(depth):
+            n = size + (1 if s < extra else 0)
+            groups.append(list(self.cores[i:i + n]))
+            i += n
+        for s, g in enumerate(groups):
+            clusters = list(dict.fromkeys(g))
+            if len(clusters) == 1:
+                continue
+            keep = max(clusters, key=lambda c: (g.count(c), -clusters.index(c)))  # noqa: B023
+            head = g[:g.index(keep)]
+            tail = [c for c in g[len(head):] if c != keep]
+            if head and s > 0:
+                groups[s - 1].extend(head)
+            if tail and s + 1 < depth:
+                groups[s + 1][:0] = tail
+            groups[s] = [c for c in g if c == keep]
+        prefix = dict(self.ep_names)
+        return tuple(f"{prefix[g[0]]}{len(g)}" for g in groups)
+
+
+def core_groups(platform, cores: int | None = None, clusters: Sequence[str] | None = None) -> CoreGroups:
+    """The Paper I rule over the first ``cores`` cores of ``clusters`` (default: the platform's
+    clusters in file order, all their cores). ``core_groups(tx2, 4)`` = 2 Denver + 2 A57."""
+    names = list(clusters) if clusters is not None else [c.name for c in platform.clusters]
+    order: list[str] = []
+    for name in names:
+        try:
+            order.extend([name] * platform.cluster(name).cores)
+        except Exception:
+            raise HetsimError(f"core_groups: unknown cluster {name!r} on {platform.name}; allowed: "
+                              f"{', '.join(c.name for c in platform.clusters)}") from None
+    if cores is not None:
+        if not 1 <= cores <= len(order):
+            raise HetsimError(f"core_groups: cores={cores} must be 1..{len(order)}")
+        order = order[:cores]
+    prefixes = tuple((n, platform.cluster(n).symbol or f"{n}:") for n in dict.fromkeys(order))
+    return CoreGroups(tuple(order), prefixes)
+
+
+# -- the problem -----------------------------------------------------------------------------
+class PipelineProblem:
+    """Platform + workload + cost model + design space + measurement.
+
+    Parameters
+    ----------
+    platform, workload
+        Objects, or names for :func:`~hetsim.platform.load_platform` /
+        :func:`~hetsim.workload.load_workload`.
+    cost
+        Cost model (default: :class:`~hetsim.cost.RooflineCostModel`).
+    eps
+        Candidate EP names for ``assignment="permutations"`` (default: every EP of the platform,
+        which must then be whole clusters or accelerators, as on the chiplet platforms).
+    depths
+        Pipeline depths in the space (default: 2..number of EPs, or the rule's ``depths``).
+    assignment
+        How stages get EPs: ``"permutations"`` (any ordered choice of ``depth`` distinct candidate
+        EPs: Shisha's space), a function depth -> EP names (e.g. :func:`core_groups`: Pipe-search),
+        or a dict {depth: EP names}.
+    measurement
+        How trials are answered (default: :class:`Measurement()`, Paper I style, noise-free).
+    state
+        DVFS state (cluster -> level) for the cost model.
+    count_duplicates
+        Count the split space as Pipe-search's Eq. 4 with duplicate orderings (1970 for VGG16 on 4
+        cores instead of 1350 distinct) in :attr:`design_space_size` (000 digest §8 item 4).
+    limit, force
+        Refuse to enumerate more than ``limit`` configurations unless ``force``.
+    """
+
+    def __init__(self, platform, workload, cost: CostModel | None = None, *,
+                 eps: Sequence[str] | None = None, depths: Sequence[int] | None = None,
+                 assignment: Assignment = "permutations", measurement: Measurement | None = None,
+                 state: DvfsState | None = None, count_duplicates: bool = False,
+                 limit: int | None = DEFAULT_SPACE_LIMIT, force: bool = False):
+        if isinstance(platform, str):
+            from hetsim.platform import load_platform
+            platform = load_platform(platform)
+        if isinstance(workload, str):
+            from hetsim.workload import load_workload
+            workload = load_workload(workload)
+        self.platform, self.workload = platform, workload
+        self.cost = cost or RooflineCostModel(platform)
+        self.measurement = measurement or Measurement()
+        if not isinstance(self.measurement, Measurement):
+            raise HetsimError(f"PipelineProblem: measurement must be a Measurement, got "
+                              f"{type(self.measurement).__name__}")
+        self.state = state
+        self.count_duplicates = bool(count_duplicates)
+        if limit is not None:
+            _number("PipelineProblem", "limit", limit, low=1, integer=True)
+        self.limit, self.force = limit, bool(force)
+        M = workload.num_layers
+
+        if isinstance(assignment, str):
+            _choice("PipelineProblem", "assignment", assignment, ("permutations",))
+            self._rule = None
+            names = list(eps) if eps is not None else [ep.name for ep in platform.eps()]
+            resolved = [platform.ep(n) for n in names]  # unknown names -> one-line HetsimError
+            if len(set(names)) != len(names):
+                raise HetsimError(f"PipelineProblem: eps lists an EP twice: {names}")
+            places = [ep.place for ep in resolved]
+            if len(set(places)) != len(places):
+                raise HetsimError(
+                    f"PipelineProblem: eps {names} share clusters, so stages could not all run at once; "
+                    f"give disjoint eps, or assignment=core_groups(platform, cores=...) for per-core "
+                    f"EPs (Pipe-search)")
+            self.eps = tuple(names)
+            default_depths: Sequence[int] = range(2, len(names) + 1)
+        elif callable(assignment) or isinstance(assignment, Mapping):
+            table = dict(assignment) if isinstance(assignment, Mapping) else None
+            self._rule = (lambda k: tuple(table[k])) if table is not None else assignment
+            default_depths = (sorted(table) if table is not None
+                              else getattr(assignment, "depths", None))
+            if default_depths is None and depths is None:
+                raise HetsimError("PipelineProblem: depths is required with a custom assignment function")
+            self.eps = ()
+        else:
+            raise HetsimError(f"PipelineProblem: assignment must be 'permutations', a function depth -> "
+                              f"EP names or a dict {{depth: EP names}}; got {type(assignment).__name__}")
+
+        ds = sorted(set(int(d) for d in (depths if depths is not None else default_depths)))
+        if not ds or ds[0] < 1 or ds[-1] > M:
+            raise HetsimError(f"PipelineProblem: depths {ds} must be non-empty, within 1..{M} "
+                              f"({workload.name} has {M} layers)")
+        if self._rule is None and ds[-1] > len(self.eps):
+            raise HetsimError(f"PipelineProblem: depth {ds[-1]} needs {ds[-1]} distinct EPs; "
+                              f"eps has {len(self.eps)} ({', '.join(self.eps)})")
+        self.depths = tuple(ds)
+        self._fixed: dict[int, tuple[str, ...]] = {}
+        if self._rule is not None:
+            for k in self.depths:
+                names = tuple(str(n) for n in self._rule(k))
+                if len(names) != k:
+                    raise HetsimError(f"PipelineProblem: assignment gives {len(names)} EPs for depth {k}")
+                pipe = pipeline_from_split([1] * (k - 1) + [M - k + 1], [platform.ep(n) for n in names])
+                validate_pipeline(pipe, platform, workload, f"assignment for depth {k}")
+                self._fixed[k] = names
+            self.eps = tuple(dict.fromkeys(n for k in self.depths for n in self._fixed[k]))
+        self._ep_objects = {n: platform.ep(n) for n in self.eps}
+
+    # -- the design space ---------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return f"{self.workload.name} on {self.platform.name}"
+
+    @property
+    def num_layers(self) -> int:
+        return self.workload.num_layers
+
+    @property
+    def fixed_assignment(self) -> bool:
+        """True when the depth decides the EPs (Pipe-search); False for free EP permutations."""
+        return self._rule is not None
+
+    def orders(self, depth: int) -> list[tuple[str, ...]]:
+        """Every EP assignment of a ``depth``-stage pipeline, one EP name per stage."""
+        if self._rule is not None:
+            return [self._fixed[depth]]
+        return list(itertools.permutations(self.eps, depth))
+
+    def count_orders(self, depth: int) -> int:
+        return 1 if self._rule is not None else math.perm(len(self.eps), depth)
+
+    def count_splits(self, depth: int, duplicates: bool | None = None) -> int:
+        """Splits of the layers into ``depth`` stages: C(M-1, depth-1) distinct, or Pipe-search's
+        Eq. 4 count with duplicate orderings when ``duplicates`` (default: ``count_duplicates``)."""
+        dup = self.count_duplicates if duplicates is None else duplicates
+        M = self.num_layers
+        return count_eq4_with_dups(M, depth) if dup else count_compositions(M, depth)
+
+    @property
+    def design_space_size(self) -> int:
+        """Configurations in the space (Eq. 4 duplicates included when ``count_duplicates``): the
+        denominator of "fraction of the space explored"."""
+        return sum(self.count_splits(k) * self.count_orders(k) for k in self.depths)
+
+    @property
+    def distinct_space_size(self) -> int:
+        """Distinct configurations: what exhaustive search measures."""
+        return sum(self.count_splits(k, False) * self.count_orders(k) for k in self.depths)
+
+    @property
+    def split_space_size(self) -> int:
+        """Distinct splits over all depths, EP assignment not counted: Paper II's denominator
+        (000 digest §4 item 9 and §8 item 13)."""
+        return sum(self.count_splits(k, False) for k in self.depths)
+
+    def check_enumerable(self, count: int, what: str) -> None:
+        """Raise a one-line HetsimError when ``count`` configurations exceed the limit."""
+        if self.limit is not None and count > self.limit and not self.force:
+            raise HetsimError(
+                f"{what}: design space of {count:,} configurations ({self.name}, depths "
+                f"{_ranges(self.depths)}, {len(self.eps)} EPs) exceeds the limit of {self.limit:,}; "
+                f"narrow depths or eps, or pass force=True (or a larger limit) to PipelineProblem")
+
+    def contains(self, config: Configuration) -> bool:
+        k = config.depth
+        if k not in self.depths or sum(config.split) != self.num_layers or min(config.split) < 1:
+            return False
+        if self._rule is not None:
+            return config.eps == self._fixed[k]
+        return len(set(config.eps)) == k and all(e in self._ep_objects for e in config.eps)
+
+    def random_configuration(self, rng: np.random.Generator, depth: int | None = None) -> Configuration:
+        """A uniformly random configuration of the space (of one depth, if given)."""
+        if depth is None:
+            counts = np.array([self.count_splits(k, False) * self.count_orders(k) for k in self.depths],
+                              dtype=float)
+            depth = int(self.depths[rng.choice(len(self.depths), p=counts / counts.sum())])
+        M = self.num_layers
+        cuts = np.sort(rng.choice(np.arange(1, M), size=depth - 1, replace=False))
+        bounds = np.concatenate(([0], cuts, [M]))
+        split = tuple(int(b) for b in np.diff(bounds))
+        if self._rule is not None:
+            return Configuration(split, self._fixed[depth])
+        eps = tuple(self.eps[i] for i in rng.permutation(len(self.eps))[:depth])
+        return Configuration(split, eps)
+
+    # -- measuring ----------------------------------------------------------------------------
+    def pipeline(self, config: Configuration) -> Pipeline:
+        return pipeline_from_split(config.split, [self._ep_objects[e] for e in config.eps])
+
+    def layer_weights(self, hints: bool = True) -> list[int]:
+        """Pipe-search/Shisha hints (Eq. 1/2 per layer), or unit weights (Paper I's no-hints
+        variant, 000 digest §5.2)."""
+        if hints:
+            return [int(x) for x in self.workload.layer_weights()]
+        return [1] * self.num_layers
+
+    def measure(self, config: Configuration, rng: np.random.Generator | None = None) -> TrialResult:
+        """Answer one trial (noise drawn from ``rng``; default: a fresh generator seeded 0)."""
+        if not self.contains(config):
+            raise HetsimError(f"configuration {config} is not in the design space of {self.name} "
+                              f"(depths {_ranges(self.depths)}, eps {', '.join(self.eps)})")
+        m = self.measurement
+        pipe = self.pipeline(config)
+        if m.mode == "stages":
+            compute, transfer = stage_costs(pipe, self.workload, self.cost, self.state)
+            base = np.add(compute, transfer)
+            runs = np.tile(base, (m.frames, 1))
+            if m.noise_sigma > 0:
+                rng = rng if rng is not None else np.random.default_rng(0)
+                runs = runs * rng.lognormal(-0.5 * m.noise_sigma**2, m.noise_sigma, size=runs.shape)
+            times = runs.mean(axis=0)
+            slowest = float(times.max())
+            return TrialResult(tuple(float(t) for t in times),
+                               1.0 / slowest if slowest > 0 else math.inf,
+                               float(runs.sum()) + m.trial_overhead_s)
+        from hetsim.evaluate import evaluate
+        seed = int(rng.integers(2**31)) if (rng is not None and m.noise_sigma > 0) else 0
+        metrics = evaluate(self.platform, self.workload, pipe, engine=m.engine, cost=self.cost,
+                           frames=m.frames, state=self.state, contention=m.contention,
+                           noise_sigma=m.noise_sigma, seed=seed)
+        return TrialResult(tuple(s.time_s for s in metrics.stages), metrics.throughput_fps,
+                           metrics.makespan_s + m.trial_overhead_s)
+
+    def __repr__(self) -> str:
+        return (f"PipelineProblem({self.name}, depths {_ranges(self.depths)}, "
+                f"{'fixed EPs' if self.fixed_assignment else 'EPs ' + ','.join(self.eps)}, "
+                f"{self.design_space_size:,} configurations, {self.measurement.mode} measurement)")
+
+
+def _ranges(depths: Sequence[int]) -> str:
+    ds = list(depths)
+    if len(ds) > 1 and ds == list(range(ds[0], ds[-1] + 1)):
+        return f"{ds[0]}..{ds[-1]}"
+    return ",".join(map(str, ds))

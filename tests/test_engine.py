@@ -257,3 +257,32 @@ def test_split_scorer_refuses_huge_spaces():
     scorer = SplitScorer(platform, wl, RooflineCostModel(platform), platform.eps())
     with pytest.raises(HetsimError, match="exceeds the limit"):
         scorer.score(4, limit=100)
+
+
+def test_op_an_ep_cannot_run_is_rejected():
+    from hetsim.platform import platform_from_dict
+    from hetsim.workload import workload_from_dict
+
+    platform = platform_from_dict({
+        "schema": 1, "name": "soc",
+        "memories": [{"name": "dram", "bandwidth_GBps": 10}],
+        "core_types": [{"name": "cpu", "macs_per_cycle": 4, "dvfs": [{"name": "max", "freq_MHz": 1000}]}],
+        "clusters": [{"name": "cpu", "symbol": "C", "core_type": "cpu", "cores": 2, "memory": "dram"}],
+        "accelerators": [{"name": "npu", "kind": "npu", "peak_GMACps": 100, "memory": "dram",
+                          "kinds": ["conv"]}],
+    })
+    wl = workload_from_dict({
+        "schema": 1, "name": "tiny", "input": {"h": 8, "w": 8, "c": 4}, "layer_kinds": ["conv", "fc"],
+        "ops": [{"name": "conv1", "kind": "conv", "kernel": 3, "out_c": 8, "pad": 1},
+                {"name": "fc1", "kind": "fc", "out_c": 10}],
+    }, "tiny")
+    cost = RooflineCostModel(platform)
+    assert load_mapping("npu:1|C2:2", platform, wl, cost)
+    with pytest.raises(HetsimError, match="npu cannot run op fc1 \\(kind fc\\) of layer 2"):
+        load_mapping("C2:1|npu:2", platform, wl, cost)
+    with pytest.raises(HetsimError, match="npu cannot run op fc1"):
+        placement_from_dict({"conv1": "npu", "fc1": "npu"}, platform, wl, cost=cost)
+    placement = placement_from_dict({"conv1": "npu"}, platform, wl, default="C2", cost=cost)
+    a = evaluate(platform, wl, placement, engine="analytic")
+    d = evaluate(platform, wl, placement, engine="des", contention=False)
+    assert d.latency_s["mean"] == pytest.approx(a.latency_s["mean"], rel=1e-12)

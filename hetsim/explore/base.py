@@ -195,7 +195,7 @@ class Session:
         cost = self.problem.measurement.database_cost(n_configs)
         self.database_s += cost
         self.clock_s += cost
-        self.info.setdefault("database", []).append({"what": what, "configs": n_configs, "cost_s": cost})
+        self.info.setdefault("database_charges", []).append({"what": what, "configs": n_configs, "cost_s": cost})
         self._check_termination()
         return cost
 

@@ -124,14 +124,14 @@ class Session:
         self._best_text: str | None = None
         self.info: dict[str, Any] = {}
         self.results: dict[Configuration, TrialResult] = {}
-        self._log: dict[str, list] = {c: [] for c in TRIAL_COLUMNS}
+        self._rows: list[tuple] = []  # one tuple per trial, in TRIAL_COLUMNS order
         self._n_measured = 0
         self._splits: set[tuple[int, ...]] = set()
         self._progress = progress
 
     @property
     def n_trials(self) -> int:
-        return len(self._log["trial"])
+        return len(self._rows)
 
     @property
     def n_measured(self) -> int:
@@ -169,21 +169,9 @@ class Session:
         new_best = fps > self.best_fps
         if new_best:
             self.best, self.best_fps, self._best_text = config, fps, text
-        log = self._log
-        log["trial"].append(self.n_trials + 1)
-        log["clock_s"].append(self.clock_s)
-        log["cost_s"].append(cost)
-        log["phase"].append(phase)
-        log["mapping"].append(text)
-        log["split"].append(config.split_text)
-        log["eps"].append(config.eps_text)
-        log["depth"].append(config.depth)
-        log["throughput_fps"].append(fps)
-        log["bottleneck_s"].append(result.bottleneck_s)
-        log["cached"].append(cached)
-        log["new_best"].append(new_best)
-        log["best_fps_so_far"].append(self.best_fps)
-        log["best_mapping_so_far"].append(self._best_text)
+        self._rows.append((len(self._rows) + 1, self.clock_s, cost, phase, text, config.split_text,
+                           config.eps_text, config.depth, fps, result.bottleneck_s, cached, new_best,
+                           self.best_fps, self._best_text))
         if self._progress is not None:
             self._progress(self)
         self._check_termination()
@@ -206,7 +194,7 @@ class Session:
                 raise _Stop(reason)
 
     def trials_frame(self) -> pd.DataFrame:
-        return pd.DataFrame(self._log, columns=list(TRIAL_COLUMNS))
+        return pd.DataFrame.from_records(self._rows, columns=list(TRIAL_COLUMNS))
 
 
 @dataclass

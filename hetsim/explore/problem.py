@@ -57,8 +57,10 @@ class Configuration:
     eps: tuple[str, ...]
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "split", tuple(int(n) for n in self.split))
-        object.__setattr__(self, "eps", tuple(str(e) for e in self.eps))
+        if type(self.split) is not tuple:  # normalise lists and arrays (tuples are trusted: hot path)
+            object.__setattr__(self, "split", tuple(int(n) for n in self.split))
+        if type(self.eps) is not tuple:
+            object.__setattr__(self, "eps", tuple(str(e) for e in self.eps))
         if len(self.split) != len(self.eps):
             raise ValueError(f"split {list(self.split)} has {len(self.split)} stages, eps {self.eps} "
                              f"{len(self.eps)}")

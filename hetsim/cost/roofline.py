@@ -3,7 +3,7 @@
 For an op on ``n`` cores of core type T at frequency f::
 
     compute_s = MACs / (n * T.macs_per_cycle * f * eff * T.par_eff(n))
-    mem_s     = (input + output + weight + 2 * im2col bytes) / min(port bandwidth, memory bandwidth)
+    mem_s     = (input + output + weight + 2 * im2col bytes) / min(n * per-core, port, memory bandwidth)
     op_time   = T.op_overhead + max(compute_s, mem_s)
 
 ``eff`` is the core type's GEMM (or depthwise) efficiency. With ``gemm_tile_rows`` = ts set, the N
@@ -58,7 +58,9 @@ class RooflineCostModel(CostModel):
             per_core = t.macs_per_cycle * level.freq_MHz * 1e6 * t.par_eff(ep.cores)
             gemm = per_core * t.gemm_efficiency
             dw = per_core * (t.dw_efficiency or t.gemm_efficiency)
-            bw = min(c.bandwidth_GBps or math.inf, p.memory(c.memory).bandwidth_GBps) * 1e9
+            # n cores draw at most n x the per-core bandwidth, then the port, then the memory.
+            per_core = t.bandwidth_GBps_per_core * ep.cores if t.bandwidth_GBps_per_core else math.inf
+            bw = min(c.bandwidth_GBps or math.inf, p.memory(c.memory).bandwidth_GBps, per_core) * 1e9
             kinds = frozenset(t.kinds) if t.kinds else None
             params = (gemm * ep.cores, dw * ep.cores, gemm, bw, t.op_overhead_us * 1e-6,
                       t.gemm_tile_rows, kinds)

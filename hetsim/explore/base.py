@@ -141,6 +141,10 @@ class Session:
     def n_distinct(self) -> int:
         return len(self.results)
 
+    @property
+    def n_distinct_splits(self) -> int:
+        return len(self._splits)
+
     def is_cached(self, config: Configuration) -> bool:
         """Whether measuring ``config`` now would be answered from the cache (no clock cost)."""
         return config in self.results and not self.problem.measurement.remeasure
@@ -183,7 +187,8 @@ class Session:
         cost = self.problem.measurement.database_cost(n_configs)
         self.database_s += cost
         self.clock_s += cost
-        self.info.setdefault("database_charges", []).append({"what": what, "configs": n_configs, "cost_s": cost})
+        charges = self.info.setdefault("database_charges", [])
+        charges.append({"what": what, "configs": n_configs, "cost_s": cost})
         self._check_termination()
         return cost
 
@@ -303,13 +308,15 @@ def explore(problem: PipelineProblem, explorer: Explorer, termination=None, seed
             returned, reason = None, stop.reason
     best, best_fps = session.best, session.best_fps
     if returned is not None:
+        if returned not in session.results:
+            raise RuntimeError(f"{explorer.name} returned {returned}, which it never measured")
         best, best_fps = returned, session.results[returned].throughput_fps
     return Exploration(
         algorithm=explorer.name, params=explorer.get_params(), seed=int(seed), problem=problem,
         trials=session.trials_frame(), best=best, best_fps=best_fps if best is not None else math.nan,
         stop_reason=reason, clock_s=session.clock_s, database_s=session.database_s,
         n_measured=session.n_measured, n_distinct=session.n_distinct,
-        n_distinct_splits=len(session._splits), info=session.info,
+        n_distinct_splits=session.n_distinct_splits, info=session.info,
     )
 
 

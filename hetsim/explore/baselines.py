@@ -282,6 +282,7 @@ class HillClimbing(_LocalSearch):
         problem, rng = session.problem, session.rng
         current = self._start(session)
         current_fps = session.measure(current, "start").throughput_fps
+        accepted = session.info["accepted_trials"] = [session.n_trials]  # the climb's path
         fails = 0
         while fails < self.patience:
             nb = random_neighbour(problem, current, rng, self.vary_depth)
@@ -291,6 +292,7 @@ class HillClimbing(_LocalSearch):
             fps = session.measure(nb, "climb").throughput_fps
             if not revisit and fps > current_fps:
                 current, current_fps, fails = nb, fps, 0
+                accepted.append(session.n_trials)
             else:
                 fails += 1
         return current
@@ -343,6 +345,7 @@ class SimulatedAnnealing(_LocalSearch):
             return current
         temperature = t0
         trials = 1
+        accepted = session.info["accepted_trials"] = [session.n_trials]
         while temperature >= self.t_min_fraction * t0:
             if self.max_trials is not None and trials >= self.max_trials:
                 break
@@ -354,6 +357,7 @@ class SimulatedAnnealing(_LocalSearch):
             delta = fps - current_fps
             if delta > 0 or rng.random() < math.exp(delta / temperature):
                 current, current_fps = nb, fps
+                accepted.append(session.n_trials)
             temperature *= self.cooling
         return session.best
 

@@ -59,6 +59,15 @@ class ConfigurationDatabase:
             raise HetsimError(f"split {list(split)} is not in the database (depths "
                               f"{sorted(self.lists)})") from None
 
+    def position(self, split: Sequence[int]) -> int:
+        """1-based position of ``split`` in its depth's list (ties in ``tie_order``)."""
+        split = tuple(split)
+        try:
+            return self.lists[len(split)].index(split) + 1
+        except (KeyError, ValueError):
+            raise HetsimError(f"split {list(split)} is not in the database (depths "
+                              f"{sorted(self.lists)})") from None
+
     def cv(self, split: Sequence[int]) -> float:
         return self.cvs[tuple(split)]
 
@@ -209,18 +218,24 @@ class PipeSearch(Explorer):
     duplicates : {"skip", "walk"}, default "skip"
         "walk" keeps Eq. 4's repeated orderings in the walked lists; a repeat is answered from the
         cache and counts as a non-improving trial (digest §5.2, last bullet).
+    ties : {"reset", "fail"}, default "reset"
+        A trial whose T_s equals the best: "reset" makes it the new S_min and resets gamma (the
+        listing's ``>``); "fail" counts it as non-improving, which ends plateaus of equal T_s
+        sooner on a noise-free simulator.
     charge_database : bool, default True
         Charge the database-generation cost (the problem's Measurement) before the first trial.
     """
 
     def __init__(self, alpha: int = 10, hints: bool = True,
                  stage_eps: Callable[[int], Sequence[str]] | Mapping[int, Sequence[str]] | None = None,
-                 tie_order: str = "eq4", duplicates: str = "skip", charge_database: bool = True):
+                 tie_order: str = "eq4", duplicates: str = "skip", ties: str = "reset",
+                 charge_database: bool = True):
         self.alpha = alpha
         self.hints = hints
         self.stage_eps = stage_eps
         self.tie_order = tie_order
         self.duplicates = duplicates
+        self.ties = ties
         self.charge_database = charge_database
 
     @property
@@ -233,6 +248,7 @@ class PipeSearch(Explorer):
         check_choice(owner, "hints", self.hints, (True, False))
         check_choice(owner, "tie_order", self.tie_order, TIE_ORDERS)
         check_choice(owner, "duplicates", self.duplicates, ("skip", "walk"))
+        check_choice(owner, "ties", self.ties, ("reset", "fail"))
         check_choice(owner, "charge_database", self.charge_database, (True, False))
         if self.duplicates == "walk" and self.tie_order == "lexicographic":
             raise HetsimError(f"{owner}: duplicates='walk' needs tie_order 'eq4' or 'eq4-reversed'")
@@ -276,6 +292,7 @@ class PipeSearch(Explorer):
         eps = {p: rule(p) for p in depths}
         S = db.lists
         alpha = self.alpha
+        equal_fails = self.ties == "fail"
 
         def config(p: int, c: int) -> Configuration:
             return Configuration(S[p][c], eps[p])
@@ -299,8 +316,8 @@ class PipeSearch(Explorer):
                 else:
                     revisit = session.is_cached(conf)
                     ts = session.measure(conf, phase).bottleneck_s
-                if revisit or ts > ts_min:  # a repeat of Eq. 4's list is a non-improving trial
-                    gamma += 1
+                if revisit or ts > ts_min or (equal_fails and ts == ts_min and conf != s_min):
+                    gamma += 1  # a repeat of Eq. 4's list is a non-improving trial too
                 else:                       # new (or equal) global minimum: reset the confidence
                     s_min, ts_min, gamma = conf, ts, 0
                 c += 1

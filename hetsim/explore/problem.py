@@ -189,7 +189,7 @@ class CoreGroups:
 
     A stage cannot span two clusters here (an EP lives in one cluster), so a group that would keeps
     the cores of the cluster where it has most (ties: the earlier cluster) and hands the others to
-    the neighbouring stage on their cluster (idle if there is none). On the TX2 with 6 cores,
+    the neighbouring stage when it runs on their cluster; otherwise they stay idle. On the TX2 with 6 cores,
     2 stages: (D0 D1 A0)(A1 A2 A3) -> D2 | A4, which is also the mapping the Table 6 data fit
     (stage 1 on the Denver pair, stage 2 on the A57s).
 
@@ -221,15 +221,25 @@ class CoreGroups:
             if len(clusters) == 1:
                 continue
             keep = max(clusters, key=lambda c: (g.count(c), -clusters.index(c)))  # noqa: B023
-            head = g[:g.index(keep)]
-            tail = [c for c in g[len(head):] if c != keep]
-            if head and s > 0:
-                groups[s - 1].extend(head)
-            if tail and s + 1 < depth:
-                groups[s + 1][:0] = tail
-            groups[s] = [c for c in g if c == keep]
+            first = g.index(keep)
+            head, tail = g[:first], g[first + g.count(keep):]  # a cluster's cores are contiguous
+            if s > 0:  # the leading cores of the previous stage's cluster go back to it
+                n = _run(head, groups[s - 1][-1])
+                groups[s - 1].extend(head[:n])
+            if s + 1 < depth:  # the trailing cores of the next stage's cluster go on to it
+                n = _run(tail[::-1], groups[s + 1][0])
+                groups[s + 1][:0] = tail[len(tail) - n:]
+            groups[s] = g[first:first + g.count(keep)]
         prefix = dict(self.ep_names)
         return tuple(f"{prefix[g[0]]}{len(g)}" for g in groups)
+
+
+def _run(seq: Sequence[str], value: str) -> int:
+    """Length of the leading run of ``value`` in ``seq``."""
+    n = 0
+    while n < len(seq) and seq[n] == value:
+        n += 1
+    return n
 
 
 def core_groups(platform, cores: int | None = None, clusters: Sequence[str] | None = None) -> CoreGroups:

@@ -82,12 +82,14 @@ def seed_split(weights: Sequence, n_stages: int, lightest_tie: str = "first",
     return tuple(sizes)
 
 
-def ep_order(problem: PipelineProblem, fast: Sequence[str] | None = None) -> tuple[list[str], set[str]]:
+def ep_order(problem: PipelineProblem, fast: Sequence[str] | None = None,
+             order: Sequence[str] | None = None) -> tuple[list[str], set[str]]:
     """H_e, the EPs sorted fast-first, and the set of fast EPs (FEPs).
 
     Paper II classifies EPs only by memory type (digest §1.3): FEPs are the EPs on the
     highest-bandwidth memory (unless ``fast`` names them); FEPs come first, then the others by
     descending memory bandwidth, each class in the platform's (chiplet-ID) order (§8 item 11).
+    ``order`` gives H_e explicitly instead.
     """
     bw = {e: problem.platform.memory(problem.platform.ep(e).memory).bandwidth_GBps for e in problem.eps}
     if fast is None:
@@ -99,8 +101,14 @@ def ep_order(problem: PipelineProblem, fast: Sequence[str] | None = None) -> tup
         if unknown:
             raise HetsimError(f"Shisha: fast_eps names {sorted(unknown)}, which are not candidate EPs "
                               f"of the problem ({', '.join(problem.eps)})")
-    order = sorted(problem.eps, key=lambda e: (e not in fast_set, -bw[e], problem.eps.index(e)))
-    return order, fast_set
+    if order is not None:
+        h_e = [str(e) for e in order]
+        if len(set(h_e)) != len(h_e) or not set(h_e) <= set(problem.eps):
+            raise HetsimError(f"Shisha: ep_order={h_e} must list distinct candidate EPs of the problem "
+                              f"({', '.join(problem.eps)})")
+        return h_e, fast_set
+    h_e = sorted(problem.eps, key=lambda e: (e not in fast_set, -bw[e], problem.eps.index(e)))
+    return h_e, fast_set
 
 
 def assign_eps(split: Sequence[int], weights: Sequence, h_e: Sequence[str], ranking: str,
@@ -133,13 +141,16 @@ def assign_eps(split: Sequence[int], weights: Sequence, h_e: Sequence[str], rank
 
 def shisha_seed(problem: PipelineProblem, n_stages: int | None = None, ranking: str = "weight",
                 rng: np.random.Generator | None = None, lightest_tie: str = "first",
-                neighbour_tie: str = "left", fast_eps: Sequence[str] | None = None) -> Configuration:
+                neighbour_tie: str = "left", fast_eps: Sequence[str] | None = None,
+                order: Sequence[str] | None = None) -> Configuration:
     """Algorithm 1: Shisha's seed configuration for ``problem`` (N = ``n_stages``, default the
     number of candidate EPs, digest §8 item 9)."""
     n = n_stages if n_stages is not None else len(problem.eps)
     weights = problem.layer_weights(True)
     split = seed_split(weights, n, lightest_tie, neighbour_tie)
-    h_e, _ = ep_order(problem, fast_eps)
+    h_e, _ = ep_order(problem, fast_eps, order)
+    if len(h_e) < n:
+        raise HetsimError(f"Shisha seed: {n} stages need {n} EPs; H_e has {len(h_e)}")
     return Configuration(split, assign_eps(split, weights, h_e, ranking, rng))
 
 
@@ -201,12 +212,17 @@ class Shisha(Explorer):
         Tie rules of the greedy merge (digest §8 item 9).
     fast_eps : list of EP names or None
         The FEPs (None: the EPs on the highest-bandwidth memory, §8 item 11).
+    ep_order : list of EP names or None
+        H_e explicitly (None: FEPs first in chiplet-ID order, then the others, §8 item 11).
+    returns : {"best", "last"}, default "best"
+        Return the best configuration seen, or the last one as the listing does (§8 item 10).
     """
 
     def __init__(self, heuristic: str = "H3", alpha: int = 10, n_stages: int | None = None,
                  start: str = "seed", ranking: str | None = None, balancing: str | None = None,
                  after_worse: str = "continue", lightest_tie: str = "first",
-                 neighbour_tie: str = "left", fast_eps: Sequence[str] | None = None):
+                 neighbour_tie: str = "left", fast_eps: Sequence[str] | None = None,
+                 ep_order: Sequence[str] | None = None, returns: str = "best"):
         self.heuristic = heuristic
         self.alpha = alpha
         self.n_stages = n_stages
@@ -217,6 +233,8 @@ class Shisha(Explorer):
         self.lightest_tie = lightest_tie
         self.neighbour_tie = neighbour_tie
         self.fast_eps = fast_eps
+        self.ep_order = ep_order
+        self.returns = returns
 
     @property
     def name(self) -> str:
@@ -239,6 +257,7 @@ class Shisha(Explorer):
         check_choice(owner, "after_worse", self.after_worse, ("continue", "revert"))
         check_choice(owner, "lightest_tie", self.lightest_tie, ("first", "last"))
         check_choice(owner, "neighbour_tie", self.neighbour_tie, ("left", "right"))
+        check_choice(owner, "returns", self.returns, ("best", "last"))
         if self.n_stages is not None:
             check_number(owner, "n_stages", self.n_stages, low=1, integer=True)
         if problem.fixed_assignment:
@@ -247,16 +266,18 @@ class Shisha(Explorer):
         if self._n(problem) not in problem.depths:
             raise HetsimError(f"{owner}: n_stages={self._n(problem)} is not a depth of the problem "
                               f"(depths {list(problem.depths)})")
-        ep_order(problem, self.fast_eps)
+        h_e, _ = ep_order(problem, self.fast_eps, self.ep_order)
+        if len(h_e) < self._n(problem):
+            raise HetsimError(f"{owner}: ep_order lists {len(h_e)} EPs but n_stages is {self._n(problem)}")
 
     def run(self, session: Session) -> Configuration:
         problem, rng = session.problem, session.rng
         ranking, balancing = self._ranking_balancing()
-        _, fast = ep_order(problem, self.fast_eps)
+        _, fast = ep_order(problem, self.fast_eps, self.ep_order)
         n = self._n(problem)
         if self.start == "seed":
             conf = shisha_seed(problem, n, ranking, rng, self.lightest_tie, self.neighbour_tie,
-                               self.fast_eps)
+                               self.fast_eps, self.ep_order)
         else:
             conf = problem.random_configuration(rng, depth=n)
         session.info["seed_configuration"] = conf
@@ -279,4 +300,5 @@ class Shisha(Explorer):
                     conf, result = best, session.results[best]
             else:
                 gamma, best, best_tp = 0, conf, result.throughput_fps
-        return best  # the best seen; the listing returns the last conf (digest §8 item 10)
+        # The listing returns the last conf; the best seen is the digest's resolution (§8 item 10).
+        return best if self.returns == "best" else conf

@@ -72,6 +72,16 @@ class CoreType(_Strict):
         None, description="If set, the N rows of a GEMM are dealt out to threads in tiles of this many rows "
         "(Pipe-it eqs. 6-8); small layers then stop scaling (concave speedup).")
     op_overhead_us: NonNegFloat = Field(0.0, description="Fixed cost per op (kernel launch, fork/join), us.")
+    gemm_tile_cols: Annotated[int, Field(ge=1)] | None = Field(
+        None, description="If set, a GEMM's M columns are computed in blocks of this many (arm_gemm's "
+        "output block width), so M is padded up to a multiple of it. Used by the Pipe-it ground-truth model.")
+    bandwidth_GBps_per_core: PositiveFloat | None = Field(
+        None, description="Memory bandwidth one core can draw, GB/s; n cores draw n times that, up to the "
+        "cluster port and the memory. Used by the Pipe-it ground-truth model (default: no per-core limit).")
+    gemv_GBps_per_core: PositiveFloat | None = Field(
+        None, description="Rate at which one core streams the weights of a fully connected layer (a GEMV at "
+        "batch 1, memory-bound), GB/s. Used by the Pipe-it ground-truth model (default: "
+        "bandwidth_GBps_per_core).")
     dvfs: list[DvfsLevel] = Field(min_length=1)
     default_dvfs: Name | None = Field(None, description="DVFS level used unless a cluster or preset says otherwise (default: the highest frequency).")
     kinds: list[str] | None = Field(None, description="Op kinds this core can run (default: all).")
@@ -159,6 +169,9 @@ class Device(_Strict):
 
 class Power(_Strict):
     static_W: NonNegFloat = Field(0.0, description="Board power drawn whatever runs (W).")
+    coherence_W: NonNegFloat = Field(
+        0.0, description="Extra power while two clusters work at the same time and keep each other coherent "
+        "(snoops over the CCI, the DRAM traffic they cause), W. Pipe-it Table VIII.")
 
 
 class Platform(_Strict):

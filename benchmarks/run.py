@@ -6,7 +6,11 @@
 (a) analytic: candidates scored per second by the vectorised scorer on ResNet50 (54 layers) x all
     4-stage splits x the 24 EP orders of chiplet-c2 (goal >= 1,000,000/s on one core);
 (b) DES: wall time of 10,000 frames through a 4-stage pipeline divided by that of a bare SimPy
-    pipeline of the same shape (goal <= 2 with contention off, <= 4 with it on).
+    pipeline of the same shape (goal <= 2 with contention off, <= 4 with it on);
+(c) explorers: wall time of Shisha (H3) and of exhaustive search on ResNet50 / chiplet-c2, 4 stages;
+(d) reproductions: wall time of `hetsim reproduce shisha --quick`, of the full Shisha reproduction,
+    and of the full Paper I + Paper II reproduction (goal: under 5 minutes on 2 cores).
+    `--no-reproduce` skips (d).
 
 Medians over --repeat runs; the machines are shared and noisy, so quote ratios from one run.
 """
@@ -79,10 +83,12 @@ def bare_simpy_pipeline(stage_times: list[float], frames: int) -> None:
 
 
 def bench_des(repeat: int, frames: int = 10_000) -> dict:
-    platform = load_platform("chiplet-c2")
+    # Four stages on one shared DRAM, so that with contention on every stage execution is a flow
+    # on the same bandwidth server (the hardest case for the contention model).
+    platform = load_platform("hikey970")
     workload = load_workload("resnet50")
     cost = RooflineCostModel(platform)
-    pipe = load_mapping("FEP0:1-14|FEP1:15-30|SEP0:31-44|SEP1:45-54", platform, workload, cost)
+    pipe = load_mapping("B2:1-13|B2:14-30|s2:31-44|s2:45-54", platform, workload, cost)
     compute, transfer = stage_costs(pipe, workload, cost)
     times = [c + x for c, x in zip(compute, transfer, strict=True)]
     bare = _median_time(lambda: bare_simpy_pipeline(times, frames), repeat)
@@ -96,12 +102,52 @@ def bench_des(repeat: int, frames: int = 10_000) -> dict:
             "goal_ratio_no_contention": 2.0, "goal_ratio_contention": 4.0}
 
 
+def bench_explorers(repeat: int) -> dict:
+    from hetsim.explore import PipelineProblem, explore, make_explorer
+
+    platform = load_platform("chiplet-c2")
+    workload = load_workload("resnet50-shisha")
+    out = {}
+    for name in ("Shisha", "ES"):
+        problem = PipelineProblem(platform, workload, depths=[4])
+        result = {}
+
+        def run(name=name, problem=problem, result=result):
+            result["x"] = explore(problem, make_explorer(name), seed=0)
+
+        t = _median_time(run, 1 if name == "ES" else repeat)
+        x = result["x"]
+        out[name] = {"median_s": t, "trials": x.n_trials, "best_fps": x.best_fps}
+    out["ratio_es_over_shisha"] = out["ES"]["median_s"] / out["Shisha"]["median_s"]
+    return out
+
+
+def bench_reproduce() -> dict:
+    """Each reproduction in a fresh process, as a user runs it."""
+    import subprocess
+    import tempfile
+
+    def timed(*args: str) -> float:
+        with tempfile.TemporaryDirectory() as out:
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "hetsim", "reproduce", *args, "--out", out],
+                           check=True, capture_output=True)
+            return time.perf_counter() - t0
+
+    return {"shisha_quick_s": timed("shisha", "--quick"), "shisha_full_s": timed("shisha"),
+            "pipesearch_and_shisha_full_s": timed("pipesearch", "shisha"), "goal_full_s": 300.0}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--repeat", type=int, default=5, help="runs per figure (median)")
+    ap.add_argument("--no-reproduce", action="store_true", help="skip the reproduction timings (d)")
     args = ap.parse_args(argv)
-    results = {"analytic": bench_analytic(args.repeat), "des": bench_des(args.repeat)}
+    results = {"analytic": bench_analytic(args.repeat), "des": bench_des(args.repeat),
+               "explorers": bench_explorers(args.repeat)}
+    if not args.no_reproduce:
+        results["reproduce"] = bench_reproduce()
     if args.json:
         print(json.dumps(results, indent=2))
     else:
@@ -112,6 +158,14 @@ def main(argv: list[str] | None = None) -> int:
               f"hetsim {d['hetsim_no_contention_s']:.3f} s without contention "
               f"(x{d['ratio_no_contention']:.2f}, goal <= 2), {d['hetsim_contention_s']:.3f} s with "
               f"(x{d['ratio_contention']:.2f}, goal <= 4)")
+        e = results["explorers"]
+        print(f"(c) ResNet50 on chiplet-c2, 4 stages: Shisha {e['Shisha']['median_s'] * 1e3:.1f} ms "
+              f"({e['Shisha']['trials']} trials), exhaustive {e['ES']['median_s']:.2f} s "
+              f"({e['ES']['trials']:,} trials): x{e['ratio_es_over_shisha']:.0f}")
+        if "reproduce" in results:
+            r = results["reproduce"]
+            print(f"(d) reproduce shisha --quick {r['shisha_quick_s']:.1f} s, full {r['shisha_full_s']:.1f} s; "
+                  f"Paper I + II full {r['pipesearch_and_shisha_full_s']:.1f} s (goal < 300 s)")
     return 0
 
 

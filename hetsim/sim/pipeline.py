@@ -71,12 +71,21 @@ def simulate_pipeline(platform, workload, pipe: Pipeline, cost: CostModel, frame
     memories: dict[str, BandwidthServer] = {}
     links: dict[str, BandwidthServer] = {}
     if contention:
+        # Only a memory or link that two stages use can be contended (a stage runs one frame at a
+        # time): give the others no server, and their stages the exact closed-form times.
+        mem_users: dict[str, int] = {}
         for s in stages:
-            if s.ep.memory not in memories:
-                memories[s.ep.memory] = BandwidthServer(
-                    env, platform.memory(s.ep.memory).bandwidth_GBps * 1e9, s.ep.memory)
+            mem_users[s.ep.memory] = mem_users.get(s.ep.memory, 0) + 1
+        for name, users in mem_users.items():
+            if users > 1:
+                memories[name] = BandwidthServer(env, platform.memory(name).bandwidth_GBps * 1e9, name)
+        link_users: dict[str, int] = {}
+        for r in routes:
+            if r is not None and r.links and r.bottleneck:
+                link_users[r.bottleneck] = link_users.get(r.bottleneck, 0) + 1
         for lk in platform.links:
-            links[lk.name] = BandwidthServer(env, lk.bandwidth_GBps * 1e9, lk.name)
+            if link_users.get(lk.name, 0) > 1:
+                links[lk.name] = BandwidthServer(env, lk.bandwidth_GBps * 1e9, lk.name)
 
     queues = [simpy.Store(env, capacity=buffer_frames) for _ in range(k)]
     start = np.zeros((k, frames))

@@ -1,0 +1,387 @@
+"""Pipe-it's cost models: a ground truth standing in for the HiKey 970, and the paper's predictor.
+
+* :class:`PipeitGroundTruth` plays the board: the "measured" time of every op on every homogeneous
+  core configuration (B1..B4, s1..s4). Per op on ``n`` cores of one cluster::
+
+      conv:  compute = rows · K · M_pad · groups / (per-core MAC/s · gemm_efficiency)
+             rows    = ceil(ceil(N/ts)/n) · ts      (Pipe-it eq. 7: tiles of ts rows, busiest thread)
+             M_pad   = M rounded up to gemm_tile_cols (arm_gemm's output block width)
+      dw:    compute = ceil(O_h/n) · O_w · R·S · C / (per-core MAC/s · dw_efficiency)   (split by rows)
+      fc:    a GEMV, memory-bound: ceil(M/n) · K · 4 B / gemv_GBps_per_core (split by outputs),
+             and never faster than all the weights over the cluster's bandwidth
+      memory = bytes / min(n · bandwidth_GBps_per_core, cluster port, DRAM)
+               bytes = inputs + output + weights + 2 · im2col (written, then read)
+      time   = op_overhead + max(compute, memory)
+
+  Ops that are not GEMMs (pooling, ReLU, LRN, BN, add, concat, softmax) are memory-bound; views
+  cost nothing. The speedup over cores is concave for every layer: the tile rounding, the fixed
+  overhead and the bandwidth cap all bite harder with more cores (Pipe-it Fig. 12).
+  :meth:`PipeitGroundTruth.side_time` also prices a *share* of an op on a set of threads, which
+  is what kernel-level co-execution (:mod:`hetsim.cost.kernel_level`) needs.
+
+* :class:`PipeitPredictor` is Pipe-it's prediction model (§V): eq. 5, a linear regression of a
+  convolution's single-core time on N, K, M, NK, KM, NM, NKM and a constant, fitted per core type on
+  the paper's 900-point micro-benchmark grid; eqs. 6-7 for H cores (iterations of ts rows, the
+  slowest thread decides) with α1..α3 fitted per core type; FC layers by a per-(neurons, config)
+  regression on the input size (§V-D). The micro-benchmarks are "run" on a ground truth.
+
+Every choice the paper leaves open is listed in docs/papers/pipeit.md.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from hetsim.cost.base import ZERO, CostModel, Demand, DvfsState
+from hetsim.errors import HetsimError
+from hetsim.platform import ExecutionPlace, Platform
+from hetsim.workload.ops import BYTES_PER_ELEMENT, VIEW_KINDS, Op, OpKind, Shape, window_out_size
+
+
+# -- the ground truth -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CoreParams:
+    """What the ground truth needs of one cluster at one DVFS level (rates in MAC/s and B/s)."""
+
+    cluster: str
+    cores: int
+    macs_per_s: float           # peak of one core
+    gemm_efficiency: float
+    dw_efficiency: float
+    gemv_Bps_per_core: float
+    bandwidth_Bps_per_core: float
+    port_Bps: float             # min(cluster port, memory)
+    overhead_s: float
+    tile_rows: int | None
+    tile_cols: int | None
+
+    def bandwidth_Bps(self, threads: int) -> float:
+        return min(threads * self.bandwidth_Bps_per_core, self.port_Bps)
+
+
+def core_params(platform: Platform, cluster: str, level: str | None = None) -> CoreParams:
+    c = platform.cluster(cluster)
+    t = platform.core_type(c.core_type)
+    lvl = t.level(level or c.dvfs)
+    port = min(c.bandwidth_GBps or math.inf, platform.memory(c.memory).bandwidth_GBps) * 1e9
+    per_core_bw = (t.bandwidth_GBps_per_core or math.inf) * 1e9
+    gemv = t.gemv_GBps_per_core * 1e9 if t.gemv_GBps_per_core else per_core_bw
+    if not math.isfinite(gemv):
+        raise HetsimError(f"core type {t.name}: the Pipe-it ground truth needs gemv_GBps_per_core or "
+                          f"bandwidth_GBps_per_core (a fully connected layer is memory-bound)")
+    return CoreParams(
+        cluster=c.name, cores=c.cores, macs_per_s=t.macs_per_cycle * lvl.freq_MHz * 1e6,
+        gemm_efficiency=t.gemm_efficiency, dw_efficiency=t.dw_efficiency or t.gemm_efficiency,
+        gemv_Bps_per_core=gemv, bandwidth_Bps_per_core=per_core_bw, port_Bps=port,
+        overhead_s=t.op_overhead_us * 1e-6, tile_rows=t.gemm_tile_rows, tile_cols=t.gemm_tile_cols)
+
+
+def op_bytes(op: Op) -> int:
+    """Bytes an op moves: its inputs, output and weights, and its im2col matrix twice."""
+    return op.input_bytes + op.output_bytes + op.weight_bytes + 2 * op.im2col_bytes
+
+
+class PipeitGroundTruth(CostModel):
+    """The stand-in for on-board measurements of Pipe-it's HiKey 970 (see the module docstring).
+
+    Parameters come from the platform (core types: ``gemm_efficiency``, ``dw_efficiency``,
+    ``gemv_GBps_per_core``, ``bandwidth_GBps_per_core``, ``op_overhead_us``, ``gemm_tile_rows``,
+    ``gemm_tile_cols``; clusters and memories: bandwidths), so that
+    :func:`hetsim.calibrate.fit_platform` can fit them as overrides.
+    """
+
+    name = "pipeit-ground-truth"
+
+    def __init__(self, platform: Platform):
+        super().__init__(platform)
+        self._params: dict[tuple, CoreParams] = {}
+
+    def params(self, cluster: str, state: DvfsState | None = None) -> CoreParams:
+        level = (state or {}).get(cluster)
+        key = (cluster, level)
+        p = self._params.get(key)
+        if p is None:
+            p = self._params[key] = core_params(self.platform, cluster, level)
+        return p
+
+    # -- the model ---------------------------------------------------------------------------
+    @staticmethod
+    def side_time(op: Op, p: CoreParams, threads: int, share: float = 1.0) -> tuple[float, float]:
+        """(busy_s, bytes) of ``share`` of ``op``'s work run by ``threads`` cores of one cluster.
+
+        ``share`` is the fraction of the op's iterations this cluster gets (1 = all of it);
+        busy_s excludes the fixed per-op overhead.
+        """
+        if op.kind in VIEW_KINDS or share <= 0:
+            return 0.0, 0.0
+        nbytes = op_bytes(op) * share
+        memory = nbytes / p.bandwidth_Bps(threads)
+        if op.kind == OpKind.CONV:
+            n_rows, k, m = op.gemm
+            m_pad = math.ceil(m / p.tile_cols) * p.tile_cols if p.tile_cols else m
+            if p.tile_rows:
+                tiles = math.ceil(math.ceil(n_rows / p.tile_rows) * share - 1e-9)
+                rows = min(math.ceil(tiles / threads) * p.tile_rows, n_rows)
+            else:
+                rows = n_rows * share / threads
+            compute = rows * k * m_pad * op.gemm_groups / (p.macs_per_s * p.gemm_efficiency)
+            return max(compute, memory), nbytes
+        if op.kind == OpKind.DW:
+            out_rows = math.ceil(math.ceil(op.out_shape.h * share - 1e-9) / threads)
+            r, s = op.kernel
+            compute = out_rows * op.out_shape.w * r * s * op.out_c / (p.macs_per_s * p.dw_efficiency)
+            return max(compute, memory), nbytes
+        if op.kind == OpKind.FC:
+            _, k, m = op.gemm
+            outputs = math.ceil(math.ceil(m * share - 1e-9) / threads)
+            gemv = outputs * k * BYTES_PER_ELEMENT / p.gemv_Bps_per_core
+            return max(gemv, memory), nbytes
+        return memory, nbytes
+
+    def op_demand(self, op, ep: ExecutionPlace, state: DvfsState | None = None) -> Demand:
+        if op.kind in VIEW_KINDS:
+            return ZERO
+        if not ep.cluster:
+            raise HetsimError(f"the Pipe-it ground truth models CPU clusters only, not {ep.name}")
+        p = self.params(ep.cluster, state)
+        busy, nbytes = self.side_time(op, p, ep.cores)
+        return Demand(p.overhead_s, busy, float(nbytes))
+
+    def layer_table(self, workload, eps: Sequence[ExecutionPlace],
+                    state: DvfsState | None = None) -> pd.DataFrame:
+        """The T matrix as a tidy table (layer, ep, time_s) that :class:`MeasuredCostModel` replays."""
+        return time_table(self, workload, eps, state)
+
+
+def time_table(cost: CostModel, workload, eps: Sequence[ExecutionPlace],
+               state: DvfsState | None = None) -> pd.DataFrame:
+    """Tidy T matrix of ``cost``: one row per (layer, EP) with the layer's time in seconds."""
+    T = cost.time_matrix(workload, eps, state)
+    rows = [(workload.name, layer + 1, ep.name, float(T[layer, e]))
+            for e, ep in enumerate(eps) for layer in range(workload.num_layers)]
+    return pd.DataFrame(rows, columns=["workload", "layer", "ep", "time_s"])
+
+
+# -- micro-benchmark ops ---------------------------------------------------------------------------
+def conv_op(size: int, channels: int, kernel: int, filters: int, stride: int = 1,
+            pad: int | None = None, name: str = "bench") -> Op:
+    """A stand-alone convolution of a ``size``×``size``×``channels`` input (same padding by default)."""
+    pad = (kernel - 1) // 2 if pad is None else pad
+    out = window_out_size(size, kernel, stride, (pad, pad))
+    if out < 1:
+        raise HetsimError(f"micro-benchmark conv {kernel}x{kernel} does not fit a {size}x{size} input")
+    inp = Shape(size, size, channels)
+    return Op(name, OpKind.CONV, (), inp, Shape(out, out, filters), 1, True, (kernel, kernel), stride,
+              (pad, pad), in_shapes=(inp,))
+
+
+def dw_op(size: int, channels: int, stride: int = 1, kernel: int = 3, name: str = "bench") -> Op:
+    """A depthwise 3×3 convolution as ARM-CL pads it (1 for stride 1, (0, 1) for stride 2)."""
+    pad = (kernel // 2, kernel // 2) if stride == 1 else (0, 1)
+    out = window_out_size(size, kernel, stride, pad)
+    inp = Shape(size, size, channels)
+    return Op(name, OpKind.DW, (), inp, Shape(out, out, channels), 1, True, (kernel, kernel), stride,
+              pad, groups=channels, in_shapes=(inp,))
+
+
+def fc_op(inputs: int, outputs: int, name: str = "bench") -> Op:
+    """A fully connected layer reading a 1×1×``inputs`` tensor."""
+    inp = Shape(1, 1, inputs)
+    return Op(name, OpKind.FC, (), inp, Shape(1, 1, outputs), 1, True, in_shapes=(inp,))
+
+
+#: Pipe-it §V-B's micro-benchmark grid (digest 4.2), as printed ("92" kept): 5 × 5 × 6 × 6 = 900.
+GRID_SIZES = (7, 14, 28, 56, 112)
+GRID_KERNELS = (1, 3, 5, 7, 11)
+GRID_CHANNELS = (32, 64, 92, 128, 192, 256)
+GRID_FILTERS = (32, 64, 92, 128, 192, 256)
+#: [assumption] FC micro-benchmarks (§V-D gives only "various input sizes with 4096 and 1000 neurons").
+FC_NEURONS = (1000, 4096)
+FC_INPUTS = (1024, 2048, 4096, 8192, 9216, 16384)
+#: [assumption] depthwise micro-benchmarks (the paper does not describe depthwise layers).
+DW_SIZES = (7, 14, 28, 56, 112)
+DW_CHANNELS = (32, 64, 128, 256, 512, 1024)
+DW_STRIDES = (1, 2)
+
+
+def conv_grid(sizes=GRID_SIZES, kernels=GRID_KERNELS, channels=GRID_CHANNELS,
+              filters=GRID_FILTERS) -> list[Op]:
+    """The micro-benchmark convolutions: stride 1, same padding [assumption, digest 9.2]."""
+    return [conv_op(i, c, f, m) for i in sizes for f in kernels for c in channels for m in filters]
+
+
+def dw_grid() -> list[Op]:
+    return [dw_op(i, c, s) for i in DW_SIZES for c in DW_CHANNELS for s in DW_STRIDES]
+
+
+def fc_grid() -> list[Op]:
+    return [fc_op(k, m) for m in FC_NEURONS for k in FC_INPUTS]
+
+
+# -- the predictor (Pipe-it §V, eqs. 5-8) -------------------------------------------------------------
+def eq5_features(n: np.ndarray, k: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """Eq. 5's regressors: N, K, M, NK, KM, NM, NKM, 1 (columns in β1..β8 order)."""
+    n, k, m = (np.asarray(x, dtype=float) for x in (n, k, m))
+    return np.column_stack([n, k, m, n * k, k * m, n * m, n * k * m, np.ones_like(n)])
+
+
+def _wls(X: np.ndarray, y: np.ndarray, weighting: str) -> np.ndarray:
+    """Least squares; ``relative`` weights each row by 1/y (minimises relative error)."""
+    if weighting == "relative":
+        w = 1.0 / y
+    elif weighting == "none":
+        w = np.ones_like(y)
+    else:
+        raise HetsimError(f"weighting {weighting!r}: allowed: relative, none")
+    coef, *_ = np.linalg.lstsq(X * w[:, None], y * w, rcond=None)
+    return coef
+
+
+def eq7_time(t_single: float | np.ndarray, n_rows, cores, tile_rows: int,
+             alphas: Sequence[float]) -> np.ndarray:
+    """Eqs. 6-7 with integer iterations: n_iter = ceil(N/ts) iterations of (T − α1)/n_iter + α2,
+    dealt evenly to H threads; the slowest thread (ceil(n_iter/H) iterations) + α3 decides."""
+    a1, a2, a3 = alphas
+    n_iter = np.maximum(1, np.ceil(np.asarray(n_rows, dtype=float) / tile_rows))
+    busiest = np.ceil(n_iter / np.asarray(cores, dtype=float))
+    t_iter = (np.asarray(t_single, dtype=float) - a1) / n_iter + a2
+    return t_iter * busiest + a3
+
+
+@dataclass
+class FamilyFit:
+    """Eq. 5 coefficients (β1..β8) and eq. 6-7 coefficients (α1..α3) of one core type and op family."""
+
+    betas: np.ndarray
+    alphas: np.ndarray
+
+
+@dataclass
+class PipeitPredictor(CostModel):
+    """Pipe-it's layer-time predictor. Build it with :meth:`fit`; use it like any cost model.
+
+    The predicted time of a layer is the predicted time of its major op (conv, dw or fc), as the
+    paper predicts GEMMs only; ``include_folded=True`` adds the ground truth's time of the folded
+    non-conv ops (the paper is silent; off by default).
+    """
+
+    platform: Platform
+    conv: dict[str, FamilyFit] = field(default_factory=dict)     # core type -> fit
+    dw: dict[str, FamilyFit] = field(default_factory=dict)
+    fc: dict[tuple[str, int, int], tuple[float, float]] = field(default_factory=dict)  # (type, cores, neurons) -> (γ1, γ0)
+    tile_rows: dict[str, int] = field(default_factory=dict)
+    include_folded: bool = False
+    truth: CostModel | None = None
+    name: str = "pipeit-predictor"
+
+    def __post_init__(self):
+        CostModel.__init__(self, self.platform)
+
+    def __hash__(self):
+        return id(self)
+
+    def __eq__(self, other):
+        return self is other
+
+    # -- fitting -------------------------------------------------------------------------------
+    @classmethod
+    def fit(cls, platform: Platform, truth: PipeitGroundTruth, *, weighting: str = "relative",
+            include_folded: bool = False, grid: Sequence[Op] | None = None,
+            clusters: Iterable[str] | None = None) -> PipeitPredictor:
+        """Run the micro-benchmarks on ``truth`` and fit eq. 5 (single core) and eqs. 6-7 (1..n
+        cores) per core type, and the FC regressions per (neurons, configuration)."""
+        conv_ops = list(grid) if grid is not None else conv_grid()
+        dw_ops, fc_ops = dw_grid(), fc_grid()
+        pred = cls(platform, include_folded=include_folded, truth=truth)
+        names = list(clusters) if clusters is not None else [c.name for c in platform.clusters]
+        for cname in names:
+            c = platform.cluster(cname)
+            p = truth.params(cname)
+            ts = p.tile_rows or 1
+            pred.tile_rows[c.core_type] = ts
+            for family, ops in (("conv", conv_ops), ("dw", dw_ops)):
+                n = np.array([op.gemm[0] for op in ops], dtype=float)
+                k = np.array([op.gemm[1] for op in ops], dtype=float)
+                m = np.array([op.gemm[2] for op in ops], dtype=float)
+                single = np.array([_measure(truth, op, p, 1) for op in ops])
+                betas = _wls(eq5_features(n, k, m), single, weighting)
+                # Eq. 7 is linear in α: T_multi = T·b/n_iter − α1·b/n_iter + α2·b + α3, b = busiest.
+                xs, ys = [], []
+                for h in range(2, c.cores + 1):
+                    multi = np.array([_measure(truth, op, p, h) for op in ops])
+                    n_iter = np.maximum(1, np.ceil(n / ts))
+                    b = np.ceil(n_iter / h)
+                    xs.append(np.column_stack([-b / n_iter, b, np.ones_like(b)]))
+                    ys.append(multi - single * b / n_iter)
+                if xs:
+                    X, y = np.vstack(xs), np.concatenate(ys)
+                    target = np.concatenate([np.array([_measure(truth, op, p, h) for op in ops])
+                                             for h in range(2, c.cores + 1)])
+                    w = 1.0 / target if weighting == "relative" else np.ones_like(target)
+                    alphas, *_ = np.linalg.lstsq(X * w[:, None], y * w, rcond=None)
+                else:
+                    alphas = np.zeros(3)
+                getattr(pred, family)[c.core_type] = FamilyFit(betas, alphas)
+            for neurons in FC_NEURONS:
+                ops = [op for op in fc_ops if op.gemm[2] == neurons]
+                x = np.array([op.gemm[1] for op in ops], dtype=float)
+                for h in range(1, c.cores + 1):
+                    y = np.array([_measure(truth, op, p, h) for op in ops])
+                    g1, g0 = _wls(np.column_stack([x, np.ones_like(x)]), y, weighting)
+                    pred.fc[(c.core_type, h, neurons)] = (float(g1), float(g0))
+        return pred
+
+    # -- prediction -----------------------------------------------------------------------------
+    def predict_op(self, op: Op, ep: ExecutionPlace) -> float:
+        """Predicted time of a conv, dw or fc op on ``ep`` (s)."""
+        ctype = self.platform.cluster(ep.cluster).core_type
+        if op.kind == OpKind.FC:
+            _, k, m = op.gemm
+            neurons = min(FC_NEURONS, key=lambda x: abs(math.log(x / m)))  # nearest benchmarked count
+            g1, g0 = self.fc[(ctype, ep.cores, neurons)]
+            return float((g1 * k + g0) * m / neurons)
+        fit = (self.conv if op.kind == OpKind.CONV else self.dw).get(ctype)
+        if fit is None:
+            raise HetsimError(f"the predictor was not fitted for core type {ctype}")
+        n, k, m = op.gemm
+        single = float(eq5_features([n], [k], [m])[0] @ fit.betas) * op.gemm_groups
+        if ep.cores == 1:
+            return single
+        return float(eq7_time(single, n, ep.cores, self.tile_rows[ctype], fit.alphas))
+
+    def op_demand(self, op, ep: ExecutionPlace, state: DvfsState | None = None) -> Demand:
+        if op.kind in (OpKind.CONV, OpKind.DW, OpKind.FC):
+            return Demand(self.predict_op(op, ep), 0.0, 0.0)
+        if self.include_folded and self.truth is not None:
+            return self.truth.op_demand(op, ep, state)
+        return ZERO
+
+    def layer_table(self, workload, eps: Sequence[ExecutionPlace]) -> pd.DataFrame:
+        return time_table(self, workload, eps)
+
+
+def _measure(truth: PipeitGroundTruth, op: Op, p: CoreParams, threads: int) -> float:
+    busy, _ = truth.side_time(op, p, threads)
+    return p.overhead_s + busy
+
+
+def prediction_errors(pred: PipeitPredictor, truth: PipeitGroundTruth, workload,
+                      eps: Sequence[ExecutionPlace], kinds: Iterable[str] = ("conv",)) -> pd.DataFrame:
+    """Per-layer prediction error of the major op (Table III: |pred − truth| / truth, GEMM convs)."""
+    kinds = set(kinds)
+    rows = []
+    for layer in workload.layers:
+        op = layer.major
+        if op.kind not in kinds:
+            continue
+        for ep in eps:
+            t = truth.op_time(op, ep)
+            y = pred.predict_op(op, ep)
+            rows.append((workload.name, layer.index, op.name, str(op.kind), ep.name, t, y, abs(y - t) / t))
+    return pd.DataFrame(rows, columns=["workload", "layer", "op", "kind", "ep", "truth_s", "predicted_s",
+                                       "abs_error"])

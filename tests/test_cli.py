@@ -173,3 +173,10 @@ def test_unknown_platform_and_workload_names():
     assert_one_line_error(hetsim("workloads", "show", "nope"), "nope")
     assert_one_line_error(hetsim("platforms", "show", "nope"), "unknown platform")
     assert_one_line_error(hetsim("simulate", "-p", "hikey970"), "Missing option")
+
+
+def test_reproduce_argument_errors(tmp_path):
+    assert_one_line_error(hetsim("reproduce", "--out", str(tmp_path)), "say what to reproduce")
+    assert_one_line_error(hetsim("reproduce", "nopaper", "--out", str(tmp_path)), "unknown paper 'nopaper'")
+    assert_one_line_error(hetsim("reproduce", "shisha:nofig", "--out", str(tmp_path)), "no experiment 'nofig'")
+    assert not list(tmp_path.iterdir())

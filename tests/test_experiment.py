@@ -57,7 +57,8 @@ def test_outcome_and_scorecard_files(tmp_path):
     data = json.loads(js.read_text())
     assert data["passed"] == 3 and data["failed"] == 1
     for row in data["claims"]:
-        assert set(row) == {"paper", "id", "claim", "paper_value", "sim_value", "tolerance", "passed"}
+        assert set(row) == {"paper", "id", "claim", "paper_value", "sim_value", "tolerance", "pass",
+                            "known_disagreement"}
     text = md.read_text()
     assert "**FAIL**" in text and "3 of 4 claims pass" in text
 
@@ -79,3 +80,15 @@ def test_fit_recovers_a_known_parameter():
     assert fit.values["core_types.denver2.gemm_efficiency"] == pytest.approx(0.42, rel=1e-4)
     assert fit.rms_log_error < 1e-6
     assert abs(fit.table["error"]).max() < 1e-6
+
+
+def test_claim_problems_flag_unknown_failures_and_stale_known_ones():
+    from hetsim.experiment import claim_problems
+
+    exp = Experiment("fakepaper", "fig1", "A fake figure", _fake)
+    outcome = run_experiment(exp, quick=True)          # "y at 2" fails in the quick version
+    assert [p for p in claim_problems(outcome) if p.startswith("FAILS: y at 2")]
+    outcome.artifact.claims[0].known_disagreement = "a known reason"
+    assert claim_problems(outcome) == []
+    outcome.artifact.claims[1].known_disagreement = "listed but passing"
+    assert any(p.startswith("PASSES although listed") for p in claim_problems(outcome))

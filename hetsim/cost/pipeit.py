@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -60,8 +60,13 @@ class CoreParams:
     tile_rows: int | None
     tile_cols: int | None
 
+    parallel: tuple[float, ...] = (1.0,)   # per-core efficiency with 1, 2, ... busy cores
+
     def bandwidth_Bps(self, threads: int) -> float:
         return min(threads * self.bandwidth_Bps_per_core, self.port_Bps)
+
+    def parallel_efficiency(self, threads: int) -> float:
+        return self.parallel[min(threads, len(self.parallel)) - 1]
 
 
 def core_params(platform: Platform, cluster: str, level: str | None = None) -> CoreParams:
@@ -78,7 +83,8 @@ def core_params(platform: Platform, cluster: str, level: str | None = None) -> C
         cluster=c.name, cores=c.cores, macs_per_s=t.macs_per_cycle * lvl.freq_MHz * 1e6,
         gemm_efficiency=t.gemm_efficiency, dw_efficiency=t.dw_efficiency or t.gemm_efficiency,
         gemv_Bps_per_core=gemv, bandwidth_Bps_per_core=per_core_bw, port_Bps=port,
-        overhead_s=t.op_overhead_us * 1e-6, tile_rows=t.gemm_tile_rows, tile_cols=t.gemm_tile_cols)
+        overhead_s=t.op_overhead_us * 1e-6, tile_rows=t.gemm_tile_rows, tile_cols=t.gemm_tile_cols,
+        parallel=tuple(t.parallel_efficiency))
 
 
 def op_bytes(op: Op) -> int:
@@ -96,9 +102,13 @@ class PipeitGroundTruth(CostModel):
     """
 
     name = "pipeit-ground-truth"
+    SPLITS = ("even", "tiles")
 
-    def __init__(self, platform: Platform):
+    def __init__(self, platform: Platform, split: str = "even"):
         super().__init__(platform)
+        if split not in self.SPLITS:
+            raise HetsimError(f"split {split!r}: allowed: {', '.join(self.SPLITS)}")
+        self.split = split
         self._params: dict[tuple, CoreParams] = {}
 
     def params(self, cluster: str, state: DvfsState | None = None) -> CoreParams:
@@ -110,38 +120,46 @@ class PipeitGroundTruth(CostModel):
         return p
 
     # -- the model ---------------------------------------------------------------------------
-    @staticmethod
-    def side_time(op: Op, p: CoreParams, threads: int, share: float = 1.0) -> tuple[float, float]:
+    def side_time(self, op: Op, p: CoreParams, threads: int, share: float = 1.0) -> tuple[float, float]:
         """(busy_s, bytes) of ``share`` of ``op``'s work run by ``threads`` cores of one cluster.
 
-        ``share`` is the fraction of the op's iterations this cluster gets (1 = all of it);
-        busy_s excludes the fixed per-op overhead.
+        ``share`` is the fraction of the op's work this cluster gets (1 = all of it; kernel-level
+        co-execution gives each cluster a part); busy_s excludes the fixed per-op overhead.
         """
         if op.kind in VIEW_KINDS or share <= 0:
             return 0.0, 0.0
         nbytes = op_bytes(op) * share
         memory = nbytes / p.bandwidth_Bps(threads)
+        eff = p.parallel_efficiency(threads)      # shared-L2 contention: per-core rate with `threads` busy
         if op.kind == OpKind.CONV:
             n_rows, k, m = op.gemm
-            m_pad = math.ceil(m / p.tile_cols) * p.tile_cols if p.tile_cols else m
-            if p.tile_rows:
-                tiles = math.ceil(math.ceil(n_rows / p.tile_rows) * share - 1e-9)
-                rows = min(math.ceil(tiles / threads) * p.tile_rows, n_rows)
-            else:
-                rows = n_rows * share / threads
-            compute = rows * k * m_pad * op.gemm_groups / (p.macs_per_s * p.gemm_efficiency)
+            ts, tc = p.tile_rows or 1, p.tile_cols or 1
+            row_tiles = math.ceil(n_rows / ts)
+            # arm_gemm computes whole ts x tc blocks: N and M are padded.
+            tile_macs = ts * k * math.ceil(m / tc) * tc * op.gemm_groups
+            busiest = self._busiest(row_tiles, share, threads)
+            compute = busiest * tile_macs / (p.macs_per_s * eff * p.gemm_efficiency)
             return max(compute, memory), nbytes
         if op.kind == OpKind.DW:
-            out_rows = math.ceil(math.ceil(op.out_shape.h * share - 1e-9) / threads)
             r, s = op.kernel
-            compute = out_rows * op.out_shape.w * r * s * op.out_c / (p.macs_per_s * p.dw_efficiency)
+            rows = op.out_shape.h * op.out_c              # work units: output rows of every channel
+            busiest = self._busiest(rows, share, threads)
+            compute = busiest * op.out_shape.w * r * s / (p.macs_per_s * eff * p.dw_efficiency)
             return max(compute, memory), nbytes
         if op.kind == OpKind.FC:
             _, k, m = op.gemm
-            outputs = math.ceil(math.ceil(m * share - 1e-9) / threads)
-            gemv = outputs * k * BYTES_PER_ELEMENT / p.gemv_Bps_per_core
+            busiest = self._busiest(m, share, threads)   # outputs, each a row of K weights
+            gemv = busiest * k * BYTES_PER_ELEMENT / (p.gemv_Bps_per_core * eff)
             return max(gemv, memory), nbytes
         return memory, nbytes
+
+    def _busiest(self, units: int, share: float, threads: int) -> float:
+        """Work units of the busiest thread when ``threads`` share ``share`` of ``units``: an even split
+        (at least one unit), or whole units dealt out (``split="tiles"``, Pipe-it eq. 7)."""
+        mine = units * share
+        if self.split == "tiles":
+            return math.ceil(math.ceil(mine - 1e-9) / threads)
+        return max(mine / threads, min(1.0, mine))
 
     def op_demand(self, op, ep: ExecutionPlace, state: DvfsState | None = None) -> Demand:
         if op.kind in VIEW_KINDS:
@@ -261,32 +279,30 @@ class FamilyFit:
     alphas: np.ndarray
 
 
-@dataclass
 class PipeitPredictor(CostModel):
     """Pipe-it's layer-time predictor. Build it with :meth:`fit`; use it like any cost model.
 
     The predicted time of a layer is the predicted time of its major op (conv, dw or fc), as the
     paper predicts GEMMs only; ``include_folded=True`` adds the ground truth's time of the folded
     non-conv ops (the paper is silent; off by default).
+
+        >>> pred = PipeitPredictor.fit(platform, PipeitGroundTruth(platform))
+        >>> pred.conv["cortex-a73"].betas            # β1..β8 of eq. 5
+        >>> pred.layer_times(workload, platform.ep("B3"))
     """
 
-    platform: Platform
-    conv: dict[str, FamilyFit] = field(default_factory=dict)     # core type -> fit
-    dw: dict[str, FamilyFit] = field(default_factory=dict)
-    fc: dict[tuple[str, int, int], tuple[float, float]] = field(default_factory=dict)  # (type, cores, neurons) -> (γ1, γ0)
-    tile_rows: dict[str, int] = field(default_factory=dict)
-    include_folded: bool = False
-    truth: CostModel | None = None
-    name: str = "pipeit-predictor"
+    name = "pipeit-predictor"
 
-    def __post_init__(self):
-        CostModel.__init__(self, self.platform)
-
-    def __hash__(self):
-        return id(self)
-
-    def __eq__(self, other):
-        return self is other
+    def __init__(self, platform: Platform, include_folded: bool = False, truth: CostModel | None = None):
+        super().__init__(platform)
+        self.conv: dict[str, FamilyFit] = {}                  # core type -> eq. 5 and eq. 7 fit
+        self.dw: dict[str, FamilyFit] = {}
+        self.fc: dict[tuple[str, int, int], tuple[float, float]] = {}  # (core type, cores, neurons) -> (γ1, γ0)
+        self.tile_rows: dict[str, int] = {}
+        self.include_folded = include_folded
+        self.truth = truth
+        if include_folded and truth is None:
+            raise HetsimError("include_folded needs the ground truth that prices the folded ops")
 
     # -- fitting -------------------------------------------------------------------------------
     @classmethod

@@ -6,7 +6,15 @@ For an op on ``n`` cores of core type T at frequency f::
     mem_s     = (input + output + weight + 2 * im2col bytes) / min(n * per-core, port, memory bandwidth)
     op_time   = T.op_overhead + max(compute_s, mem_s)
 
-``eff`` is the core type's GEMM (or depthwise) efficiency. With ``gemm_tile_rows`` = ts set, the N
+``eff`` is the core type's GEMM (or depthwise) efficiency. Three optional core-type fields, fitted
+on a real machine by ``hetsim calibrate host`` (docs/validation.md), add the steps a measured conv
+takes besides its multiply-adds: with ``im2col_GBps`` a conv builds its image matrix in a step of
+its own, im2col bytes / min(n * rate, bandwidth), before the GEMM (numpy and ARM-CL run it as a
+separate kernel); with ``gemm_pack_GBps`` the GEMM pays per byte of its operands (packing the image
+matrix and the filters into blocks, writing the output), (im2col + weight + output bytes) /
+min(n * rate, bandwidth); with
+``kind_GBps[kind]`` the ops of that kind move their bytes at min(n * rate, bandwidth) instead of
+the bandwidth (LRN, pooling: kernels slower than the memory). With ``gemm_tile_rows`` = ts set, the N
 rows of the im2col GEMM are dealt to the n threads in whole tiles of ts rows and the slowest thread
 decides (Pipe-it eq. 7 with integer iterations, ceil(ceil(N/ts)/n)), which makes small layers stop
 scaling: the concave speedups of Pipe-it Fig. 12. Only convolutions split along N this way; a fully
@@ -35,7 +43,8 @@ class RooflineCostModel(CostModel):
 
     def _ep_params(self, ep: ExecutionPlace, state: DvfsState | None) -> tuple:
         """(peak MAC/s for GEMM, for depthwise, per-core MAC/s, bandwidth B/s, overhead s, tile rows,
-        allowed kinds) for ``ep`` in ``state``."""
+        allowed kinds, im2col B/s or None, {kind: B/s}, GEMM packing B/s or None) for ``ep`` in
+        ``state``."""
         level_name = (state or {}).get(ep.cluster) if ep.cluster else None
         key = (ep, level_name)
         params = self._ep_cache.get(key)
@@ -46,7 +55,8 @@ class RooflineCostModel(CostModel):
             a = p.accelerator(ep.accelerator)
             rate = a.peak_GMACps * 1e9 * a.efficiency
             bw = min(a.bandwidth_GBps or math.inf, p.memory(a.memory).bandwidth_GBps) * 1e9
-            params = (rate, rate, rate, bw, a.op_overhead_us * 1e-6, None, frozenset(a.kinds))
+            params = (rate, rate, rate, bw, a.op_overhead_us * 1e-6, None, frozenset(a.kinds), None, {},
+                      None)
         else:
             c = p.cluster(ep.cluster)
             t = p.core_type(c.core_type)
@@ -62,8 +72,11 @@ class RooflineCostModel(CostModel):
             per_core = t.bandwidth_GBps_per_core * ep.cores if t.bandwidth_GBps_per_core else math.inf
             bw = min(c.bandwidth_GBps or math.inf, p.memory(c.memory).bandwidth_GBps, per_core) * 1e9
             kinds = frozenset(t.kinds) if t.kinds else None
+            im2col = min(ep.cores * t.im2col_GBps * 1e9, bw) if t.im2col_GBps else None
+            pack = min(ep.cores * t.gemm_pack_GBps * 1e9, bw) if t.gemm_pack_GBps else None
+            kind_bw = {k: min(ep.cores * v * 1e9, bw) for k, v in t.kind_GBps.items()}
             params = (gemm * ep.cores, dw * ep.cores, gemm, bw, t.op_overhead_us * 1e-6,
-                      t.gemm_tile_rows, kinds)
+                      t.gemm_tile_rows, kinds, im2col, kind_bw, pack)
         self._ep_cache[key] = params
         return params
 
@@ -74,7 +87,8 @@ class RooflineCostModel(CostModel):
     def op_demand(self, op, ep: ExecutionPlace, state: DvfsState | None = None) -> Demand:
         if op.kind in _VIEW_KINDS:
             return ZERO  # a view of a tensor: no kernel runs, no byte moves
-        gemm_rate, dw_rate, per_core_rate, bw, overhead, tile, _ = self._ep_params(ep, state)
+        gemm_rate, dw_rate, per_core_rate, bw, overhead, tile, _, im2col_bw, kind_bw, pack_bw = \
+            self._ep_params(ep, state)
         macs = op.macs
         if macs:
             if op.kind in _GEMM_KINDS:
@@ -91,5 +105,10 @@ class RooflineCostModel(CostModel):
         else:
             compute = 0.0
         nbytes = op.input_bytes + op.output_bytes + op.weight_bytes + 2 * op.im2col_bytes
-        busy = max(compute, nbytes / bw)
+        busy = max(compute, nbytes / kind_bw.get(op.kind, bw))
+        if op.im2col_bytes:  # conv: steps before the multiply-adds, when the core type has them
+            if im2col_bw is not None:
+                busy += op.im2col_bytes / im2col_bw
+            if pack_bw is not None:
+                busy += (op.im2col_bytes + op.weight_bytes + op.output_bytes) / pack_bw
         return Demand(overhead, busy, float(nbytes))

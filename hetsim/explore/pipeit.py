@@ -196,6 +196,35 @@ def merge_stage(T: Mapping[StageConfig, np.ndarray], h_big: int, h_small: int,
     return MergeResult(configs, alloc, trace)
 
 
+# -- every configuration (the space eq. 1 counts) ----------------------------------------------------
+def _compositions(total: int) -> list[tuple[int, ...]]:
+    """Ordered ways to split ``total`` cores into stages (2^(total-1) of them)."""
+    if total == 0:
+        return [()]
+    return [(first, *rest) for first in range(1, total + 1) for rest in _compositions(total - first)]
+
+
+def all_configurations(h_big: int, h_small: int, types: tuple[str, str] = ("B", "s")) -> list[list[StageConfig]]:
+    """Every pipeline configuration of the design space: Big stages first, every core used, both
+    clusters used (Σ_p eq. 1 of them: 64 for 4 + 4)."""
+    big, small = types
+    return [[(big, n) for n in b] + [(small, n) for n in s]
+            for b in _compositions(h_big) for s in _compositions(h_small)]
+
+
+def best_configuration(T: Mapping[StageConfig, np.ndarray], h_big: int, h_small: int,
+                       types: tuple[str, str] = ("B", "s")) -> MergeResult:
+    """The configuration oracle: every configuration allocated by Algorithm 2, the best by eq. 11
+    (what Algorithm 3's merges approximate without trying them all)."""
+    best, best_fps = None, -1.0
+    for configs in all_configurations(h_big, h_small, types):
+        alloc = work_flow(configs, T)
+        fps = throughput(T, configs, alloc)
+        if fps > best_fps:
+            best, best_fps = MergeResult(configs, alloc), fps
+    return best
+
+
 # -- on a platform ----------------------------------------------------------------------------------
 @dataclass
 class PipeitDesign:

@@ -4,8 +4,12 @@ Each pipeline stage is one process pinned to its own cores (``os.sched_setaffini
 many BLAS threads (threadpoolctl) and kernel threads (:class:`~hetsim.host.kernels.Workers`) as it
 has cores. Stage 1 takes a new frame as soon as it is free (a saturated source, like the DES);
 every stage hands the tensors that cross its cut (``Workload.cut_bytes``: every tensor produced at
-or before the cut and read after it) to the next through a ``multiprocessing`` queue of one frame
-(a bounded store, as ``--buffer 1`` in the DES), and blocks while that queue is full.
+or before the cut and read after it) to the next through a :class:`Channel`: the tensors are copied
+into a slot of a shared-memory ring and the slot's number goes through a ``multiprocessing`` queue
+of one frame (a bounded store, as ``--buffer 1`` in the DES); the sender blocks while that queue
+is full. Pickling the arrays through the queue's pipe instead costs milliseconds per frame on this
+kind of VM (every 64 KiB pipe buffer is a wake-up of the other process), which no runtime the
+simulator models pays: Pipe-it's ARM-CL stages hand over pointers in shared memory.
 
 Each stage times every layer of every frame (``perf_counter``, a system-wide monotonic clock, so
 the stages' stamps are comparable) and when the frame left. Throughput is measured over the
@@ -28,7 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hetsim.errors import HetsimError
-from hetsim.host.kernels import Workers, compile_op
+from hetsim.host.kernels import Workers, compile_op, pin_process, steady_allocator
 from hetsim.sim.source import steady_state_window
 from hetsim.workload import Workload, load_workload, resolve_workload, workload_from_dict
 from hetsim.workload.ops import VIEW_KINDS
@@ -148,6 +152,54 @@ def _tensors_crossing(workload: Workload, cut: int) -> list[str]:
     return names
 
 
+# -- hand-off between stages ------------------------------------------------------------------
+class Channel:
+    """A bounded queue of frames between two stage processes: ``SLOTS`` slots of shared memory,
+    each holding every tensor that crosses the cut, and a queue of one slot number. With a queue
+    of one frame, a slot is rewritten only after the receiver took the two frames after it, i.e.
+    finished with it, so the receiver reads its slot in place (no copy on that side)."""
+
+    SLOTS = 3
+
+    def __init__(self, ctx, layout: Sequence[tuple[str, tuple[int, ...]]]):
+        self.layout = [(name, tuple(shape)) for name, shape in layout]
+        self.slot_elems = sum(int(np.prod(s)) for _, s in self.layout)
+        self.raw = ctx.RawArray("f", max(1, self.slot_elems * self.SLOTS))
+        self.queue = ctx.Queue(maxsize=1)
+        self._views: list[dict[str, np.ndarray]] | None = None
+        self._next = 0
+
+    def _slots(self) -> list[dict[str, np.ndarray]]:
+        if self._views is None:
+            flat = np.frombuffer(self.raw, dtype=np.float32)
+            self._views = []
+            for k in range(self.SLOTS):
+                off = k * self.slot_elems
+                views = {}
+                for name, shape in self.layout:
+                    n = int(np.prod(shape))
+                    views[name] = flat[off:off + n].reshape(shape)
+                    off += n
+                self._views.append(views)
+        return self._views
+
+    def send(self, tensors: dict[str, np.ndarray], timeout: float | None = None) -> None:
+        slot = self._next
+        self._next = (slot + 1) % self.SLOTS
+        views = self._slots()[slot]
+        for name, _ in self.layout:
+            np.copyto(views[name], tensors[name].reshape(views[name].shape))
+        self.queue.put(slot, timeout=timeout)
+
+    def recv(self, timeout: float | None = None) -> dict[str, np.ndarray]:
+        slot = self.queue.get(timeout=timeout)
+        return dict(self._slots()[slot])
+
+
+def _layout(workload: Workload, names: Sequence[str]) -> list[tuple[str, tuple[int, ...]]]:
+    return [(n, tuple(workload.input_shape if n == INPUT else workload.op(n).out_shape)) for n in names]
+
+
 # -- the pipeline of processes ------------------------------------------------------------------
 @dataclass(frozen=True)
 class StageSpec:
@@ -188,8 +240,8 @@ class PipelineRun:
 def _stage_main(ref: WorkloadRef, spec: StageSpec, index: int, n_stages: int, frames: int,
                 warmup: int, seed: int, q_in, q_out, results, barrier) -> None:
     try:
-        if hasattr(os, "sched_setaffinity"):
-            os.sched_setaffinity(0, set(spec.cpus))
+        pin_process(list(spec.cpus))
+        steady_allocator()
         from threadpoolctl import threadpool_limits
 
         threadpool_limits(len(spec.cpus), user_api="blas")
@@ -208,11 +260,11 @@ def _stage_main(ref: WorkloadRef, spec: StageSpec, index: int, n_stages: int, fr
         end = np.zeros(frames)
         clock = time.perf_counter
         for f in range(frames):
-            tensors = dict(sample) if index == 0 else q_in.get(timeout=STAGE_TIMEOUT_S)
+            tensors = dict(sample) if index == 0 else q_in.recv(timeout=STAGE_TIMEOUT_S)
             start[f] = clock()
             out = net.run(tensors, times[f])
             if q_out is not None:
-                q_out.put(out, timeout=STAGE_TIMEOUT_S)
+                q_out.send(out, timeout=STAGE_TIMEOUT_S)
             end[f] = clock()
             if index == n_stages - 1:
                 results.put(("frame", index, f))
@@ -232,7 +284,9 @@ def run_pipeline(ref: WorkloadRef, stages: Sequence[tuple[int, int, Sequence[int
     specs = [StageSpec(int(a), int(b), tuple(int(c) for c in cpus)) for a, b, cpus in stages]
     ctx = mp.get_context("spawn")
     k = len(specs)
-    queues = [ctx.Queue(maxsize=1) for _ in range(k - 1)]
+    workload = ref.load()
+    op_kinds_supported(workload)
+    queues = [Channel(ctx, _layout(workload, _tensors_crossing(workload, s.last))) for s in specs[:-1]]
     results = ctx.Queue()
     barrier = ctx.Barrier(k + 1)
     procs = []

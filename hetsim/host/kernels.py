@@ -14,6 +14,7 @@ every op of a stage uses all its cores, as ARM-CL's kernels do.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -28,6 +29,46 @@ Kernel = Callable[[Sequence[np.ndarray]], np.ndarray]
 _LRN_SIZE, _LRN_ALPHA, _LRN_K = 5, 1e-4, 1.0
 
 
+#: Outputs smaller than this (elements) run on the calling thread: waking a second thread costs
+#: 50-100 µs on a VM (an idle vCPU is halted), more than splitting a small kernel saves.
+PARALLEL_MIN_ELEMENTS = 1 << 17
+
+
+def pin_process(cores: list[int]) -> None:
+    """Pin every thread of this process (BLAS's pool was started at import, before any pinning)
+    to ``cores``. ``os.sched_setaffinity(0, ...)`` alone pins only the calling thread."""
+    if not hasattr(os, "sched_setaffinity"):
+        return
+    mask = set(cores)
+    try:
+        tids = [int(t) for t in os.listdir("/proc/self/task")]
+    except OSError:
+        tids = [0]
+    for tid in tids:
+        try:
+            os.sched_setaffinity(tid, mask)
+        except OSError:  # a thread that just ended
+            pass
+
+
+
+def steady_allocator() -> bool:
+    """Keep freed memory in the process (glibc ``mallopt``): arrays up to 32 MiB come from the
+    heap and the heap is never trimmed, so after the first frame a forward pass reuses memory
+    instead of mapping fresh pages, each a page fault on first touch (several ms per frame on a
+    VM, more than some layers take). Inference runtimes do the same with a memory manager that
+    allocates their tensors once. Returns False where there is no glibc (nothing changes)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6")
+        m_trim, m_top_pad, m_mmap = -1, -2, -3  # malloc.h: M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_THRESHOLD
+        ok = libc.mallopt(m_mmap, 32 << 20) and libc.mallopt(m_trim, 2**31 - 1)
+        return bool(ok and libc.mallopt(m_top_pad, 64 << 20))
+    except (OSError, AttributeError):
+        return False
+
+
 class Workers:
     """``n`` threads (the caller is one of them) that run a kernel on disjoint row ranges. numpy
     releases the GIL in its copy and ufunc loops, so the chunks run in parallel."""
@@ -36,9 +77,10 @@ class Workers:
         self.n = max(1, int(n))
         self._pool = ThreadPoolExecutor(self.n - 1) if self.n > 1 else None
 
-    def rows(self, fn: Callable[[int, int], None], total: int) -> None:
-        """Call ``fn(lo, hi)`` over a partition of ``range(total)`` into at most ``n`` chunks."""
-        if self._pool is None or total < 2:
+    def rows(self, fn: Callable[[int, int], None], total: int, elements: int) -> None:
+        """Call ``fn(lo, hi)`` over a partition of ``range(total)`` into at most ``n`` chunks;
+        on one thread when the output has fewer than :data:`PARALLEL_MIN_ELEMENTS` elements."""
+        if self._pool is None or total < 2 or elements < PARALLEL_MIN_ELEMENTS:
             fn(0, total)
             return
         parts = min(self.n, total)
@@ -78,7 +120,7 @@ def im2col(x: np.ndarray, kernel: tuple[int, int], stride: int, pad: tuple[int, 
     def copy(lo: int, hi: int) -> None:
         cols[lo:hi] = view[lo:hi]
 
-    workers.rows(copy, oh)
+    workers.rows(copy, oh, cols.size)
     return cols.reshape(oh * ow, r * s * c)
 
 
@@ -137,7 +179,7 @@ def _dw(op, rng, workers: Workers) -> Kernel:
                     win = xp[i + lo * st:i + (hi - 1) * st + 1:st, j:j + (ow - 1) * st + 1:st]
                     acc += win * w[i, j]
 
-        workers.rows(part, oh)
+        workers.rows(part, oh, y.size)
         return y
 
     return run
@@ -182,7 +224,7 @@ def _pool(op, rng, workers: Workers) -> Kernel:
             if not is_max:
                 acc *= scale
 
-        workers.rows(part, oh)
+        workers.rows(part, oh, y.size)
         return y
 
     return run
@@ -195,7 +237,7 @@ def _elementwise(fn: Callable[[np.ndarray, np.ndarray], None]):
         def run(inputs):
             x = inputs[0]
             y = np.empty(op.out_shape, dtype=np.float32)
-            workers.rows(lambda lo, hi: fn(x[lo:hi], y[lo:hi]), x.shape[0])
+            workers.rows(lambda lo, hi: fn(x[lo:hi], y[lo:hi]), x.shape[0], y.size)
             return y
 
         return run
@@ -236,7 +278,7 @@ def _bn(op, rng, workers: Workers) -> Kernel:
             np.multiply(x[lo:hi], gamma, out=y[lo:hi])
             y[lo:hi] += beta
 
-        workers.rows(part, x.shape[0])
+        workers.rows(part, x.shape[0], y.size)
         return y
 
     return run
@@ -251,7 +293,7 @@ def _add(op, rng, workers: Workers) -> Kernel:
             for extra in inputs[2:]:
                 y[lo:hi] += extra[lo:hi]
 
-        workers.rows(part, y.shape[0])
+        workers.rows(part, y.shape[0], y.size)
         return y
 
     return run
@@ -267,7 +309,7 @@ def _concat(op, rng, workers: Workers) -> Kernel:
                 y[lo:hi, :, c0:c0 + x.shape[2]] = x[lo:hi]
                 c0 += x.shape[2]
 
-        workers.rows(part, y.shape[0])
+        workers.rows(part, y.shape[0], y.size)
         return y
 
     return run

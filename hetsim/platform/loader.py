@@ -92,7 +92,13 @@ def apply_override(data: dict, text: str, source: str = "<platform>") -> None:
     for i, part in enumerate(parts):
         last = i == len(parts) - 1
         where = ".".join(parts[: i + 1])
-        if isinstance(node, list):
+        if isinstance(node, list) and last and part.isdigit() and not any(isinstance(x, dict) for x in node):
+            # A list of plain values (parallel_efficiency) is addressed by its 0-based index.
+            if int(part) >= len(node):
+                raise HetsimError(f"--set {key}: index {part} is past the end of {'.'.join(parts[:i])} "
+                                  f"({len(node)} entries: {node}); set the whole list instead")
+            node[int(part)] = value
+        elif isinstance(node, list):
             match = [x for x in node if isinstance(x, dict) and x.get("name") == part]
             if not match:
                 names = [x.get("name") for x in node if isinstance(x, dict)]

@@ -1,0 +1,135 @@
+"""``hetsim calibrate host`` and ``hetsim validate host``: two click groups, registered on the main
+command line with ``cli.add_command(calibrate)`` and ``cli.add_command(validate)``.
+
+Progress bars and tables go to stderr when ``--json`` asks for one object on stdout.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from hetsim.errors import HetsimError
+
+
+def _progress(console: Console) -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), console=console, transient=False)
+
+
+# -- calibrate --------------------------------------------------------------------------------
+@click.group()
+def calibrate() -> None:
+    """Measure a machine and fit a platform YAML to it."""
+
+
+@calibrate.command("host")
+@click.option("--out", "out", type=click.Path(dir_okay=False), default="results/host/host.yaml",
+              show_default=True, help="Platform YAML to write; the raw measurements go beside it "
+              "(<name>.measurements.json).")
+@click.option("--name", default="host", show_default=True, help="Platform name in the YAML.")
+@click.option("--quick", is_flag=True, help="A tiny benchmark plan (seconds, rough): for tests.")
+def calibrate_host(out, name, quick) -> None:
+    """Micro-benchmark this machine (GEMMs, memory bandwidth, im2col, op kernels) and fit the
+    roofline cost model's parameters to it (about two minutes on 2 cores)."""
+    import yaml
+
+    from hetsim.host.fit import fit_host, platform_yaml
+    from hetsim.host.microbench import BenchPlan, cpus, run_all
+    from hetsim.platform import platform_from_dict
+    from hetsim.validation import atomic_write
+
+    out_path = Path(out)
+    if out_path.suffix not in (".yaml", ".yml"):
+        raise HetsimError(f"--out {out}: the platform file must end in .yaml or .yml")
+    raw_path = out_path.with_name(out_path.stem + ".measurements.json")
+    plan = BenchPlan.quick() if quick else BenchPlan()
+    units = plan.units(len(cpus()))
+    console = Console(stderr=True)
+    with _progress(console) as bar:
+        tasks = {phase: bar.add_task(phase, total=n) for phase, n in units.items() if n}
+        measurements = run_all(plan, lambda phase, n: bar.advance(tasks[phase], n) if phase in tasks else None)
+    fit = fit_host(measurements)
+    text = platform_yaml(fit, measurements, name, raw_path.name)
+    platform_from_dict(yaml.safe_load(text), str(out_path))  # never write a platform that fails to load
+    with atomic_write(raw_path) as f:
+        json.dump({"measurements": measurements.to_dict(), "fit": {
+            "residuals": fit.residuals, "peak_GMACps": fit.peak_MACps / 1e9}}, f, indent=1)
+    with atomic_write(out_path) as f:
+        f.write(text)
+    t = Table("parameter", "value", title=f"fitted platform {name}", title_justify="left")
+    t.add_row("peak (GMAC/s/core)", f"{fit.peak_MACps / 1e9:.1f} ({fit.macs_per_cycle:g} MAC/cycle @ {fit.freq_MHz:g} MHz)")
+    t.add_row("gemm_efficiency", f"{fit.gemm_efficiency:.3f}")
+    t.add_row("parallel_efficiency", ", ".join(f"{x:.3f}" for x in fit.parallel_efficiency))
+    t.add_row("op_overhead_us", f"{fit.op_overhead_s * 1e6:.2f}")
+    t.add_row("gemm_pack_GBps", f"{fit.gemm_pack_Bps / 1e9:.2f}")
+    t.add_row("im2col_GBps", f"{fit.im2col_Bps / 1e9:.2f}")
+    t.add_row("bandwidth per core / memory (GB/s)",
+              f"{fit.core_bandwidth_Bps / 1e9:.2f} / {fit.memory_bandwidth_Bps / 1e9:.2f}")
+    for k, v in sorted(fit.kind_Bps.items()):
+        t.add_row(f"kind_GBps.{k}", f"{v / 1e9:.2f}")
+    if fit.dw_efficiency is not None:
+        t.add_row("dw_efficiency", f"{fit.dw_efficiency:.4f}")
+    for k, v in fit.residuals.items():
+        t.add_row(f"median |error| {k}", f"{v:.1%}")
+    Console().print(t)
+    click.echo(f"wrote {out_path} and {raw_path}")
+
+
+# -- validate ---------------------------------------------------------------------------------
+@click.group()
+def validate() -> None:
+    """Compare the simulator with real runs."""
+
+
+@validate.command("host")
+@click.option("--platform", "-p", "platform_name", required=True,
+              help="Calibrated platform (from `hetsim calibrate host`), name or YAML path.")
+@click.option("--workload", "-w", "workload_name", required=True, help="Workload name or YAML path.")
+@click.option("--mapping", "-m", "mappings", multiple=True,
+              help="Pipeline string on the host cluster (repeatable). Default: the whole network on 1 "
+              "core, on all cores, and the best 2-stage pipeline the simulator finds.")
+@click.option("--frames", "-n", type=int, default=30, show_default=True, help="Frames per run.")
+@click.option("--repeats", "-r", type=int, default=3, show_default=True,
+              help="Runs per mapping (taken in turns; the median is reported).")
+@click.option("--scale", type=float, default=1.0, show_default=True,
+              help="Scale the input resolution (H and W) by this factor.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random weights.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
+              help="Directory for report.md, report.png, report.json [default: results/validation/<workload>].")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def validate_host_cmd(platform_name, workload_name, mappings, frames, repeats, scale, seed, out_dir,
+                      as_json) -> None:
+    """Run a workload for real (numpy, one pinned process per stage) and compare per-layer times
+    and pipeline throughput with the DES on the calibrated platform."""
+    from hetsim.host.executor import WorkloadRef
+    from hetsim.host.validate import report_markdown, validate_host, write_report
+    from hetsim.platform import load_platform
+
+    platform = load_platform(platform_name)
+    ref = WorkloadRef(workload_name, scale)
+    workload = ref.load()
+    out = Path(out_dir) if out_dir else Path("results") / "validation" / workload.name
+    console = Console(stderr=True)
+    with _progress(console) as bar:
+        task = bar.add_task("frames", total=None)
+
+        def progress(label, done, total):
+            bar.update(task, completed=done, total=total, description=label)
+
+        report = validate_host(platform, ref, list(mappings) or None, frames, repeats, seed,
+                               progress=progress)
+    paths = write_report(report, out)
+    if as_json:
+        d = report.to_dict()
+        click.echo(json.dumps({"layer_mape": d["layer_mape"], "mappings": [
+            {k: m[k] for k in ("mapping", "measured_fps", "simulated_fps", "error")} for m in d["mappings"]],
+            "workload": d["workload"], "platform": d["platform"], "report": str(paths[0])}))
+    else:
+        Console().print(report_markdown(report), markup=False, highlight=False)
+        click.echo("wrote " + ", ".join(str(p) for p in paths))

@@ -1,0 +1,263 @@
+"""Fit the default (roofline) cost model's parameters to the micro-benchmarks of this machine, and
+write them as a platform YAML.
+
+The model fitted is the one :class:`~hetsim.cost.RooflineCostModel` evaluates, term by term:
+
+* GEMM (N×K by K×M) on n threads::
+
+      t = overhead + (N·K + K·M + N·M)·4 / min(n·pack, bw(n))
+                   + max(N·K·M / (n · peak · eff · par_eff(n)), (N·K + K·M + N·M)·4 / bw(n))
+
+  with bw(n) = min(n · per-core bandwidth, memory bandwidth). ``peak`` = ISA MAC/cycle × clock.
+  ``eff``, ``pack`` and ``overhead`` come from the 1-thread grid, ``par_eff(n)`` from the n-thread
+  grid with the others fixed (least squares on log time, soft-L1 loss so that a run disturbed by
+  another process weighs little).
+* Bandwidth: the per-core figure is the 1-process STREAM-like read; the memory's is the sum over
+  the processes of the all-core run.
+* im2col: t = overhead + bytes / min(n · rate, bw(n)), one rate over every shape and thread count.
+* Op kinds slower than the memory (LRN, pools, ...): the same form, one rate per kind; depthwise
+  convs get a ``dw_efficiency`` instead (t = overhead + MACs / (n · peak · dw_eff)).
+
+The clock: the nominal one from /proc/cpuinfo, unless the fitted GEMM rate exceeds the ISA peak
+at that clock (turbo), in which case the clock is raised to the lowest 100 MHz step that holds it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.optimize import least_squares
+
+from hetsim.host.microbench import Measurements
+
+_GB = 1e9
+
+
+@dataclass
+class HostFit:
+    """Fitted parameters (SI units inside, GB/s and µs in the YAML) and the fit's residuals."""
+
+    macs_per_cycle: float
+    freq_MHz: float
+    gemm_efficiency: float
+    parallel_efficiency: list[float]
+    op_overhead_s: float
+    gemm_pack_Bps: float
+    im2col_Bps: float
+    core_bandwidth_Bps: float
+    memory_bandwidth_Bps: float
+    kind_Bps: dict[str, float]
+    dw_efficiency: float | None
+    cores: int
+    residuals: dict[str, float] = field(default_factory=dict)  # bench -> median |t_model/t - 1|
+
+    @property
+    def peak_MACps(self) -> float:
+        return self.macs_per_cycle * self.freq_MHz * 1e6
+
+    def bw(self, n: int) -> float:
+        return min(n * self.core_bandwidth_Bps, self.memory_bandwidth_Bps)
+
+    def par_eff(self, n: int) -> float:
+        pe = self.parallel_efficiency
+        return pe[min(n, len(pe)) - 1]
+
+    def gemm_time(self, n_rows: int, k: int, m: int, threads: int) -> float:
+        a, b, c = n_rows * k * 4, k * m * 4, n_rows * m * 4
+        bw = self.bw(threads)
+        pack = min(threads * self.gemm_pack_Bps, bw)
+        compute = n_rows * k * m / (threads * self.peak_MACps * self.gemm_efficiency * self.par_eff(threads))
+        return self.op_overhead_s + (a + b + c) / pack + max(compute, (a + b + c) / bw)
+
+    def rate_time(self, nbytes: float, rate: float, threads: int) -> float:
+        return self.op_overhead_s + nbytes / min(threads * rate, self.bw(threads))
+
+
+def _robust(residual, x0, lo, hi):
+    """Least squares in log-parameter space with a soft-L1 loss (outliers from other processes)."""
+    res = least_squares(lambda x: residual(np.exp(x)), np.log(x0), bounds=(np.log(lo), np.log(hi)),
+                        loss="soft_l1", f_scale=0.1)
+    return np.exp(res.x)
+
+
+def _median_abs(errors) -> float:
+    e = np.abs(np.asarray(list(errors), dtype=float))
+    return float(np.median(e)) if e.size else float("nan")
+
+
+def fit_host(m: Measurements) -> HostFit:
+    machine = m.machine
+    cores = len(machine["cpus"])
+    macs = float(machine["macs_per_cycle"])
+    nominal = float(machine["nominal_MHz"])
+
+    # -- bandwidth ------------------------------------------------------------------------
+    one = [s["bytes"] / s["time_s"] for s in m.stream if s["cores"] == 1]
+    top = max(s["cores"] for s in m.stream)
+    core_bw = float(np.median(one))
+    mem_bw = float(sum(s["bytes"] / s["time_s"] for s in m.stream if s["cores"] == top))
+    mem_bw = max(mem_bw, core_bw)
+
+    # -- GEMM, 1 thread: peak rate, packing rate, overhead ----------------------------------
+    g1 = [g for g in m.gemm if g["threads"] == 1]
+    t1 = np.array([g["time_s"] for g in g1])
+
+    def model1(rate, pack, o, rows):
+        out = []
+        for g in rows:
+            n_, k, mm = g["n"], g["k"], g["m"]
+            a, b, c = 4 * n_ * k, 4 * k * mm, 4 * n_ * mm
+            out.append(o + (a + b + c) / min(pack, core_bw) + max(n_ * k * mm / rate, (a + b + c) / core_bw))
+        return np.array(out)
+
+    best = max(g["n"] * g["k"] * g["m"] / g["time_s"] for g in g1)
+    rate, pack, o = _robust(lambda x: np.log(model1(x[0], x[1], x[2], g1) / t1),
+                            [best, 10 * _GB, 5e-6], [1e8, 1e7, 1e-8], [1e14, 1e13, 1e-2])
+    freq = nominal
+    if rate > macs * freq * 1e6:  # turbo: raise the clock to the lowest 100 MHz step that fits
+        freq = math.ceil(rate / (macs * 1e8)) * 100.0
+    eff = float(min(1.0, rate / (macs * freq * 1e6)))
+
+    fit = HostFit(macs, freq, eff, [1.0], float(o), float(pack), 1.0, core_bw, mem_bw, {}, None, cores)
+
+    # -- GEMM, n threads: parallel efficiency -------------------------------------------------
+    for n in range(2, cores + 1):
+        gn = [g for g in m.gemm if g["threads"] == n]
+        if not gn:
+            fit.parallel_efficiency.append(fit.parallel_efficiency[-1])
+            continue
+        tn = np.array([g["time_s"] for g in gn])
+
+        def res(x, gn=gn, tn=tn, n=n):
+            fit.parallel_efficiency = fit.parallel_efficiency[:n - 1] + [float(x[0])]
+            return np.log(np.array([fit.gemm_time(g["n"], g["k"], g["m"], n) for g in gn]) / tn)
+
+        (pe,) = _robust(res, [0.8], [0.05], [1.0])
+        fit.parallel_efficiency = fit.parallel_efficiency[:n - 1] + [float(pe)]
+    fit.residuals["gemm"] = _median_abs(
+        fit.gemm_time(g["n"], g["k"], g["m"], g["threads"]) / g["time_s"] - 1 for g in m.gemm)
+
+    # -- im2col and the op kinds -----------------------------------------------------------------
+    def fit_rate(rows) -> float:
+        """One core's rate, from the 1-thread runs; n threads are predicted as n x that."""
+        rows = [r for r in rows if r["threads"] == 1] or rows
+        t = np.array([r["time_s"] for r in rows])
+        (r,) = _robust(lambda x: np.log(np.array([fit.rate_time(q["bytes"], x[0], q["threads"])
+                                                  for q in rows]) / t), [5 * _GB], [1e6], [1e13])
+        return float(r)
+
+    if m.im2col:
+        fit.im2col_Bps = fit_rate(m.im2col)
+        fit.residuals["im2col"] = _median_abs(fit.rate_time(r["bytes"], fit.im2col_Bps, r["threads"])
+                                              / r["time_s"] - 1 for r in m.im2col)
+    for kind in sorted({k["kind"] for k in m.kinds}):
+        rows = [k for k in m.kinds if k["kind"] == kind]
+        if kind == "dw":
+            rows = [r for r in rows if r["threads"] == 1] or rows
+            t = np.array([r["time_s"] for r in rows])
+
+            def res_dw(x, rows=rows, t=t):
+                return np.log(np.array([fit.op_overhead_s + r["macs"] / (
+                    r["threads"] * fit.peak_MACps * x[0] * fit.par_eff(r["threads"])) for r in rows]) / t)
+
+            (e,) = _robust(res_dw, [0.05], [1e-4], [1.0])
+            fit.dw_efficiency = float(e)
+            continue
+        rate = fit_rate(rows)
+        if rate < fit.bw(1):  # only kinds slower than the memory need a rate of their own
+            fit.kind_Bps[kind] = rate
+        fit.residuals[f"kind {kind}"] = _median_abs(
+            fit.rate_time(r["bytes"], fit.kind_Bps.get(kind, fit.bw(r["threads"])), r["threads"])
+            / r["time_s"] - 1 for r in rows)
+    return fit
+
+
+def _g(x: float, digits: int = 4) -> str:
+    return f"{x:.{digits}g}"
+
+
+def platform_dict(fit: HostFit, name: str = "host") -> dict:
+    """The platform as a dict (what :func:`hetsim.platform.platform_from_dict` validates)."""
+    core = {
+        "name": "cpu",
+        "macs_per_cycle": fit.macs_per_cycle,
+        "gemm_efficiency": round(fit.gemm_efficiency, 4),
+        "parallel_efficiency": [round(x, 4) for x in fit.parallel_efficiency],
+        "op_overhead_us": round(fit.op_overhead_s * 1e6, 3),
+        "bandwidth_GBps_per_core": round(fit.core_bandwidth_Bps / _GB, 3),
+        "gemm_pack_GBps": round(fit.gemm_pack_Bps / _GB, 3),
+        "im2col_GBps": round(fit.im2col_Bps / _GB, 3),
+        "kind_GBps": {k: round(v / _GB, 3) for k, v in sorted(fit.kind_Bps.items())},
+        "dvfs": [{"name": "nominal", "freq_MHz": fit.freq_MHz}],
+    }
+    if fit.dw_efficiency is not None:
+        core["dw_efficiency"] = round(fit.dw_efficiency, 4)
+    return {
+        "schema": 1, "name": name,
+        "memories": [{"name": "dram", "bandwidth_GBps": round(fit.memory_bandwidth_Bps / _GB, 3)}],
+        "core_types": [core],
+        "clusters": [{"name": "host", "symbol": "C", "core_type": "cpu", "cores": fit.cores,
+                      "memory": "dram"}],
+    }
+
+
+def platform_yaml(fit: HostFit, m: Measurements, name: str = "host", raw_file: str = "") -> str:
+    """The platform YAML with a source comment on every number (what was measured, how fitted)."""
+    d = platform_dict(fit, name)
+    c = d["core_types"][0]
+    mc = m.machine
+    load = m.load
+    lines = [
+        "# Written by `hetsim calibrate host`: this machine, measured and fitted (hetsim/host/fit.py).",
+        f"# Raw measurements: {raw_file or 'beside this file'}.",
+        f"# Load average during calibration: {_load(load.get('loadavg_before'))} before, "
+        f"{_load(load.get('loadavg_after'))} after ({load.get('wall_s', 0):.0f} s).",
+        "schema: 1",
+        f"name: {name}",
+        f"description: \"{mc['model']}, {fit.cores} cores, {mc['blas'][0]['internal_api'] if mc['blas'] else 'BLAS'}"
+        f" {mc['blas'][0]['version'] if mc['blas'] else ''}; numpy {mc['numpy']}\"",
+        "memories:",
+        "  - name: dram",
+        f"    bandwidth_GBps: {d['memories'][0]['bandwidth_GBps']}  # [measured] STREAM-like read (1-thread "
+        f"GEMV, {_MB(m)} MB per core) on all {fit.cores} cores at once, summed",
+        "core_types:",
+        "  - name: cpu",
+        f"    macs_per_cycle: {_g(c['macs_per_cycle'])}  # [ext] {mc['isa']}, from /proc/cpuinfo flags",
+        f"    gemm_efficiency: {c['gemm_efficiency']}  # [fitted] 1-thread GEMM grid "
+        f"(median |error| {fit.residuals.get('gemm', float('nan')):.1%} over all thread counts)",
+        f"    parallel_efficiency: {c['parallel_efficiency']}  # [fitted] n-thread GEMM grid, entry n-1",
+        f"    op_overhead_us: {c['op_overhead_us']}  # [fitted] intercept of the GEMM grid",
+        f"    bandwidth_GBps_per_core: {c['bandwidth_GBps_per_core']}  # [measured] STREAM-like read on 1 core",
+        f"    gemm_pack_GBps: {c['gemm_pack_GBps']}  # [fitted] GEMM time per operand byte (BLAS packing)",
+        f"    im2col_GBps: {c['im2col_GBps']}  # [fitted] executor's im2col copy "
+        f"(median |error| {fit.residuals.get('im2col', float('nan')):.1%})",
+    ]
+    if "dw_efficiency" in c:
+        lines.append(f"    dw_efficiency: {c['dw_efficiency']}  # [fitted] executor's depthwise kernel")
+    if c["kind_GBps"]:
+        lines.append("    kind_GBps:  # [fitted] executor's kernels slower than the memory, GB/s per core")
+        for k, v in c["kind_GBps"].items():
+            lines.append(f"      {k}: {v}  # median |error| {fit.residuals.get('kind ' + k, float('nan')):.1%}")
+    else:
+        lines.append("    kind_GBps: {}  # every kind measured keeps up with the memory")
+    note = ("nominal, /proc/cpuinfo" if fit.freq_MHz == mc["nominal_MHz"] else
+            f"nominal {mc['nominal_MHz']:g} MHz raised: the fitted GEMM rate exceeds the ISA peak there (turbo)")
+    lines += [
+        "    dvfs:",
+        f"      - {{name: nominal, freq_MHz: {_g(fit.freq_MHz, 6)}}}  # [measured] {note}",
+        "clusters:",
+        f"  - {{name: host, symbol: C, core_type: cpu, cores: {fit.cores}, memory: dram}}  "
+        "# [measured] the CPUs this process may use (sched_getaffinity)",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _load(v) -> str:
+    return "/".join(f"{x:.2f}" for x in v) if v else "?"
+
+
+def _MB(m: Measurements) -> str:
+    return f"{m.stream[0]['bytes'] / 2**20:.0f}" if m.stream else "?"

@@ -1,0 +1,365 @@
+"""Micro-benchmarks of this machine, run through the same numpy code paths as the executor.
+
+* **GEMM**: float32 ``A @ B`` over a grid of (N, K, M), with 1..all BLAS threads (threadpoolctl)
+  and the process pinned to as many cores.
+* **Memory bandwidth**: a STREAM-like read kernel (a 1-thread GEMV over a matrix far larger than
+  the caches: what a fully connected layer does) in 1..all processes at once, each pinned to its
+  own core: the per-core and the all-core bandwidth.
+* **im2col**: the executor's image-matrix copy on conv shapes, with 1..all threads.
+* **Op kinds** slower than the memory (LRN, pooling, ...): the executor's kernels on a few shapes.
+* **Hand-off**: a frame through the executor's :class:`~hetsim.host.executor.Channel` between two
+  pinned processes (latency and copy rate), to check what the simulator's free shared-memory
+  hand-off leaves out.
+
+Every figure is the median of ``reps`` timed runs after a warm-up run; the repetitions go round
+the whole grid (interleaved), so a burst of load from another process spreads over all shapes
+instead of spoiling one.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import platform as platform_mod
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from hetsim.host.kernels import Workers, compile_op, im2col, pin_process, steady_allocator
+
+Progress = Callable[[str, int], None]  # (phase, units done)
+
+#: Pause after a multi-threaded block of runs (see :func:`_interleaved`).
+_SETTLE_S = 0.3
+
+
+@dataclass
+class BenchPlan:
+    """What to measure. ``quick()`` is a tiny plan for tests."""
+
+    gemm_n: tuple[int, ...] = (49, 196, 784, 3136)
+    gemm_k: tuple[int, ...] = (27, 147, 576, 2304)
+    gemm_m: tuple[int, ...] = (16, 64, 256, 1024)
+    gemm_max_macs: int = 2_000_000_000
+    gemm_reps: int = 21
+    stream_MB: int = 256
+    stream_reps: int = 15
+    im2col_shapes: tuple[tuple[int, int, int, int, int, int], ...] = (
+        # H, W, C, kernel, stride, pad
+        (224, 224, 3, 7, 2, 3), (56, 56, 64, 3, 1, 1), (28, 28, 128, 3, 1, 1), (28, 28, 192, 5, 1, 2),
+        (14, 14, 256, 3, 1, 1), (14, 14, 512, 1, 1, 0),
+    )
+    kind_shapes: tuple[tuple[int, int, int], ...] = ((56, 56, 96), (28, 28, 256), (14, 14, 512))
+    kinds: tuple[str, ...] = ("relu", "maxpool", "avgpool", "lrn", "bn", "add", "concat", "dw")
+    kind_reps: int = 21
+    handoff_bytes: tuple[int, ...] = (0, 1 << 16, 1 << 19, 1 << 21)
+    handoff_reps: int = 50
+
+    @classmethod
+    def quick(cls) -> BenchPlan:
+        return cls(gemm_n=(16, 64), gemm_k=(32, 64), gemm_m=(16, 32), gemm_reps=2, stream_MB=4,
+                   stream_reps=2, im2col_shapes=((16, 16, 8, 3, 1, 1),), kind_shapes=((8, 8, 16),),
+                   kinds=("relu", "maxpool", "lrn"), kind_reps=2, handoff_bytes=(0, 4096),
+                   handoff_reps=3)
+
+    def units(self, cores: int) -> dict[str, int]:
+        """Timed runs per phase (for the progress bar)."""
+        g = len(gemm_shapes(self))
+        return {
+            "gemm": g * cores * (self.gemm_reps + 1),
+            "stream": cores,
+            "im2col": len(self.im2col_shapes) * cores * (self.kind_reps + 1),
+            "kinds": len(self.kinds) * len(self.kind_shapes) * cores * (self.kind_reps + 1),
+            "handoff": len(self.handoff_bytes) if cores > 1 else 0,
+        }
+
+
+@dataclass
+class Measurements:
+    """Raw results, saved as JSON beside the platform YAML."""
+
+    machine: dict
+    gemm: list[dict] = field(default_factory=list)      # n, k, m, threads, time_s
+    stream: list[dict] = field(default_factory=list)    # cores, bytes_per_core, time_s (per core)
+    im2col: list[dict] = field(default_factory=list)    # h, w, c, kernel, stride, pad, threads, bytes, time_s
+    kinds: list[dict] = field(default_factory=list)     # kind, h, w, c, threads, bytes, macs, time_s
+    handoff: list[dict] = field(default_factory=list)   # bytes, time_s (one way)
+    load: dict = field(default_factory=dict)            # loadavg before / after, wall seconds
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Measurements:
+        return cls(**d)
+
+
+# -- the machine ------------------------------------------------------------------------------
+def cpus() -> list[int]:
+    """The CPUs this process may run on, sorted."""
+    if hasattr(os, "sched_getaffinity"):
+        return sorted(os.sched_getaffinity(0))
+    return list(range(os.cpu_count() or 1))
+
+
+def machine_info() -> dict:
+    """CPU model, nominal clock, SIMD width (peak FP32 MAC/cycle), BLAS, as far as Linux tells."""
+    model, mhz, flags = platform_mod.processor() or "unknown", None, set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                key, value = key.strip(), value.strip()
+                if key == "model name":
+                    model = value
+                elif key == "cpu MHz" and mhz is None:
+                    mhz = float(value)
+                elif key == "flags" and not flags:
+                    flags = set(value.split())
+    except OSError:
+        pass
+    try:  # the advertised maximum, when cpufreq is exposed (not in most VMs)
+        with open("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq") as f:
+            mhz = float(f.read()) / 1000
+    except (OSError, ValueError):
+        pass
+    # Peak FP32 MAC/cycle/core: vector lanes x 2 FMA ports (every AVX-512 and AVX2 server core
+    # since Haswell has two), 4 lanes x 2 without FMA (SSE: one mul and one add port).
+    if "avx512f" in flags:
+        macs, isa = 32, "AVX-512 (2 FMA x 16 lanes)"
+    elif "avx2" in flags and "fma" in flags:
+        macs, isa = 16, "AVX2+FMA (2 FMA x 8 lanes)"
+    else:
+        macs, isa = 4, "SSE or other (assumed 4)"
+    try:
+        from threadpoolctl import threadpool_info
+
+        blas = [{k: i.get(k) for k in ("internal_api", "version", "architecture", "num_threads")}
+                for i in threadpool_info() if i.get("user_api") == "blas"]
+    except Exception:  # pragma: no cover - informational only
+        blas = []
+    return {"model": model, "cpus": cpus(), "nominal_MHz": mhz or 1000.0, "isa": isa,
+            "macs_per_cycle": macs, "blas": blas, "numpy": np.__version__,
+            "python": platform_mod.python_version(), "kernel": platform_mod.release()}
+
+
+def _time(fn: Callable[[], object]) -> float:
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+# -- interleaved timing -----------------------------------------------------------------------
+Case = tuple[object, Callable[[], object]]  # (key, the call to time)
+
+
+def _interleaved(cases: dict[int, list[Case]], reps: int, cores: list[int], phase: str,
+                 progress: Progress) -> dict[tuple[int, object], list[float]]:
+    """Time every case of every thread count once per round, ``reps`` rounds after a warm-up
+    round, pinned to as many cores and with as many BLAS threads as the thread count.
+
+    After a multi-threaded block the process sleeps a moment: OpenBLAS's idle workers spin
+    (yielding) for ~0.1 s before they sleep, and pinned to the one core of the next block they
+    would steal it from the thread being timed."""
+    from threadpoolctl import threadpool_limits
+
+    times: dict[tuple[int, object], list[float]] = {}
+    for rep in range(reps + 1):
+        for threads, group in cases.items():
+            pin_process(cores[:threads])
+            with threadpool_limits(threads, user_api="blas"):
+                for key, fn in group:
+                    t = _time(fn)
+                    if rep:
+                        times.setdefault((threads, key), []).append(t)
+                    progress(phase, 1)
+            if threads > 1:
+                time.sleep(_SETTLE_S)
+    pin_process(cores)
+    return times
+
+
+# -- GEMM -------------------------------------------------------------------------------------
+def gemm_shapes(plan: BenchPlan) -> list[tuple[int, int, int]]:
+    return [(n, k, m) for n in plan.gemm_n for k in plan.gemm_k for m in plan.gemm_m
+            if n * k * m <= plan.gemm_max_macs]
+
+
+def bench_gemm(plan: BenchPlan, cores: list[int], progress: Progress) -> list[dict]:
+    rng = np.random.default_rng(0)
+    mats = {(n, k, m): (rng.standard_normal((n, k), dtype=np.float32),
+                        rng.standard_normal((k, m), dtype=np.float32)) for n, k, m in gemm_shapes(plan)}
+    cases = {t: [(shape, lambda a=a, b=b: a @ b) for shape, (a, b) in mats.items()]
+             for t in range(1, len(cores) + 1)}
+    times = _interleaved(cases, plan.gemm_reps, cores, "gemm", progress)
+    return [{"n": n, "k": k, "m": m, "threads": t, "time_s": float(np.median(ts))}
+            for (t, (n, k, m)), ts in times.items()]
+
+
+# -- memory bandwidth -------------------------------------------------------------------------
+def _stream_worker(cpu: int, nbytes: int, reps: int, barrier, results) -> None:
+    try:
+        pin_process([cpu])
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(1, user_api="blas")
+        m = 1024
+        k = max(1, nbytes // (4 * m))
+        w = np.ones((k, m), dtype=np.float32)
+        x = np.ones(k, dtype=np.float32)
+        x @ w  # warm-up: pages touched
+        barrier.wait(timeout=300)
+        times = [_time(lambda: x @ w) for _ in range(reps)]
+        results.put((cpu, w.nbytes, times))
+    except BaseException as e:  # pragma: no cover - reported to the parent
+        results.put((cpu, 0, repr(e)))
+
+
+def bench_stream(plan: BenchPlan, cores: list[int], progress: Progress) -> list[dict]:
+    """A read-streaming GEMV in c = 1..all processes at once, one per core."""
+    ctx = mp.get_context("spawn")
+    out = []
+    nbytes = plan.stream_MB << 20
+    for c in range(1, len(cores) + 1):
+        barrier, results = ctx.Barrier(c), ctx.Queue()
+        procs = [ctx.Process(target=_stream_worker, args=(cpu, nbytes, plan.stream_reps, barrier, results),
+                             daemon=True) for cpu in cores[:c]]
+        for p in procs:
+            p.start()
+        got = [results.get(timeout=600) for _ in procs]
+        for p in procs:
+            p.join(timeout=30)
+        for cpu, nb, times in got:
+            if isinstance(times, str):
+                raise RuntimeError(f"stream benchmark on cpu {cpu} failed: {times}")
+            out.append({"cores": c, "cpu": cpu, "bytes": nb, "time_s": float(np.median(times)),
+                        "all_s": [float(t) for t in times]})
+        progress("stream", 1)
+    return out
+
+
+# -- im2col and op kinds ----------------------------------------------------------------------
+def _single_op(kind: str, h: int, w: int, c: int):
+    """An Op of ``kind`` on an h×w×c input, built through the workload loader (shapes inferred)."""
+    from hetsim.workload import workload_from_dict
+
+    specs = {
+        "relu": [{"name": "x", "kind": "relu"}],
+        "lrn": [{"name": "x", "kind": "lrn"}],
+        "bn": [{"name": "x", "kind": "bn"}],
+        "maxpool": [{"name": "x", "kind": "maxpool", "kernel": 3, "stride": 2}],
+        "avgpool": [{"name": "x", "kind": "avgpool", "kernel": 3, "stride": 2}],
+        "dw": [{"name": "x", "kind": "dw", "kernel": 3, "pad": 1, "out_c": c}],
+        "add": [{"name": "a", "kind": "relu"}, {"name": "b", "kind": "relu", "inputs": []},
+                {"name": "x", "kind": "add", "inputs": ["a", "b"]}],
+        "concat": [{"name": "a", "kind": "relu"}, {"name": "b", "kind": "relu", "inputs": []},
+                   {"name": "x", "kind": "concat", "inputs": ["a", "b"]}],
+    }
+    wl = workload_from_dict({"schema": 1, "name": f"bench-{kind}", "input": {"h": h, "w": w, "c": c},
+                             "layer_kinds": [specs[kind][-1]["kind"]], "ops": specs[kind]})
+    return wl.op("x")
+
+
+def bench_im2col(plan: BenchPlan, cores: list[int], progress: Progress) -> list[dict]:
+    rng = np.random.default_rng(1)
+    workers = {t: Workers(t) for t in range(1, len(cores) + 1)}
+    cases: dict[int, list[Case]] = {t: [] for t in workers}
+    nbytes = {}
+    for h, w, c, k, s, p in plan.im2col_shapes:
+        x = rng.standard_normal((h, w, c), dtype=np.float32)
+        oh, ow = (h + 2 * p - k) // s + 1, (w + 2 * p - k) // s + 1
+        buf = np.empty((oh, ow, k, k, c), dtype=np.float32)
+        nbytes[(h, w, c, k, s, p)] = buf.nbytes
+        for t, wk in workers.items():
+            cases[t].append(((h, w, c, k, s, p), lambda x=x, k=k, s=s, p=p, oh=oh, ow=ow, buf=buf, wk=wk:
+                             im2col(x, (k, k), s, (p, p), (oh, ow), wk, buf)))
+    times = _interleaved(cases, plan.kind_reps, cores, "im2col", progress)
+    for wk in workers.values():
+        wk.close()
+    return [{"h": h, "w": w, "c": c, "kernel": k, "stride": s, "pad": p, "threads": t,
+             "bytes": int(nbytes[(h, w, c, k, s, p)]), "time_s": float(np.median(ts))}
+            for (t, (h, w, c, k, s, p)), ts in times.items()]
+
+
+def bench_kinds(plan: BenchPlan, cores: list[int], progress: Progress) -> list[dict]:
+    rng = np.random.default_rng(2)
+    workers = {t: Workers(t) for t in range(1, len(cores) + 1)}
+    cases: dict[int, list[Case]] = {t: [] for t in workers}
+    ops = {}
+    for kind in plan.kinds:
+        for h, w, c in plan.kind_shapes:
+            op = ops[(kind, h, w, c)] = _single_op(kind, h, w, c)
+            n_in = 2 if kind in ("add", "concat") else 1
+            xs = [rng.standard_normal((h, w, c), dtype=np.float32) for _ in range(n_in)]
+            for t, wk in workers.items():
+                kernel = compile_op(op, np.random.default_rng(0), wk)
+                cases[t].append(((kind, h, w, c), lambda kernel=kernel, xs=xs: kernel(xs)))
+    times = _interleaved(cases, plan.kind_reps, cores, "kinds", progress)
+    for wk in workers.values():
+        wk.close()
+    out = []
+    for (t, key), ts in times.items():
+        op = ops[key]
+        kind, h, w, c = key
+        out.append({"kind": kind, "h": h, "w": w, "c": c, "threads": t,
+                    "bytes": int(op.input_bytes + op.output_bytes + op.weight_bytes),
+                    "macs": int(op.macs), "time_s": float(np.median(ts))})
+    return out
+
+
+# -- hand-off between two processes -----------------------------------------------------------
+def _echo(cpu: int, ch_in, ch_out, n: int) -> None:
+    pin_process([cpu])
+    for _ in range(n):
+        ch_in.recv(timeout=300)
+        ch_out.send({}, timeout=300)
+
+
+def bench_handoff(plan: BenchPlan, cores: list[int], progress: Progress) -> list[dict]:
+    """Round trip of a frame of b bytes out through a Channel and an empty frame back, between
+    two pinned processes: half the empty round trip is the hand-off latency, the slope over b the
+    copy rate."""
+    from hetsim.host.executor import Channel
+
+    if len(cores) < 2:
+        return []
+    ctx = mp.get_context("spawn")
+    out = []
+    pin_process([cores[0]])
+    for nb in plan.handoff_bytes:
+        layout = [("t", (max(1, nb // 4),))] if nb else []
+        fwd, back = Channel(ctx, layout), Channel(ctx, [])
+        p = ctx.Process(target=_echo, args=(cores[1], fwd, back, plan.handoff_reps + 1), daemon=True)
+        p.start()
+        frame = {"t": np.ones(max(1, nb // 4), dtype=np.float32)} if nb else {}
+        times = []
+        for rep in range(plan.handoff_reps + 1):
+            t = time.perf_counter()
+            fwd.send(frame, timeout=300)
+            back.recv(timeout=300)
+            if rep:
+                times.append(time.perf_counter() - t)
+        p.join(timeout=30)
+        out.append({"bytes": nb, "round_trip_s": float(np.median(times))})
+        progress("handoff", 1)
+    pin_process(cores)
+    return out
+
+
+def run_all(plan: BenchPlan | None = None, progress: Progress | None = None) -> Measurements:
+    plan = plan or BenchPlan()
+    progress = progress or (lambda phase, n: None)
+    cores = cpus()
+    steady_allocator()  # as the executor's stages do
+    t0 = time.perf_counter()
+    m = Measurements(machine=machine_info(), load={"loadavg_before": list(os.getloadavg())})
+    m.gemm = bench_gemm(plan, cores, progress)
+    m.stream = bench_stream(plan, cores, progress)
+    m.im2col = bench_im2col(plan, cores, progress)
+    m.kinds = bench_kinds(plan, cores, progress)
+    m.handoff = bench_handoff(plan, cores, progress)
+    m.load["loadavg_after"] = list(os.getloadavg())
+    m.load["wall_s"] = time.perf_counter() - t0
+    return m

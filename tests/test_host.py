@@ -1,0 +1,215 @@
+"""hetsim.host: the real executor, the micro-benchmarks and their fit, and the two commands, on a
+tiny network. These check the plumbing and the report format, never a timing: the accuracy goal
+is measured by `hetsim validate host` (docs/validation.md)."""
+
+from __future__ import annotations
+
+import json
+
+import click
+import numpy as np
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from hetsim.cost import RooflineCostModel
+from hetsim.errors import HetsimError
+from hetsim.host.commands import calibrate, validate
+from hetsim.host.executor import WorkloadRef, run_pipeline, scaled_workload_dict
+from hetsim.host.kernels import Workers, compile_op, im2col
+from hetsim.host.microbench import cpus
+from hetsim.platform import load_platform, platform_from_dict, validate_file
+from hetsim.workload import load_workload, workload_from_dict
+
+TINY = {
+    "schema": 1, "name": "tiny", "description": "test net", "source": "tests",
+    "input": {"h": 20, "w": 20, "c": 3}, "layer_kinds": ["conv", "fc"],
+    "ops": [
+        {"name": "c1", "kind": "conv", "kernel": 3, "stride": 1, "pad": 1, "out_c": 8},
+        {"name": "r1", "kind": "relu"},
+        {"name": "n1", "kind": "lrn"},
+        {"name": "p1", "kind": "maxpool", "kernel": 3, "stride": 2, "ceil_mode": True},
+        {"name": "c2a", "kind": "conv", "kernel": 3, "pad": 1, "out_c": 8, "group": [1, 2]},
+        {"name": "c2b", "kind": "conv", "inputs": ["p1"], "kernel": 3, "pad": 1, "out_c": 8, "group": [2, 2]},
+        {"name": "cat", "kind": "concat", "inputs": ["c2a", "c2b"]},
+        {"name": "add", "kind": "add", "inputs": ["cat", "p1"], "layer_start": False},
+        {"name": "fc", "kind": "fc", "out_c": 10},
+        {"name": "prob", "kind": "softmax"},
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def tiny_file(tmp_path_factory):
+    d = tmp_path_factory.mktemp("wl")
+    data = {**TINY, "ops": [dict(o) for o in TINY["ops"]]}
+    # p1 is 10x10x8 (ceil mode) and cat 10x10x16: make the add well-formed with a 16-channel conv.
+    data["ops"][0]["out_c"] = 16
+    path = d / "tiny.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+@pytest.fixture(scope="module")
+def host_yaml(tmp_path_factory):
+    out = tmp_path_factory.mktemp("cal") / "host.yaml"
+    result = CliRunner().invoke(_cli(), ["calibrate", "host", "--quick", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def _cli():
+    @click.group()
+    def cli():
+        pass
+
+    cli.add_command(calibrate)
+    cli.add_command(validate)
+    return cli
+
+
+# -- kernels ----------------------------------------------------------------------------------
+def test_im2col_conv_matches_a_direct_convolution():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((7, 6, 3), dtype=np.float32)
+    wl = workload_from_dict({"schema": 1, "name": "c", "input": {"h": 7, "w": 6, "c": 3},
+                             "layer_kinds": ["conv"],
+                             "ops": [{"name": "c", "kind": "conv", "kernel": 3, "stride": 2, "pad": 1, "out_c": 4}]})
+    op = wl.op("c")
+    kernel = compile_op(op, np.random.default_rng(1), Workers(1))
+    y = kernel([x])
+    w = np.random.default_rng(1).standard_normal((27, 4), dtype=np.float32) * np.float32(np.sqrt(2 / 27))
+    xp = np.pad(x, ((1, 1), (1, 1), (0, 0)))
+    direct = np.zeros(tuple(op.out_shape), dtype=np.float64)
+    for i in range(op.out_shape.h):
+        for j in range(op.out_shape.w):
+            patch = xp[2 * i:2 * i + 3, 2 * j:2 * j + 3, :].reshape(-1)
+            direct[i, j] = patch @ w
+    assert y.shape == tuple(op.out_shape)
+    np.testing.assert_allclose(y, direct, rtol=1e-4, atol=1e-4)
+
+
+def test_kernels_give_the_workload_shapes_and_threads_change_nothing(tiny_file):
+    wl = load_workload(tiny_file)
+    x = np.random.default_rng(0).standard_normal((20, 20, 3), dtype=np.float32)
+    outs = []
+    for n in (1, 2):
+        tensors = {}
+        for i, op in enumerate(wl.ops):
+            k = compile_op(op, np.random.default_rng([0, i]), Workers(n))
+            tensors[op.name] = k([tensors[s] for s in op.inputs] if op.inputs else [x])
+            assert tensors[op.name].shape == tuple(op.out_shape), op.name
+        outs.append(tensors["prob"])
+    np.testing.assert_allclose(outs[0], outs[1], rtol=1e-5)
+    assert abs(float(outs[0].sum()) - 1.0) < 1e-5
+
+
+def test_im2col_in_threads_equals_one_thread():
+    x = np.random.default_rng(0).standard_normal((80, 80, 24), dtype=np.float32)
+    a = im2col(x, (3, 3), 1, (1, 1), (80, 80), Workers(1)).copy()
+    b = im2col(x, (3, 3), 1, (1, 1), (80, 80), Workers(2))
+    np.testing.assert_array_equal(a, b)
+
+
+def test_scaled_workload_keeps_layers_and_shrinks_shapes():
+    base = load_workload("alexnet")
+    half = WorkloadRef("alexnet", 0.5).load()
+    assert half.name == "alexnet@0.5" and half.num_layers == base.num_layers
+    assert half.input_shape.h == 114 and half.total_macs < base.total_macs / 3
+    with pytest.raises(HetsimError, match="scale"):
+        scaled_workload_dict(dict(TINY), 0)
+
+
+# -- the pipeline of processes ----------------------------------------------------------------
+def test_two_stage_pipeline_runs_and_records_every_frame(tiny_file):
+    cs = cpus()
+    second = cs[1] if len(cs) > 1 else cs[0]
+    run = run_pipeline(WorkloadRef(str(tiny_file)), [(1, 2, [cs[0]]), (3, 4, [second])], frames=5, warmup=1)
+    assert run.start.shape == run.end.shape == (2, 5)
+    assert run.layer_times_s.shape == (5, 4) and np.all(run.layer_times_s > 0)
+    assert np.all(run.end[1] >= run.start[1]) and np.all(np.diff(run.end[-1]) > 0)
+    assert run.throughput_fps > 0
+
+
+# -- the commands -----------------------------------------------------------------------------
+def test_calibrate_writes_a_valid_platform_with_its_measurements(host_yaml):
+    assert validate_file(host_yaml) == []
+    platform = load_platform(str(host_yaml))
+    assert platform.ep("C1").cores == 1
+    assert platform.ep(f"C{len(cpus())}").cores == len(cpus())
+    raw = json.loads(host_yaml.with_name("host.measurements.json").read_text())
+    m = raw["measurements"]
+    assert m["gemm"] and m["stream"] and m["im2col"] and m["kinds"]
+    assert {"loadavg_before", "loadavg_after"} <= set(m["load"])
+    text = host_yaml.read_text()
+    assert "[measured]" in text and "[fitted]" in text
+
+
+def test_calibrate_rejects_a_non_yaml_out(tmp_path):
+    result = CliRunner().invoke(_cli(), ["calibrate", "host", "--quick", "--out", str(tmp_path / "x.txt")])
+    assert result.exit_code != 0 and isinstance(result.exception, HetsimError)
+
+
+def test_validate_json_and_report(host_yaml, tiny_file, tmp_path):
+    out = tmp_path / "rep"
+    result = CliRunner().invoke(_cli(), [
+        "validate", "host", "-p", str(host_yaml), "-w", str(tiny_file), "--frames", "4", "--repeats", "1",
+        "--out", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    d = json.loads(result.stdout)
+    assert isinstance(d["layer_mape"], float) and d["layer_mape"] >= 0
+    n_maps = 3 if len(cpus()) > 1 else 1
+    assert len(d["mappings"]) == n_maps
+    assert d["mappings"][0]["mapping"] == "C1:1-4"
+    for m in d["mappings"]:
+        assert set(m) == {"mapping", "measured_fps", "simulated_fps", "error"}
+        assert m["error"] == pytest.approx(m["simulated_fps"] / m["measured_fps"] - 1)
+    if n_maps == 3:
+        assert d["mappings"][1]["mapping"] == f"C{len(cpus())}:1-4"
+        assert d["mappings"][2]["mapping"].count("|") == 1
+    md = (out / "report.md").read_text()
+    assert "| mapping | CPUs | measured (frames/s) |" in md and "Layer MAPE" in md
+    assert (out / "report.png").read_bytes()[:4] == b"\x89PNG"
+    assert json.loads((out / "report.json").read_text())["layers"][0]["name"] == "c1"
+
+
+def test_validate_user_errors_are_one_line(host_yaml, tiny_file):
+    cli = _cli()
+    r = CliRunner().invoke(cli, ["validate", "host", "-p", "hikey970", "-w", str(tiny_file)])
+    assert isinstance(r.exception, HetsimError) and "exactly one cluster" in str(r.exception)
+    r = CliRunner().invoke(cli, ["validate", "host", "-p", str(host_yaml), "-w", str(tiny_file),
+                                 "-m", "C1:1-2|C1:3-4|C1:4-4"])
+    assert isinstance(r.exception, HetsimError) and "\n" not in str(r.exception)
+    r = CliRunner().invoke(cli, ["validate", "host", "-p", str(host_yaml), "-w", str(tiny_file),
+                                 "--scale", "-1"])
+    assert isinstance(r.exception, HetsimError) and "scale" in str(r.exception)
+
+
+# -- the cost-model fields the calibration fills ------------------------------------------------
+def _one_core(**core):
+    return platform_from_dict({
+        "schema": 1, "name": "one", "memories": [{"name": "m", "bandwidth_GBps": 10}],
+        "core_types": [{"name": "c", "macs_per_cycle": 8, "dvfs": [{"name": "f", "freq_MHz": 1000}], **core}],
+        "clusters": [{"name": "k", "symbol": "K", "core_type": "c", "cores": 2, "memory": "m"}]})
+
+
+def test_im2col_pack_and_kind_rates_add_the_documented_terms(tiny_file):
+    wl = load_workload(tiny_file)
+    conv, lrn = wl.op("c1"), wl.op("n1")
+    base = RooflineCostModel(_one_core())
+    rich = RooflineCostModel(_one_core(im2col_GBps=2.0, gemm_pack_GBps=4.0, kind_GBps={"lrn": 1.0}))
+    for cores in (1, 2):
+        ep = base.platform.ep(f"K{cores}")
+        ep2 = rich.platform.ep(f"K{cores}")
+        extra = (conv.im2col_bytes / min(cores * 2e9, 10e9)
+                 + (conv.im2col_bytes + conv.weight_bytes + conv.output_bytes) / min(cores * 4e9, 10e9))
+        assert rich.op_time(conv, ep2) == pytest.approx(base.op_time(conv, ep) + extra)
+        assert rich.op_time(lrn, ep2) == pytest.approx((lrn.input_bytes + lrn.output_bytes) / (cores * 1e9))
+        assert base.op_time(lrn, ep) == pytest.approx((lrn.input_bytes + lrn.output_bytes) / 10e9)
+    with pytest.raises(HetsimError, match="unknown op kind"):
+        from hetsim.platform.loader import platform_from_dict as pfd
+
+        pfd({"schema": 1, "name": "x", "memories": [{"name": "m", "bandwidth_GBps": 1}],
+             "core_types": [{"name": "c", "macs_per_cycle": 1, "kind_GBps": {"lrm": 1.0},
+                             "dvfs": [{"name": "f", "freq_MHz": 1}]}],
+             "clusters": [{"name": "k", "core_type": "c", "cores": 1, "memory": "m"}]})

@@ -293,6 +293,16 @@ def _run(prob: PipelineProblem, name: str, seed: int, termination=None, **params
     return explore(prob, make_explorer(name, **params), termination=termination, seed=seed)
 
 
+def _artifact(table: pd.DataFrame, figure, claims: list, notes: list[str]) -> Artifact:
+    """An Artifact whose claim values are plain Python numbers (not numpy scalars)."""
+    for c in claims:
+        for attr in ("paper_value", "sim_value"):
+            v = getattr(c, attr)
+            if isinstance(v, np.generic):
+                setattr(c, attr, v.item())
+    return Artifact(table, figure, claims, notes)
+
+
 def _figure(nrows: int = 1, ncols: int = 1, size=(7.0, 4.2)):
     fig = Figure(figsize=size, layout="constrained")
     axes = fig.subplots(nrows, ncols, squeeze=False)
@@ -364,7 +374,7 @@ def calibration_experiment(ctx: Context) -> Artifact:
              f"per trial; the paper's 24 min for 18 configurations is {cal.yolo_clock_s:.0f} s here "
              f"({cal.yolo_clock_s / cal.yolo_trials:.0f} s per trial vs the paper's "
              f"{YOLO_CONVERGENCE_S / YOLO_TRIALS:.0f} s)."]
-    return Artifact(table, fig, claims, notes)
+    return _artifact(table, fig, claims, notes)
 
 
 # =================================================================================================
@@ -391,7 +401,7 @@ def seeds(ctx: Context) -> Artifact:
             c = shisha_seed(prob, n, ranking)
             rows.append({"workload": w, "platform": f"chiplet-{conf} ({h})", "N": n, "seed": list(c.split),
                          "digest": None, "eps": c.eps_text, "seed_fps": prob.measure(c).throughput_fps})
-    return Artifact(pd.DataFrame(rows), None, claims,
+    return _artifact(pd.DataFrame(rows), None, claims,
                     ["Digest vectors are [derived] from Algorithm 1 with the tie rules of §8 item 9; the "
                      "chiplet rows show the seeds (with Rank_l / Rank_w EP assignments) the other figures "
                      "start from."])
@@ -531,7 +541,7 @@ def fig1(ctx: Context) -> Artifact:
     notes = ["Cache mode: a direct-mapped 16 GB memory-side cache with randomly placed pages; hit "
              f"fraction exp(-data/16 GB) = {cache_hit_fraction(19, 16):.2f} (19 GB), "
              f"{cache_hit_fraction(31, 16):.2f} (31 GB); misses read DDR and write dirty lines back."]
-    return Artifact(table, fig, claims, notes)
+    return _artifact(table, fig, claims, notes)
 
 
 @experiment(PAPER, "fig2", "KNL STREAM Triad: time and parallel cost over thread splits")
@@ -582,7 +592,7 @@ def fig2(ctx: Context) -> Artifact:
              "(knl.yaml bandwidth_GBps_per_core); the DES shares each memory max-min fairly. With that "
              "model, time falls with threads until the memory saturates and then stays flat: there is "
              "no penalty for oversubscribing a memory, so 'fewer threads perform better' can only tie."]
-    return Artifact(grid, fig, claims, notes)
+    return _artifact(grid, fig, claims, notes)
 
 
 # =================================================================================================
@@ -681,7 +691,7 @@ def fig4(ctx: Context) -> Artifact:
              f"Design space: {prob.split_space_size:,} splits into 2-8 stages (the database PS and ES build, "
              f"charged {es.database_s:.0f} s); fraction_splits_eqN uses the {math.comb(n - 1, 7):,} 8-stage "
              f"splits instead. ES measures {es.n_configs:,} configurations (splits x FEP/SEP patterns)."]
-    return Artifact(table, fig, claims, notes)
+    return _artifact(table, fig, claims, notes)
 
 
 @experiment(PAPER, "fig5", "Optimality: throughput normalised to ES, 4 EPs (chiplet-c2)")
@@ -713,7 +723,7 @@ def fig5(ctx: Context) -> Artifact:
     ax.set_ylim(0, 1.3)
     ax.set_title("chiplet-c2 (4 EPs)")
     ax.legend(fontsize=7, ncol=8, loc="upper center")
-    return Artifact(table, fig, claims, ["Stochastic algorithms: mean over seeds (min/max in the table)."])
+    return _artifact(table, fig, claims, ["Stochastic algorithms: mean over seeds (min/max in the table)."])
 
 
 # =================================================================================================
@@ -765,7 +775,7 @@ def fig6(ctx: Context) -> Artifact:
         ax.set_ylabel("throughput (frames/s)")
         ax.set_title(f"{NETWORKS[w]} on chiplet-c2, {n} random seeds")
         ax.legend(fontsize=7)
-    return Artifact(table, fig, claims, [f"{n} random seeds (split and EP mapping uniformly random), "
+    return _artifact(table, fig, claims, [f"{n} random seeds (split and EP mapping uniformly random), "
                                          "Shisha H3 tuning from each."])
 
 
@@ -828,7 +838,7 @@ def fig7(ctx: Context) -> Artifact:
         ax.set_ylim(0, ax.get_ylim()[1] * 1.25)
         ax.set_title(NETWORKS[w])
         ax.legend(fontsize=7, ncol=6, loc="upper center")
-    return Artifact(df, fig, claims, [f"Cases: {total} (configuration x network x EP ranking) for the nlFEP "
+    return _artifact(df, fig, claims, [f"Cases: {total} (configuration x network x EP ranking) for the nlFEP "
                                       f"claim, {len(groups)} groups for H1/H3. H5/H6 (random ranking): mean "
                                       f"of seeds."])
 
@@ -853,7 +863,7 @@ def fig8(ctx: Context) -> Artifact:
     ax.set_ylabel("convergence time / group minimum")
     ax.set_title("H1 vs H3 (ResNet50, YOLOv3 on C1-C5)")
     ax.legend()
-    return Artifact(d.reset_index(drop=True), fig, claims, [])
+    return _artifact(d.reset_index(drop=True), fig, claims, [])
 
 
 # =================================================================================================
@@ -903,5 +913,5 @@ def fig9(ctx: Context) -> Artifact:
     ax.set_ylabel("throughput (frames/s)")
     ax.set_title("SynthNet on chiplet-c5")
     ax.legend()
-    return Artifact(table, fig, claims, ["Latency set with --set links.nop.latency_ns (1 ns is the platform's "
+    return _artifact(table, fig, claims, ["Latency set with --set links.nop.latency_ns (1 ns is the platform's "
                                          "baseline); the sending stage pays each transfer (docs/model.md)."])

@@ -1,21 +1,21 @@
 """Pipe-it's cost models: a ground truth standing in for the HiKey 970, and the paper's predictor.
 
 * :class:`PipeitGroundTruth` plays the board: the "measured" time of every op on every homogeneous
-  core configuration (B1..B4, s1..s4). Per op on ``n`` cores of one cluster::
+  core configuration (B1..B4, s1..s4). Per op on ``n`` cores of one cluster, each core running at
+  e(n) = parallel_efficiency[n-1] of its single-core rate (shared-L2 contention)::
 
-      conv:  compute = rows · K · M_pad · groups / (per-core MAC/s · gemm_efficiency)
-             rows    = ceil(ceil(N/ts)/n) · ts      (Pipe-it eq. 7: tiles of ts rows, busiest thread)
-             M_pad   = M rounded up to gemm_tile_cols (arm_gemm's output block width)
-      dw:    compute = ceil(O_h/n) · O_w · R·S · C / (per-core MAC/s · dw_efficiency)   (split by rows)
-      fc:    a GEMV, memory-bound: ceil(M/n) · K · 4 B / gemv_GBps_per_core (split by outputs),
-             and never faster than all the weights over the cluster's bandwidth
+      conv:  compute = (ceil(N/ts) / n) · ts·K·M_pad · groups / (per-core MAC/s · e(n) · gemm_efficiency)
+             (row tiles of ts rows split evenly; M_pad = M rounded up to gemm_tile_cols, arm_gemm's
+             output block; split="tiles" deals whole tiles instead: Pipe-it eq. 7 literally)
+      dw:    compute = (O_h·C / n) · O_w·R·S / (per-core MAC/s · e(n) · dw_efficiency)
+      fc:    a GEMV, memory-bound: (M / n) · K · 4 B / (gemv_GBps_per_core · e(n))
       memory = bytes / min(n · bandwidth_GBps_per_core, cluster port, DRAM)
                bytes = inputs + output + weights + 2 · im2col (written, then read)
       time   = op_overhead + max(compute, memory)
 
   Ops that are not GEMMs (pooling, ReLU, LRN, BN, add, concat, softmax) are memory-bound; views
-  cost nothing. The speedup over cores is concave for every layer: the tile rounding, the fixed
-  overhead and the bandwidth cap all bite harder with more cores (Pipe-it Fig. 12).
+  cost nothing. The speedup over cores is concave for every layer (Pipe-it Fig. 12): contention,
+  the fixed overhead and the bandwidth cap all bite harder with more cores.
   :meth:`PipeitGroundTruth.side_time` also prices a *share* of an op on a set of threads, which
   is what kernel-level co-execution (:mod:`hetsim.cost.kernel_level`) needs.
 
@@ -59,7 +59,6 @@ class CoreParams:
     overhead_s: float
     tile_rows: int | None
     tile_cols: int | None
-
     parallel: tuple[float, ...] = (1.0,)   # per-core efficiency with 1, 2, ... busy cores
 
     def bandwidth_Bps(self, threads: int) -> float:
@@ -327,19 +326,19 @@ class PipeitPredictor(CostModel):
                 single = np.array([_measure(truth, op, p, 1) for op in ops])
                 betas = _wls(eq5_features(n, k, m), single, weighting)
                 # Eq. 7 is linear in α: T_multi = T·b/n_iter − α1·b/n_iter + α2·b + α3, b = busiest.
-                xs, ys = [], []
+                xs, ys, targets = [], [], []
+                n_iter = np.maximum(1, np.ceil(n / ts))
                 for h in range(2, c.cores + 1):
                     multi = np.array([_measure(truth, op, p, h) for op in ops])
-                    n_iter = np.maximum(1, np.ceil(n / ts))
                     b = np.ceil(n_iter / h)
                     xs.append(np.column_stack([-b / n_iter, b, np.ones_like(b)]))
                     ys.append(multi - single * b / n_iter)
+                    targets.append(multi)
                 if xs:
-                    X, y = np.vstack(xs), np.concatenate(ys)
-                    target = np.concatenate([np.array([_measure(truth, op, p, h) for op in ops])
-                                             for h in range(2, c.cores + 1)])
+                    # Weighted by the multicore time itself, so that "relative" minimises relative error.
+                    target = np.concatenate(targets)
                     w = 1.0 / target if weighting == "relative" else np.ones_like(target)
-                    alphas, *_ = np.linalg.lstsq(X * w[:, None], y * w, rcond=None)
+                    alphas, *_ = np.linalg.lstsq(np.vstack(xs) * w[:, None], np.concatenate(ys) * w, rcond=None)
                 else:
                     alphas = np.zeros(3)
                 getattr(pred, family)[c.core_type] = FamilyFit(betas, alphas)

@@ -18,8 +18,8 @@ every core used) and the contiguous layer allocation L that maximise eq. 11's th
 * :func:`n_pipelines` and :func:`n_design_points` are eqs. 1 and 2.
 
     >>> design = pipeit_design(platform, workload, cost)       # Algorithm 3 on cost's T matrix
-    >>> design.config, design.allocation, str(design.pipeline)
-    ('B4-s2-s2', [(1, 35), (36, 44), (45, 54)], 'B4:1-35|s2:36-44|s2:45-54')
+    >>> design.config, design.allocation, str(design.pipeline)  # in the paper's notation, e.g.
+    ('B4-s2-s2', [(1, 35), (36, 44), (45, 54)], 'B4:1-35|s2:36-44|s2:45-54')   # Table V, ResNet50
 
 Layers are 0-based and stages half-open ``[first, end)`` inside this module; the results carry the
 papers' 1-based inclusive ranges.

@@ -90,7 +90,7 @@ class CoreType(_Strict):
         "output block width), so M is padded up to a multiple of it. Used by the Pipe-it ground-truth model.")
     bandwidth_GBps_per_core: PositiveFloat | None = Field(
         None, description="Memory bandwidth one core can draw, GB/s; n cores draw n times that, up to the "
-        "cluster port and the memory. Used by the Pipe-it ground-truth model (default: no per-core limit).")
+        "cluster port and the memory (default: no per-core limit).")
     gemv_GBps_per_core: PositiveFloat | None = Field(
         None, description="Rate at which one core streams the weights of a fully connected layer (a GEMV at "
         "batch 1, memory-bound), GB/s. Used by the Pipe-it ground-truth model (default: "

@@ -180,3 +180,14 @@ def test_reproduce_argument_errors(tmp_path):
     assert_one_line_error(hetsim("reproduce", "nopaper", "--out", str(tmp_path)), "unknown paper 'nopaper'")
     assert_one_line_error(hetsim("reproduce", "shisha:nofig", "--out", str(tmp_path)), "no experiment 'nofig'")
     assert not list(tmp_path.iterdir())
+
+
+def test_readme_real_output_is_current():
+    """The README shows real output: re-run its command and compare the figures it quotes."""
+    readme = (HERE.parent / "README.md").read_text()
+    p = hetsim("simulate", "-p", "hikey970", "-w", "resnet50", "-m", "B4:1-35|s2:36-44|s2:45-54",
+               "--frames", "50")
+    assert p.returncode == 0, p.stderr
+    for key in ("throughput", "latency", "makespan", "energy"):
+        line = next(ln for ln in p.stdout.splitlines() if ln.startswith(key))
+        assert line.strip() in readme, f"README's {key} line is stale; now: {line.strip()}"

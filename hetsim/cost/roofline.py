@@ -4,7 +4,7 @@ For an op on ``n`` cores of core type T at frequency f::
 
     compute_s = MACs / (n * T.macs_per_cycle * f * eff * T.par_eff(n))
     mem_s     = (input + output + weight + 2 * im2col bytes) / min(n * per-core, port, memory bandwidth)
-    op_time   = T.op_overhead + max(compute_s, mem_s)
+    op_time   = T.op_overhead (+ T.fork_join when n > 1) + max(compute_s, mem_s)
 
 ``eff`` is the core type's GEMM (or depthwise) efficiency. Three optional core-type fields, fitted
 on a real machine by ``hetsim calibrate host`` (docs/validation.md), add the steps a measured conv
@@ -13,8 +13,9 @@ its own, im2col bytes / min(n * rate, bandwidth), before the GEMM (numpy and ARM
 separate kernel); with ``gemm_pack_GBps`` the GEMM pays per byte of its operands (packing the image
 matrix and the filters into blocks, writing the output), (im2col + weight + output bytes) /
 min(n * rate, bandwidth); with
-``kind_GBps[kind]`` the ops of that kind move their bytes at min(n * rate, bandwidth) instead of
-the bandwidth (LRN, pooling: kernels slower than the memory). With ``gemm_tile_rows`` = ts set, the N
+``kind_GBps[kind]`` the ops of that kind move their bytes at min(rate, bandwidth) instead of the
+bandwidth (LRN, pooling: kernels slower than the memory). A rate is one core's (n cores: n times
+it) or a measured list, entry n-1 for n cores. With ``gemm_tile_rows`` = ts set, the N
 rows of the im2col GEMM are dealt to the n threads in whole tiles of ts rows and the slowest thread
 decides (Pipe-it eq. 7 with integer iterations, ceil(ceil(N/ts)/n)), which makes small layers stop
 scaling: the concave speedups of Pipe-it Fig. 12. Only convolutions split along N this way; a fully
@@ -32,6 +33,15 @@ from hetsim.platform import ExecutionPlace, Platform
 
 _GEMM_KINDS = ("conv", "fc")
 _VIEW_KINDS = ("flatten", "reshape")
+
+
+def _rate(value: float | list[float], cores: int) -> float:
+    """B/s of ``cores`` cores from a per-core rate (x cores) or a measured per-core-count list
+    (entry n-1; past its end the last entry scales with the cores)."""
+    if isinstance(value, list):
+        last = len(value)
+        return (value[cores - 1] if cores <= last else value[-1] * cores / last) * 1e9
+    return cores * value * 1e9
 
 
 class RooflineCostModel(CostModel):
@@ -72,10 +82,11 @@ class RooflineCostModel(CostModel):
             per_core = t.bandwidth_GBps_per_core * ep.cores if t.bandwidth_GBps_per_core else math.inf
             bw = min(c.bandwidth_GBps or math.inf, p.memory(c.memory).bandwidth_GBps, per_core) * 1e9
             kinds = frozenset(t.kinds) if t.kinds else None
-            im2col = min(ep.cores * t.im2col_GBps * 1e9, bw) if t.im2col_GBps else None
+            im2col = min(_rate(t.im2col_GBps, ep.cores), bw) if t.im2col_GBps else None
             pack = min(ep.cores * t.gemm_pack_GBps * 1e9, bw) if t.gemm_pack_GBps else None
-            kind_bw = {k: min(ep.cores * v * 1e9, bw) for k, v in t.kind_GBps.items()}
-            params = (gemm * ep.cores, dw * ep.cores, gemm, bw, t.op_overhead_us * 1e-6,
+            kind_bw = {k: min(_rate(v, ep.cores), bw) for k, v in t.kind_GBps.items()}
+            overhead = (t.op_overhead_us + (t.fork_join_us if ep.cores > 1 else 0.0)) * 1e-6
+            params = (gemm * ep.cores, dw * ep.cores, gemm, bw, overhead,
                       t.gemm_tile_rows, kinds, im2col, kind_bw, pack)
         self._ep_cache[key] = params
         return params
@@ -108,7 +119,9 @@ class RooflineCostModel(CostModel):
         busy = max(compute, nbytes / kind_bw.get(op.kind, bw))
         if op.im2col_bytes:  # conv: steps before the multiply-adds, when the core type has them
             if im2col_bw is not None:
-                busy += op.im2col_bytes / im2col_bw
+                # A 1x1 stride-1 unpadded conv's image matrix is its input: a plain copy.
+                plain = op.kernel == (1, 1) and op.stride == 1 and op.pad == (0, 0)
+                busy += op.im2col_bytes / (bw if plain else im2col_bw)
             if pack_bw is not None:
                 busy += (op.im2col_bytes + op.weight_bytes + op.output_bytes) / pack_bw
         return Demand(overhead, busy, float(nbytes))

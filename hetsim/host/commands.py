@@ -67,12 +67,13 @@ def calibrate_host(out, name, quick) -> None:
     t.add_row("gemm_efficiency", f"{fit.gemm_efficiency:.3f}")
     t.add_row("parallel_efficiency", ", ".join(f"{x:.3f}" for x in fit.parallel_efficiency))
     t.add_row("op_overhead_us", f"{fit.op_overhead_s * 1e6:.2f}")
+    t.add_row("fork_join_us", f"{fit.fork_join_s * 1e6:.2f}")
     t.add_row("gemm_pack_GBps", f"{fit.gemm_pack_Bps / 1e9:.2f}")
-    t.add_row("im2col_GBps", f"{fit.im2col_Bps / 1e9:.2f}")
+    t.add_row("im2col_GBps", ", ".join(f"{x / 1e9:.2f}" for x in fit.im2col_Bps))
     t.add_row("bandwidth per core / memory (GB/s)",
               f"{fit.core_bandwidth_Bps / 1e9:.2f} / {fit.memory_bandwidth_Bps / 1e9:.2f}")
     for k, v in sorted(fit.kind_Bps.items()):
-        t.add_row(f"kind_GBps.{k}", f"{v / 1e9:.2f}")
+        t.add_row(f"kind_GBps.{k}", ", ".join(f"{x / 1e9:.2f}" for x in v))
     if fit.dw_efficiency is not None:
         t.add_row("dw_efficiency", f"{fit.dw_efficiency:.4f}")
     for k, v in fit.residuals.items():

@@ -123,14 +123,21 @@ class StageNet:
             out[name] = rng.standard_normal(tuple(shape), dtype=np.float32)
         return out
 
-    def run(self, tensors: dict[str, np.ndarray], layer_times: np.ndarray | None = None) -> dict:
+    def run(self, tensors: dict[str, np.ndarray], layer_times: np.ndarray | None = None,
+            op_times: dict[str, float] | None = None) -> dict:
         """Run one frame; ``tensors`` (received) is extended with every output. Returns the
-        tensors to send on. Per-layer seconds go to ``layer_times`` when given."""
+        tensors to send on. Per-layer seconds go to ``layer_times`` and per-op seconds to
+        ``op_times`` when given."""
         clock = time.perf_counter
         for li, ops in enumerate(self.layers):
             t0 = clock()
             for op, kernel, inputs in ops:
-                tensors[op.name] = kernel([tensors[n] for n in inputs])
+                if op_times is None:
+                    tensors[op.name] = kernel([tensors[n] for n in inputs])
+                else:
+                    t = clock()
+                    tensors[op.name] = kernel([tensors[n] for n in inputs])
+                    op_times[op.name] = clock() - t
             if layer_times is not None:
                 layer_times[li] = clock() - t0
         return {name: tensors[name] for name in self.sends}
@@ -219,6 +226,9 @@ class PipelineRun:
     warmup_frames: int
     load_before: tuple[float, float, float] = (0.0, 0.0, 0.0)
     load_after: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    #: Share of this machine's CPU time that other processes used while the frames ran: busy
+    #: time of all CPUs (/proc/stat) minus the stages' own CPU time, over wall time x CPUs.
+    other_cpu: float = float("nan")
     extra: dict = field(default_factory=dict)
 
     @property
@@ -259,6 +269,7 @@ def _stage_main(ref: WorkloadRef, spec: StageSpec, index: int, n_stages: int, fr
         start = np.zeros(frames)
         end = np.zeros(frames)
         clock = time.perf_counter
+        cpu0 = time.process_time()
         for f in range(frames):
             tensors = dict(sample) if index == 0 else q_in.recv(timeout=STAGE_TIMEOUT_S)
             start[f] = clock()
@@ -268,7 +279,7 @@ def _stage_main(ref: WorkloadRef, spec: StageSpec, index: int, n_stages: int, fr
             end[f] = clock()
             if index == n_stages - 1:
                 results.put(("frame", index, f))
-        results.put(("done", index, (start, end, times)))
+        results.put(("done", index, (start, end, times, time.process_time() - cpu0)))
         workers.close()
     except BaseException as e:  # report, never hang the parent
         results.put(("error", index, f"{type(e).__name__}: {e}\n{traceback.format_exc()}"))
@@ -306,7 +317,9 @@ def run_pipeline(ref: WorkloadRef, stages: Sequence[tuple[int, int, Sequence[int
                 raise HetsimError(f"stage {i + 1} failed: {payload.splitlines()[0]}")
             ready += kind == "ready"
         load_before = os.getloadavg()
+        busy0 = _busy_s()
         barrier.wait(timeout=STAGE_TIMEOUT_S)
+        wall0 = time.perf_counter()
         while len(records) < k:
             kind, i, payload = _get(results, procs)
             if kind == "error":
@@ -315,6 +328,8 @@ def run_pipeline(ref: WorkloadRef, stages: Sequence[tuple[int, int, Sequence[int
                 progress(payload + 1)
             elif kind == "done":
                 records[i] = payload
+        wall = time.perf_counter() - wall0
+        busy = _busy_s() - busy0
         load_after = os.getloadavg()
         for p in procs:
             p.join(timeout=30)
@@ -326,7 +341,21 @@ def run_pipeline(ref: WorkloadRef, stages: Sequence[tuple[int, int, Sequence[int
     start = np.vstack([records[i][0] for i in range(k)])
     end = np.vstack([records[i][1] for i in range(k)])
     times = np.hstack([records[i][2] for i in range(k)])
-    return PipelineRun(specs, start, end, times, warmup, load_before, load_after)
+    ours = sum(records[i][3] for i in range(k))
+    ncpu = os.cpu_count() or 1
+    other = max(0.0, (busy - ours) / (wall * ncpu)) if wall > 0 and busy == busy else float("nan")
+    return PipelineRun(specs, start, end, times, warmup, load_before, load_after, other)
+
+
+def _busy_s() -> float:
+    """Seconds all CPUs spent busy since boot (/proc/stat; NaN where there is none)."""
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return float("nan")
+    idle = v[3] + (v[4] if len(v) > 4 else 0)
+    return (sum(v[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
 def _get(results, procs):

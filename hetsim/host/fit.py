@@ -14,9 +14,17 @@ The model fitted is the one :class:`~hetsim.cost.RooflineCostModel` evaluates, t
   another process weighs little).
 * Bandwidth: the per-core figure is the 1-process STREAM-like read; the memory's is the sum over
   the processes of the all-core run.
-* im2col: t = overhead + bytes / min(n · rate, bw(n)), one rate over every shape and thread count.
-* Op kinds slower than the memory (LRN, pools, ...): the same form, one rate per kind; depthwise
-  convs get a ``dw_efficiency`` instead (t = overhead + MACs / (n · peak · dw_eff)).
+* im2col: t = overhead + bytes / rate(n), one rate per thread count n over every shape (the cost
+  model caps it at bw(n)).
+* Op kinds (LRN, pools, element-wise ops, concat): the same form, one rate per kind and thread
+  count. Measured, not n × the 1-thread rate: the executor's threads speed up an LRN but not a
+  ReLU, whose chunks cost a thread wake-up (~70 µs on this kind of VM) and gain little.
+  Depthwise convs get a ``dw_efficiency`` instead (t = overhead + MACs / (n · peak · dw_eff)).
+
+* Per-op costs in a network: the ops of a synthetic CNN, timed inside whole forward passes, cost
+  more than the same kernels run alone (dispatch, cold caches after a big fully connected layer,
+  thread wake-ups): the mean gap on 1 core is added to the overhead, the mean further gap on n
+  cores is ``fork_join_us``.
 
 The clock: the nominal one from /proc/cpuinfo, unless the fitted GEMM rate exceeds the ISA peak
 at that clock (turbo), in which case the clock is raised to the lowest 100 MHz step that holds it.
@@ -44,11 +52,12 @@ class HostFit:
     gemm_efficiency: float
     parallel_efficiency: list[float]
     op_overhead_s: float
+    fork_join_s: float
     gemm_pack_Bps: float
-    im2col_Bps: float
+    im2col_Bps: list[float]          # entry n-1: n cores
     core_bandwidth_Bps: float
     memory_bandwidth_Bps: float
-    kind_Bps: dict[str, float]
+    kind_Bps: dict[str, list[float]]  # kind -> entry n-1: n cores
     dw_efficiency: float | None
     cores: int
     residuals: dict[str, float] = field(default_factory=dict)  # bench -> median |t_model/t - 1|
@@ -71,8 +80,13 @@ class HostFit:
         compute = n_rows * k * m / (threads * self.peak_MACps * self.gemm_efficiency * self.par_eff(threads))
         return self.op_overhead_s + (a + b + c) / pack + max(compute, (a + b + c) / bw)
 
-    def rate_time(self, nbytes: float, rate: float, threads: int) -> float:
-        return self.op_overhead_s + nbytes / min(threads * rate, self.bw(threads))
+    def rate_time(self, nbytes: float, rates: list[float] | None, threads: int) -> float:
+        """An op moving ``nbytes`` at the measured rate of ``threads`` cores (the bandwidth when
+        ``rates`` is None), as the cost model does."""
+        bw = self.bw(threads)
+        if rates is not None:
+            bw = min(bw, rates[threads - 1] if threads <= len(rates) else rates[-1] * threads / len(rates))
+        return self.op_overhead_s + nbytes / bw
 
 
 def _robust(residual, x0, lo, hi):
@@ -120,7 +134,7 @@ def fit_host(m: Measurements) -> HostFit:
         freq = math.ceil(rate / (macs * 1e8)) * 100.0
     eff = float(min(1.0, rate / (macs * freq * 1e6)))
 
-    fit = HostFit(macs, freq, eff, [1.0], float(o), float(pack), 1.0, core_bw, mem_bw, {}, None, cores)
+    fit = HostFit(macs, freq, eff, [1.0], float(o), 0.0, float(pack), [], core_bw, mem_bw, {}, None, cores)
 
     # -- GEMM, n threads: parallel efficiency -------------------------------------------------
     for n in range(2, cores + 1):
@@ -139,17 +153,23 @@ def fit_host(m: Measurements) -> HostFit:
     fit.residuals["gemm"] = _median_abs(
         fit.gemm_time(g["n"], g["k"], g["m"], g["threads"]) / g["time_s"] - 1 for g in m.gemm)
 
-    # -- im2col and the op kinds -----------------------------------------------------------------
-    def fit_rate(rows) -> float:
-        """One core's rate, from the 1-thread runs; n threads are predicted as n x that."""
-        rows = [r for r in rows if r["threads"] == 1] or rows
-        t = np.array([r["time_s"] for r in rows])
-        (r,) = _robust(lambda x: np.log(np.array([fit.rate_time(q["bytes"], x[0], q["threads"])
-                                                  for q in rows]) / t), [5 * _GB], [1e6], [1e13])
-        return float(r)
+    # -- im2col and the op kinds: a rate per core count -----------------------------------------
+    def fit_rates(rows) -> list[float]:
+        """Entry n-1: the rate of n threads, t = overhead + bytes / rate (the cost model caps it
+        at the bandwidth)."""
+        out = []
+        for n in range(1, cores + 1):
+            sub = [r for r in rows if r["threads"] == n]
+            if not sub:
+                break
+            t = np.array([r["time_s"] for r in sub])
+            (r,) = _robust(lambda x, sub=sub, t=t: np.log(
+                np.array([fit.op_overhead_s + q["bytes"] / x[0] for q in sub]) / t), [5 * _GB], [1e6], [1e13])
+            out.append(float(r))
+        return out
 
     if m.im2col:
-        fit.im2col_Bps = fit_rate(m.im2col)
+        fit.im2col_Bps = fit_rates(m.im2col)
         fit.residuals["im2col"] = _median_abs(fit.rate_time(r["bytes"], fit.im2col_Bps, r["threads"])
                                               / r["time_s"] - 1 for r in m.im2col)
     for kind in sorted({k["kind"] for k in m.kinds}):
@@ -165,13 +185,41 @@ def fit_host(m: Measurements) -> HostFit:
             (e,) = _robust(res_dw, [0.05], [1e-4], [1.0])
             fit.dw_efficiency = float(e)
             continue
-        rate = fit_rate(rows)
-        if rate < fit.bw(1):  # only kinds slower than the memory need a rate of their own
-            fit.kind_Bps[kind] = rate
+        fit.kind_Bps[kind] = fit_rates(rows)
         fit.residuals[f"kind {kind}"] = _median_abs(
-            fit.rate_time(r["bytes"], fit.kind_Bps.get(kind, fit.bw(r["threads"])), r["threads"])
-            / r["time_s"] - 1 for r in rows)
+            fit.rate_time(r["bytes"], fit.kind_Bps[kind], r["threads"]) / r["time_s"] - 1 for r in rows)
+    _fit_network_overheads(fit, m)
     return fit
+
+
+def _fit_network_overheads(fit: HostFit, m: Measurements) -> None:
+    """Per-op costs the isolated runs miss, from the ops of the synthetic network: the mean over
+    its ops of (measured - cost model) on 1 core is added to ``op_overhead``, and the mean on n
+    cores, less that, is ``fork_join`` (least squares on absolute time, so that a network's total
+    time comes out right)."""
+    if not m.network:
+        return
+    from hetsim.cost import RooflineCostModel
+    from hetsim.host.microbench import synthetic_network
+    from hetsim.platform import platform_from_dict
+
+    wl = synthetic_network(m.network_input)
+    cost = RooflineCostModel(platform_from_dict(platform_dict(fit), "fit"))
+    gaps: dict[int, list[float]] = {}
+    for row in m.network:
+        op = wl.op(row["op"])
+        if str(op.kind) in ("flatten", "reshape"):
+            continue
+        model = cost.op_time(op, cost.platform.ep(f"C{row['threads']}"))
+        gaps.setdefault(row["threads"], []).append(row["time_s"] - model)
+    extra = max(0.0, float(np.mean(gaps.get(1, [0.0]))))
+    fit.op_overhead_s += extra
+    multi = [g - extra for n, gs in gaps.items() if n > 1 for g in gs]
+    fit.fork_join_s = max(0.0, float(np.mean(multi))) if multi else 0.0
+    cost = RooflineCostModel(platform_from_dict(platform_dict(fit), "fit"))
+    fit.residuals["network ops"] = _median_abs(
+        cost.op_time(wl.op(r["op"]), cost.platform.ep(f"C{r['threads']}")) / r["time_s"] - 1
+        for r in m.network if str(wl.op(r["op"]).kind) not in ("flatten", "reshape"))
 
 
 def _g(x: float, digits: int = 4) -> str:
@@ -186,10 +234,11 @@ def platform_dict(fit: HostFit, name: str = "host") -> dict:
         "gemm_efficiency": round(fit.gemm_efficiency, 4),
         "parallel_efficiency": [round(x, 4) for x in fit.parallel_efficiency],
         "op_overhead_us": round(fit.op_overhead_s * 1e6, 3),
+        "fork_join_us": round(fit.fork_join_s * 1e6, 3),
         "bandwidth_GBps_per_core": round(fit.core_bandwidth_Bps / _GB, 3),
         "gemm_pack_GBps": round(fit.gemm_pack_Bps / _GB, 3),
-        "im2col_GBps": round(fit.im2col_Bps / _GB, 3),
-        "kind_GBps": {k: round(v / _GB, 3) for k, v in sorted(fit.kind_Bps.items())},
+        "im2col_GBps": [round(x / _GB, 3) for x in fit.im2col_Bps],
+        "kind_GBps": {k: [round(x / _GB, 3) for x in v] for k, v in sorted(fit.kind_Bps.items())},
         "dvfs": [{"name": "nominal", "freq_MHz": fit.freq_MHz}],
     }
     if fit.dw_efficiency is not None:
@@ -228,16 +277,19 @@ def platform_yaml(fit: HostFit, m: Measurements, name: str = "host", raw_file: s
         f"    gemm_efficiency: {c['gemm_efficiency']}  # [fitted] 1-thread GEMM grid "
         f"(median |error| {fit.residuals.get('gemm', float('nan')):.1%} over all thread counts)",
         f"    parallel_efficiency: {c['parallel_efficiency']}  # [fitted] n-thread GEMM grid, entry n-1",
-        f"    op_overhead_us: {c['op_overhead_us']}  # [fitted] intercept of the GEMM grid",
+        f"    op_overhead_us: {c['op_overhead_us']}  # [fitted] intercept of the GEMM grid + mean extra "
+        f"per op in a synthetic network",
+        f"    fork_join_us: {c['fork_join_us']}  # [fitted] mean extra per op on more than one core in "
+        f"the synthetic network (median |error| per op {fit.residuals.get('network ops', float('nan')):.1%})",
         f"    bandwidth_GBps_per_core: {c['bandwidth_GBps_per_core']}  # [measured] STREAM-like read on 1 core",
         f"    gemm_pack_GBps: {c['gemm_pack_GBps']}  # [fitted] GEMM time per operand byte (BLAS packing)",
-        f"    im2col_GBps: {c['im2col_GBps']}  # [fitted] executor's im2col copy "
+        f"    im2col_GBps: {c['im2col_GBps']}  # [fitted] executor's im2col copy on 1, 2, ... cores "
         f"(median |error| {fit.residuals.get('im2col', float('nan')):.1%})",
     ]
     if "dw_efficiency" in c:
         lines.append(f"    dw_efficiency: {c['dw_efficiency']}  # [fitted] executor's depthwise kernel")
     if c["kind_GBps"]:
-        lines.append("    kind_GBps:  # [fitted] executor's kernels slower than the memory, GB/s per core")
+        lines.append("    kind_GBps:  # [fitted] executor's kernels on 1, 2, ... cores, GB/s (capped by the bandwidth)")
         for k, v in c["kind_GBps"].items():
             lines.append(f"      {k}: {v}  # median |error| {fit.residuals.get('kind ' + k, float('nan')):.1%}")
     else:

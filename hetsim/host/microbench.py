@@ -7,6 +7,9 @@
   own core: the per-core and the all-core bandwidth.
 * **im2col**: the executor's image-matrix copy on conv shapes, with 1..all threads.
 * **Op kinds** slower than the memory (LRN, pooling, ...): the executor's kernels on a few shapes.
+* **Network context**: every op's time inside forward passes of a synthetic CNN (none of the
+  validation networks), for what isolated runs miss: per-op dispatch, caches flushed by a big
+  fully connected layer, thread wake-ups on several cores.
 * **Hand-off**: a frame through the executor's :class:`~hetsim.host.executor.Channel` between two
   pinned processes (latency and copy rate), to check what the simulator's free shared-memory
   hand-off leaves out.
@@ -43,26 +46,30 @@ class BenchPlan:
     gemm_k: tuple[int, ...] = (27, 147, 576, 2304)
     gemm_m: tuple[int, ...] = (16, 64, 256, 1024)
     gemm_max_macs: int = 2_000_000_000
-    gemm_reps: int = 21
+    gemm_reps: int = 31
     stream_MB: int = 256
     stream_reps: int = 15
     im2col_shapes: tuple[tuple[int, int, int, int, int, int], ...] = (
         # H, W, C, kernel, stride, pad
         (224, 224, 3, 7, 2, 3), (56, 56, 64, 3, 1, 1), (28, 28, 128, 3, 1, 1), (28, 28, 192, 5, 1, 2),
-        (14, 14, 256, 3, 1, 1), (14, 14, 512, 1, 1, 0),
+        (14, 14, 256, 3, 1, 1), (14, 14, 384, 3, 1, 1),
     )
-    kind_shapes: tuple[tuple[int, int, int], ...] = ((56, 56, 96), (28, 28, 256), (14, 14, 512))
+    # Output H, W, C of the op-kind runs; all above the executor's threading threshold
+    # (kernels.PARALLEL_MIN_ELEMENTS), as the larger tensors of a CNN are.
+    kind_shapes: tuple[tuple[int, int, int], ...] = ((56, 56, 96), (28, 28, 256), (40, 40, 128))
     kinds: tuple[str, ...] = ("relu", "maxpool", "avgpool", "lrn", "bn", "add", "concat", "dw")
-    kind_reps: int = 21
+    kind_reps: int = 31
     handoff_bytes: tuple[int, ...] = (0, 1 << 16, 1 << 19, 1 << 21)
     handoff_reps: int = 50
+    network_input: int = 128     # H = W of the synthetic network's input
+    network_reps: int = 25
 
     @classmethod
     def quick(cls) -> BenchPlan:
         return cls(gemm_n=(16, 64), gemm_k=(32, 64), gemm_m=(16, 32), gemm_reps=2, stream_MB=4,
                    stream_reps=2, im2col_shapes=((16, 16, 8, 3, 1, 1),), kind_shapes=((8, 8, 16),),
                    kinds=("relu", "maxpool", "lrn"), kind_reps=2, handoff_bytes=(0, 4096),
-                   handoff_reps=3)
+                   handoff_reps=3, network_input=32, network_reps=2)
 
     def units(self, cores: int) -> dict[str, int]:
         """Timed runs per phase (for the progress bar)."""
@@ -73,6 +80,7 @@ class BenchPlan:
             "im2col": len(self.im2col_shapes) * cores * (self.kind_reps + 1),
             "kinds": len(self.kinds) * len(self.kind_shapes) * cores * (self.kind_reps + 1),
             "handoff": len(self.handoff_bytes) if cores > 1 else 0,
+            "network": cores * (self.network_reps + 2),
         }
 
 
@@ -85,7 +93,9 @@ class Measurements:
     stream: list[dict] = field(default_factory=list)    # cores, bytes_per_core, time_s (per core)
     im2col: list[dict] = field(default_factory=list)    # h, w, c, kernel, stride, pad, threads, bytes, time_s
     kinds: list[dict] = field(default_factory=list)     # kind, h, w, c, threads, bytes, macs, time_s
-    handoff: list[dict] = field(default_factory=list)   # bytes, time_s (one way)
+    handoff: list[dict] = field(default_factory=list)   # bytes, round_trip_s
+    network: list[dict] = field(default_factory=list)   # op, threads, time_s (synthetic network)
+    network_input: int = 128
     load: dict = field(default_factory=dict)            # loadavg before / after, wall seconds
 
     def to_dict(self) -> dict:
@@ -145,6 +155,15 @@ def machine_info() -> dict:
             "python": platform_mod.python_version(), "kernel": platform_mod.release()}
 
 
+def _settle() -> None:
+    """Keep the core busy for :data:`_SETTLE_S` (a sleep would let the clock drop, and the next
+    runs would be timed while it ramps up again)."""
+    end = time.perf_counter() + _SETTLE_S
+    a = np.ones(1024, dtype=np.float32)
+    while time.perf_counter() < end:
+        a.sum()
+
+
 def _time(fn: Callable[[], object]) -> float:
     t = time.perf_counter()
     fn()
@@ -160,7 +179,7 @@ def _interleaved(cases: dict[int, list[Case]], reps: int, cores: list[int], phas
     """Time every case of every thread count once per round, ``reps`` rounds after a warm-up
     round, pinned to as many cores and with as many BLAS threads as the thread count.
 
-    After a multi-threaded block the process sleeps a moment: OpenBLAS's idle workers spin
+    After a multi-threaded block the process waits a moment, busy: OpenBLAS's idle workers spin
     (yielding) for ~0.1 s before they sleep, and pinned to the one core of the next block they
     would steal it from the thread being timed."""
     from threadpoolctl import threadpool_limits
@@ -176,7 +195,7 @@ def _interleaved(cases: dict[int, list[Case]], reps: int, cores: list[int], phas
                         times.setdefault((threads, key), []).append(t)
                     progress(phase, 1)
             if threads > 1:
-                time.sleep(_SETTLE_S)
+                _settle()
     pin_process(cores)
     return times
 
@@ -242,8 +261,12 @@ def bench_stream(plan: BenchPlan, cores: list[int], progress: Progress) -> list[
 
 # -- im2col and op kinds ----------------------------------------------------------------------
 def _single_op(kind: str, h: int, w: int, c: int):
-    """An Op of ``kind`` on an h×w×c input, built through the workload loader (shapes inferred)."""
+    """An Op of ``kind`` with an h×w×c output (a pool reads (2h+1)×(2w+1)×c), built through the
+    workload loader (shapes inferred)."""
     from hetsim.workload import workload_from_dict
+
+    if kind in ("maxpool", "avgpool"):
+        h, w = 2 * h + 1, 2 * w + 1
 
     specs = {
         "relu": [{"name": "x", "kind": "relu"}],
@@ -292,7 +315,7 @@ def bench_kinds(plan: BenchPlan, cores: list[int], progress: Progress) -> list[d
         for h, w, c in plan.kind_shapes:
             op = ops[(kind, h, w, c)] = _single_op(kind, h, w, c)
             n_in = 2 if kind in ("add", "concat") else 1
-            xs = [rng.standard_normal((h, w, c), dtype=np.float32) for _ in range(n_in)]
+            xs = [rng.standard_normal(tuple(op.in_shape), dtype=np.float32) for _ in range(n_in)]
             for t, wk in workers.items():
                 kernel = compile_op(op, np.random.default_rng(0), wk)
                 cases[t].append(((kind, h, w, c), lambda kernel=kernel, xs=xs: kernel(xs)))
@@ -348,6 +371,61 @@ def bench_handoff(plan: BenchPlan, cores: list[int], progress: Progress) -> list
     return out
 
 
+# -- ops in a network's context ----------------------------------------------------------------
+def synthetic_network(size: int = 128):
+    """A plain CNN for the network-context benchmark, none of the validation networks: 5x5/2 and
+    3x3 and 1x1 convs with bn, relu, LRN and pools, then a fully connected layer large enough
+    (~100 MB at 128x128) to flush the caches every frame, as the weights of a real network do."""
+    from hetsim.workload import workload_from_dict
+
+    ops = [
+        {"name": "c1", "kind": "conv", "kernel": 5, "stride": 2, "pad": 2, "out_c": 48},
+        {"name": "r1", "kind": "relu"}, {"name": "p1", "kind": "maxpool", "kernel": 3, "stride": 2},
+        {"name": "c2", "kind": "conv", "kernel": 3, "pad": 1, "out_c": 96},
+        {"name": "b2", "kind": "bn"}, {"name": "r2", "kind": "relu"},
+        {"name": "c3", "kind": "conv", "kernel": 1, "out_c": 64}, {"name": "r3", "kind": "relu"},
+        {"name": "c4", "kind": "conv", "kernel": 3, "pad": 1, "out_c": 128}, {"name": "r4", "kind": "relu"},
+        {"name": "n4", "kind": "lrn"}, {"name": "p4", "kind": "maxpool", "kernel": 2, "stride": 2},
+        {"name": "c5", "kind": "conv", "kernel": 3, "pad": 1, "out_c": 192},
+        {"name": "b5", "kind": "bn"}, {"name": "r5", "kind": "relu"},
+        {"name": "c6", "kind": "conv", "kernel": 1, "out_c": 128}, {"name": "r6", "kind": "relu"},
+        {"name": "c7", "kind": "conv", "kernel": 3, "pad": 1, "out_c": 256}, {"name": "r7", "kind": "relu"},
+        {"name": "p7", "kind": "avgpool", "kernel": 2, "stride": 2},
+        {"name": "f1", "kind": "fc", "out_c": 2048}, {"name": "r8", "kind": "relu"},
+        {"name": "f2", "kind": "fc", "out_c": 1000}, {"name": "sm", "kind": "softmax"},
+    ]
+    return workload_from_dict({"schema": 1, "name": "synthetic", "input": {"h": size, "w": size, "c": 3},
+                               "layer_kinds": ["conv", "fc"], "ops": ops}, "synthetic network")
+
+
+def bench_network(plan: BenchPlan, cores: list[int], progress: Progress) -> list[dict]:
+    """Every op's time inside whole forward passes of :func:`synthetic_network` on 1..all cores:
+    what the isolated runs miss (cold caches after the big fc, the executor's per-op dispatch,
+    thread wake-ups on several cores)."""
+    from threadpoolctl import threadpool_limits
+
+    from hetsim.host.executor import StageNet
+
+    wl = synthetic_network(plan.network_input)
+    nets = {t: StageNet(wl, 1, wl.num_layers, Workers(t), seed=0) for t in range(1, len(cores) + 1)}
+    sample = nets[1].synthetic_inputs(np.random.default_rng(3))
+    times: dict[tuple[int, str], list[float]] = {}
+    for rep in range(plan.network_reps + 2):
+        for t, net in nets.items():
+            pin_process(cores[:t])
+            with threadpool_limits(t, user_api="blas"):
+                op_times: dict[str, float] = {}
+                net.run(dict(sample), op_times=op_times)
+            if rep >= 2:  # two warm-up passes
+                for name, x in op_times.items():
+                    times.setdefault((t, name), []).append(x)
+            if t > 1:
+                _settle()
+            progress("network", 1)
+    pin_process(cores)
+    return [{"op": name, "threads": t, "time_s": float(np.median(ts))} for (t, name), ts in times.items()]
+
+
 def run_all(plan: BenchPlan | None = None, progress: Progress | None = None) -> Measurements:
     plan = plan or BenchPlan()
     progress = progress or (lambda phase, n: None)
@@ -360,6 +438,8 @@ def run_all(plan: BenchPlan | None = None, progress: Progress | None = None) -> 
     m.im2col = bench_im2col(plan, cores, progress)
     m.kinds = bench_kinds(plan, cores, progress)
     m.handoff = bench_handoff(plan, cores, progress)
+    m.network_input = plan.network_input
+    m.network = bench_network(plan, cores, progress)
     m.load["loadavg_after"] = list(os.getloadavg())
     m.load["wall_s"] = time.perf_counter() - t0
     return m

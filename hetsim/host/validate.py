@@ -42,6 +42,7 @@ class MappingResult:
     layer_simulated_s: list[float]  # the cost model's layer time on the stage's EP
     single_stage: bool
     load: list[float] = field(default_factory=list)  # 1-min load average before each run
+    other_cpu: list[float] = field(default_factory=list)  # share of the CPUs others used, per run
 
     @property
     def error(self) -> float:
@@ -80,7 +81,7 @@ class Report:
             "mappings": [{"mapping": m.mapping, "measured_fps": m.measured_fps,
                           "simulated_fps": m.simulated_fps, "error": m.error,
                           "measured_runs_fps": m.measured_runs_fps, "stage_cpus": m.stage_cpus,
-                          "load_1min": m.load} for m in self.mappings],
+                          "load_1min": m.load, "other_cpu": m.other_cpu} for m in self.mappings],
             "layers": [{"layer": i + 1, "name": name,
                         **{f"{r.mapping} measured_s": r.layer_measured_s[i] for r in self.layer_rows},
                         **{f"{r.mapping} simulated_s": r.layer_simulated_s[i] for r in self.layer_rows}}
@@ -193,7 +194,8 @@ def validate_host(platform, ref: WorkloadRef, mappings: Sequence[str] | None = N
             mapping=str(pipe), measured_fps=float(np.median(fps)), measured_runs_fps=fps,
             simulated_fps=float(sim.throughput_fps), stage_cpus=cp,
             layer_measured_s=[float(x) for x in np.median(times, axis=0)], layer_simulated_s=layer_sim,
-            single_stage=len(pipe.stages) == 1, load=[float(r.load_before[0]) for r in rs]))
+            single_stage=len(pipe.stages) == 1, load=[float(r.load_before[0]) for r in rs],
+            other_cpu=[float(r.other_cpu) for r in rs]))
     return Report(platform=platform.name, workload=workload.name, scale=ref.scale, frames=frames,
                   repeats=repeats, layer_names=[layer.name for layer in workload.layers],
                   mappings=results, machine=_machine())
@@ -237,8 +239,12 @@ def report_markdown(r: Report) -> str:
             row += f" {a * 1e3:.3f} | {b * 1e3:.3f} | {b / a - 1:+.1%} |" if a > 0 else " - | - | - |"
         lines.append(row)
     loads = [x for m in r.mappings for x in m.load]
+    other = [x for m in r.mappings for x in m.other_cpu if x == x]
     if loads:
         lines += ["", f"1-minute load average before the runs: {min(loads):.2f} to {max(loads):.2f}."]
+    if other:
+        lines += [f"Other processes used {min(other):.0%} to {max(other):.0%} of the CPUs during the runs "
+                  f"(median {float(np.median(other)):.0%})."]
     return "\n".join(lines) + "\n"
 
 

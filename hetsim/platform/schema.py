@@ -72,19 +72,25 @@ class CoreType(_Strict):
         None, description="If set, the N rows of a GEMM are dealt out to threads in tiles of this many rows "
         "(Pipe-it eqs. 6-8); small layers then stop scaling (concave speedup).")
     op_overhead_us: NonNegFloat = Field(0.0, description="Fixed cost per op (kernel launch, fork/join), us.")
+    fork_join_us: NonNegFloat = Field(
+        0.0, description="Fixed cost, per op on more than one core, of handing the work to the other "
+        "cores and joining them (thread wake-ups), us; added to op_overhead_us. Default 0.")
     gemm_pack_GBps: PositiveFloat | None = Field(
         None, description="Rate one core handles a conv GEMM's operands (packing the image matrix and "
         "the filters into the BLAS kernel's blocks, writing the output), GB/s of operand bytes. When "
         "set, a conv pays (im2col + weight + output bytes) / min(n x rate, bandwidth) on top of its "
         "roofline, which makes GEMMs with a small K, M or N slower per MAC, as measured. Default: free.")
-    im2col_GBps: PositiveFloat | None = Field(
-        None, description="Rate one core builds a conv's im2col image matrix, GB/s of matrix written. "
-        "When set, the build is a step of its own before the GEMM (im2col bytes / min(n x rate, "
-        "bandwidth)) instead of traffic hidden under the GEMM in the roofline.")
-    kind_GBps: dict[str, PositiveFloat] = Field(
-        default_factory=dict, description="Rate one core sustains on the ops of a kind, GB/s of bytes "
-        "read and written, for kinds slower than the memory (LRN's powers, pooling windows): an op "
-        "of a listed kind moves its bytes at min(n x rate, bandwidth). Default: the bandwidth.")
+    im2col_GBps: PositiveFloat | list[PositiveFloat] | None = Field(
+        None, description="Rate of building a conv's im2col image matrix, GB/s of matrix written: one "
+        "core's rate (n cores: n x it), or a list whose entry n-1 is the rate of n cores (as measured; "
+        "beyond the list the last entry scales with n). When set, the build is a step of its own "
+        "before the GEMM (im2col bytes / min(rate, bandwidth)) instead of traffic hidden in the roofline.")
+    kind_GBps: dict[str, PositiveFloat | list[PositiveFloat]] = Field(
+        default_factory=dict, description="Rate the ops of a kind sustain, GB/s of bytes read and "
+        "written, where it differs from the bandwidth (LRN's powers, pooling windows, kernels that do "
+        "not speed up on more cores): one core's rate (n cores: n x it) or a list whose entry n-1 is "
+        "the rate of n cores. An op of a listed kind moves its bytes at min(rate, bandwidth). "
+        "Default: the bandwidth.")
     gemm_tile_cols: Annotated[int, Field(ge=1)] | None = Field(
         None, description="If set, a GEMM's M columns are computed in blocks of this many (arm_gemm's "
         "output block width), so M is padded up to a multiple of it. Used by the Pipe-it ground-truth model.")

@@ -20,8 +20,6 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
-from numbers import Integral
 
 import pandas as pd
 
@@ -29,7 +27,13 @@ from hetsim.errors import HetsimError
 from hetsim.explore._checks import check_choice, check_number
 from hetsim.explore.base import Explorer, Session
 from hetsim.explore.problem import Configuration, PipelineProblem
-from hetsim.workload.splits import compositions, count_compositions, count_eq4_with_dups
+from hetsim.workload.splits import (
+    compositions,
+    count_compositions,
+    count_eq4_with_dups,
+    cv_from_sums,
+    exact_weights,
+)
 
 TIE_ORDERS = ("eq4", "eq4-reversed", "lexicographic")
 
@@ -100,7 +104,7 @@ def generate_database(weights: Sequence, depths: Sequence[int], tie_order: str =
     if duplicates and tie_order == "lexicographic":
         raise HetsimError("generate_database: duplicates=True needs tie_order 'eq4' or 'eq4-reversed' "
                           "(lexicographic compositions have no duplicates)")
-    w = _exact(weights)
+    w = exact_weights(weights)
     M = len(w)
     prefix = [0, *itertools.accumulate(w)]
     total = prefix[-1]
@@ -123,7 +127,7 @@ def generate_database(weights: Sequence, depths: Sequence[int], tie_order: str =
         for pos, (sq, s) in enumerate(keyed, 1):
             rank = first_of_key.setdefault(sq, pos)
             if s not in cvs:
-                cvs[s] = _cv(sq, total, p)
+                cvs[s] = cv_from_sums(sq, total, p)
                 ranks[s] = rank
         dups[p] = count_eq4_with_dups(M, p)
     return ConfigurationDatabase(lists, cvs, ranks, dups)
@@ -177,23 +181,6 @@ def _sum_sq(prefix: list, split: tuple[int, ...]):
         sq += s * s
         b += n
     return sq
-
-
-def _cv(sq, total, k: int) -> float:
-    # Population σ/μ = sqrt(k·Σs² − S²) / S (Paper I Eq. 3; 000 digest §4 item 3).
-    if total == 0:
-        return 0.0
-    return float(max(k * sq - total * total, 0)) ** 0.5 / float(total)
-
-
-def _exact(weights: Sequence) -> list:
-    out = []
-    for x in weights:
-        if isinstance(x, Integral) or (hasattr(x, "is_integer") and float(x).is_integer()):
-            out.append(int(x))
-        else:
-            out.append(Fraction(float(x)))
-    return out
 
 
 # -- Algorithm 2: online tuning ---------------------------------------------------------------

@@ -1,8 +1,8 @@
 """Run a workload for real on this machine: a numpy forward pass as a pipeline of OS processes.
 
 Each pipeline stage is one process pinned to its own cores (``os.sched_setaffinity``), with as
-many BLAS threads (threadpoolctl) and kernel threads (:class:`~hetsim.host.kernels.Workers`) as it
-has cores. Stage 1 takes a new frame as soon as it is free (a saturated source, like the DES);
+many BLAS threads (threadpoolctl) as it has cores; the other kernels run on its main thread
+(:data:`~hetsim.host.kernels.KERNEL_THREADS`). Stage 1 takes a new frame as soon as it is free (a saturated source, like the DES);
 every stage hands the tensors that cross its cut (``Workload.cut_bytes``: every tensor produced at
 or before the cut and read after it) to the next through a :class:`Channel`: the tensors are copied
 into a slot of a shared-memory ring and the slot's number goes through a ``multiprocessing`` queue
@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hetsim.errors import HetsimError
-from hetsim.host.kernels import Workers, compile_op, pin_process, steady_allocator
+from hetsim.host.kernels import KERNEL_THREADS, Workers, compile_op, pin_process, steady_allocator
 from hetsim.sim.source import steady_state_window
 from hetsim.workload import Workload, load_workload, resolve_workload, workload_from_dict
 from hetsim.workload.ops import VIEW_KINDS
@@ -256,7 +256,7 @@ def _stage_main(ref: WorkloadRef, spec: StageSpec, index: int, n_stages: int, fr
 
         threadpool_limits(len(spec.cpus), user_api="blas")
         workload = ref.load()
-        workers = Workers(len(spec.cpus))
+        workers = Workers(KERNEL_THREADS)
         net = StageNet(workload, spec.first, spec.last, workers, seed)
         rng = np.random.default_rng([seed, 1_000_003])
         sample = net.synthetic_inputs(rng)

@@ -17,8 +17,8 @@ The model fitted is the one :class:`~hetsim.cost.RooflineCostModel` evaluates, t
 * im2col: t = overhead + bytes / rate(n), one rate per thread count n over every shape (the cost
   model caps it at bw(n)).
 * Op kinds (LRN, pools, element-wise ops, concat): the same form, one rate per kind and thread
-  count. Measured, not n × the 1-thread rate: the executor's threads speed up an LRN but not a
-  ReLU, whose chunks cost a thread wake-up (~70 µs on this kind of VM) and gain little.
+  count. Measured, not n × the 1-thread rate: the executor runs these kernels on one thread
+  whatever the stage's cores (hetsim/host/kernels.py says why), so n cores are no faster.
   Depthwise convs get a ``dw_efficiency`` instead (t = overhead + MACs / (n · peak · dw_eff)).
 
 * Per-op costs in a network: the ops of a synthetic CNN, timed inside whole forward passes, cost

@@ -3,9 +3,13 @@
 Convolutions are im2col + GEMM, as ARM-CL v18.05 runs them (docs/workloads.md): the image matrix
 [N×K] is built for every conv, 1×1 ones included, then multiplied by the [K×M] filters with BLAS.
 Weights are random (seeded, He-scaled so activations neither vanish nor blow up); only the time
-matters. Every kernel runs on the stage's cores: BLAS threads for the GEMMs, and a :class:`Workers`
-pool that splits the other kernels (the im2col copy, pools, element-wise ops) by output rows, so
-every op of a stage uses all its cores, as ARM-CL's kernels do.
+matters. The GEMMs run on all the stage's cores (BLAS threads); the other kernels (the im2col copy,
+pools, element-wise ops) run on the stage's calling thread: :data:`KERNEL_THREADS`. Splitting them
+over a :class:`Workers` pool is supported but not used: after each GEMM, OpenBLAS keeps its
+threads spinning on the other cores for ~0.1 s, and a worker woken there waits for a scheduler
+tick behind them (measured: a ReLU after a conv, 0.14 ms on one thread, 1.9 ms on two), which made
+multi-core stages slow and erratic. On one thread those kernels cost what the calibration measures
+for them (per core count), and the cost model is told so.
 
     >>> workers = Workers(1)
     >>> kernel = compile_op(op, np.random.default_rng(0), workers)
@@ -28,6 +32,9 @@ Kernel = Callable[[Sequence[np.ndarray]], np.ndarray]
 # LRN constants of AlexNet (Krizhevsky et al. 2012, ARM-CL NormalizationLayerInfo defaults).
 _LRN_SIZE, _LRN_ALPHA, _LRN_K = 5, 1e-4, 1.0
 
+
+#: Threads the executor gives the non-GEMM kernels of a stage, whatever its cores (see above).
+KERNEL_THREADS = 1
 
 #: Outputs smaller than this (elements) run on the calling thread: waking a second thread costs
 #: 50-100 µs on a VM (an idle vCPU is halted), more than splitting a small kernel saves.

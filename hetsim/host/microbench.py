@@ -5,7 +5,8 @@
 * **Memory bandwidth**: a STREAM-like read kernel (a 1-thread GEMV over a matrix far larger than
   the caches: what a fully connected layer does) in 1..all processes at once, each pinned to its
   own core: the per-core and the all-core bandwidth.
-* **im2col**: the executor's image-matrix copy on conv shapes, with 1..all threads.
+* **im2col**: the executor's image-matrix copy on conv shapes, with 1..all BLAS threads (the copy
+  itself on the executor's kernel threads).
 * **Op kinds** slower than the memory (LRN, pooling, ...): the executor's kernels on a few shapes.
 * **Network context**: every op's time inside forward passes of a synthetic CNN (none of the
   validation networks), for what isolated runs miss: per-op dispatch, caches flushed by a big
@@ -30,7 +31,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from hetsim.host.kernels import Workers, compile_op, im2col, pin_process, steady_allocator
+from hetsim.host.kernels import KERNEL_THREADS, Workers, compile_op, im2col, pin_process, steady_allocator
 
 Progress = Callable[[str, int], None]  # (phase, units done)
 
@@ -287,7 +288,7 @@ def _single_op(kind: str, h: int, w: int, c: int):
 
 def bench_im2col(plan: BenchPlan, cores: list[int], progress: Progress) -> list[dict]:
     rng = np.random.default_rng(1)
-    workers = {t: Workers(t) for t in range(1, len(cores) + 1)}
+    workers = {t: Workers(KERNEL_THREADS) for t in range(1, len(cores) + 1)}
     cases: dict[int, list[Case]] = {t: [] for t in workers}
     nbytes = {}
     for h, w, c, k, s, p in plan.im2col_shapes:
@@ -308,7 +309,7 @@ def bench_im2col(plan: BenchPlan, cores: list[int], progress: Progress) -> list[
 
 def bench_kinds(plan: BenchPlan, cores: list[int], progress: Progress) -> list[dict]:
     rng = np.random.default_rng(2)
-    workers = {t: Workers(t) for t in range(1, len(cores) + 1)}
+    workers = {t: Workers(KERNEL_THREADS) for t in range(1, len(cores) + 1)}
     cases: dict[int, list[Case]] = {t: [] for t in workers}
     ops = {}
     for kind in plan.kinds:
@@ -407,7 +408,7 @@ def bench_network(plan: BenchPlan, cores: list[int], progress: Progress) -> list
     from hetsim.host.executor import StageNet
 
     wl = synthetic_network(plan.network_input)
-    nets = {t: StageNet(wl, 1, wl.num_layers, Workers(t), seed=0) for t in range(1, len(cores) + 1)}
+    nets = {t: StageNet(wl, 1, wl.num_layers, Workers(KERNEL_THREADS), seed=0) for t in range(1, len(cores) + 1)}
     sample = nets[1].synthetic_inputs(np.random.default_rng(3))
     times: dict[tuple[int, str], list[float]] = {}
     for rep in range(plan.network_reps + 2):

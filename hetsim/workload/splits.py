@@ -93,8 +93,8 @@ def stage_sums(weights: Sequence[Real], split: Sequence[int]) -> list:
 def cv(weights: Sequence[Real], split: Sequence[int]) -> float:
     """Coefficient of variation of the stage sums, σ(W)/μ(W) with the population σ
     (Paper I Eq. 3). Synth 1 {1,4,8,4,8,8,4} split [3,2,2] -> sums 13, 12, 12 -> 0.0382."""
-    sums = stage_sums(_exact(weights), split)
-    return _cv_from_sq(sum(s * s for s in sums), sum(sums), len(sums))
+    sums = stage_sums(exact_weights(weights), split)
+    return cv_from_sums(sum(s * s for s in sums), sum(sums), len(sums))
 
 
 def cv_sorted(weights: Sequence[Real], k: int, max_count: int | None = DEFAULT_MAX_SPLITS,
@@ -111,7 +111,7 @@ def cv_sorted(weights: Sequence[Real], k: int, max_count: int | None = DEFAULT_M
     if max_count is not None and n > max_count:
         raise HetsimError(f"{n} splits of {M} layers into {k} stages exceed the limit "
                           f"{max_count}; pass a larger max_count or fewer stages")
-    w = _exact(weights)
+    w = exact_weights(weights)
     prefix = [0, *itertools.accumulate(w)]
     total = prefix[-1]
     keyed = []
@@ -120,7 +120,7 @@ def cv_sorted(weights: Sequence[Real], k: int, max_count: int | None = DEFAULT_M
         sq = sum((prefix[bounds[j + 1]] - prefix[bounds[j]]) ** 2 for j in range(k))
         keyed.append((sq, split))
     keyed.sort(key=lambda t: t[0])  # list.sort is stable
-    return [(split, _cv_from_sq(sq, total, k)) for sq, split in keyed]
+    return [(split, cv_from_sums(sq, total, k)) for sq, split in keyed]
 
 
 def cv_rank(weights: Sequence[Real], split: Sequence[int]) -> int:
@@ -135,7 +135,7 @@ def cv_rank(weights: Sequence[Real], split: Sequence[int]) -> int:
 
 
 # -- helpers ------------------------------------------------------------------------------
-def _exact(weights: Sequence[Real]) -> list:
+def exact_weights(weights: Sequence[Real]) -> list:
     """Weights as Python ints, or exact Fractions for non-integral values (a float is a dyadic
     rational, so nothing is rounded)."""
     out = []
@@ -148,7 +148,8 @@ def _exact(weights: Sequence[Real]) -> list:
     return out
 
 
-def _cv_from_sq(sq, total, k: int) -> float:
+def cv_from_sums(sq, total, k: int) -> float:
+    """Population CV of k stage sums from their sum of squares ``sq`` and total (Paper I Eq. 3)."""
     # σ/μ = sqrt(k·Σs² − S²) / S for the population σ.
     if total == 0:
         return 0.0

@@ -191,3 +191,26 @@ def test_readme_real_output_is_current():
     for key in ("throughput", "latency", "makespan", "energy"):
         line = next(ln for ln in p.stdout.splitlines() if ln.startswith(key))
         assert line.strip() in readme, f"README's {key} line is stale; now: {line.strip()}"
+
+
+def test_explore_command(tmp_path):
+    trials = tmp_path / "trials.csv"
+    p = hetsim("explore", "-p", "chiplet-c2", "-w", "resnet50-shisha", "-a", "Shisha", "--depth", "4",
+               "--param", "heuristic=H1", "--json", "--trials", str(trials))
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["algorithm"] == "Shisha" and out["best_fps"] > 0 and out["trials"] >= 1
+    assert trials.read_text().splitlines()[0].startswith("trial,")
+    p = hetsim("explore", "-p", "jetson-tx2", "-w", "vgg16", "-a", "PS", "--cores", "4",
+               "--dvfs", "governor1", "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["best_fps"] > 0
+
+
+def test_explore_errors(tmp_path):
+    assert_one_line_error(hetsim("explore", "-p", "chiplet-c2", "-w", "resnet50-shisha", "-a", "GA"),
+                          "unknown algorithm 'GA'")
+    assert_one_line_error(hetsim("explore", "-p", "chiplet-c2", "-w", "resnet50-shisha", "--param", "alpha"),
+                          "expected key=value")
+    assert_one_line_error(hetsim("explore", "-p", "chiplet-c5", "-w", "resnet50-shisha", "-a", "ES",
+                                 "--depth", "8"), "exceeds")

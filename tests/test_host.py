@@ -193,18 +193,22 @@ def _one_core(**core):
         "clusters": [{"name": "k", "symbol": "K", "core_type": "c", "cores": 2, "memory": "m"}]})
 
 
-def test_im2col_pack_and_kind_rates_add_the_documented_terms(tiny_file):
+def test_im2col_pack_kind_rates_and_gemm_overhead_add_the_documented_terms(tiny_file):
     wl = load_workload(tiny_file)
-    conv, lrn = wl.op("c1"), wl.op("n1")
+    conv, lrn, relu, fc = wl.op("c1"), wl.op("n1"), wl.op("r1"), wl.op("fc")
     base = RooflineCostModel(_one_core())
-    rich = RooflineCostModel(_one_core(im2col_GBps=2.0, gemm_pack_GBps=4.0, kind_GBps={"lrn": 1.0}))
+    rich = RooflineCostModel(_one_core(im2col_GBps=2.0, gemm_pack_GBps=4.0, gemm_overhead_us=[10.0, 30.0],
+                                       kind_GBps={"lrn": 1.0, "relu": [3.0, 3.0]}))
     for cores in (1, 2):
         ep = base.platform.ep(f"K{cores}")
         ep2 = rich.platform.ep(f"K{cores}")
+        fixed = (10e-6, 30e-6)[cores - 1]
         extra = (conv.im2col_bytes / min(cores * 2e9, 10e9)
                  + (conv.im2col_bytes + conv.weight_bytes + conv.output_bytes) / min(cores * 4e9, 10e9))
-        assert rich.op_time(conv, ep2) == pytest.approx(base.op_time(conv, ep) + extra)
+        assert rich.op_time(conv, ep2) == pytest.approx(base.op_time(conv, ep) + extra + fixed)
+        assert rich.op_time(fc, ep2) == pytest.approx(base.op_time(fc, ep) + fixed)
         assert rich.op_time(lrn, ep2) == pytest.approx((lrn.input_bytes + lrn.output_bytes) / (cores * 1e9))
+        assert rich.op_time(relu, ep2) == pytest.approx((relu.input_bytes + relu.output_bytes) / 3e9)
         assert base.op_time(lrn, ep) == pytest.approx((lrn.input_bytes + lrn.output_bytes) / 10e9)
     with pytest.raises(HetsimError, match="unknown op kind"):
         from hetsim.platform.loader import platform_from_dict as pfd

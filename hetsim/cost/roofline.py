@@ -4,7 +4,7 @@ For an op on ``n`` cores of core type T at frequency f::
 
     compute_s = MACs / (n * T.macs_per_cycle * f * eff * T.par_eff(n))
     mem_s     = (input + output + weight + 2 * im2col bytes) / min(n * per-core, port, memory bandwidth)
-    op_time   = T.op_overhead (+ T.fork_join when n > 1) + max(compute_s, mem_s)
+    op_time   = T.op_overhead (+ T.gemm_overhead for conv, fc) + max(compute_s, mem_s)
 
 ``eff`` is the core type's GEMM (or depthwise) efficiency. Three optional core-type fields, fitted
 on a real machine by ``hetsim calibrate host`` (docs/validation.md), add the steps a measured conv
@@ -53,8 +53,8 @@ class RooflineCostModel(CostModel):
 
     def _ep_params(self, ep: ExecutionPlace, state: DvfsState | None) -> tuple:
         """(peak MAC/s for GEMM, for depthwise, per-core MAC/s, bandwidth B/s, overhead s, tile rows,
-        allowed kinds, im2col B/s or None, {kind: B/s}, GEMM packing B/s or None) for ``ep`` in
-        ``state``."""
+        allowed kinds, im2col B/s or None, {kind: B/s}, GEMM packing B/s or None, extra fixed s of a
+        conv or fc) for ``ep`` in ``state``."""
         level_name = (state or {}).get(ep.cluster) if ep.cluster else None
         key = (ep, level_name)
         params = self._ep_cache.get(key)
@@ -66,7 +66,7 @@ class RooflineCostModel(CostModel):
             rate = a.peak_GMACps * 1e9 * a.efficiency
             bw = min(a.bandwidth_GBps or math.inf, p.memory(a.memory).bandwidth_GBps) * 1e9
             params = (rate, rate, rate, bw, a.op_overhead_us * 1e-6, None, frozenset(a.kinds), None, {},
-                      None)
+                      None, 0.0)
         else:
             c = p.cluster(ep.cluster)
             t = p.core_type(c.core_type)
@@ -85,9 +85,10 @@ class RooflineCostModel(CostModel):
             im2col = min(_rate(t.im2col_GBps, ep.cores), bw) if t.im2col_GBps else None
             pack = min(ep.cores * t.gemm_pack_GBps * 1e9, bw) if t.gemm_pack_GBps else None
             kind_bw = {k: min(_rate(v, ep.cores), bw) for k, v in t.kind_GBps.items()}
-            overhead = (t.op_overhead_us + (t.fork_join_us if ep.cores > 1 else 0.0)) * 1e-6
-            params = (gemm * ep.cores, dw * ep.cores, gemm, bw, overhead,
-                      t.gemm_tile_rows, kinds, im2col, kind_bw, pack)
+            g = t.gemm_overhead_us
+            gemm_fixed = (g[min(ep.cores, len(g)) - 1] if isinstance(g, list) else g) * 1e-6
+            params = (gemm * ep.cores, dw * ep.cores, gemm, bw, t.op_overhead_us * 1e-6,
+                      t.gemm_tile_rows, kinds, im2col, kind_bw, pack, gemm_fixed)
         self._ep_cache[key] = params
         return params
 
@@ -98,8 +99,10 @@ class RooflineCostModel(CostModel):
     def op_demand(self, op, ep: ExecutionPlace, state: DvfsState | None = None) -> Demand:
         if op.kind in _VIEW_KINDS:
             return ZERO  # a view of a tensor: no kernel runs, no byte moves
-        gemm_rate, dw_rate, per_core_rate, bw, overhead, tile, _, im2col_bw, kind_bw, pack_bw = \
-            self._ep_params(ep, state)
+        (gemm_rate, dw_rate, per_core_rate, bw, overhead, tile, _, im2col_bw, kind_bw, pack_bw,
+         gemm_fixed) = self._ep_params(ep, state)
+        if op.kind in _GEMM_KINDS:
+            overhead += gemm_fixed
         macs = op.macs
         if macs:
             if op.kind in _GEMM_KINDS:

@@ -40,7 +40,7 @@ def calibrate_host(out, name, quick) -> None:
     import yaml
 
     from hetsim.host.fit import fit_host, platform_yaml
-    from hetsim.host.microbench import BenchPlan, cpus, run_all
+    from hetsim.host.microbench import BenchPlan, cpus, frame_jitter, run_all
     from hetsim.platform import platform_from_dict
     from hetsim.validation import atomic_write
 
@@ -57,9 +57,11 @@ def calibrate_host(out, name, quick) -> None:
     fit = fit_host(measurements)
     text = platform_yaml(fit, measurements, name, raw_path.name)
     platform_from_dict(yaml.safe_load(text), str(out_path))  # never write a platform that fails to load
+    jitter = frame_jitter(measurements)
     with atomic_write(raw_path) as f:
         json.dump({"measurements": measurements.to_dict(), "fit": {
-            "residuals": fit.residuals, "peak_GMACps": fit.peak_MACps / 1e9}}, f, indent=1)
+            "residuals": fit.residuals, "peak_GMACps": fit.peak_MACps / 1e9,
+            "frame_jitter_sigma": jitter}}, f, indent=1)
     with atomic_write(out_path) as f:
         f.write(text)
     t = Table("parameter", "value", title=f"fitted platform {name}", title_justify="left")
@@ -67,7 +69,7 @@ def calibrate_host(out, name, quick) -> None:
     t.add_row("gemm_efficiency", f"{fit.gemm_efficiency:.3f}")
     t.add_row("parallel_efficiency", ", ".join(f"{x:.3f}" for x in fit.parallel_efficiency))
     t.add_row("op_overhead_us", f"{fit.op_overhead_s * 1e6:.2f}")
-    t.add_row("fork_join_us", f"{fit.fork_join_s * 1e6:.2f}")
+    t.add_row("gemm_overhead_us", ", ".join(f"{x * 1e6:.1f}" for x in fit.gemm_overhead_s))
     t.add_row("gemm_pack_GBps", f"{fit.gemm_pack_Bps / 1e9:.2f}")
     t.add_row("im2col_GBps", ", ".join(f"{x / 1e9:.2f}" for x in fit.im2col_Bps))
     t.add_row("bandwidth per core / memory (GB/s)",
@@ -76,6 +78,7 @@ def calibrate_host(out, name, quick) -> None:
         t.add_row(f"kind_GBps.{k}", ", ".join(f"{x / 1e9:.2f}" for x in v))
     if fit.dw_efficiency is not None:
         t.add_row("dw_efficiency", f"{fit.dw_efficiency:.4f}")
+    t.add_row("frame jitter (sigma of log time)", f"{jitter:.3f}")
     for k, v in fit.residuals.items():
         t.add_row(f"median |error| {k}", f"{v:.1%}")
     Console().print(t)
@@ -101,18 +104,24 @@ def validate() -> None:
 @click.option("--scale", type=float, default=1.0, show_default=True,
               help="Scale the input resolution (H and W) by this factor.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random weights.")
+@click.option("--noise", "noise_sigma", type=float, default=None,
+              help="Sigma of the DES's lognormal noise per stage execution. Default: the frame jitter "
+              "`calibrate host` measured (in <platform>.measurements.json beside the platform), else 0.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
               help="Directory for report.md, report.png, report.json [default: results/validation/<workload>].")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def validate_host_cmd(platform_name, workload_name, mappings, frames, repeats, scale, seed, out_dir,
-                      as_json) -> None:
+def validate_host_cmd(platform_name, workload_name, mappings, frames, repeats, scale, seed, noise_sigma,
+                      out_dir, as_json) -> None:
     """Run a workload for real (numpy, one pinned process per stage) and compare per-layer times
     and pipeline throughput with the DES on the calibrated platform."""
     from hetsim.host.executor import WorkloadRef
-    from hetsim.host.validate import report_markdown, validate_host, write_report
+    from hetsim.host.validate import measured_jitter, report_markdown, validate_host, write_report
     from hetsim.platform import load_platform
+    from hetsim.platform.loader import resolve_platform
 
     platform = load_platform(platform_name)
+    if noise_sigma is None:
+        noise_sigma = measured_jitter(resolve_platform(platform_name))
     ref = WorkloadRef(workload_name, scale)
     workload = ref.load()
     out = Path(out_dir) if out_dir else Path("results") / "validation" / workload.name
@@ -124,7 +133,7 @@ def validate_host_cmd(platform_name, workload_name, mappings, frames, repeats, s
             bar.update(task, completed=done, total=total, description=label)
 
         report = validate_host(platform, ref, list(mappings) or None, frames, repeats, seed,
-                               progress=progress)
+                               noise_sigma=noise_sigma, progress=progress)
     paths = write_report(report, out)
     if as_json:
         d = report.to_dict()

@@ -21,10 +21,10 @@ The model fitted is the one :class:`~hetsim.cost.RooflineCostModel` evaluates, t
   whatever the stage's cores (hetsim/host/kernels.py says why), so n cores are no faster.
   Depthwise convs get a ``dw_efficiency`` instead (t = overhead + MACs / (n · peak · dw_eff)).
 
-* Per-op costs in a network: the ops of a synthetic CNN, timed inside whole forward passes, cost
-  more than the same kernels run alone (dispatch, cold caches after a big fully connected layer,
-  thread wake-ups): the mean gap on 1 core is added to the overhead, the mean further gap on n
-  cores is ``fork_join_us``.
+* GEMMs in a network: the convs and fcs of a synthetic CNN, timed inside whole forward passes,
+  take longer than the same GEMMs alone (their filters and buffers are cold after the big fully
+  connected layer of the previous frame, BLAS threads must be woken): the median gap per core
+  count is ``gemm_overhead_us``. Its other ops match their isolated runs within a few µs.
 
 The clock: the nominal one from /proc/cpuinfo, unless the fitted GEMM rate exceeds the ISA peak
 at that clock (turbo), in which case the clock is raised to the lowest 100 MHz step that holds it.
@@ -52,7 +52,7 @@ class HostFit:
     gemm_efficiency: float
     parallel_efficiency: list[float]
     op_overhead_s: float
-    fork_join_s: float
+    gemm_overhead_s: list[float]      # entry n-1: n cores
     gemm_pack_Bps: float
     im2col_Bps: list[float]          # entry n-1: n cores
     core_bandwidth_Bps: float
@@ -134,7 +134,7 @@ def fit_host(m: Measurements) -> HostFit:
         freq = math.ceil(rate / (macs * 1e8)) * 100.0
     eff = float(min(1.0, rate / (macs * freq * 1e6)))
 
-    fit = HostFit(macs, freq, eff, [1.0], float(o), 0.0, float(pack), [], core_bw, mem_bw, {}, None, cores)
+    fit = HostFit(macs, freq, eff, [1.0], float(o), [], float(pack), [], core_bw, mem_bw, {}, None, cores)
 
     # -- GEMM, n threads: parallel efficiency -------------------------------------------------
     for n in range(2, cores + 1):
@@ -193,10 +193,10 @@ def fit_host(m: Measurements) -> HostFit:
 
 
 def _fit_network_overheads(fit: HostFit, m: Measurements) -> None:
-    """Per-op costs the isolated runs miss, from the ops of the synthetic network: the mean over
-    its ops of (measured - cost model) on 1 core is added to ``op_overhead``, and the mean on n
-    cores, less that, is ``fork_join`` (least squares on absolute time, so that a network's total
-    time comes out right)."""
+    """What a GEMM costs in a running network beyond the same GEMM alone, from the ops of the
+    synthetic network: per core count, the median over its conv and fc ops of (measured - cost
+    model) is ``gemm_overhead``. The other kinds of op need nothing (their gaps are a few µs
+    either way)."""
     if not m.network:
         return
     from hetsim.cost import RooflineCostModel
@@ -206,20 +206,19 @@ def _fit_network_overheads(fit: HostFit, m: Measurements) -> None:
     wl = synthetic_network(m.network_input)
     cost = RooflineCostModel(platform_from_dict(platform_dict(fit), "fit"))
     gaps: dict[int, list[float]] = {}
-    for row in m.network:
+    from hetsim.host.microbench import FRAME
+
+    rows = [r for r in m.network if r["op"] != FRAME]
+    for row in rows:
         op = wl.op(row["op"])
-        if str(op.kind) in ("flatten", "reshape"):
-            continue
-        model = cost.op_time(op, cost.platform.ep(f"C{row['threads']}"))
-        gaps.setdefault(row["threads"], []).append(row["time_s"] - model)
-    extra = max(0.0, float(np.mean(gaps.get(1, [0.0]))))
-    fit.op_overhead_s += extra
-    multi = [g - extra for n, gs in gaps.items() if n > 1 for g in gs]
-    fit.fork_join_s = max(0.0, float(np.mean(multi))) if multi else 0.0
+        if str(op.kind) in ("conv", "fc"):
+            model = cost.op_time(op, cost.platform.ep(f"C{row['threads']}"))
+            gaps.setdefault(row["threads"], []).append(row["time_s"] - model)
+    fit.gemm_overhead_s = [max(0.0, float(np.median(gaps[n]))) for n in sorted(gaps)]
     cost = RooflineCostModel(platform_from_dict(platform_dict(fit), "fit"))
     fit.residuals["network ops"] = _median_abs(
         cost.op_time(wl.op(r["op"]), cost.platform.ep(f"C{r['threads']}")) / r["time_s"] - 1
-        for r in m.network if str(wl.op(r["op"]).kind) not in ("flatten", "reshape"))
+        for r in rows if str(wl.op(r["op"]).kind) not in ("flatten", "reshape"))
 
 
 def _g(x: float, digits: int = 4) -> str:
@@ -234,7 +233,7 @@ def platform_dict(fit: HostFit, name: str = "host") -> dict:
         "gemm_efficiency": round(fit.gemm_efficiency, 4),
         "parallel_efficiency": [round(x, 4) for x in fit.parallel_efficiency],
         "op_overhead_us": round(fit.op_overhead_s * 1e6, 3),
-        "fork_join_us": round(fit.fork_join_s * 1e6, 3),
+        "gemm_overhead_us": [round(x * 1e6, 3) for x in fit.gemm_overhead_s] or 0.0,
         "bandwidth_GBps_per_core": round(fit.core_bandwidth_Bps / _GB, 3),
         "gemm_pack_GBps": round(fit.gemm_pack_Bps / _GB, 3),
         "im2col_GBps": [round(x / _GB, 3) for x in fit.im2col_Bps],
@@ -277,10 +276,9 @@ def platform_yaml(fit: HostFit, m: Measurements, name: str = "host", raw_file: s
         f"    gemm_efficiency: {c['gemm_efficiency']}  # [fitted] 1-thread GEMM grid "
         f"(median |error| {fit.residuals.get('gemm', float('nan')):.1%} over all thread counts)",
         f"    parallel_efficiency: {c['parallel_efficiency']}  # [fitted] n-thread GEMM grid, entry n-1",
-        f"    op_overhead_us: {c['op_overhead_us']}  # [fitted] intercept of the GEMM grid + mean extra "
-        f"per op in a synthetic network",
-        f"    fork_join_us: {c['fork_join_us']}  # [fitted] mean extra per op on more than one core in "
-        f"the synthetic network (median |error| per op {fit.residuals.get('network ops', float('nan')):.1%})",
+        f"    op_overhead_us: {c['op_overhead_us']}  # [fitted] intercept of the GEMM grid",
+        f"    gemm_overhead_us: {c['gemm_overhead_us']}  # [fitted] median extra of a conv/fc inside a "
+        f"synthetic network, on 1, 2, ... cores (median |error| per op {fit.residuals.get('network ops', float('nan')):.1%})",
         f"    bandwidth_GBps_per_core: {c['bandwidth_GBps_per_core']}  # [measured] STREAM-like read on 1 core",
         f"    gemm_pack_GBps: {c['gemm_pack_GBps']}  # [fitted] GEMM time per operand byte (BLAS packing)",
         f"    im2col_GBps: {c['im2col_GBps']}  # [fitted] executor's im2col copy on 1, 2, ... cores "

@@ -31,7 +31,14 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from hetsim.host.kernels import KERNEL_THREADS, Workers, compile_op, im2col, pin_process, steady_allocator
+from hetsim.host.kernels import (
+    KERNEL_THREADS,
+    Workers,
+    compile_op,
+    im2col,
+    pin_process,
+    steady_allocator,
+)
 
 Progress = Callable[[str, int], None]  # (phase, units done)
 
@@ -420,11 +427,28 @@ def bench_network(plan: BenchPlan, cores: list[int], progress: Progress) -> list
             if rep >= 2:  # two warm-up passes
                 for name, x in op_times.items():
                     times.setdefault((t, name), []).append(x)
+                times.setdefault((t, FRAME), []).append(sum(op_times.values()))
             if t > 1:
                 _settle()
             progress("network", 1)
     pin_process(cores)
-    return [{"op": name, "threads": t, "time_s": float(np.median(ts))} for (t, name), ts in times.items()]
+    return [{"op": name, "threads": t, "time_s": float(np.median(ts)),
+             **({"all_s": [float(x) for x in ts]} if name == FRAME else {})}
+            for (t, name), ts in times.items()]
+
+
+#: The row of :func:`bench_network` that holds whole frames (its ``all_s``: every frame's time).
+FRAME = "<frame>"
+
+
+def frame_jitter(m: Measurements) -> float:
+    """Sigma of log frame time over the synthetic network's 1-core passes (robust: 1.4826 x the
+    median absolute deviation), the frame-to-frame variation of this machine; 0 if not measured."""
+    rows = [r for r in m.network if r["op"] == FRAME and r["threads"] == 1 and r.get("all_s")]
+    if not rows:
+        return 0.0
+    x = np.log(np.asarray(rows[0]["all_s"]))
+    return float(1.4826 * np.median(np.abs(x - np.median(x))))
 
 
 def run_all(plan: BenchPlan | None = None, progress: Progress | None = None) -> Measurements:

@@ -59,6 +59,7 @@ class Report:
     layer_names: list[str]
     mappings: list[MappingResult]
     machine: str = ""
+    noise_sigma: float = 0.0
 
     @property
     def layer_rows(self) -> list[MappingResult]:
@@ -77,6 +78,7 @@ class Report:
         return {
             "platform": self.platform, "workload": self.workload, "scale": self.scale,
             "frames": self.frames, "repeats": self.repeats, "machine": self.machine,
+            "noise_sigma": self.noise_sigma,
             "layer_mape": self.layer_mape,
             "mappings": [{"mapping": m.mapping, "measured_fps": m.measured_fps,
                           "simulated_fps": m.simulated_fps, "error": m.error,
@@ -142,11 +144,26 @@ def stage_cpus(pipe: Pipeline, cpus: Sequence[int]) -> list[list[int]]:
 
 
 # -- the run ----------------------------------------------------------------------------------
+def measured_jitter(platform_path: str | os.PathLike) -> float:
+    """The frame jitter `calibrate host` saved beside a platform file (0 when there is none)."""
+    import json
+
+    path = Path(platform_path)
+    raw = path.with_name(path.stem + ".measurements.json")
+    try:
+        return float(json.loads(raw.read_text())["fit"]["frame_jitter_sigma"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0.0
+
+
 def validate_host(platform, ref: WorkloadRef, mappings: Sequence[str] | None = None, frames: int = 30,
-                  repeats: int = 3, seed: int = 0, warmup: int = 2,
+                  repeats: int = 3, seed: int = 0, warmup: int = 2, noise_sigma: float = 0.0,
                   progress: Callable[[str, int, int], None] | None = None) -> Report:
-    """Run and simulate ``mappings`` (default: :func:`default_mappings`). ``progress(label, done,
-    total)`` reports frames as they complete."""
+    """Run and simulate ``mappings`` (default: :func:`default_mappings`). The DES draws a seeded
+    lognormal factor of sigma ``noise_sigma`` per stage execution (the frame-to-frame jitter of the
+    real machine, which slows a balanced pipeline whose stages wait on each other) and runs 10x
+    the frames so that the noise averages out. ``progress(label, done, total)`` reports frames as
+    they complete."""
     if repeats < 1:
         raise HetsimError(f"repeats must be at least 1 (got {repeats})")
     if frames < 3:
@@ -184,7 +201,8 @@ def validate_host(platform, ref: WorkloadRef, mappings: Sequence[str] | None = N
 
     results = []
     for pipe, cp, rs in zip(pipes, placement, runs, strict=True):
-        sim = simulate(platform, workload, pipe, engine="des", cost=cost, frames=frames).metrics
+        sim = simulate(platform, workload, pipe, engine="des", cost=cost, frames=10 * frames,
+                       noise_sigma=noise_sigma, seed=seed).metrics
         layer_sim = []
         for s in pipe.stages:
             layer_sim.extend(float(x) for x in cost.layer_times(workload, s.ep)[s.first - 1:s.last])
@@ -198,7 +216,7 @@ def validate_host(platform, ref: WorkloadRef, mappings: Sequence[str] | None = N
             other_cpu=[float(r.other_cpu) for r in rs]))
     return Report(platform=platform.name, workload=workload.name, scale=ref.scale, frames=frames,
                   repeats=repeats, layer_names=[layer.name for layer in workload.layers],
-                  mappings=results, machine=_machine())
+                  mappings=results, machine=_machine(), noise_sigma=noise_sigma)
 
 
 def _machine() -> str:
@@ -218,7 +236,8 @@ def report_markdown(r: Report) -> str:
         f"# {r.workload} on {r.platform}: measured vs simulated",
         "",
         f"Machine: {r.machine}. {r.frames} frames per run, {r.repeats} runs per mapping (median); "
-        f"input scale {r.scale:g}. Simulated: DES with contention, same frames.",
+        f"input scale {r.scale:g}. Simulated: DES with contention and lognormal noise sigma "
+        f"{r.noise_sigma:.3f} per stage execution (the measured frame jitter), {10 * r.frames} frames.",
         "",
         "| mapping | CPUs | measured (frames/s) | runs | simulated (frames/s) | error |",
         "|---|---|---:|---|---:|---:|",

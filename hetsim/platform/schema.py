@@ -72,9 +72,11 @@ class CoreType(_Strict):
         None, description="If set, the N rows of a GEMM are dealt out to threads in tiles of this many rows "
         "(Pipe-it eqs. 6-8); small layers then stop scaling (concave speedup).")
     op_overhead_us: NonNegFloat = Field(0.0, description="Fixed cost per op (kernel launch, fork/join), us.")
-    fork_join_us: NonNegFloat = Field(
-        0.0, description="Fixed cost, per op on more than one core, of handing the work to the other "
-        "cores and joining them (thread wake-ups), us; added to op_overhead_us. Default 0.")
+    gemm_overhead_us: NonNegFloat | list[NonNegFloat] = Field(
+        0.0, description="Fixed cost per conv or fc op on top of op_overhead_us, us: one value, or a "
+        "list whose entry n-1 holds on n cores (beyond the list, the last entry). What a GEMM pays in "
+        "a running network and not alone: its filters and buffers are cold (evicted since the last "
+        "frame), the BLAS threads must be woken. Default 0.")
     gemm_pack_GBps: PositiveFloat | None = Field(
         None, description="Rate one core handles a conv GEMM's operands (packing the image matrix and "
         "the filters into the BLAS kernel's blocks, writing the output), GB/s of operand bytes. When "

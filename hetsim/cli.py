@@ -433,5 +433,16 @@ def demo(out) -> None:
                   "(open the trace in ui.perfetto.dev)")
 
 
+def _register_host_commands() -> None:
+    """``hetsim calibrate host`` and ``hetsim validate host`` (hetsim/host/commands.py)."""
+    from hetsim.host.commands import calibrate, validate
+
+    cli.add_command(calibrate)
+    cli.add_command(validate)
+
+
+_register_host_commands()
+
+
 if __name__ == "__main__":
     main()

@@ -188,13 +188,18 @@ def alexnet() -> Net:
     grouped("conv5", 3, 256, 1)
     net.unary("relu5", "relu")
     net.maxpool("pool5", 3, 2)
+    _classifier(net)
+    return net
+
+
+def _classifier(net: Net) -> None:
+    """AlexNet's and VGG16's classifier: fc6 4096, fc7 4096, fc8 1000, each with its ReLU, softmax."""
     net.fc("fc6", 4096)
     net.unary("relu6", "relu")
     net.fc("fc7", 4096)
     net.unary("relu7", "relu")
     net.fc("fc8", 1000)
     net.unary("prob", "softmax")
-    return net
 
 
 def googlenet() -> Net:
@@ -375,12 +380,7 @@ def vgg16() -> Net:
             net.conv(f"conv{s}_{i}", 3, c, pad=1)
             net.unary(f"relu{s}_{i}", "relu")
         net.maxpool(f"pool{s}", 2, 2)
-    net.fc("fc6", 4096)
-    net.unary("relu6", "relu")
-    net.fc("fc7", 4096)
-    net.unary("relu7", "relu")
-    net.fc("fc8", 1000)
-    net.unary("prob", "softmax")
+    _classifier(net)
     return net
 
 
@@ -412,12 +412,7 @@ def alexnet_ps() -> Net:
               "Pipe-search (Soomro et al., CF'21) Fig. 4; 000 digest §3.3",
               (227, 227, 3), ["conv", "maxpool", "fc"])
     _alexnet_features(net)
-    net.fc("fc6", 4096)
-    net.unary("relu6", "relu")
-    net.fc("fc7", 4096)
-    net.unary("relu7", "relu")
-    net.fc("fc8", 1000)
-    net.unary("prob", "softmax")
+    _classifier(net)
     return net
 
 

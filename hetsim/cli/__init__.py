@@ -1,0 +1,55 @@
+"""The ``hetsim`` command line: one module per command group, registered on one click group.
+
+Every user error ends as one line on stderr (``hetsim: error: ...``) and exit code 2; no traceback.
+``main(argv)`` runs in-process (the tests call it so), ``python -m hetsim`` and the ``hetsim``
+script call it with ``sys.argv``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from hetsim.errors import HetsimError
+
+
+def _fail(message: str) -> None:
+    click.echo(f"hetsim: error: {message}", err=True)
+    sys.exit(2)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: run the click group and turn every user error into one line and exit 2."""
+    try:
+        cli.main(args=argv, prog_name="hetsim", standalone_mode=False)
+    except HetsimError as e:
+        _fail(str(e))
+    except click.exceptions.Abort:
+        _fail("aborted")
+    except click.ClickException as e:
+        _fail(" ".join(e.format_message().split()))
+    except click.exceptions.Exit as e:
+        sys.exit(e.exit_code)
+    except KeyboardInterrupt:
+        _fail("interrupted")
+    except BrokenPipeError:
+        sys.exit(0)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(package_name="hetsim")
+def cli() -> None:
+    """hetsim: simulate DNN mappings on heterogeneous platforms."""
+
+
+def _register() -> None:
+    from hetsim.cli import demo, explore, platforms, reproduce, simulate, workloads
+    from hetsim.host.commands import calibrate, validate
+
+    for command in (simulate.simulate, explore.explore_cmd, platforms.platforms, workloads.workloads,
+                    reproduce.reproduce, demo.demo, calibrate, validate):
+        cli.add_command(command)
+
+
+_register()

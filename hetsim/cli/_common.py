@@ -1,0 +1,38 @@
+"""What the commands share: the console, the metrics table, value formatting."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+console = Console()
+
+
+def print_metrics(m) -> None:
+    title = escape(f"{m.workload} on {m.platform} [{m.engine}{', contention' if m.contention else ''}]")
+    t = Table(title=title, title_justify="left")
+    for col in ("stage", "EP", "layers", "time (ms)", "compute (ms)", "transfer (ms)", "util"):
+        t.add_column(col, justify="right" if col not in ("EP",) else "left")
+    for i, s in enumerate(m.stages, 1):
+        mark = " *" if m.bottleneck == i - 1 else ""
+        t.add_row(f"{i}{mark}", s.ep, f"{s.layers[0]}-{s.layers[1]}", f"{s.time_s * 1e3:.2f}",
+                  f"{s.compute_s * 1e3:.2f}", f"{s.transfer_s * 1e3:.2f}", f"{s.utilization:.0%}")
+    if m.stages:
+        console.print(t)
+    lat = m.latency_s
+    console.print(f"mapping            {m.mapping}")
+    console.print(f"throughput         {m.throughput_fps:.3f} frames/s (steady state; "
+                  f"{m.stream_throughput_fps:.3f} over the {m.frames}-frame stream)")
+    console.print(f"latency            mean {lat['mean'] * 1e3:.2f} ms, p50 {lat['p50'] * 1e3:.2f} ms, "
+                  f"p99 {lat['p99'] * 1e3:.2f} ms")
+    console.print(f"makespan           {m.makespan_s:.4f} s")
+    energy = "n/a (no power model)" if m.energy_J is None else (
+        f"{m.energy_J:.3f} J ({m.energy_J / m.frames:.4f} J/frame)")
+    console.print(f"energy             {energy}")
+
+
+def fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)

@@ -1,0 +1,107 @@
+"""``hetsim platforms list | show | validate | schema``."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+from rich.markup import escape
+from rich.table import Table
+
+from hetsim.cli._common import console
+from hetsim.errors import HetsimError
+
+
+@click.group()
+def platforms() -> None:
+    """List, show, validate platforms; export their JSON Schema."""
+
+
+@platforms.command("list")
+def platforms_list() -> None:
+    """Every platform on the search path."""
+    from hetsim.platform import list_platforms, load_platform
+
+    t = Table("name", "clusters", "accelerators", "description")
+    for name in list_platforms():
+        try:
+            p = load_platform(name)
+        except HetsimError as e:
+            t.add_row(name, "", "", f"[red]invalid: {escape(str(e))}[/red]")
+            continue
+        t.add_row(name, ", ".join(f"{c.name} ({c.cores}x {c.core_type})" for c in p.clusters),
+                  ", ".join(a.name for a in p.accelerators), escape(p.description))
+    console.print(t)
+
+
+@platforms.command("show")
+@click.argument("name")
+@click.option("--dvfs", default=None, help="Apply a DVFS preset first.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE")
+def platforms_show(name, dvfs, overrides) -> None:
+    """The execution places of a platform, with peak rates and memories."""
+    from hetsim.cost import RooflineCostModel
+    from hetsim.platform import load_platform
+
+    p = load_platform(name, list(overrides), dvfs)
+    cost = RooflineCostModel(p)
+    console.print(f"[bold]{p.name}[/bold]: {escape(p.description)}")
+    t = Table("EP", "place", "cores", "core type", "DVFS", "freq (MHz)", "peak GEMM (GMAC/s)",
+              "memory", "bandwidth (GB/s)", title="execution places", title_justify="left")
+    for ep in p.eps():
+        params = cost._ep_params(ep, None)
+        if ep.cluster:
+            c = p.cluster(ep.cluster)
+            level = p.core_type(c.core_type).level(c.dvfs)
+            t.add_row(ep.name, c.name, str(ep.cores), c.core_type, level.name, f"{level.freq_MHz:g}",
+                      f"{params[0] / 1e9:.2f}", c.memory, f"{params[3] / 1e9:g}")
+        else:
+            a = p.accelerator(ep.accelerator)
+            t.add_row(ep.name, a.name, "-", a.kind, "-", "-", f"{params[0] / 1e9:.2f}", a.memory,
+                      f"{params[3] / 1e9:g}")
+    console.print(t)
+    if p.links:
+        lt = Table("link", "connects", "bandwidth (GB/s)", "latency (ns)", "energy (pJ/B)",
+                   title="links", title_justify="left")
+        for lk in p.links:
+            lt.add_row(lk.name, ", ".join(lk.connects), f"{lk.bandwidth_GBps:g}", f"{lk.latency_ns:g}",
+                       f"{lk.energy_pJ_per_byte:g}")
+        console.print(lt)
+    if p.dvfs_presets:
+        console.print("DVFS presets: " + "; ".join(
+            f"{k} ({', '.join(f'{c}={lv}' for c, lv in v.items())})" for k, v in p.dvfs_presets.items()))
+    console.print(f"power model: {'yes' if p.has_power_model else 'no'}")
+
+
+@platforms.command("validate")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+def platforms_validate(files) -> None:
+    """Report every error of each file with its field path (exit 2 if any)."""
+    from hetsim.platform import validate_file
+
+    bad = 0
+    for f in files:
+        errors = validate_file(f)
+        if errors:
+            bad += 1
+            for line in errors:
+                click.echo(line, err=True)
+        else:
+            click.echo(f"{f}: ok")
+    if bad:
+        sys.exit(2)
+
+
+@platforms.command("schema")
+@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Write to a file.")
+def platforms_schema(out) -> None:
+    """The JSON Schema of platform files (for editors)."""
+    from hetsim.platform import json_schema
+    from hetsim.validation import atomic_write
+
+    text = json_schema()
+    if out:
+        with atomic_write(out) as f:
+            f.write(text + "\n")
+    else:
+        click.echo(text)

@@ -1,0 +1,56 @@
+"""``hetsim reproduce``: regenerate papers' figures and tables with a scorecard of claims."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.markup import escape
+from rich.table import Table
+
+from hetsim.cli._common import console
+from hetsim.errors import HetsimError
+
+
+@click.command()
+@click.argument("spec", nargs=-1)
+@click.option("--all", "all_", is_flag=True, help="Every experiment of every paper.")
+@click.option("--quick", is_flag=True, help="The smaller versions (what CI runs).")
+@click.option("--out", type=click.Path(file_okay=False), default="results", show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Base seed of every experiment.")
+@click.option("--list", "list_", is_flag=True, help="List the experiments and exit.")
+@click.option("--strict", is_flag=True, help="Exit with code 1 when a claim fails.")
+def reproduce(spec, all_, quick, out, seed, list_, strict) -> None:
+    """Regenerate papers' figures and tables: SPEC is a paper (pipesearch) or paper:id (shisha:fig4).
+
+    Writes OUT/<paper>/<id>.csv and .png, and OUT/scorecard.md + scorecard.json.
+    """
+    from hetsim.experiment import run_experiment, select, write_outcome, write_scorecard
+
+    if not spec and not all_ and not list_:
+        raise HetsimError("say what to reproduce: a paper (pipesearch), paper:id (shisha:fig4) or --all")
+    chosen = select(list(spec), all_ or (list_ and not spec))
+    if list_:
+        t = Table("experiment", "title")
+        for e in chosen:
+            t.add_row(f"{e.paper}:{e.id}", escape(e.title))
+        console.print(t)
+        return
+    out_dir = Path(out)
+    outcomes = []
+    for e in chosen:
+        with console.status(f"{e.paper}:{e.id} {e.title}"):
+            outcome = run_experiment(e, quick=quick, seed=seed, progress=False)
+        write_outcome(outcome, out_dir)
+        claims = outcome.artifact.claims
+        ok = sum(c.passed for c in claims)
+        mark = "[green]ok[/green]" if ok == len(claims) else f"[red]{len(claims) - ok} failed[/red]"
+        console.print(f"{e.paper}:{e.id:<10} {ok}/{len(claims)} claims {mark}  ({outcome.seconds:.1f} s)")
+        outcomes.append(outcome)
+    md, js = write_scorecard(outcomes, out_dir, quick)
+    total = sum(len(o.artifact.claims) for o in outcomes)
+    passed = sum(c.passed for o in outcomes for c in o.artifact.claims)
+    console.print(f"{passed}/{total} claims pass; wrote {md} and {js}")
+    if strict and passed < total:
+        sys.exit(1)

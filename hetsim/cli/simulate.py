@@ -1,0 +1,68 @@
+"""``hetsim simulate``: one mapping of a workload on a platform."""
+
+from __future__ import annotations
+
+import click
+
+from hetsim.cli._common import console, print_metrics
+from hetsim.errors import HetsimError
+
+
+@click.command()
+@click.option("--platform", "-p", "platform_name", required=True, help="Platform name or YAML path.")
+@click.option("--workload", "-w", "workload_name", required=True, help="Workload name or YAML path.")
+@click.option("--mapping", "-m", required=True,
+              help="Pipeline string (B4:1-35|s2:36-44|s2:45-54) or a mapping YAML/JSON file.")
+@click.option("--engine", type=click.Choice(["des", "analytic"]), default="des", show_default=True)
+@click.option("--frames", "-n", type=int, default=None,
+              help="Frames to stream (default 100 for pipelines, 1 for placements).")
+@click.option("--no-contention", is_flag=True, help="Memories and links do not slow each other's users.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random choice.")
+@click.option("--noise", "noise_sigma", type=float, default=0.0, show_default=True,
+              help="Sigma of the lognormal measurement noise per stage execution.")
+@click.option("--source", type=click.Choice(["saturated", "periodic", "poisson"]), default="saturated",
+              show_default=True, help="Frame arrivals.")
+@click.option("--interval", "interval_s", type=float, default=None,
+              help="Mean seconds between frames for periodic/poisson sources.")
+@click.option("--buffer", "buffer_frames", type=int, default=1, show_default=True,
+              help="Frames each inter-stage queue holds.")
+@click.option("--dvfs", default=None, help="DVFS preset of the platform (e.g. governor3) or cluster=level,...")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Override a platform field, e.g. links.nop.latency_ns=1e6 (repeatable).")
+@click.option("--cost-table", type=click.Path(dir_okay=False), default=None,
+              help="Replay measured times from a CSV (columns layer|op, ep, time_s).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--trace", type=click.Path(dir_okay=False), default=None, help="Write a Chrome/Perfetto trace.")
+@click.option("--gantt", type=click.Path(dir_okay=False), default=None, help="Write a Gantt chart PNG.")
+def simulate(platform_name, workload_name, mapping, engine, frames, no_contention, seed, noise_sigma,
+             source, interval_s, buffer_frames, dvfs, overrides, cost_table, as_json, trace, gantt):
+    """Simulate one mapping of a workload on a platform."""
+    from hetsim.cost import make_cost_model
+    from hetsim.evaluate import simulate as run_simulation
+    from hetsim.mapping import load_mapping
+    from hetsim.platform import load_platform
+    from hetsim.sim.source import FrameSource
+    from hetsim.sim.trace import plot_gantt, write_chrome_trace
+    from hetsim.workload import load_workload
+
+    platform = load_platform(platform_name, list(overrides), dvfs)
+    workload = load_workload(workload_name)
+    cost = make_cost_model(platform, cost_table)
+    m = load_mapping(mapping, platform, workload, cost)
+    src = FrameSource(source, interval_s)
+    if (trace or gantt) and engine != "des":
+        raise HetsimError("--trace and --gantt need the des engine (the analytic engine has no timeline)")
+    result = run_simulation(platform, workload, m, engine=engine, cost=cost, frames=frames,
+                            contention=not no_contention, source=src, buffer_frames=buffer_frames,
+                            noise_sigma=noise_sigma, seed=seed)
+    if trace:
+        write_chrome_trace(result.intervals, trace, f"{workload.name} on {platform.name}: {m}")
+    if gantt:
+        plot_gantt(result.intervals, gantt, f"{workload.name} on {platform.name}: {m}")
+    if as_json:
+        click.echo(result.metrics.to_json())
+    else:
+        print_metrics(result.metrics)
+        for path in (trace, gantt):
+            if path:
+                console.print(f"wrote {path}")

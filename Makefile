@@ -26,7 +26,7 @@ test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest
 
 lint: $(VENV)/.installed-dev
-	$(BIN)/ruff check hetsim experiments benchmarks tests workloads platforms notebooks
+	$(BIN)/ruff check hetsim benchmarks tests workloads platforms notebooks
 
 bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/run.py

@@ -33,9 +33,9 @@ from hetsim.validation import atomic_write
 
 #: The papers whose experiment modules ``hetsim reproduce`` knows, in scorecard order.
 PAPERS = {
-    "pipesearch": "experiments.pipesearch",
-    "shisha": "experiments.shisha",
-    "pipeit": "experiments.pipeit",
+    "pipesearch": "hetsim.experiments.pipesearch",
+    "shisha": "hetsim.experiments.shisha",
+    "pipeit": "hetsim.experiments.pipeit",
 }
 
 
@@ -48,7 +48,7 @@ class Claim:
     sim_value: Any
     tolerance: str
     passed: bool
-    known_disagreement: str | None = None   # why hetsim is known to disagree (experiments/known_disagreements.yaml)
+    known_disagreement: str | None = None   # why hetsim is known to disagree (hetsim/experiments/known_disagreements.yaml)
 
     def row(self) -> dict:
         d = asdict(self)
@@ -193,7 +193,7 @@ def run_experiment(exp: Experiment, quick: bool = False, seed: int = 0, progress
 #: Claims hetsim is known to fail, each with the reason (a model limit or a paper inconsistency,
 #: explained in the paper's page under docs/papers/). The scorecard still says FAIL; the test suite
 #: fails on any *other* failing claim, and on a listed claim that starts passing (remove it then).
-KNOWN_DISAGREEMENTS = Path(__file__).resolve().parents[1] / "experiments" / "known_disagreements.yaml"
+KNOWN_DISAGREEMENTS = Path(__file__).resolve().parent / "experiments" / "known_disagreements.yaml"
 
 
 @dataclass(frozen=True)

@@ -198,7 +198,7 @@ def test_the_configuration_oracle_is_at_least_as_good_as_algorithm_3():
 # -- the ground truth --------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def calibrated():
-    from experiments.pipeit_calibration import fit_ground_truth
+    from hetsim.experiments.pipeit_calibration import fit_ground_truth
 
     fit = fit_ground_truth()
     return fit.platform(), fit.truth()
@@ -236,7 +236,7 @@ def test_tiles_split_reproduces_eq7_rounding(calibrated):
 
 
 def test_calibration_is_deterministic():
-    from experiments.pipeit_calibration import fit_ground_truth
+    from hetsim.experiments.pipeit_calibration import fit_ground_truth
 
     a = fit_ground_truth().values
     fit_ground_truth.cache_clear()
@@ -354,7 +354,7 @@ def test_overlap_and_active_power():
 
 # -- the reproduction ----------------------------------------------------------------------------------------
 def test_quick_reproduction_claims_pass_or_are_known_disagreements(tmp_path):
-    """Fails on a claim that fails without a reason in experiments/known_disagreements.yaml, and on
+    """Fails on a claim that fails without a reason in hetsim/experiments/known_disagreements.yaml, and on
     a listed disagreement that starts to agree."""
     from hetsim.experiment import (
         claim_problems,

@@ -36,7 +36,7 @@ def test_quick_experiment_claims_pass(eid):
 
 
 def test_calibration_is_a_fit_of_table6():
-    from experiments.pipesearch import (
+    from hetsim.experiments.pipesearch import (
         CALIBRATION_PARAMETERS,
         TABLE6,
         calibrated_tx2,

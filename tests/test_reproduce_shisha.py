@@ -1,4 +1,4 @@
-"""Paper II (Shisha): every experiment of experiments/shisha.py in its quick version, its claims,
+"""Paper II (Shisha): every experiment of hetsim/experiments/shisha.py in its quick version, its claims,
 the files ``hetsim reproduce shisha --quick`` writes, and the pieces the experiments rest on
 (vectorised exhaustive search, STREAM on the DES bandwidth servers, the calibration fit)."""
 
@@ -14,7 +14,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
 
-from experiments import shisha as sh  # noqa: E402
+from hetsim.experiments import shisha as sh  # noqa: E402
 from hetsim.analytic import SplitScorer  # noqa: E402
 from hetsim.cli import cli  # noqa: E402
 from hetsim.experiment import claim_problems, run_experiment, select  # noqa: E402
@@ -36,7 +36,7 @@ def test_every_figure_is_registered():
 
 @pytest.mark.parametrize("eid", EXPERIMENTS)
 def test_quick_experiment_claims_pass(outcomes, eid):
-    """Fails when hetsim disagrees with the paper (unless experiments/known_disagreements.yaml
+    """Fails when hetsim disagrees with the paper (unless hetsim/experiments/known_disagreements.yaml
     lists the claim with its reason), and when a listed claim starts to pass."""
     art = outcomes[eid].artifact
     assert not art.table.empty

@@ -12,7 +12,7 @@ paper states (001 digest §6), never typed in.
   statement ("for most CNNs no Small share beats Big-only"): the smallest slowdown for which that
   holds for 3 of the 5 CNNs. Fig. 3 is then the check.
 
-Run ``python -m experiments.pipeit_calibration`` to print the fits and their residuals.
+Run ``python -m hetsim.experiments.pipeit_calibration`` to print the fits and their residuals.
 """
 
 from __future__ import annotations

@@ -1,13 +1,13 @@
 """Pipe-it (Wang et al., IEEE TCAD 2019): CNN pipelines on big.LITTLE (001 digest).
 
 Every number comes out of hetsim: the ground truth (hetsim/cost/pipeit.py) fitted to Table IV's
-Big-only and Small-only columns by experiments/pipeit_calibration.py plays the HiKey 970, Pipe-it's
+Big-only and Small-only columns by hetsim/experiments/pipeit_calibration.py plays the HiKey 970, Pipe-it's
 predictor (eqs. 5-8) is fitted on micro-benchmarks "run" on it, Algorithms 1-3
 (hetsim/explore/pipeit.py) choose pipelines from the measured and the predicted T matrices, and the
 SimPy engine streams 50 frames through each pipeline. Table VII is held back from the fit.
 
 Claims the simulator does not reproduce stay in the scorecard as failures; the ones understood are
-listed with their reason in experiments/known_disagreements.yaml and explained in
+listed with their reason in hetsim/experiments/known_disagreements.yaml and explained in
 docs/papers/pipeit.md, with every choice the paper leaves open.
 """
 
@@ -23,7 +23,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from experiments.pipeit_calibration import (  # noqa: E402
+from hetsim.experiments.pipeit_calibration import (  # noqa: E402
     FIG5_MOST,
     LABELS,
     NETWORKS,

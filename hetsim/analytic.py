@@ -5,8 +5,9 @@ layers' times on its EP plus the transfer of every tensor that crosses the cut a
 is 1 / the slowest stage. A stage hands its output over before it takes the next frame (the sender
 pays the transfer), so the transfer belongs to the stage time.
 
-DAG placements: one inference by list scheduling: every EP runs its ops in the workload's
-topological order, an op starting when its EP is free and its inputs have arrived.
+DAG mappings: one inference by list scheduling of the mapping's task graph
+(:mod:`hetsim.sim.tasks`): every lane runs its tasks in order, each starting when its lane is free
+and its inputs have arrived.
 
 :class:`SplitScorer` scores every contiguous k-stage split x every EP assignment at once with prefix
 sums over the layer-time matrix, for explorers that need millions of candidates.
@@ -24,9 +25,19 @@ import numpy as np
 from hetsim.cost import CostModel, DvfsState
 from hetsim.errors import HetsimError
 from hetsim.mapping import Pipeline, Placement, pipeline_from_split
-from hetsim.metrics import Metrics, StageMetrics
+from hetsim.metrics import (
+    Metrics,
+    StageMetrics,
+    add_bytes,
+    busy_summary,
+    coherent_time_s,
+    latency_stats,
+    per_second,
+)
+from hetsim.options import RunOptions
 from hetsim.platform import ExecutionPlace
 from hetsim.power import energy_J
+from hetsim.sim.tasks import TaskGraph, ep_units, lane_busy_s, list_schedule
 from hetsim.workload.splits import count_compositions
 
 
@@ -59,90 +70,97 @@ def stage_peak_memory(pipe: Pipeline, workload, buffer_frames: int = 1) -> list[
     return out
 
 
-def evaluate_pipeline(platform, workload, pipe: Pipeline, cost: CostModel, frames: int = 100,
-                      state: DvfsState | None = None, arrival_interval_s: float | None = None,
-                      buffer_frames: int = 1) -> Metrics:
-    compute, transfer = stage_costs(pipe, workload, cost, state)
+def pipeline_link_bytes(platform, workload, pipe: Pipeline, frames: int) -> dict[str, float]:
+    """Bytes each link carries over ``frames`` frames: every cut's tensors over its route."""
+    out: dict[str, float] = {}
+    for i, s in enumerate(pipe.stages[:-1]):
+        add_bytes(out, platform.route(s.ep, pipe.stages[i + 1].ep).links, workload.cut_bytes(s.last) * frames)
+    return out
+
+
+def periodic_schedule(times: Sequence[float], period_s: float, frames: int) -> tuple[np.ndarray, np.ndarray]:
+    """(start, end) arrays (stages, frames) of the closed-form schedule: frame f enters at f x
+    period and never waits (every stage time <= the period), so stage i runs it from
+    f x period + the time of the stages before i. Its latency is the sum of the stage times and
+    its rate 1 / period: the schedule the analytic engine's figures describe."""
+    offsets = np.concatenate(([0.0], np.cumsum(times)[:-1]))
+    start = offsets[:, None] + period_s * np.arange(frames)[None, :]
+    return start, start + np.asarray(times)[:, None]
+
+
+def evaluate_pipeline(platform, workload, pipe: Pipeline, cost: CostModel,
+                      options: RunOptions | None = None) -> Metrics:
+    """Pipe-it eq. 11: throughput = 1 / max(slowest stage, arrival interval); latency = the sum
+    of the stage times; the stream of ``frames`` frames ends after latency + (F - 1) periods."""
+    options = options or RunOptions(engine="analytic").resolve(pipe)
+    frames = options.frames or 1
+    compute, transfer = stage_costs(pipe, workload, cost, options.state)
     times = [c + x for c, x in zip(compute, transfer, strict=True)]
-    bottleneck = max(times)
-    period = max(bottleneck, arrival_interval_s or 0.0)
+    interval = options.interval_s if options.source == "periodic" else None
+    period = max(max(times), interval or 0.0)
     latency = sum(times)
     makespan = latency + (frames - 1) * period
-    mem = stage_peak_memory(pipe, workload, buffer_frames)
+    mem = stage_peak_memory(pipe, workload, options.buffer_frames or 1)
     stages = [
         StageMetrics(ep=s.ep.name, layers=(s.first, s.last), time_s=t, compute_s=c, transfer_s=x,
                      utilization=t / period if period > 0 else 0.0, busy_s=t * frames,
                      peak_memory_bytes=m)
         for s, t, c, x, m in zip(pipe.stages, times, compute, transfer, mem, strict=True)
     ]
-    busy = {s.ep: t * frames for s, t in zip(pipe.stages, times, strict=True)}
-    link_bytes: dict[str, float] = {}
-    for i, s in enumerate(pipe.stages[:-1]):
-        route = platform.route(s.ep, pipe.stages[i + 1].ep)
-        for name in route.links:
-            link_bytes[name] = link_bytes.get(name, 0.0) + workload.cut_bytes(s.last) * frames
+    units = [(s.ep, t * frames) for s, t in zip(pipe.stages, times, strict=True)]
+    by_ep, by_place = busy_summary(units)
+    start, end = periodic_schedule(times, period, frames)
+    coherent = coherent_time_s((s.ep, float(a), float(b)) for i, s in enumerate(pipe.stages)
+                               for a, b in zip(start[i], end[i], strict=True))
+    link_bytes = pipeline_link_bytes(platform, workload, pipe, frames)
     return Metrics(
         engine="analytic", platform=platform.name, workload=workload.name, mapping=str(pipe),
-        throughput_fps=1.0 / period if period > 0 else math.inf,
-        latency_s={"mean": latency, "p50": latency, "p99": latency},
-        stages=stages, ep_busy_s={ep.name: b for ep, b in busy.items()}, frames=frames,
-        makespan_s=makespan, stream_throughput_fps=frames / makespan if makespan > 0 else math.inf,
-        energy_J=energy_J(platform, busy, makespan, link_bytes, state),
-        bottleneck=int(np.argmax(times)),
+        throughput_fps=per_second(1.0, period), latency_s=latency_stats([latency]),
+        stages=stages, ep_busy_s=by_ep, frames=frames, makespan_s=makespan,
+        stream_throughput_fps=per_second(frames, makespan),
+        energy_J=energy_J(platform, units, makespan, link_bytes, options.state, coherent),
+        bottleneck=int(np.argmax(times)), core_busy_s=by_place, coherent_s=coherent,
+        link_bytes=link_bytes,
     )
 
 
-# -- DAG placements -----------------------------------------------------------------------------
-def placement_schedule(workload, placement: Placement, cost: CostModel,
-                       state: DvfsState | None = None) -> dict[str, tuple[float, float]]:
-    """(start, finish) of every op of one inference under list scheduling."""
-    free: dict[str, float] = {}
-    finish: dict[str, float] = {}
-    times: dict[str, tuple[float, float]] = {}
-    g = workload.graph
-    for op in workload.ops:
-        ep = placement.ep_of[op.name]
-        ready = 0.0
-        for pred in g.predecessors(op.name):
-            arrive = finish[pred]
-            src = placement.ep_of[pred]
-            if src.name != ep.name:
-                arrive += cost.transfer_time(g.nodes[pred]["op"].output_bytes, src, ep)
-            ready = max(ready, arrive)
-        start = max(ready, free.get(ep.name, 0.0))
-        end = start + cost.op_time(op, ep, state)
-        free[ep.name] = end
-        finish[op.name] = end
-        times[op.name] = (start, end)
-    return times
-
-
-def evaluate_placement(platform, workload, placement: Placement, cost: CostModel,
-                       frames: int = 1, state: DvfsState | None = None) -> Metrics:
-    sched = placement_schedule(workload, placement, cost, state)
-    latency = max(end for _, end in sched.values())
-    load: dict[ExecutionPlace, float] = {}
-    for op in workload.ops:
-        ep = placement.ep_of[op.name]
-        load[ep] = load.get(ep, 0.0) + cost.op_time(op, ep, state)
-    # Stream bound: the busiest EP; a steady state can reach it only when transfers overlap.
-    period = max(load.values())
+# -- DAG mappings -------------------------------------------------------------------------------
+def evaluate_placement(platform, workload, placement: Placement, tg: TaskGraph,
+                       options: RunOptions) -> Metrics:
+    """One inference by list scheduling of the task graph (:func:`~hetsim.sim.tasks.list_schedule`);
+    a stream of F frames ends after latency + (F - 1) x the busiest lane's time (the stream bound,
+    reached only when the lanes overlap across frames)."""
+    frames = options.frames or 1
+    start, finish = list_schedule(tg)
+    latency = float(finish.max()) if len(finish) else 0.0
+    period = max(lane_busy_s(tg).values(), default=0.0)
     makespan = latency + (frames - 1) * period
-    busy = {ep: t * frames for ep, t in load.items()}
+    durations = np.array([t.time_s for t in tg.tasks]) * frames
+    units = ep_units(tg, durations)
+    by_ep, by_place = busy_summary(units)
+    link_bytes: dict[str, float] = {}
+    for t in tg.tasks:
+        if t.kind == "transfer" and t.route is not None:
+            add_bytes(link_bytes, t.route.links, t.nbytes * frames)
+    # Clusters busy at once in one inference, times the frames (the frames' overlap is not modelled).
+    coherent = frames * coherent_time_s((t.ep, float(start[t.index]), float(finish[t.index]))
+                                        for t in tg.tasks if t.ep is not None)
     return Metrics(
         engine="analytic", platform=platform.name, workload=workload.name, mapping=str(placement),
-        throughput_fps=1.0 / period, latency_s={"mean": latency, "p50": latency, "p99": latency},
-        ep_busy_s={ep.name: b for ep, b in busy.items()}, frames=frames, makespan_s=makespan,
-        stream_throughput_fps=frames / makespan, energy_J=energy_J(platform, busy, makespan, None, state),
+        throughput_fps=per_second(1.0, period), latency_s=latency_stats([latency]),
+        ep_busy_s=by_ep, frames=frames, makespan_s=makespan,
+        stream_throughput_fps=per_second(frames, makespan),
+        energy_J=energy_J(platform, units, makespan, link_bytes, options.state, coherent),
+        core_busy_s=by_place, coherent_s=coherent, link_bytes=link_bytes,
     )
 
 
 # -- vectorised scoring of all splits -----------------------------------------------------------
 def split_boundaries(n_layers: int, k: int) -> np.ndarray:
     """Every k-stage split as boundaries [0, c1, ..., c_{k-1}, n] (rows in lexicographic order of
-    the cut points)."""
-    cuts = np.array(list(itertools.combinations(range(1, n_layers), k - 1)), dtype=np.int64)
-    cuts = cuts.reshape(-1, k - 1)
+    the cut points). k = 1 is the one-stage pipeline [0, n]."""
+    combos = list(itertools.combinations(range(1, n_layers), k - 1))
+    cuts = np.array(combos, dtype=np.int64).reshape(len(combos), k - 1)
     n = cuts.shape[0]
     return np.hstack([np.zeros((n, 1), np.int64), cuts, np.full((n, 1), n_layers, np.int64)])
 
@@ -203,16 +221,21 @@ class SplitScorer:
                               f"{len(self.eps)} EPs) exceeds the limit of {limit:,}; narrow it or force it")
         orders = list(orders) if orders is not None else self.default_orders(k)
         bounds = split_boundaries(self.workload.num_layers, k)
-        firsts, lasts = bounds[:, :-1], bounds[:, 1:]
-        cut = self.cut_bytes[lasts[:, :-1]]             # bytes leaving stages 1..k-1
-        has_bytes = cut > 0
         out = np.empty((bounds.shape[0], len(orders)))
         for j, order in enumerate(orders):
-            o = np.asarray(order)
-            stage = self.prefix[lasts, o] - self.prefix[firsts, o]
-            if k > 1:
-                lat = self.latency[o[:-1], o[1:]]
-                inv = self.inv_bw[o[:-1], o[1:]]
-                stage[:, :-1] += np.where(has_bytes, lat + cut * inv, 0.0)
-            out[:, j] = 1.0 / stage.max(axis=1)
+            out[:, j] = 1.0 / self.stage_times(bounds, order).max(axis=1)
         return ScoredSplits(bounds, orders, self.eps, out)
+
+    def stage_times(self, bounds: np.ndarray, order: Sequence[int]) -> np.ndarray:
+        """(splits, k) stage times of every split in ``bounds`` (rows of :func:`split_boundaries`)
+        with stage i on EP ``order[i]``: the prefix-sum difference of its layers plus, for every
+        stage but the last, the transfer of the cut after it (latency + bytes / bandwidth, nothing
+        when the cut carries no bytes or the EPs share a memory)."""
+        o = np.asarray(order)
+        firsts, lasts = bounds[:, :-1], bounds[:, 1:]
+        stage = self.prefix[lasts, o] - self.prefix[firsts, o]
+        if len(o) > 1:
+            cut = self.cut_bytes[lasts[:, :-1]]             # bytes leaving stages 1..k-1
+            stage[:, :-1] += np.where(cut > 0, self.latency[o[:-1], o[1:]] + cut * self.inv_bw[o[:-1], o[1:]],
+                                      0.0)
+        return stage

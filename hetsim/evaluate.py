@@ -1,26 +1,28 @@
-"""``evaluate(mapping) -> Metrics``: one entry point over both engines and both mapping forms.
+"""``evaluate(mapping) -> Metrics``: one entry point over both engines and every mapping form.
 
     >>> platform = load_platform("hikey970"); workload = load_workload("resnet50")
     >>> pipe = load_mapping("B4:1-35|s2:36-44|s2:45-54", platform, workload)
-    >>> evaluate(platform, workload, pipe, engine="des", frames=50).throughput_fps
+    >>> m = evaluate(platform, workload, pipe, engine="des", frames=50)
+    >>> round(m.throughput_fps, 3)
+    2.875
+
+How the run goes is a :class:`~hetsim.options.RunOptions` (or its fields as keywords), validated
+once: an option the engine or the mapping form would ignore is refused with one line.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
 
 from hetsim import analytic
-from hetsim.cost import CostModel, DvfsState, RooflineCostModel
-from hetsim.errors import HetsimError
+from hetsim.cost import CostModel, RooflineCostModel
 from hetsim.mapping import Pipeline, Placement
 from hetsim.metrics import Metrics
-from hetsim.sim.dag import simulate_placement
+from hetsim.options import RunOptions
+from hetsim.sim.dag import simulate_dag
 from hetsim.sim.pipeline import simulate_pipeline
-from hetsim.sim.source import FrameSource
+from hetsim.sim.tasks import Comm, build_tasks
 from hetsim.sim.trace import Interval, intervals_of
-
-Engine = Literal["analytic", "des"]
 
 
 @dataclass
@@ -29,40 +31,50 @@ class Result:
     intervals: list[Interval] = field(default_factory=list)
 
 
-def simulate(platform, workload, mapping: Pipeline | Placement, *, engine: Engine = "des",
-             cost: CostModel | None = None, frames: int | None = None, state: DvfsState | None = None,
-             contention: bool = True, source: FrameSource | None = None, buffer_frames: int = 1,
-             noise_sigma: float = 0.0, seed: int = 0, warmup_fraction: float = 0.1) -> Result:
-    """Evaluate ``mapping`` and keep the per-frame intervals (for traces and Gantt charts)."""
+@dataclass(frozen=True)
+class DagOptions:
+    """How a DAG mapping expands into tasks (see :mod:`hetsim.sim.tasks`): where communication is
+    charged (``comm``), whether a tensor crosses to an EP once (``caching``), and whether every
+    task runs one at a time (``serial``)."""
+
+    comm: Comm = "free"
+    caching: bool = True
+    serial: bool = False
+
+
+def simulate(platform, workload, mapping: Pipeline | Placement, options: RunOptions | None = None, *,
+             cost: CostModel | None = None, dag: DagOptions | None = None, **fields) -> Result:
+    """Evaluate ``mapping`` and keep the per-frame intervals (for traces and Gantt charts).
+
+    ``options`` or its fields as keywords (``engine="des", frames=50, noise_sigma=0.02, ...``);
+    a ``source=FrameSource(...)`` keyword is accepted for the source and its interval."""
+    if options is None:
+        source = fields.pop("source", None)
+        if source is not None and not isinstance(source, str):
+            fields["source"], fields["interval_s"] = source.kind, source.interval_s
+            if source.kind == "saturated":
+                del fields["source"], fields["interval_s"]
+        options = RunOptions.make(**fields)
+    elif fields:
+        raise TypeError("give options or keyword fields, not both")
+    opts = options.resolve(mapping)
     cost = cost or RooflineCostModel(platform)
-    if frames is None:
-        frames = 100 if isinstance(mapping, Pipeline) else 1
-    if frames < 1:
-        raise HetsimError(f"frames must be at least 1 (got {frames})")
-    if buffer_frames < 1:
-        raise HetsimError(f"buffer must hold at least 1 frame (got {buffer_frames})")
-    if noise_sigma < 0:
-        raise HetsimError(f"noise sigma must be >= 0 (got {noise_sigma})")
-    if engine == "analytic":
-        if isinstance(mapping, Pipeline):
-            interval = source.interval_s if source and source.kind != "saturated" else None
-            m = analytic.evaluate_pipeline(platform, workload, mapping, cost, frames, state, interval,
-                                           buffer_frames)
-        else:
-            m = analytic.evaluate_placement(platform, workload, mapping, cost, frames, state)
-        return Result(m)
-    if engine != "des":
-        raise HetsimError(f"engine {engine!r}: allowed: analytic, des")
     if isinstance(mapping, Pipeline):
-        m, run = simulate_pipeline(platform, workload, mapping, cost, frames, state, contention, source,
-                                   buffer_frames, noise_sigma, seed, warmup_fraction)
-    else:
-        m, run = simulate_placement(platform, workload, mapping, cost, frames, state, contention,
-                                    buffer_frames, noise_sigma, seed, warmup_fraction)
-    return Result(m, intervals_of(run))
+        if opts.engine == "analytic":
+            return Result(analytic.evaluate_pipeline(platform, workload, mapping, cost, opts))
+        m, run = simulate_pipeline(platform, workload, mapping, cost, opts)
+        return Result(m, intervals_of(run))
+    dag = dag or DagOptions()
+    tg = build_tasks(platform, workload, mapping, cost, opts.state, dag.comm, dag.caching, dag.serial)
+    if opts.engine == "analytic":
+        return Result(analytic.evaluate_placement(platform, workload, mapping, tg, opts))
+    m, drun = simulate_dag(platform, workload, mapping, tg, opts)
+    return Result(m, intervals_of(drun))
 
 
-def evaluate(platform, workload, mapping: Pipeline | Placement, **kwargs) -> Metrics:
-    """The metrics of ``mapping`` (see :func:`simulate` for the options; engine defaults to analytic)."""
-    kwargs.setdefault("engine", "analytic")
-    return simulate(platform, workload, mapping, **kwargs).metrics
+def evaluate(platform, workload, mapping: Pipeline | Placement, options: RunOptions | None = None,
+             **fields) -> Metrics:
+    """The metrics of ``mapping`` (see :func:`simulate`; the engine defaults to analytic)."""
+    if options is None:
+        fields.setdefault("engine", "analytic")
+    return simulate(platform, workload, mapping, options, **fields).metrics

@@ -1,10 +1,29 @@
-"""What an evaluation returns: throughput, latency, per-stage and per-EP figures, energy."""
+"""What an evaluation returns, and the one set of functions every engine builds it with.
+
+Both engines (analytic closed forms and the SimPy DES) and both mapping forms (pipelines and DAG
+placements) describe a run the same way before it becomes :class:`Metrics`:
+
+* frame completions and arrivals -> steady-state throughput (:func:`steady_state`), latency
+  statistics (:func:`latency_stats`), makespan;
+* *units of work*, each a set of cores or an accelerator with its busy time (a pipeline stage, or
+  an EP of a placement) -> per-EP busy time, busy core-seconds per cluster and energy
+  (:func:`busy_summary`, :func:`hetsim.power.energy_J`);
+* bytes per link -> link energy.
+
+Utilisation is defined in the steady state: a unit's mean service time per frame x the steady
+throughput (docs/model.md, "Utilisation").
+"""
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from hetsim.platform import ExecutionPlace
 
 
 @dataclass
@@ -14,7 +33,7 @@ class StageMetrics:
     time_s: float          # service time of one frame: compute + outgoing transfer
     compute_s: float
     transfer_s: float
-    utilization: float     # busy fraction in steady state
+    utilization: float     # busy fraction in steady state: time_s x steady throughput
     busy_s: float = 0.0    # total busy time over the run
     peak_memory_bytes: float = 0.0
 
@@ -28,7 +47,7 @@ class Metrics:
     throughput_fps: float                  # steady state, warm-up excluded
     latency_s: dict[str, float]            # mean, p50, p99
     stages: list[StageMetrics] = field(default_factory=list)
-    ep_busy_s: dict[str, float] = field(default_factory=dict)
+    ep_busy_s: dict[str, float] = field(default_factory=dict)    # by EP name, summed over units
     frames: int = 1
     makespan_s: float = 0.0
     stream_throughput_fps: float = 0.0     # frames / makespan, fill and drain included
@@ -36,23 +55,122 @@ class Metrics:
     bottleneck: int | None = None          # index of the slowest stage (pipelines)
     contention: bool = False
     seed: int | None = None
+    core_busy_s: dict[str, float] = field(default_factory=dict)  # busy core-seconds per cluster/accelerator
+    coherent_s: float = 0.0                # time two clusters were busy at once
+    link_bytes: dict[str, float] = field(default_factory=dict)   # bytes moved over each link
 
     def to_dict(self) -> dict:
         d = asdict(self)
         for s in d["stages"]:
             s["layers"] = list(s["layers"])
-        return _clean(d)
+        return clean_json(d)
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, sort_keys=False)
 
 
-def _clean(x):
-    """JSON has no inf/nan: map them to null."""
+def clean_json(x):
+    """JSON has no inf/nan: map them to null (recursively)."""
     if isinstance(x, float):
         return x if math.isfinite(x) else None
     if isinstance(x, dict):
-        return {k: _clean(v) for k, v in x.items()}
+        return {k: clean_json(v) for k, v in x.items()}
     if isinstance(x, list | tuple):
-        return [_clean(v) for v in x]
+        return [clean_json(v) for v in x]
     return x
+
+
+# -- frames ------------------------------------------------------------------------------------
+def latency_stats(latency_s: Sequence[float] | np.ndarray) -> dict[str, float]:
+    """Mean, median and 99th percentile of per-frame latencies (s)."""
+    lat = np.asarray(latency_s, dtype=float)
+    return {"mean": float(lat.mean()), "p50": float(np.percentile(lat, 50)),
+            "p99": float(np.percentile(lat, 99))}
+
+
+def steady_state_window(done: np.ndarray, stages: int, warmup_fraction: float) -> tuple[int, int]:
+    """Indices (lo, hi) of the completions that bound the steady state.
+
+    With F >= 2 frames: skip the warm-up, the first ``warmup_fraction`` of the frames and at least
+    one frame per stage while the pipeline fills (lo = max(stages, ceil(warmup x F))), up to the
+    last frame (hi = F - 1). When that leaves fewer than two completions (F <= stages + 1), the
+    window starts at the first completion instead (lo = 0). With one frame there is no window.
+    """
+    n = len(done)
+    lo = max(stages, math.ceil(warmup_fraction * n))
+    hi = n - 1
+    if hi - lo < 1:
+        lo = 0
+    return lo, hi
+
+
+def steady_state(done: np.ndarray, stages: int, warmup_fraction: float) -> tuple[float, int, int]:
+    """(throughput, lo, hi): (hi - lo) frames over done[hi] - done[lo] in the window of
+    :func:`steady_state_window`; frames / makespan when there is no window (one frame)."""
+    lo, hi = steady_state_window(done, stages, warmup_fraction)
+    if hi > lo and done[hi] > done[lo]:
+        return float((hi - lo) / (done[hi] - done[lo])), lo, hi
+    makespan = float(done.max()) if len(done) else 0.0
+    return (len(done) / makespan if makespan > 0 else math.inf), 0, len(done) - 1
+
+
+def per_second(count: float, seconds: float) -> float:
+    return count / seconds if seconds > 0 else math.inf
+
+
+# -- units of work ----------------------------------------------------------------------------
+Unit = tuple[ExecutionPlace, float]   # (where, busy seconds): a stage, or an EP of a placement
+
+
+def busy_summary(units: Iterable[Unit]) -> tuple[dict[str, float], dict[str, float]]:
+    """(busy seconds by EP name, busy core-seconds by cluster or accelerator) of ``units``.
+
+    Two stages on EPs of the same name (``s2`` twice: different cores of one cluster) are two
+    units: their busy times add up, never overwrite each other."""
+    by_ep: dict[str, float] = {}
+    by_place: dict[str, float] = {}
+    for ep, busy in units:
+        by_ep[ep.name] = by_ep.get(ep.name, 0.0) + float(busy)
+        by_place[ep.place] = by_place.get(ep.place, 0.0) + float(busy) * ep.cores
+    return by_ep, by_place
+
+
+def add_bytes(totals: dict[str, float], links: Iterable[str], nbytes: float) -> None:
+    """Count ``nbytes`` on every link of a route."""
+    for name in links:
+        totals[name] = totals.get(name, 0.0) + float(nbytes)
+
+
+def coherent_time_s(intervals: Iterable[tuple[ExecutionPlace, float, float]]) -> float:
+    """Time during which cores of two or more clusters were busy at once (what
+    ``power.coherence_W`` is paid over), from (EP, start, end) busy intervals."""
+    from hetsim.power import overlap_s
+
+    per_cluster: dict[str, list[tuple[float, float]]] = {}
+    for ep, start, end in intervals:
+        if ep.cluster:
+            per_cluster.setdefault(ep.cluster, []).append((start, end))
+    clusters = list(per_cluster.values())
+    if len(clusters) < 2:
+        return 0.0
+    if len(clusters) == 2:
+        return overlap_s(clusters[0], clusters[1])
+    # Three or more clusters: time at least two are busy = sweep over interval boundaries.
+    events = sorted((t, d) for ivs in clusters for s, e in _merged(ivs) for t, d in ((s, 1), (e, -1)))
+    total, active, last = 0.0, 0, 0.0
+    for t, d in events:
+        if active >= 2:
+            total += t - last
+        active += d
+        last = t
+    return total
+
+
+def _merged(intervals: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    out: list[tuple[float, float]] = []
+    for s, e in sorted(intervals):
+        if out and s <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], e))
+        elif e > s:
+            out.append((s, e))
+    return out

@@ -7,34 +7,36 @@ from collections.abc import Iterable, Mapping
 from hetsim.platform import ExecutionPlace, Platform
 
 
-def energy_J(platform: Platform, busy_s: Mapping[ExecutionPlace, float], makespan_s: float,
+def energy_J(platform: Platform, units: Iterable[tuple[ExecutionPlace, float]], makespan_s: float,
              link_bytes: Mapping[str, float] | None = None,
              state: Mapping[str, str] | None = None, coherent_s: float = 0.0) -> float | None:
     """Energy over ``makespan_s``, or None when the platform has no power model.
 
-    Per cluster: busy core-seconds at the DVFS level's active power per core, the rest of its
-    core-seconds at idle power; accelerators likewise; plus the board's static power over the
-    makespan, every link's bytes at its energy per byte, and ``power.coherence_W`` over
-    ``coherent_s``, the time two clusters were busy at once (see :func:`overlap_s`).
+    ``units`` are (EP, busy seconds) pairs, one per unit of work (a pipeline stage, an EP of a
+    placement): two stages on EPs of the same name are two entries. Per cluster: busy
+    core-seconds (busy x cores, summed over its units) at the DVFS level's active power per core,
+    the rest of its core-seconds at idle power; accelerators likewise; plus the board's static
+    power over the makespan, every link's bytes at its energy per byte, and ``power.coherence_W``
+    over ``coherent_s``, the time two clusters were busy at once (see :func:`overlap_s`).
     """
     if not platform.has_power_model:
         return None
     state = state or {}
     core_busy: dict[str, float] = {}
     acc_busy: dict[str, float] = {}
-    for ep, t in busy_s.items():
+    for ep, t in units:
         if ep.cluster:
             core_busy[ep.cluster] = core_busy.get(ep.cluster, 0.0) + t * ep.cores
         else:
-            acc_busy[ep.accelerator] = acc_busy.get(ep.accelerator, 0.0) + t
+            acc_busy[ep.accelerator] = acc_busy.get(ep.accelerator, 0.0) + t  # type: ignore[index]
     total = 0.0
     for c in platform.clusters:
         lvl = platform.core_type(c.core_type).level(state.get(c.name) or c.dvfs)
         busy = min(core_busy.get(c.name, 0.0), c.cores * makespan_s)
-        total += busy * lvl.active_W_per_core + (c.cores * makespan_s - busy) * lvl.idle_W_per_core
+        total += busy * lvl.active_W_per_core + (c.cores * makespan_s - busy) * lvl.idle_W_per_core  # type: ignore[operator]
     for a in platform.accelerators:
         busy = min(acc_busy.get(a.name, 0.0), makespan_s)
-        total += busy * a.active_W + (makespan_s - busy) * a.idle_W
+        total += busy * a.active_W + (makespan_s - busy) * a.idle_W  # type: ignore[operator]
     if platform.power is not None:
         total += platform.power.static_W * makespan_s + platform.power.coherence_W * coherent_s
     links = {lk.name: lk for lk in platform.links}
@@ -43,7 +45,7 @@ def energy_J(platform: Platform, busy_s: Mapping[ExecutionPlace, float], makespa
     return total
 
 
-def active_power_W(platform: Platform, busy_s: Mapping[ExecutionPlace, float], makespan_s: float,
+def active_power_W(platform: Platform, units: Iterable[tuple[ExecutionPlace, float]], makespan_s: float,
                    state: Mapping[str, str] | None = None, coherent_s: float = 0.0) -> float | None:
     """Average *active* power over a run: what it draws above the board idling with the same
     clusters on (Pipe-it Table VIII's P_A = P − P_idle). Busy core-seconds at (active − idle) W per
@@ -52,7 +54,7 @@ def active_power_W(platform: Platform, busy_s: Mapping[ExecutionPlace, float], m
         return None
     state = state or {}
     total = 0.0
-    for ep, t in busy_s.items():
+    for ep, t in units:
         if ep.cluster:
             c = platform.cluster(ep.cluster)
             lvl = platform.core_type(c.core_type).level(state.get(c.name) or c.dvfs)

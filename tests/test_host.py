@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from hetsim.cost import RooflineCostModel
 from hetsim.errors import HetsimError
 from hetsim.host.commands import calibrate, validate
-from hetsim.host.executor import WorkloadRef, run_pipeline, scaled_workload_dict
+from hetsim.host.executor import WorkloadRef, run_on_host, scaled_workload_dict
 from hetsim.host.kernels import Workers, compile_op, im2col
 from hetsim.host.microbench import cpus
 from hetsim.platform import load_platform, platform_from_dict, validate_file
@@ -124,7 +124,7 @@ def test_scaled_workload_keeps_layers_and_shrinks_shapes():
 def test_two_stage_pipeline_runs_and_records_every_frame(tiny_file):
     cs = cpus()
     second = cs[1] if len(cs) > 1 else cs[0]
-    run = run_pipeline(WorkloadRef(str(tiny_file)), [(1, 2, [cs[0]]), (3, 4, [second])], frames=5, warmup=1)
+    run = run_on_host(WorkloadRef(str(tiny_file)), [(1, 2, [cs[0]]), (3, 4, [second])], frames=5, warmup=1)
     assert run.start.shape == run.end.shape == (2, 5)
     assert run.layer_times_s.shape == (5, 4) and np.all(run.layer_times_s > 0)
     assert np.all(run.end[1] >= run.start[1]) and np.all(np.diff(run.end[-1]) > 0)

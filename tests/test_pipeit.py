@@ -345,7 +345,7 @@ def test_overlap_and_active_power():
     b4, s2 = p.ep("B4"), p.ep("s2")
     a73 = p.core_type("cortex-a73").level("max")
     a53 = p.core_type("cortex-a53").level("max")
-    busy = {b4: 10.0, s2: 5.0}
+    busy = [(b4, 10.0), (s2, 5.0)]
     expected = (10 * 4 * (a73.active_W_per_core - a73.idle_W_per_core)
                 + 5 * 2 * (a53.active_W_per_core - a53.idle_W_per_core) + 1.5 * 4.0) / 10.0
     assert active_power_W(p, busy, 10.0, coherent_s=4.0) == pytest.approx(expected)

@@ -14,10 +14,10 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
 
-from hetsim.experiments import shisha as sh  # noqa: E402
 from hetsim.analytic import SplitScorer  # noqa: E402
 from hetsim.cli import cli  # noqa: E402
 from hetsim.experiment import claim_problems, run_experiment, select  # noqa: E402
+from hetsim.experiments import shisha as sh  # noqa: E402
 from hetsim.explore import ExhaustiveSearch, explore  # noqa: E402
 from hetsim.platform import load_platform  # noqa: E402
 

@@ -36,3 +36,27 @@ def fmt(v) -> str:
     if isinstance(v, float):
         return f"{v:.4g}"
     return str(v)
+
+
+#: CLI parameter -> RunOptions field (and how to turn the flag's value into the field's).
+_RUN_FIELDS = {
+    "engine": ("engine", None), "frames": ("frames", None), "no_contention": ("contention", lambda v: not v),
+    "seed": ("seed", None), "noise_sigma": ("noise_sigma", None), "source": ("source", None),
+    "interval_s": ("interval_s", None), "buffer_frames": ("buffer_frames", None),
+    "in_flight": ("in_flight", None),
+}
+
+
+def run_options(ctx, **params):
+    """The :class:`~hetsim.options.RunOptions` of the flags the user gave (defaults are left to
+    RunOptions, so an option the engine or mapping ignores is refused only when given)."""
+    from click.core import ParameterSource
+
+    from hetsim.options import RunOptions
+
+    fields = {}
+    for name, value in params.items():
+        field, convert = _RUN_FIELDS[name]
+        if name == "engine" or ctx.get_parameter_source(name) != ParameterSource.DEFAULT:
+            fields[field] = convert(value) if convert else value
+    return RunOptions.make(**fields)

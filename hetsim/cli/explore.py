@@ -77,9 +77,9 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
             result.trials.to_csv(f, index=False)
     summary = result.summary()
     if as_json:
-        from hetsim.metrics import _clean
+        from hetsim.metrics import clean_json
 
-        click.echo(json.dumps(_clean(summary), indent=2, default=str))
+        click.echo(json.dumps(clean_json(summary), indent=2, default=str))
         return
     t = Table(title=escape(f"{algorithm} on {workload.name} / {platform.name}"), title_justify="left")
     t.add_column("")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from hetsim.cli._common import console, print_metrics
+from hetsim.cli._common import console, print_metrics, run_options
 from hetsim.errors import HetsimError
 
 
@@ -24,8 +24,10 @@ from hetsim.errors import HetsimError
               show_default=True, help="Frame arrivals.")
 @click.option("--interval", "interval_s", type=float, default=None,
               help="Mean seconds between frames for periodic/poisson sources.")
-@click.option("--buffer", "buffer_frames", type=int, default=1, show_default=True,
-              help="Frames each inter-stage queue holds.")
+@click.option("--buffer", "buffer_frames", type=int, default=None,
+              help="Frames each inter-stage queue of a pipeline holds (default 1).")
+@click.option("--in-flight", "in_flight", type=int, default=None,
+              help="Frames a DAG placement may have inside the platform at once (default 1).")
 @click.option("--dvfs", default=None, help="DVFS preset of the platform (e.g. governor3) or cluster=level,...")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a platform field, e.g. links.nop.latency_ns=1e6 (repeatable).")
@@ -34,27 +36,28 @@ from hetsim.errors import HetsimError
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--trace", type=click.Path(dir_okay=False), default=None, help="Write a Chrome/Perfetto trace.")
 @click.option("--gantt", type=click.Path(dir_okay=False), default=None, help="Write a Gantt chart PNG.")
-def simulate(platform_name, workload_name, mapping, engine, frames, no_contention, seed, noise_sigma,
-             source, interval_s, buffer_frames, dvfs, overrides, cost_table, as_json, trace, gantt):
+@click.pass_context
+def simulate(ctx, platform_name, workload_name, mapping, engine, frames, no_contention, seed, noise_sigma,
+             source, interval_s, buffer_frames, in_flight, dvfs, overrides, cost_table, as_json, trace,
+             gantt):
     """Simulate one mapping of a workload on a platform."""
     from hetsim.cost import make_cost_model
     from hetsim.evaluate import simulate as run_simulation
     from hetsim.mapping import load_mapping
     from hetsim.platform import load_platform
-    from hetsim.sim.source import FrameSource
     from hetsim.sim.trace import plot_gantt, write_chrome_trace
     from hetsim.workload import load_workload
 
+    options = run_options(ctx, engine=engine, frames=frames, no_contention=no_contention, seed=seed,
+                          noise_sigma=noise_sigma, source=source, interval_s=interval_s,
+                          buffer_frames=buffer_frames, in_flight=in_flight)
+    if (trace or gantt) and engine != "des":
+        raise HetsimError("--trace and --gantt need the des engine (--engine des; the analytic engine has no timeline)")
     platform = load_platform(platform_name, list(overrides), dvfs)
     workload = load_workload(workload_name)
     cost = make_cost_model(platform, cost_table)
     m = load_mapping(mapping, platform, workload, cost)
-    src = FrameSource(source, interval_s)
-    if (trace or gantt) and engine != "des":
-        raise HetsimError("--trace and --gantt need the des engine (the analytic engine has no timeline)")
-    result = run_simulation(platform, workload, m, engine=engine, cost=cost, frames=frames,
-                            contention=not no_contention, source=src, buffer_frames=buffer_frames,
-                            noise_sigma=noise_sigma, seed=seed)
+    result = run_simulation(platform, workload, m, options, cost=cost)
     if trace:
         write_chrome_trace(result.intervals, trace, f"{workload.name} on {platform.name}: {m}")
     if gantt:

@@ -1,10 +1,10 @@
 """Cost models: how long an op takes on an execution place, and a transfer between two."""
 
-from hetsim.cost.base import CostModel, Demand, DvfsState
+from hetsim.cost.base import ZERO, CostModel, Demand, DvfsState
 from hetsim.cost.measured import MeasuredCostModel
 from hetsim.cost.roofline import RooflineCostModel
 
-__all__ = ["CostModel", "Demand", "DvfsState", "MeasuredCostModel", "RooflineCostModel", "make_cost_model"]
+__all__ = ["ZERO", "CostModel", "Demand", "DvfsState", "MeasuredCostModel", "RooflineCostModel", "make_cost_model"]
 
 
 def make_cost_model(platform, table=None) -> CostModel:

@@ -70,6 +70,18 @@ class CostModel:
         """Whether ``ep`` can run ``op`` at all (an accelerator may lack an op kind)."""
         return True
 
+    def share_demand(self, op, ep: ExecutionPlace, fraction: float,
+                     state: DvfsState | None = None) -> Demand:
+        """The cost of computing ``fraction`` of ``op``'s output channels on ``ep`` (a split op:
+        μLayer, hybrid partitioning): the fixed part whole, the rest in proportion."""
+        d = self.op_demand(op, ep, state)
+        return Demand(d.fixed_s, d.busy_s * fraction, d.bytes_ * fraction)
+
+    def gather_demand(self, op, ep: ExecutionPlace, state: DvfsState | None = None) -> Demand:
+        """The cost of gathering a split op's slices into its output on ``ep`` (a concat): free
+        here (slices written in place); cost models that know memory bandwidth charge the copy."""
+        return ZERO
+
     # -- derived quantities (cached) ---------------------------------------------------------
     def layer_demands(self, workload, ep: ExecutionPlace,
                       state: DvfsState | None = None) -> list[Demand]:

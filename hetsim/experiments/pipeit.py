@@ -23,6 +23,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from hetsim.analytic import SplitScorer  # noqa: E402
+from hetsim.cost.kernel_level import KernelLevel  # noqa: E402
+from hetsim.cost.pipeit import PipeitGroundTruth, PipeitPredictor, prediction_errors  # noqa: E402
+from hetsim.evaluate import simulate  # noqa: E402
+from hetsim.experiment import Artifact, Context, experiment  # noqa: E402
 from hetsim.experiments.pipeit_calibration import (  # noqa: E402
     FIG5_MOST,
     LABELS,
@@ -39,11 +44,6 @@ from hetsim.experiments.pipeit_calibration import (  # noqa: E402
     fit_hmp_slowdown,
     fit_power,
 )
-from hetsim.analytic import SplitScorer  # noqa: E402
-from hetsim.cost.kernel_level import KernelLevel  # noqa: E402
-from hetsim.cost.pipeit import PipeitGroundTruth, PipeitPredictor, prediction_errors  # noqa: E402
-from hetsim.evaluate import simulate  # noqa: E402
-from hetsim.experiment import Artifact, Context, experiment  # noqa: E402
 from hetsim.explore.pipeit import (  # noqa: E402
     PipeitDesign,
     best_configuration,
@@ -54,7 +54,7 @@ from hetsim.explore.pipeit import (  # noqa: E402
 )
 from hetsim.mapping import Pipeline, load_mapping  # noqa: E402
 from hetsim.platform import Platform  # noqa: E402
-from hetsim.power import active_power_W, overlap_s  # noqa: E402
+from hetsim.power import active_power_W  # noqa: E402
 from hetsim.workload import load_workload  # noqa: E402
 
 PAPER = "pipeit"
@@ -120,18 +120,8 @@ def run_pipeline(platform, workload, pipe: Pipeline, truth: PipeitGroundTruth, f
     res = simulate(platform, workload, pipe, engine="des", cost=truth, frames=frames, contention=True)
     eq11 = simulate(platform, workload, pipe, engine="analytic", cost=truth, frames=frames).metrics
     m = res.metrics
-    # The DES names its lanes "stage i (EP)"; group the busy intervals by cluster.
-    lanes = {f"stage {i + 1} ({s.ep.name})": s.ep.cluster for i, s in enumerate(pipe.stages)}
-    per_cluster: dict[str, list[tuple[float, float]]] = {}
-    for iv in res.intervals:
-        per_cluster.setdefault(lanes[iv.lane], []).append((iv.start_s, iv.end_s))
-    clusters = list(per_cluster)
-    coherent = overlap_s(per_cluster[clusters[0]], per_cluster[clusters[1]]) if len(clusters) == 2 else 0.0
-    core_s: dict[str, float] = {}
-    for s in pipe.stages:
-        core_s[s.ep.cluster] = core_s.get(s.ep.cluster, 0.0) + m.ep_busy_s[s.ep.name] * s.ep.cores
     return Run(str(pipe), pipe.config, m.stream_throughput_fps, m.throughput_fps, eq11.throughput_fps,
-               core_s, coherent, m.makespan_s)
+               dict(m.core_busy_s), m.coherent_s, m.makespan_s)
 
 
 @lru_cache(maxsize=1)
@@ -439,10 +429,8 @@ def table8(ctx: Context) -> Artifact:
         row = {"cnn": LABELS[n]}
         for kind, key, col in (("big", "big", 0), ("small", "small", 1), ("pipeit", "predicted", 2)):
             r = s.runs[(n, key)]
-            busy = {}
-            for cluster, cs in r.core_s.items():
-                ep = platform.ep(f"{cluster}:1")
-                busy[ep] = cs        # core-seconds on a 1-core EP of the cluster
+            # core-seconds on a 1-core EP of the cluster
+            busy = [(platform.ep(f"{cluster}:1"), cs) for cluster, cs in r.core_s.items()]
             p = active_power_W(platform, busy, r.makespan_s, coherent_s=r.coherent_s)
             row[f"power_{kind}_paper_W"] = TABLE_VIII[n][col]
             row[f"power_{kind}_W"] = p

@@ -172,16 +172,9 @@ def exhaustive(problem: PipelineProblem, trace: bool = True) -> ESResult:
         if not trace:
             continue
         bounds = scored.boundaries
-        firsts, lasts = bounds[:, :-1], bounds[:, 1:]
-        cut = scorer.cut_bytes[lasts[:, :-1]]
-        has = cut > 0
         total = np.empty_like(tp)
         for j, o in enumerate(orders):
-            o = np.asarray(o)
-            t = scorer.prefix[lasts, o] - scorer.prefix[firsts, o]
-            if k > 1:
-                t[:, :-1] += np.where(has, scorer.latency[o[:-1], o[1:]] + cut * scorer.inv_bw[o[:-1], o[1:]], 0.0)
-            total[:, j] = t.sum(axis=1)
+            total[:, j] = scorer.stage_times(bounds, o).sum(axis=1)
         row_of = {tuple(int(x) for x in np.diff(b)): r for r, b in enumerate(bounds)}
         rows = np.array([row_of[s] for s in generate_database(weights, [k]).lists[k]])
         fps_parts.append(tp[rows].ravel())

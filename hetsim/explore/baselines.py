@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from hetsim.analytic import SplitScorer
+from hetsim.analytic import SplitScorer, split_boundaries
 from hetsim.errors import HetsimError
 from hetsim.explore._checks import check_choice, check_number
 from hetsim.explore.base import Explorer, Session
@@ -93,22 +93,13 @@ def _lexicographic(M: int, k: int):
 
 def _scored(problem: PipelineProblem, scorer: SplitScorer, k: int, orders, split_order):
     """(split, eps, TrialResult) of every configuration of depth k, in visit order, computed at
-    once: throughput from SplitScorer.score; the stage times its bottleneck maximises over are
-    recomputed here (the same prefix sums) because the tuning clock needs their sum."""
+    once from SplitScorer's stage times (throughput = 1 / the slowest; the tuning clock needs
+    their sum)."""
     idx = {e: i for i, e in enumerate(problem.eps)}
     order_idx = [tuple(idx[e] for e in o) for o in orders]
-    scored = scorer.score(k, order_idx, limit=None)
-    bounds = scored.boundaries
-    firsts, lasts = bounds[:, :-1], bounds[:, 1:]
-    has_bytes = scorer.cut_bytes[lasts[:, :-1]] > 0
-    cut = scorer.cut_bytes[lasts[:, :-1]]
-    stage_times = []
-    for o in order_idx:
-        o = np.asarray(o)
-        t = scorer.prefix[lasts, o] - scorer.prefix[firsts, o]
-        if k > 1:
-            t[:, :-1] += np.where(has_bytes, scorer.latency[o[:-1], o[1:]] + cut * scorer.inv_bw[o[:-1], o[1:]], 0.0)
-        stage_times.append(t)
+    bounds = split_boundaries(problem.num_layers, k)
+    stage_times = [scorer.stage_times(bounds, o) for o in order_idx]
+    throughput = [1.0 / t.max(axis=1) for t in stage_times]
     m = problem.measurement
     frames = m.frames
     splits = [tuple(int(x) for x in np.diff(b)) for b in bounds]
@@ -120,7 +111,7 @@ def _scored(problem: PipelineProblem, scorer: SplitScorer, k: int, orders, split
     for i in rows:
         for j, eps in enumerate(orders):
             times = stage_times[j][i]
-            tp = float(scored.throughput[i, j])
+            tp = float(throughput[j][i])
             total = float(times.sum())
             if m.mode == "stages":
                 cost = total * frames
@@ -153,9 +144,6 @@ class RandomWalk(Explorer):
 
 
 # -- neighbourhood of HC and SA ---------------------------------------------------------------
-MOVES = ("shift", "swap", "replace", "split", "merge")
-
-
 def random_neighbour(problem: PipelineProblem, config: Configuration, rng: np.random.Generator,
                      vary_depth: bool = False) -> Configuration | None:
     """One random neighbour (digest §5.5 [assumption]): a move type is drawn uniformly among the

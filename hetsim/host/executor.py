@@ -13,9 +13,9 @@ simulator models pays: Pipe-it's ARM-CL stages hand over pointers in shared memo
 
 Each stage times every layer of every frame (``perf_counter``, a system-wide monotonic clock, so
 the stages' stamps are comparable) and when the frame left. Throughput is measured over the
-same steady-state window as the DES (:func:`hetsim.sim.source.steady_state_window`).
+same steady-state window as the DES (:func:`hetsim.metrics.steady_state_window`).
 
-    >>> run = run_pipeline(WorkloadRef("alexnet"), [(1, 11, (0,))], frames=20)
+    >>> run = run_on_host(WorkloadRef("alexnet"), [(1, 11, (0,))], frames=20)
     >>> run.throughput_fps, run.layer_times_s.shape
 """
 
@@ -33,7 +33,7 @@ import numpy as np
 
 from hetsim.errors import HetsimError
 from hetsim.host.kernels import KERNEL_THREADS, Workers, compile_op, pin_process, steady_allocator
-from hetsim.sim.source import steady_state_window
+from hetsim.metrics import steady_state_window
 from hetsim.workload import Workload, load_workload, resolve_workload, workload_from_dict
 from hetsim.workload.ops import VIEW_KINDS
 
@@ -216,7 +216,7 @@ class StageSpec:
 
 
 @dataclass
-class PipelineRun:
+class HostRun:
     """What a real run measured. Times in seconds, stamps on the ``perf_counter`` clock."""
 
     stages: list[StageSpec]
@@ -285,9 +285,9 @@ def _stage_main(ref: WorkloadRef, spec: StageSpec, index: int, n_stages: int, fr
         results.put(("error", index, f"{type(e).__name__}: {e}\n{traceback.format_exc()}"))
 
 
-def run_pipeline(ref: WorkloadRef, stages: Sequence[tuple[int, int, Sequence[int]]], frames: int = 30,
+def run_on_host(ref: WorkloadRef, stages: Sequence[tuple[int, int, Sequence[int]]], frames: int = 30,
                  warmup: int = 2, seed: int = 0,
-                 progress: Callable[[int], None] | None = None) -> PipelineRun:
+                 progress: Callable[[int], None] | None = None) -> HostRun:
     """Run ``frames`` frames through ``stages`` = [(first layer, last layer, cpus), ...], one
     process per stage. ``progress(n)`` is called as frames complete."""
     if frames < 2:
@@ -344,7 +344,7 @@ def run_pipeline(ref: WorkloadRef, stages: Sequence[tuple[int, int, Sequence[int
     ours = sum(records[i][3] for i in range(k))
     ncpu = os.cpu_count() or 1
     other = max(0.0, (busy - ours) / (wall * ncpu)) if wall > 0 and busy == busy else float("nan")
-    return PipelineRun(specs, start, end, times, warmup, load_before, load_after, other)
+    return HostRun(specs, start, end, times, warmup, load_before, load_after, other)
 
 
 def _busy_s() -> float:

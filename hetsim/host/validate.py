@@ -25,7 +25,7 @@ from hetsim.analytic import SplitScorer
 from hetsim.cost import RooflineCostModel
 from hetsim.errors import HetsimError
 from hetsim.evaluate import simulate
-from hetsim.host.executor import PipelineRun, WorkloadRef, run_pipeline
+from hetsim.host.executor import HostRun, WorkloadRef, run_on_host
 from hetsim.host.microbench import cpus as available_cpus
 from hetsim.mapping import Pipeline, load_mapping
 from hetsim.validation import atomic_write
@@ -184,7 +184,7 @@ def validate_host(platform, ref: WorkloadRef, mappings: Sequence[str] | None = N
     cpus = available_cpus()
     placement = [stage_cpus(p, cpus) for p in pipes]
 
-    runs: list[list[PipelineRun]] = [[] for _ in pipes]
+    runs: list[list[HostRun]] = [[] for _ in pipes]
     total = repeats * len(pipes) * frames
     done = 0
     for _ in range(repeats):
@@ -196,7 +196,7 @@ def validate_host(platform, ref: WorkloadRef, mappings: Sequence[str] | None = N
                 if progress is not None:
                     progress(label, base + n, total)
 
-            runs[i].append(run_pipeline(ref, stages, frames=frames, warmup=warmup, seed=seed, progress=tick))
+            runs[i].append(run_on_host(ref, stages, frames=frames, warmup=warmup, seed=seed, progress=tick))
             done += frames
 
     results = []

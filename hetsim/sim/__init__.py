@@ -1,7 +1,8 @@
-"""The SimPy discrete-event engine: bandwidth servers, frame sources, pipeline and DAG runs."""
+"""The SimPy discrete-event engine: bandwidth servers, frame sources, the pipeline run
+(:mod:`hetsim.sim.pipeline`), the task graph of DAG mappings (:mod:`hetsim.sim.tasks`) and its run
+(:mod:`hetsim.sim.dag`), traces."""
 
 from hetsim.sim.bandwidth import BandwidthServer
-from hetsim.sim.pipeline import PipelineRun, simulate_pipeline
 from hetsim.sim.source import FrameSource
 
-__all__ = ["BandwidthServer", "FrameSource", "PipelineRun", "simulate_pipeline"]
+__all__ = ["BandwidthServer", "FrameSource"]

@@ -1,144 +1,160 @@
-"""Discrete-event simulation of a DAG placement (op -> EP) with SimPy.
+"""Discrete-event simulation of a DAG mapping (placement, plan or split) with SimPy.
 
-Every EP is one process that runs its ops in the workload's topological order, frame after frame;
-an op waits until its inputs have arrived (a transfer between EPs takes its route's time, without
-holding either EP). With one frame this is the latency of one inference and, without contention,
-equals the analytic list schedule exactly. With several frames it is a stream in which at most
-``max_in_flight`` frames are inside the platform at once.
+The mapping is first expanded into its task graph (:mod:`hetsim.sim.tasks`); every lane (an EP, a
+copy lane, or the one serial lane) is a SimPy process that runs its tasks in lane order, frame after
+frame, each task once its dependencies are done; a task without a lane (a transfer by DMA) is a
+process of its own. With one frame this is the latency of one inference and, without contention
+and noise, equals :func:`~hetsim.sim.tasks.list_schedule` exactly. With several frames at most
+``in_flight`` frames are inside the platform at once.
+
+With contention on, a compute task's roofline part is a fluid flow on its EP's memory and a
+transfer a flow on its route's narrowest link.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 import simpy
 
-from hetsim.cost import CostModel, DvfsState
-from hetsim.mapping import Placement
-from hetsim.metrics import Metrics
+from hetsim.metrics import (
+    Metrics,
+    add_bytes,
+    busy_summary,
+    coherent_time_s,
+    latency_stats,
+    per_second,
+    steady_state,
+)
+from hetsim.options import RunOptions
 from hetsim.power import energy_J
 from hetsim.sim.bandwidth import BandwidthServer
-from hetsim.sim.source import steady_state_window
+from hetsim.sim.noise import lognormal_factors
+from hetsim.sim.tasks import Task, TaskGraph, ep_units
 
 
 @dataclass
 class DagRun:
-    intervals: list[tuple[str, str, int, float, float]]  # (EP, op, frame, start, end)
-    arrival: np.ndarray
-    done: np.ndarray
+    tasks: TaskGraph
+    start: np.ndarray      # (frames, tasks)
+    end: np.ndarray
+    arrival: np.ndarray    # (frames,)
+    done: np.ndarray       # (frames,)
 
 
-def simulate_placement(platform, workload, placement: Placement, cost: CostModel, frames: int = 1,
-                       state: DvfsState | None = None, contention: bool = True,
-                       max_in_flight: int = 1, noise_sigma: float = 0.0, seed: int = 0,
-                       warmup_fraction: float = 0.1) -> tuple[Metrics, DagRun]:
+def simulate_dag(platform, workload, mapping, tg: TaskGraph, options: RunOptions) -> tuple[Metrics, DagRun]:
+    """Run the task graph ``tg`` of ``mapping`` in SimPy and summarise it."""
+    run = run_dag(platform, tg, options)
+    return dag_metrics(platform, workload, mapping, run, options), run
+
+
+def run_dag(platform, tg: TaskGraph, options: RunOptions) -> DagRun:
+    frames, in_flight = options.frames, options.in_flight
+    assert frames is not None and in_flight is not None, "options not resolved"
     env = simpy.Environment()
-    rng = np.random.default_rng(seed)
-    g = workload.graph
-    ops = workload.ops
-    ep_of = placement.ep_of
-    eps = list(placement.eps)
-    demand = {op.name: cost.op_demand(op, ep_of[op.name], state) for op in ops}
-    noise = (rng.lognormal(-0.5 * noise_sigma**2, noise_sigma, size=(frames, len(ops)))
-             if noise_sigma > 0 else None)
-    index = {op.name: i for i, op in enumerate(ops)}
-    sinks = [op.name for op in ops if g.out_degree(op.name) == 0]
-    memories = {}
-    links = {}
-    if contention:
-        for ep in eps:
-            if ep.memory not in memories:
-                memories[ep.memory] = BandwidthServer(env, platform.memory(ep.memory).bandwidth_GBps * 1e9)
-        links = {lk.name: BandwidthServer(env, lk.bandwidth_GBps * 1e9) for lk in platform.links}
+    rng = np.random.default_rng(options.seed)
+    tasks = tg.tasks
+    n = len(tasks)
+    noise = lognormal_factors(rng, options.noise_sigma, (frames, n))
+    memories: dict[str, BandwidthServer] = {}
+    links: dict[str, BandwidthServer] = {}
+    if options.contention:
+        for t in tasks:
+            if t.ep is not None and t.ep.memory not in memories:
+                memories[t.ep.memory] = BandwidthServer(
+                    env, platform.memory(t.ep.memory).bandwidth_GBps * 1e9, t.ep.memory)
+        links = {lk.name: BandwidthServer(env, lk.bandwidth_GBps * 1e9, lk.name) for lk in platform.links}
 
-    finished = [{op.name: env.event() for op in ops} for _ in range(frames)]
-    arrived = [{} for _ in range(frames)]   # (pred, consumer) -> event
+    finished = [[env.event() for _ in range(n)] for _ in range(frames)]
     admitted = [env.event() for _ in range(frames)]
-    arrival = np.zeros(frames)
-    done = np.zeros(frames)
-    intervals: list[tuple[str, str, int, float, float]] = []
-    link_bytes: dict[str, float] = {}
+    start, end = np.zeros((frames, n)), np.zeros((frames, n))
+    arrival, done = np.zeros(frames), np.zeros(frames)
 
-    def move(f, pred, consumer, src, dst, nbytes):
-        yield finished[f][pred]
-        route = platform.route(src, dst)
-        if route.links and nbytes > 0:
-            for name in route.links:
-                link_bytes[name] = link_bytes.get(name, 0.0) + nbytes
-            if contention:
-                yield env.timeout(route.latency_s)
-                yield links[route.bottleneck].transfer(nbytes, route.bandwidth_Bps)
+    def execute(t: Task, f: int):
+        start[f, t.index] = env.now
+        if t.kind == "compute":
+            d = t.demand
+            scale = noise[f, t.index] if noise is not None else 1.0
+            mem = memories.get(t.ep.memory) if t.ep is not None else None
+            if d is None:
+                pass
+            elif mem is None or d.bytes_ <= 0:
+                yield env.timeout(d.time_s * scale)
             else:
-                yield env.timeout(route.time_s(nbytes))
-        arrived[f][(pred, consumer)].succeed()
+                if d.fixed_s > 0:
+                    yield env.timeout(d.fixed_s * scale)
+                if d.busy_s > 0:
+                    yield mem.transfer(d.bytes_, d.bytes_ / d.busy_s / scale)
+        elif t.route is not None and t.route.links and t.nbytes > 0:
+            link = links.get(t.route.bottleneck) if t.route.bottleneck else None
+            if link is None:
+                yield env.timeout(t.route.time_s(t.nbytes))
+            else:
+                yield env.timeout(t.route.latency_s)
+                yield link.transfer(t.nbytes, t.route.bandwidth_Bps)
+        end[f, t.index] = env.now
+        finished[f][t.index].succeed()
 
-    for f in range(frames):
-        for op in ops:
-            for pred in g.predecessors(op.name):
-                src, dst = ep_of[pred], ep_of[op.name]
-                if src.name != dst.name:
-                    arrived[f][(pred, op.name)] = env.event()
-                    env.process(move(f, pred, op.name, src, dst, g.nodes[pred]["op"].output_bytes))
+    def waits(t: Task, f: int):
+        return [admitted[f]] + [finished[f][d] for d in t.deps]
+
+    def lane_proc(order: list[int]):
+        for f in range(frames):
+            for i in order:
+                t = tasks[i]
+                yield env.all_of(waits(t, f))
+                yield from execute(t, f)
+
+    def free_task(t: Task, f: int):
+        yield env.all_of(waits(t, f))
+        yield from execute(t, f)
 
     def admit():
         for f in range(frames):
-            if f >= max_in_flight:
-                yield env.all_of([finished[f - max_in_flight][s] for s in sinks])
+            if f >= in_flight:
+                yield env.all_of([finished[f - in_flight][s] for s in tg.sinks])
             arrival[f] = env.now
             admitted[f].succeed()
 
-    def ep_proc(ep):
-        mine = [op for op in ops if ep_of[op.name].name == ep.name]
-        mem = memories.get(ep.memory)
-        for f in range(frames):
-            for op in mine:
-                waits = [admitted[f]]
-                for pred in g.predecessors(op.name):
-                    waits.append(arrived[f].get((pred, op.name)) or finished[f][pred])
-                yield env.all_of(waits)
-                t0 = env.now
-                d = demand[op.name]
-                scale = noise[f, index[op.name]] if noise is not None else 1.0
-                if mem is None or d.bytes_ <= 0:
-                    yield env.timeout(d.time_s * scale)
-                else:
-                    if d.fixed_s > 0:
-                        yield env.timeout(d.fixed_s * scale)
-                    if d.busy_s > 0:
-                        yield mem.transfer(d.bytes_, d.bytes_ / d.busy_s / scale)
-                intervals.append((ep.name, op.name, f, t0, env.now))
-                finished[f][op.name].succeed()
-
-    def record_done(f):
-        yield env.all_of([finished[f][s] for s in sinks])
+    def record_done(f: int):
+        yield env.all_of([finished[f][s] for s in tg.sinks])
         done[f] = env.now
 
     env.process(admit())
-    for ep in eps:
-        env.process(ep_proc(ep))
+    for order in tg.lanes.values():
+        env.process(lane_proc(order))
+    for t in tasks:
+        if t.lane is None:
+            for f in range(frames):
+                env.process(free_task(t, f))
     for f in range(frames):
         env.process(record_done(f))
     env.run()
+    return DagRun(tg, start, end, arrival, done)
 
-    makespan = float(done.max())
-    lo, hi = steady_state_window(done, 1, warmup_fraction)
-    if frames > 1 and hi > lo and done[hi] > done[lo]:
-        throughput = (hi - lo) / (done[hi] - done[lo])
-    else:
-        throughput = frames / makespan if makespan > 0 else math.inf
-    latency = done - arrival
-    busy = {}
-    for ep in eps:
-        busy[ep] = sum(e - s for name, _, _, s, e in intervals if name == ep.name)
-    metrics = Metrics(
-        engine="des", platform=platform.name, workload=workload.name, mapping=str(placement),
-        throughput_fps=float(throughput),
-        latency_s={"mean": float(latency.mean()), "p50": float(np.percentile(latency, 50)),
-                   "p99": float(np.percentile(latency, 99))},
-        ep_busy_s={ep.name: float(b) for ep, b in busy.items()}, frames=frames, makespan_s=makespan,
-        stream_throughput_fps=frames / makespan if makespan > 0 else math.inf,
-        energy_J=energy_J(platform, busy, makespan, link_bytes, state), contention=contention, seed=seed,
+
+def dag_metrics(platform, workload, mapping, run: DagRun, options: RunOptions,
+                engine: str = "des") -> Metrics:
+    """Metrics of a recorded DAG run."""
+    tg, frames = run.tasks, len(run.done)
+    makespan = float(run.done.max())
+    throughput, _, _ = steady_state(run.done, 1, options.warmup_fraction)
+    durations = (run.end - run.start).sum(axis=0)          # per task, over all frames
+    units = ep_units(tg, durations)
+    by_ep, by_place = busy_summary(units)
+    link_bytes: dict[str, float] = {}
+    for t in tg.tasks:
+        if t.kind == "transfer" and t.route is not None:
+            add_bytes(link_bytes, t.route.links, t.nbytes * frames)
+    coherent = coherent_time_s((t.ep, float(run.start[f, t.index]), float(run.end[f, t.index]))
+                               for t in tg.tasks if t.ep is not None for f in range(frames))
+    return Metrics(
+        engine=engine, platform=platform.name, workload=workload.name, mapping=str(mapping),
+        throughput_fps=float(throughput), latency_s=latency_stats(run.done - run.arrival),
+        ep_busy_s=by_ep, frames=frames, makespan_s=makespan,
+        stream_throughput_fps=per_second(frames, makespan),
+        energy_J=energy_J(platform, units, makespan, link_bytes, options.state, coherent),
+        contention=options.contention, seed=options.seed, core_busy_s=by_place, coherent_s=coherent,
+        link_bytes=link_bytes,
     )
-    return metrics, DagRun(intervals, arrival, done)

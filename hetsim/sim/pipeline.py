@@ -9,6 +9,9 @@ With contention on, each stage's roofline part is a fluid flow on its EP's memor
 stage's own bytes / uncontended time) and each transfer a flow on its route's narrowest link, so
 stages that stream memory at the same time slow each other. With contention off every service time
 is its closed form and the steady-state throughput equals the analytic evaluator's.
+
+    >>> run = run_pipeline(platform, workload, pipe, cost, RunOptions(frames=50).resolve(pipe))
+    >>> metrics = pipeline_metrics(platform, workload, pipe, run, options)
 """
 
 from __future__ import annotations
@@ -19,13 +22,22 @@ from dataclasses import dataclass
 import numpy as np
 import simpy
 
-from hetsim.analytic import stage_costs, stage_peak_memory
-from hetsim.cost import CostModel, Demand, DvfsState
+from hetsim.analytic import pipeline_link_bytes, stage_costs, stage_peak_memory
+from hetsim.cost import ZERO, CostModel
 from hetsim.mapping import Pipeline
-from hetsim.metrics import Metrics, StageMetrics
+from hetsim.metrics import (
+    Metrics,
+    StageMetrics,
+    busy_summary,
+    coherent_time_s,
+    latency_stats,
+    per_second,
+    steady_state,
+)
+from hetsim.options import RunOptions
 from hetsim.power import energy_J
 from hetsim.sim.bandwidth import BandwidthServer
-from hetsim.sim.source import FrameSource, steady_state_window
+from hetsim.sim.noise import lognormal_factors
 
 
 @dataclass
@@ -39,79 +51,46 @@ class PipelineRun:
     stage_names: list[str]
 
 
-def simulate_pipeline(platform, workload, pipe: Pipeline, cost: CostModel, frames: int = 100,
-                      state: DvfsState | None = None, contention: bool = True,
-                      source: FrameSource | None = None, buffer_frames: int = 1,
-                      noise_sigma: float = 0.0, seed: int = 0,
-                      warmup_fraction: float = 0.1) -> tuple[Metrics, PipelineRun]:
-    if frames < 1:
-        raise ValueError("frames must be >= 1")
-    source = source or FrameSource()
-    rng = np.random.default_rng(seed)
+def simulate_pipeline(platform, workload, pipe: Pipeline, cost: CostModel,
+                      options: RunOptions) -> tuple[Metrics, PipelineRun]:
+    """Run ``pipe`` in SimPy and summarise it (``options`` resolved for the pipeline)."""
+    run = run_pipeline(platform, workload, pipe, cost, options)
+    return pipeline_metrics(platform, workload, pipe, run, options), run
+
+
+def run_pipeline(platform, workload, pipe: Pipeline, cost: CostModel, options: RunOptions) -> PipelineRun:
+    frames = options.frames
+    assert frames is not None and options.buffer_frames is not None, "options not resolved"
+    rng = np.random.default_rng(options.seed)
     env = simpy.Environment()
     stages = pipe.stages
     k = len(stages)
-    compute, transfer = stage_costs(pipe, workload, cost, state)
-    # Seeded multiplicative lognormal measurement noise per stage execution (mean 1).
-    if noise_sigma > 0:
-        noise = rng.lognormal(-0.5 * noise_sigma**2, noise_sigma, size=(k, frames))
-    else:
-        noise = None
-
-    demands: list[Demand] = []
-    for s in stages:
-        ds = cost.layer_demands(workload, s.ep, state)[s.first - 1:s.last]
-        total = Demand(0.0, 0.0, 0.0)
-        for d in ds:
-            total = total + d
-        demands.append(total)
+    compute, transfer = stage_costs(pipe, workload, cost, options.state)
+    # Seeded multiplicative noise per stage execution, drawn before the source's arrivals.
+    noise = lognormal_factors(rng, options.noise_sigma, (k, frames))
+    demands = [sum(cost.layer_demands(workload, s.ep, options.state)[s.first - 1:s.last], ZERO)
+               for s in stages]
     routes = [platform.route(s.ep, stages[i + 1].ep) if i + 1 < k else None for i, s in enumerate(stages)]
     cut = [workload.cut_bytes(s.last) if i + 1 < k else 0 for i, s in enumerate(stages)]
+    memories, links = _shared_servers(env, platform, pipe, routes) if options.contention else ({}, {})
 
-    memories: dict[str, BandwidthServer] = {}
-    links: dict[str, BandwidthServer] = {}
-    if contention:
-        # Only a memory or link that two stages use can be contended (a stage runs one frame at a
-        # time): give the others no server, and their stages the exact closed-form times.
-        mem_users: dict[str, int] = {}
-        for s in stages:
-            mem_users[s.ep.memory] = mem_users.get(s.ep.memory, 0) + 1
-        for name, users in mem_users.items():
-            if users > 1:
-                memories[name] = BandwidthServer(env, platform.memory(name).bandwidth_GBps * 1e9, name)
-        link_users: dict[str, int] = {}
-        for r in routes:
-            if r is not None and r.links and r.bottleneck:
-                link_users[r.bottleneck] = link_users.get(r.bottleneck, 0) + 1
-        for lk in platform.links:
-            if link_users.get(lk.name, 0) > 1:
-                links[lk.name] = BandwidthServer(env, lk.bandwidth_GBps * 1e9, lk.name)
-
-    queues = [simpy.Store(env, capacity=buffer_frames) for _ in range(k)]
-    start = np.zeros((k, frames))
-    compute_end = np.zeros((k, frames))
-    end = np.zeros((k, frames))
+    queues = [simpy.Store(env, capacity=options.buffer_frames) for _ in range(k)]
+    start, compute_end, end = np.zeros((k, frames)), np.zeros((k, frames)), np.zeros((k, frames))
     arrival = np.zeros(frames)
 
     def stage_proc(i: int):
-        q_in = queues[i]
-        q_out = queues[i + 1] if i + 1 < k else None
-        d = demands[i]
-        route = routes[i]
+        q_in, q_out = queues[i], (queues[i + 1] if i + 1 < k else None)
+        d, route, xfer, nbytes = demands[i], routes[i], transfer[i], cut[i]
         mem = memories.get(stages[i].ep.memory)
-        plain = compute[i]
-        xfer = transfer[i]
-        nbytes = cut[i]
         link = links.get(route.bottleneck) if (route is not None and route.links) else None
         cap = d.bytes_ / d.busy_s if d.busy_s > 0 else math.inf
-        row_start, row_cend, row_end = start[i], compute_end[i], end[i]
         timeout = env.timeout
         for f in range(frames):
             frame = yield q_in.get()
-            row_start[f] = env.now
+            start[i, f] = env.now
             scale = noise[i, f] if noise is not None else 1.0
             if mem is None:
-                yield timeout(plain * scale)
+                yield timeout(compute[i] * scale)
             else:
                 if d.fixed_s > 0:
                     yield timeout(d.fixed_s * scale)
@@ -119,69 +98,74 @@ def simulate_pipeline(platform, workload, pipe: Pipeline, cost: CostModel, frame
                     yield mem.transfer(d.bytes_, cap / scale)
                 elif d.busy_s > 0:
                     yield timeout(d.busy_s * scale)
-            row_cend[f] = env.now
+            compute_end[i, f] = env.now
             if xfer > 0:
                 if link is None:
                     yield timeout(xfer)
                 else:
-                    yield timeout(route.latency_s)
-                    yield link.transfer(nbytes, route.bandwidth_Bps)
-            row_end[f] = env.now
+                    yield timeout(route.latency_s)  # type: ignore[union-attr]
+                    yield link.transfer(nbytes, route.bandwidth_Bps)  # type: ignore[union-attr]
+            end[i, f] = env.now
             if q_out is not None:
                 yield q_out.put(frame)
 
-    env.process(source.process(env, queues[0], frames, arrival, rng))
+    env.process(options.frame_source().process(env, queues[0], frames, arrival, rng))
     for i in range(k):
         env.process(stage_proc(i))
     env.run()
-
-    run = PipelineRun(start, compute_end, end, arrival, [s.ep.name for s in stages])
-    return _metrics(platform, workload, pipe, run, compute, transfer, state, contention, seed,
-                    buffer_frames, warmup_fraction, links), run
+    return PipelineRun(start, compute_end, end, arrival, [s.ep.name for s in stages])
 
 
-def _metrics(platform, workload, pipe, run: PipelineRun, compute, transfer, state, contention, seed,
-             buffer_frames, warmup_fraction, links) -> Metrics:
+def _shared_servers(env, platform, pipe: Pipeline, routes):
+    """Bandwidth servers for the memories and links that two or more stages use. A stage runs one
+    frame at a time, so a memory or link only it uses cannot be contended: it gets no server and
+    its stage the exact closed-form times."""
+    mem_users: dict[str, int] = {}
+    for s in pipe.stages:
+        mem_users[s.ep.memory] = mem_users.get(s.ep.memory, 0) + 1
+    memories = {name: BandwidthServer(env, platform.memory(name).bandwidth_GBps * 1e9, name)
+                for name, users in mem_users.items() if users > 1}
+    link_users: dict[str, int] = {}
+    for r in routes:
+        if r is not None and r.links and r.bottleneck:
+            link_users[r.bottleneck] = link_users.get(r.bottleneck, 0) + 1
+    links = {lk.name: BandwidthServer(env, lk.bandwidth_GBps * 1e9, lk.name)
+             for lk in platform.links if link_users.get(lk.name, 0) > 1}
+    return memories, links
+
+
+def pipeline_metrics(platform, workload, pipe: Pipeline, run: PipelineRun, options: RunOptions,
+                     engine: str = "des") -> Metrics:
+    """Metrics of a recorded pipeline run (the DES's, or any schedule with the same arrays)."""
     k, frames = run.end.shape
     done = run.end[-1]
     makespan = float(done[-1])
-    lo, hi = steady_state_window(done, k, warmup_fraction)
-    if hi > lo:
-        window = (float(done[lo]), float(done[hi]))
-        throughput = (hi - lo) / (window[1] - window[0]) if window[1] > window[0] else math.inf
-    else:
-        window = (0.0, makespan)
-        throughput = frames / makespan if makespan > 0 else math.inf
-    latency = done - run.arrival
+    throughput, lo, hi = steady_state(done, k, options.warmup_fraction)
     busy_each = run.end - run.start
     busy_total = busy_each.sum(axis=1)
-    span = window[1] - window[0]
-    if span > 0:
-        overlap = np.clip(np.minimum(run.end, window[1]) - np.maximum(run.start, window[0]), 0, None)
-        util = overlap.sum(axis=1) / span
+    if frames > 1:
+        # Steady-state utilisation: mean service time in the window x steady throughput.
+        util = busy_each[:, lo:hi + 1].mean(axis=1) * throughput
     else:
         util = busy_total / makespan if makespan > 0 else np.zeros(k)
-    mem = stage_peak_memory(pipe, workload, buffer_frames)
-    stages = []
-    for i, s in enumerate(pipe.stages):
-        stages.append(StageMetrics(
-            ep=s.ep.name, layers=(s.first, s.last),
-            time_s=float(busy_each[i].mean()),
-            compute_s=float((run.compute_end[i] - run.start[i]).mean()),
-            transfer_s=float((run.end[i] - run.compute_end[i]).mean()),
-            utilization=float(min(util[i], 1.0)), busy_s=float(busy_total[i]), peak_memory_bytes=mem[i]))
-    busy = {s.ep: float(busy_total[i]) for i, s in enumerate(pipe.stages)}
-    link_bytes: dict[str, float] = {}
-    for i, s in enumerate(pipe.stages[:-1]):
-        for name in platform.route(s.ep, pipe.stages[i + 1].ep).links:
-            link_bytes[name] = link_bytes.get(name, 0.0) + workload.cut_bytes(s.last) * frames
+    mem = stage_peak_memory(pipe, workload, options.buffer_frames or 1)
+    stages = [StageMetrics(
+        ep=s.ep.name, layers=(s.first, s.last), time_s=float(busy_each[i].mean()),
+        compute_s=float((run.compute_end[i] - run.start[i]).mean()),
+        transfer_s=float((run.end[i] - run.compute_end[i]).mean()),
+        utilization=float(min(util[i], 1.0)), busy_s=float(busy_total[i]), peak_memory_bytes=mem[i])
+        for i, s in enumerate(pipe.stages)]
+    units = [(s.ep, float(busy_total[i])) for i, s in enumerate(pipe.stages)]
+    by_ep, by_place = busy_summary(units)
+    coherent = coherent_time_s((s.ep, float(a), float(b)) for i, s in enumerate(pipe.stages)
+                               for a, b in zip(run.start[i], run.end[i], strict=True))
+    link_bytes = pipeline_link_bytes(platform, workload, pipe, frames)
     return Metrics(
-        engine="des", platform=platform.name, workload=workload.name, mapping=str(pipe),
-        throughput_fps=float(throughput),
-        latency_s={"mean": float(latency.mean()), "p50": float(np.percentile(latency, 50)),
-                   "p99": float(np.percentile(latency, 99))},
-        stages=stages, ep_busy_s={ep.name: b for ep, b in busy.items()}, frames=frames,
-        makespan_s=makespan, stream_throughput_fps=frames / makespan if makespan > 0 else math.inf,
-        energy_J=energy_J(platform, busy, makespan, link_bytes, state),
-        bottleneck=int(np.argmax(busy_total)), contention=contention, seed=seed,
+        engine=engine, platform=platform.name, workload=workload.name, mapping=str(pipe),
+        throughput_fps=float(throughput), latency_s=latency_stats(done - run.arrival),
+        stages=stages, ep_busy_s=by_ep, frames=frames, makespan_s=makespan,
+        stream_throughput_fps=per_second(frames, makespan),
+        energy_J=energy_J(platform, units, makespan, link_bytes, options.state, coherent),
+        bottleneck=int(np.argmax(busy_total)), contention=options.contention, seed=options.seed,
+        core_busy_s=by_place, coherent_s=coherent, link_bytes=link_bytes,
     )

@@ -1,8 +1,7 @@
-"""Frame sources and the steady-state window."""
+"""Frame sources: where the frames of a pipeline come from."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -34,10 +33,6 @@ class FrameSource:
         if self.kind != "saturated" and not (self.interval_s and self.interval_s > 0):
             raise HetsimError(f"a {self.kind} frame source needs a positive interval (got {self.interval_s})")
 
-    @property
-    def rate_fps(self) -> float:
-        return math.inf if self.kind == "saturated" else 1.0 / self.interval_s
-
     def process(self, env: simpy.Environment, queue: simpy.Store, frames: int,
                 arrival: np.ndarray, rng: np.random.Generator):
         if self.kind == "saturated":
@@ -61,15 +56,3 @@ class FrameSource:
                 yield env.timeout(gaps[f])
             arrival[f] = env.now
             yield pending.put(f)
-
-
-def steady_state_window(done: np.ndarray, stages: int, warmup_fraction: float) -> tuple[int, int]:
-    """Indices (lo, hi) of the completions that bound the steady state: skip the warm-up (the first
-    ``warmup_fraction`` of the frames, and at least one frame per stage, while the pipeline fills).
-    Throughput = (hi - lo) / (done[hi] - done[lo])."""
-    n = len(done)
-    lo = max(stages, math.ceil(warmup_fraction * n))
-    hi = n - 1
-    if hi - lo < 1:
-        lo = 0
-    return lo, hi

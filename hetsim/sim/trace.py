@@ -33,8 +33,12 @@ def intervals_of(run: PipelineRun | DagRun) -> list[Interval]:
                     out.append(Interval(lane, f"frame {f} out", "transfer", f,
                                         float(run.compute_end[i, f]), float(run.end[i, f])))
     else:
-        for ep, op, f, s, e in run.intervals:
-            out.append(Interval(ep, op, "compute", f, s, e))
+        frames = run.start.shape[0]
+        for t in run.tasks.tasks:
+            lane = t.ep.name if t.ep is not None else (t.lane or "transfers")
+            for f in range(frames):
+                out.append(Interval(lane, t.name, t.kind, f, float(run.start[f, t.index]),
+                                    float(run.end[f, t.index])))
     return out
 
 

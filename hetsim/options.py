@@ -1,0 +1,145 @@
+"""Run options: how an evaluation runs, validated once for every caller (CLI, Python, explorers).
+
+    >>> opts = RunOptions(engine="des", frames=50, noise_sigma=0.02, seed=3)
+    >>> opts.resolve(pipe)          # defaults filled in for a pipeline; options it ignores refused
+
+An option an engine or a mapping form would ignore is refused with one line rather than silently
+dropped: ``--source poisson`` on a DAG placement, ``--buffer`` on a placement (whose frames in
+flight are ``--in-flight``), ``--noise`` on the analytic engine. Only the options a caller set
+explicitly are checked this way (pydantic's ``model_fields_set``), so defaults never trip it.
+Messages name the command-line flag and the Python field.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from hetsim.errors import HetsimError
+
+#: Flag names of the fields, for messages (the CLI's spelling; the field name follows in brackets).
+FLAGS = {
+    "engine": "--engine", "frames": "--frames", "contention": "--no-contention",
+    "source": "--source", "interval_s": "--interval", "buffer_frames": "--buffer",
+    "in_flight": "--in-flight", "noise_sigma": "--noise", "seed": "--seed",
+    "warmup_fraction": "warmup_fraction", "state": "--dvfs",
+}
+
+#: Lognormal noise sigmas beyond this are refused: at sigma = 5 the mean-1 factor already has a
+#: median of e^-12.5 and a p99 near e^-0.9 (a measurement this noisy carries no information).
+MAX_NOISE_SIGMA = 5.0
+
+Positive = Annotated[int, Field(ge=1)]
+
+
+class RunOptions(BaseModel):
+    """Everything that says how one evaluation runs (not what runs where: that is the mapping).
+
+    ``engine``: ``analytic`` (closed forms) or ``des`` (SimPy). ``frames``: frames streamed
+    (default 100 for a pipeline, 1 for a placement). ``contention``: memories and links slow the
+    flows that share them (des). ``source``/``interval_s``: frame arrivals of a pipeline
+    (saturated, periodic, Poisson). ``buffer_frames``: frames each inter-stage queue of a pipeline
+    holds (default 1). ``in_flight``: frames a placement may have inside the platform at once
+    (default 1). ``noise_sigma``/``seed``: seeded multiplicative lognormal noise of mean 1 per
+    piece of work (des). ``warmup_fraction``: frames left out of the steady state. ``state``: DVFS
+    levels by cluster (or accelerator).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    engine: Literal["analytic", "des"] = "des"
+    frames: Positive | None = None
+    contention: bool = True
+    source: Literal["saturated", "periodic", "poisson"] = "saturated"
+    interval_s: float | None = Field(None, gt=0)
+    buffer_frames: Positive | None = None
+    in_flight: Positive | None = None
+    noise_sigma: float = Field(0.0, ge=0, le=MAX_NOISE_SIGMA)
+    seed: int = Field(0, ge=0)
+    warmup_fraction: float = Field(0.1, ge=0, lt=1)
+    state: dict[str, str] | None = None
+
+    @field_validator("interval_s", "noise_sigma", "warmup_fraction")
+    @classmethod
+    def _finite(cls, v):
+        if v is not None and not math.isfinite(v):
+            raise ValueError("must be a finite number")
+        return v
+
+    @classmethod
+    def make(cls, **values) -> RunOptions:
+        """Build from keyword values, turning validation errors into one ``HetsimError`` line that
+        names the flag, the value and what is allowed."""
+        # Python callers pass ints for floats and numpy numbers: accept real numbers there.
+        for key in ("interval_s", "noise_sigma", "warmup_fraction"):
+            v = values.get(key)
+            if v is not None and not isinstance(v, bool) and hasattr(v, "__float__"):
+                values[key] = float(v)
+        for key in ("frames", "buffer_frames", "in_flight", "seed"):
+            v = values.get(key)
+            if v is not None and not isinstance(v, bool) and hasattr(v, "__index__"):
+                values[key] = int(v)
+        try:
+            return cls(**values)
+        except ValidationError as e:
+            err = e.errors()[0]
+            field = str(err["loc"][0]) if err["loc"] else "options"
+            flag = FLAGS.get(field, field)
+            what = f"{flag} ({field})" if flag != field else field
+            bounds = {"greater_than_equal": "at least {ge}", "greater_than": "greater than {gt}",
+                      "less_than_equal": "at most {le}", "less_than": "less than {lt}"}
+            if err["type"] in bounds:
+                rule = bounds[err["type"]].format(**err.get("ctx", {}))
+                raise HetsimError(f"{what} must be {rule} (got {err['input']!r})") from None
+            raise HetsimError(f"{what}: {err['input']!r} is not allowed: {err['msg'].lower()}") from None
+
+    # -- per mapping form -------------------------------------------------------------------
+    def resolve(self, mapping) -> RunOptions:
+        """These options for ``mapping`` (a Pipeline or a Placement): refuse the options it or the
+        engine would ignore, and fill in the defaults that depend on the form."""
+        from hetsim.mapping import Pipeline
+
+        given = self.model_fields_set
+        pipeline = isinstance(mapping, Pipeline)
+
+        def refuse(field: str, why: str) -> None:
+            raise HetsimError(f"{FLAGS[field]} ({field}): {why}")
+
+        if pipeline and "in_flight" in given:
+            refuse("in_flight", "applies to DAG placements; a pipeline's queues hold --buffer frames")
+        if not pipeline:
+            if "buffer_frames" in given:
+                refuse("buffer_frames", "applies to pipelines; a placement's frames in flight are "
+                       "--in-flight (in_flight)")
+            if self.source != "saturated" or "interval_s" in given:
+                refuse("source" if self.source != "saturated" else "interval_s",
+                       "frame arrivals apply to pipelines; a placement runs its frames back to back, "
+                       "at most --in-flight at once")
+        if self.source == "saturated" and self.interval_s is not None:
+            refuse("interval_s", "a saturated source has no interval; give --source periodic or poisson")
+        if self.source != "saturated" and self.interval_s is None:
+            refuse("source", f"a {self.source} source needs a positive interval: give --interval "
+                   "(interval_s), the mean seconds between frames")
+        if self.engine == "analytic":
+            for field in ("noise_sigma", "contention", "warmup_fraction"):
+                if field in given and getattr(self, field) != RunOptions.model_fields[field].default:
+                    refuse(field, "needs --engine des (the analytic engine is closed-form: no noise, "
+                           "no contention, no warm-up)")
+            if pipeline and self.source == "poisson":
+                refuse("source", "a Poisson source needs --engine des (the analytic engine has no "
+                       "random arrivals)")
+        frames = self.frames if self.frames is not None else (100 if pipeline else 1)
+        update = {"frames": frames}
+        if pipeline:
+            update["buffer_frames"] = self.buffer_frames or 1
+        else:
+            update["in_flight"] = self.in_flight or 1
+        return self.model_copy(update=update)
+
+    def frame_source(self):
+        """The :class:`~hetsim.sim.source.FrameSource` these options describe."""
+        from hetsim.sim.source import FrameSource
+
+        return FrameSource(self.source, self.interval_s)

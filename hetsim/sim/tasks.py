@@ -1,0 +1,228 @@
+"""The task graph of a DAG mapping: what the one DAG engine runs, in closed form or in SimPy.
+
+A placement (or a plan, or a split) expands into *tasks* of one frame:
+
+* a **compute** task per op (per share, for a split op, plus the gather of its slices);
+* a **transfer** task per tensor and destination EP: a tensor crosses to an EP at most once, and
+  every consumer there reads that copy (HOPE's tensor caching, §5.4; ``caching=False`` sends it
+  once per consuming op instead).
+
+Each task may hold a *lane*, an exclusive resource that runs its tasks one at a time in lane
+order: every EP is a lane running its compute tasks in the plan's order (default: the workload's
+topological order); a transfer holds no lane by default (``comm="free"``: it overlaps with
+everything, as a DMA does), the consumer's EP (``comm="consumer"``: HOPE charges a communication
+operator to the device that needs the data), or a copy lane per destination (``comm="copy"``).
+With ``serial=True`` every task shares one lane (the PIM paper's executor: one op at a time, copies
+before the op that needs them, nothing overlaps).
+
+:func:`list_schedule` gives the closed form: each task starts when its inputs are done and its
+lane is free. The DES (:mod:`hetsim.sim.dag`) runs the same tasks and, without contention and
+noise, reproduces this schedule exactly.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from hetsim.cost import CostModel, Demand, DvfsState
+from hetsim.errors import HetsimError
+from hetsim.mapping import Placement
+from hetsim.platform import ExecutionPlace, Route
+
+Comm = Literal["free", "consumer", "copy"]
+COMM_MODES = ("free", "consumer", "copy")
+
+
+@dataclass
+class Task:
+    index: int
+    kind: Literal["compute", "transfer"]
+    name: str                       # op name (share: "op@EP", gather: "op:gather"), or "tensor->EP"
+    lane: str | None                # exclusive lane, or None
+    deps: tuple[int, ...]
+    ep: ExecutionPlace | None = None        # compute: where it runs
+    demand: Demand | None = None            # compute: its cost
+    route: Route | None = None              # transfer: its route
+    nbytes: float = 0.0                     # transfer: bytes moved
+    op: str | None = None                   # the workload op it belongs to
+
+    @property
+    def time_s(self) -> float:
+        """Uncontended duration."""
+        if self.kind == "compute":
+            return self.demand.time_s if self.demand is not None else 0.0
+        return self.route.time_s(self.nbytes) if self.route is not None else 0.0
+
+
+@dataclass
+class TaskGraph:
+    """The tasks of one frame, in a topological order, and each lane's task order."""
+
+    tasks: list[Task]
+    lanes: dict[str, list[int]] = field(default_factory=dict)
+    sinks: tuple[int, ...] = ()
+
+    @property
+    def compute(self) -> list[Task]:
+        return [t for t in self.tasks if t.kind == "compute"]
+
+
+def build_tasks(platform, workload, placement: Placement, cost: CostModel,
+                state: DvfsState | None = None, comm: Comm = "free", caching: bool = True,
+                serial: bool = False) -> TaskGraph:
+    """Expand ``placement`` into the task graph of one frame (see the module docstring)."""
+    if comm not in COMM_MODES:
+        raise HetsimError(f"comm={comm!r}: allowed: {', '.join(COMM_MODES)}")
+    g = workload.graph
+    tasks: list[Task] = []
+    produced: dict[str, tuple[int, ExecutionPlace]] = {}   # op -> (task that makes its output, EP)
+    cached: dict[tuple[str, str], int] = {}               # (tensor, destination EP) -> transfer task
+    of_op: dict[str, list[int]] = {}                      # op -> its tasks (incoming transfers first)
+
+    def add(task_kind, name, lane, deps, **kw) -> int:
+        t = Task(len(tasks), task_kind, name, lane, tuple(deps), **kw)
+        tasks.append(t)
+        of_op.setdefault(kw["op"], []).append(t.index)
+        return t.index
+
+    def fetch(tensor: str, dst: ExecutionPlace, consumer: str) -> int:
+        """The task after which ``tensor`` is available on ``dst`` (adding its transfer)."""
+        src_task, src = produced[tensor]
+        route = platform.route(src, dst)
+        nbytes = g.nodes[tensor]["op"].output_bytes
+        if not route.links or nbytes <= 0:
+            return src_task
+        key = (tensor, dst.name if caching else f"{dst.name}/{consumer}")
+        if key not in cached:
+            cached[key] = add("transfer", f"{tensor}->{dst.name}", _comm_lane(comm, dst), [src_task],
+                              route=route, nbytes=float(nbytes), op=consumer)
+        return cached[key]
+
+    for op in workload.ops:
+        shares = placement.splits.get(op.name)
+        home = placement.ep_of[op.name]
+        if shares is None:
+            deps = [fetch(p, home, op.name) for p in g.predecessors(op.name)]
+            i = add("compute", op.name, home.name, deps, ep=home, demand=cost.op_demand(op, home, state),
+                    op=op.name)
+            produced[op.name] = (i, home)
+            continue
+        # A split op: each share computes its slice of the output channels on its EP; the home EP
+        # gathers the slices (the concat of AutoDiCE / μLayer) before any consumer reads them.
+        parts = []
+        for s in shares:
+            deps = [fetch(p, s.ep, op.name) for p in g.predecessors(op.name)]
+            i = add("compute", f"{op.name}@{s.ep.name}", s.ep.name, deps, ep=s.ep,
+                    demand=cost.share_demand(op, s.ep, s.fraction, state), op=op.name)
+            route = platform.route(s.ep, home)
+            nbytes = op.output_bytes * s.fraction
+            if route.links and nbytes > 0:
+                parts.append(add("transfer", f"{op.name}@{s.ep.name}->{home.name}", _comm_lane(comm, home),
+                                 [i], route=route, nbytes=float(nbytes), op=op.name))
+            else:
+                parts.append(i)
+        k = add("compute", f"{op.name}:gather", home.name, parts, ep=home,
+                demand=cost.gather_demand(op, home, state), op=op.name)
+        produced[op.name] = (k, home)
+
+    lanes = _lane_orders(tasks, workload, placement, of_op, serial)
+    sinks = tuple(produced[op.name][0] for op in workload.ops if g.out_degree(op.name) == 0)
+    if serial:
+        for t in tasks:
+            t.lane = "serial"
+    return TaskGraph(tasks, lanes, sinks)
+
+
+def _comm_lane(comm: Comm, dst: ExecutionPlace) -> str | None:
+    if comm == "consumer":
+        return dst.name
+    if comm == "copy":
+        return f"copy->{dst.name}"
+    return None
+
+
+def _lane_orders(tasks: list[Task], workload, placement: Placement, of_op: dict[str, list[int]],
+                 serial: bool) -> dict[str, list[int]]:
+    """Each lane's tasks in execution order: ops in the plan's per-EP order (else the workload's
+    topological order), each op's incoming transfers just before it."""
+    op_order = [op.name for op in workload.ops]
+    if placement.order is not None and not serial:
+        rank: dict[str, float] = {}
+        for ops in placement.order.values():
+            for pos, name in enumerate(ops):
+                rank[name] = pos
+        # Within an EP the plan decides; ops of different EPs keep their relative topological
+        # order (lanes are independent, so only the per-lane order matters).
+        op_order = sorted(op_order, key=lambda n: (rank.get(n, -1), op_order.index(n)))
+    lanes: dict[str, list[int]] = {}
+    for name in op_order:
+        for i in of_op.get(name, ()):
+            lane = "serial" if serial else tasks[i].lane
+            if lane is not None:
+                lanes.setdefault(lane, []).append(i)
+    return lanes
+
+
+def list_schedule(tg: TaskGraph) -> tuple[np.ndarray, np.ndarray]:
+    """(start, finish) of every task of one frame: a task starts when its dependencies are done
+    and every task before it in its lane has finished (HOPE's runtime, one queue per device)."""
+    n = len(tg.tasks)
+    start, finish = np.zeros(n), np.zeros(n)
+    succ: list[list[int]] = [[] for _ in range(n)]
+    indeg = [0] * n
+    for t in tg.tasks:
+        for d in t.deps:
+            succ[d].append(t.index)
+            indeg[t.index] += 1
+    for order in tg.lanes.values():
+        for a, b in zip(order, order[1:], strict=False):
+            succ[a].append(b)
+            indeg[b] += 1
+    ready = [i for i in range(n) if indeg[i] == 0]
+    heapq.heapify(ready)
+    lane_free: dict[str, float] = {}
+    done = 0
+    while ready:
+        i = heapq.heappop(ready)
+        t = tg.tasks[i]
+        s = max((finish[d] for d in t.deps), default=0.0)
+        if t.lane is not None:
+            s = max(s, lane_free.get(t.lane, 0.0))
+        start[i], finish[i] = s, s + t.time_s
+        if t.lane is not None:
+            lane_free[t.lane] = finish[i]
+        done += 1
+        for j in succ[i]:
+            indeg[j] -= 1
+            if indeg[j] == 0:
+                heapq.heappush(ready, j)
+    if done != n:
+        raise HetsimError("the plan deadlocks: a lane's order waits on a task that waits on it")
+    return start, finish
+
+
+def lane_busy_s(tg: TaskGraph) -> dict[str, float]:
+    """Uncontended busy time per lane for one frame."""
+    busy: dict[str, float] = {}
+    for lane, order in tg.lanes.items():
+        busy[lane] = sum(tg.tasks[i].time_s for i in order)
+    return busy
+
+
+def ep_units(tg: TaskGraph, durations: Sequence[float]) -> list[tuple[ExecutionPlace, float]]:
+    """(EP, busy s) per EP of a frame's tasks: its compute tasks, and the transfers charged to it
+    (``comm="consumer"``), which keep its cores busy."""
+    by_name: dict[str, tuple[ExecutionPlace, float]] = {}
+    eps = {t.ep.name: t.ep for t in tg.tasks if t.ep is not None}
+    for t in tg.tasks:
+        name = t.ep.name if t.ep is not None else (t.lane if t.lane in eps else None)
+        if name is None:
+            continue
+        ep, b = by_name.get(name, (eps[name], 0.0))
+        by_name[name] = (ep, b + float(durations[t.index]))
+    return list(by_name.values())

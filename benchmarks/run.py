@@ -11,6 +11,9 @@
 (d) reproductions: wall time of `hetsim reproduce shisha --quick`, of the full Shisha reproduction,
     and of the full Paper I + Paper II reproduction (goal: under 5 minutes on 2 cores).
     `--no-reproduce` skips (d).
+(e) max-plus recurrence: wall time of 100,000 frames through the 4-stage pipeline of (b) by
+    `run_pipeline_recurrence` (without and with seeded noise) against the bare SimPy pipeline
+    (goal: >= 20x faster), and its largest relative deviation from hetsim's DES on that run.
 
 Medians over --repeat runs; the machines are shared and noisy, so quote ratios from one run.
 """
@@ -29,13 +32,16 @@ import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 
+import numpy as np  # noqa: E402
 import simpy  # noqa: E402
 
 from hetsim.analytic import SplitScorer, stage_costs  # noqa: E402
 from hetsim.cost import RooflineCostModel  # noqa: E402
 from hetsim.mapping import load_mapping  # noqa: E402
+from hetsim.options import RunOptions  # noqa: E402
 from hetsim.platform import load_platform  # noqa: E402
 from hetsim.sim.pipeline import simulate_pipeline  # noqa: E402
+from hetsim.sim.recurrence import run_pipeline_recurrence  # noqa: E402
 from hetsim.workload import load_workload  # noqa: E402
 
 
@@ -82,6 +88,10 @@ def bare_simpy_pipeline(stage_times: list[float], frames: int) -> None:
     env.run()
 
 
+def _opts(pipe, **fields) -> RunOptions:
+    return RunOptions.make(**fields).resolve(pipe)
+
+
 def bench_des(repeat: int, frames: int = 10_000) -> dict:
     # Four stages on one shared DRAM, so that with contention on every stage execution is a flow
     # on the same bandwidth server (the hardest case for the contention model).
@@ -92,14 +102,39 @@ def bench_des(repeat: int, frames: int = 10_000) -> dict:
     compute, transfer = stage_costs(pipe, workload, cost)
     times = [c + x for c, x in zip(compute, transfer, strict=True)]
     bare = _median_time(lambda: bare_simpy_pipeline(times, frames), repeat)
-    off = _median_time(lambda: simulate_pipeline(platform, workload, pipe, cost, frames,
-                                                 contention=False), repeat)
-    on = _median_time(lambda: simulate_pipeline(platform, workload, pipe, cost, frames,
-                                                contention=True), repeat)
+    # fast=False: the SimPy engine itself, not the recurrence that answers contention-free runs.
+    off = _median_time(lambda: simulate_pipeline(platform, workload, pipe, cost, _opts(
+        pipe, frames=frames, contention=False, fast=False)), repeat)
+    on = _median_time(lambda: simulate_pipeline(platform, workload, pipe, cost, _opts(
+        pipe, frames=frames, contention=True)), repeat)
     return {"frames": frames, "mapping": str(pipe), "bare_simpy_s": bare,
             "hetsim_no_contention_s": off, "hetsim_contention_s": on,
             "ratio_no_contention": off / bare, "ratio_contention": on / bare,
             "goal_ratio_no_contention": 2.0, "goal_ratio_contention": 4.0}
+
+
+def bench_recurrence(repeat: int, frames: int = 100_000, noise_sigma: float = 0.1) -> dict:
+    # The pipeline of (b), contention off: the cells the recurrence replaces the DES for.
+    platform = load_platform("hikey970")
+    workload = load_workload("resnet50")
+    cost = RooflineCostModel(platform)
+    pipe = load_mapping("B2:1-13|B2:14-30|s2:31-44|s2:45-54", platform, workload, cost)
+    compute, transfer = stage_costs(pipe, workload, cost)
+    times = [c + x for c, x in zip(compute, transfer, strict=True)]
+    bare = _median_time(lambda: bare_simpy_pipeline(times, frames), repeat)
+    plain = _median_time(lambda: run_pipeline_recurrence(compute, transfer, frames), repeat)
+    noisy = _median_time(lambda: run_pipeline_recurrence(compute, transfer, frames,
+                                                         noise_sigma=noise_sigma, seed=1), repeat)
+    # Same numbers as the DES? One SimPy run of the noisy case, every array compared.
+    _, des = simulate_pipeline(platform, workload, pipe, cost, _opts(
+        pipe, frames=frames, contention=False, fast=False, noise_sigma=noise_sigma, seed=1))
+    rec = run_pipeline_recurrence(compute, transfer, frames, noise_sigma=noise_sigma, seed=1)
+    deviation = max(float(np.max(np.abs(getattr(rec, a) - getattr(des, a))
+                                 / np.maximum(np.abs(getattr(des, a)), np.finfo(float).tiny)))
+                    for a in ("start", "compute_end", "end", "arrival"))
+    return {"frames": frames, "mapping": str(pipe), "bare_simpy_s": bare, "recurrence_s": plain,
+            "recurrence_noise_s": noisy, "noise_sigma": noise_sigma, "speedup": bare / plain,
+            "speedup_noise": bare / noisy, "max_rel_deviation_vs_des": deviation, "goal_speedup": 20.0}
 
 
 def bench_explorers(repeat: int) -> dict:
@@ -145,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-reproduce", action="store_true", help="skip the reproduction timings (d)")
     args = ap.parse_args(argv)
     results = {"analytic": bench_analytic(args.repeat), "des": bench_des(args.repeat),
-               "explorers": bench_explorers(args.repeat)}
+               "explorers": bench_explorers(args.repeat), "recurrence": bench_recurrence(args.repeat)}
     if not args.no_reproduce:
         results["reproduce"] = bench_reproduce()
     if args.json:
@@ -166,6 +201,12 @@ def main(argv: list[str] | None = None) -> int:
             r = results["reproduce"]
             print(f"(d) reproduce shisha --quick {r['shisha_quick_s']:.1f} s, full {r['shisha_full_s']:.1f} s; "
                   f"Paper I + II full {r['pipesearch_and_shisha_full_s']:.1f} s (goal < 300 s)")
+        m = results["recurrence"]
+        print(f"(e) recurrence, {m['frames']:,} frames: bare SimPy {m['bare_simpy_s']:.3f} s, "
+              f"recurrence {m['recurrence_s'] * 1e3:.1f} ms (x{m['speedup']:.0f}, goal >= 20), "
+              f"with noise sigma {m['noise_sigma']} {m['recurrence_noise_s'] * 1e3:.1f} ms "
+              f"(x{m['speedup_noise']:.0f}); largest relative deviation from the DES "
+              f"{m['max_rel_deviation_vs_des']:.1e}")
     return 0
 
 

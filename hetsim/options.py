@@ -44,7 +44,8 @@ class RunOptions(BaseModel):
     holds (default 1). ``in_flight``: frames a placement may have inside the platform at once
     (default 1). ``noise_sigma``/``seed``: seeded multiplicative lognormal noise of mean 1 per
     piece of work (des). ``warmup_fraction``: frames left out of the steady state. ``state``: DVFS
-    levels by cluster (or accelerator).
+    levels by cluster (or accelerator). ``fast``: let the DES answer a pipeline with nothing to
+    contend for by its exact max-plus recurrence instead of SimPy (same numbers to 1e-12).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
@@ -60,6 +61,7 @@ class RunOptions(BaseModel):
     seed: int = Field(0, ge=0)
     warmup_fraction: float = Field(0.1, ge=0, lt=1)
     state: dict[str, str] | None = None
+    fast: bool = True
 
     @field_validator("interval_s", "noise_sigma", "warmup_fraction")
     @classmethod

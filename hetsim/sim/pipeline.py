@@ -59,20 +59,34 @@ def simulate_pipeline(platform, workload, pipe: Pipeline, cost: CostModel,
 
 
 def run_pipeline(platform, workload, pipe: Pipeline, cost: CostModel, options: RunOptions) -> PipelineRun:
+    """The frame times of ``pipe``. Where no memory or link is shared by two stages (or contention
+    is off) every service time is its closed form and the max-plus recurrence
+    (:mod:`hetsim.sim.recurrence`) gives SimPy's run to 1e-12, much faster; ``options.fast=False``
+    runs SimPy anyway."""
     frames = options.frames
     assert frames is not None and options.buffer_frames is not None, "options not resolved"
-    rng = np.random.default_rng(options.seed)
-    env = simpy.Environment()
     stages = pipe.stages
     k = len(stages)
     compute, transfer = stage_costs(pipe, workload, cost, options.state)
+    routes = [platform.route(s.ep, stages[i + 1].ep) if i + 1 < k else None for i, s in enumerate(stages)]
+    shared_mems, shared_links = _shared(platform, pipe, routes) if options.contention else ((), ())
+    if options.fast and not shared_mems and not shared_links:
+        from hetsim.sim.recurrence import run_pipeline_recurrence
+
+        return run_pipeline_recurrence(compute, transfer, frames, options.buffer_frames,
+                                       options.frame_source(), options.noise_sigma, options.seed,
+                                       stage_names=[s.ep.name for s in stages])
+    rng = np.random.default_rng(options.seed)
+    env = simpy.Environment()
     # Seeded multiplicative noise per stage execution, drawn before the source's arrivals.
     noise = lognormal_factors(rng, options.noise_sigma, (k, frames))
     demands = [sum(cost.layer_demands(workload, s.ep, options.state)[s.first - 1:s.last], ZERO)
                for s in stages]
-    routes = [platform.route(s.ep, stages[i + 1].ep) if i + 1 < k else None for i, s in enumerate(stages)]
     cut = [workload.cut_bytes(s.last) if i + 1 < k else 0 for i, s in enumerate(stages)]
-    memories, links = _shared_servers(env, platform, pipe, routes) if options.contention else ({}, {})
+    memories = {name: BandwidthServer(env, platform.memory(name).bandwidth_GBps * 1e9, name)
+                for name in shared_mems}
+    links = {lk.name: BandwidthServer(env, lk.bandwidth_GBps * 1e9, lk.name)
+             for lk in platform.links if lk.name in shared_links}
 
     queues = [simpy.Store(env, capacity=options.buffer_frames) for _ in range(k)]
     start, compute_end, end = np.zeros((k, frames)), np.zeros((k, frames)), np.zeros((k, frames))
@@ -116,22 +130,19 @@ def run_pipeline(platform, workload, pipe: Pipeline, cost: CostModel, options: R
     return PipelineRun(start, compute_end, end, arrival, [s.ep.name for s in stages])
 
 
-def _shared_servers(env, platform, pipe: Pipeline, routes):
-    """Bandwidth servers for the memories and links that two or more stages use. A stage runs one
-    frame at a time, so a memory or link only it uses cannot be contended: it gets no server and
-    its stage the exact closed-form times."""
+def _shared(platform, pipe: Pipeline, routes) -> tuple[list[str], list[str]]:
+    """The memories and links that two or more stages use: they get bandwidth servers. A stage runs
+    one frame at a time, so a memory or link only it uses cannot be contended: it gets no server
+    and its stage the exact closed-form times."""
     mem_users: dict[str, int] = {}
     for s in pipe.stages:
         mem_users[s.ep.memory] = mem_users.get(s.ep.memory, 0) + 1
-    memories = {name: BandwidthServer(env, platform.memory(name).bandwidth_GBps * 1e9, name)
-                for name, users in mem_users.items() if users > 1}
     link_users: dict[str, int] = {}
     for r in routes:
         if r is not None and r.links and r.bottleneck:
             link_users[r.bottleneck] = link_users.get(r.bottleneck, 0) + 1
-    links = {lk.name: BandwidthServer(env, lk.bandwidth_GBps * 1e9, lk.name)
-             for lk in platform.links if link_users.get(lk.name, 0) > 1}
-    return memories, links
+    return ([name for name, users in mem_users.items() if users > 1],
+            [lk.name for lk in platform.links if link_users.get(lk.name, 0) > 1])
 
 
 def pipeline_metrics(platform, workload, pipe: Pipeline, run: PipelineRun, options: RunOptions,

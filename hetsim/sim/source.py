@@ -33,16 +33,27 @@ class FrameSource:
         if self.kind != "saturated" and not (self.interval_s and self.interval_s > 0):
             raise HetsimError(f"a {self.kind} frame source needs a positive interval (got {self.interval_s})")
 
+    def arrival_gaps_s(self, frames: int, rng: np.random.Generator) -> np.ndarray | None:
+        """Time from each frame's arrival to the next one's, s (``gaps[0] = 0``: the first frame
+        arrives at t = 0); ``None`` for a saturated source. A Poisson source draws ``frames``
+        exponentials from ``rng`` here, the first of them unused. The DES and the max-plus
+        recurrence (:mod:`hetsim.sim.recurrence`) both take their arrivals from this one draw."""
+        if self.kind == "saturated":
+            return None
+        interval_s = float(self.interval_s)  # type: ignore[arg-type]  # checked in __post_init__
+        gaps = (np.full(frames, interval_s) if self.kind == "periodic"
+                else rng.exponential(interval_s, size=frames))
+        gaps[0] = 0.0
+        return gaps
+
     def process(self, env: simpy.Environment, queue: simpy.Store, frames: int,
                 arrival: np.ndarray, rng: np.random.Generator):
-        if self.kind == "saturated":
+        gaps = self.arrival_gaps_s(frames, rng)
+        if gaps is None:
             for f in range(frames):
                 yield queue.put(f)
                 arrival[f] = env.now
             return
-        gaps = (np.full(frames, self.interval_s) if self.kind == "periodic"
-                else rng.exponential(self.interval_s, size=frames))
-        gaps[0] = 0.0
         pending = simpy.Store(env)  # frames that arrived but wait for room
 
         def forward():

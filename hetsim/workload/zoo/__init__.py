@@ -22,3 +22,7 @@ def register(name: str):
         GENERATORS[name] = fn
         return fn
     return wrap
+
+
+# Networks by paper (imported last: each module registers its builders with `register`).
+from hetsim.workload.zoo import edge  # noqa: E402,F401  seed 004: AlexNet, VGG-16, DenseNet-121

@@ -79,15 +79,22 @@ class OnnxGraph:
         self.shapes[name], self.dtypes[name] = tuple(int(d) for d in dims), dtype
         return name
 
-    def weight(self, base: str, dims: Sequence[int], dtype: str = "float32") -> str:
-        """An initializer of shape ``dims`` (data absent unless ``weights="random"``)."""
+    def weight(self, base: str, dims: Sequence[int], dtype: str = "float32",
+               positive: bool = False) -> str:
+        """An initializer of shape ``dims`` (data absent unless ``weights="random"``).
+
+        ``positive`` keeps random values above zero (a BatchNormalization variance must be, or
+        onnxruntime computes NaN)."""
         name = self.fresh(base)
         dims = tuple(int(d) for d in dims)
         if self.weights == "random" or dtype == "int64":
             if dtype == "int64":
                 raise ValueError("use const() for integer tensors")
             fan_in = max(1, math.prod(dims[1:]))
-            data = (self.rng.standard_normal(dims) / math.sqrt(fan_in)).astype(np.float32)
+            # float32 draws directly: AlexNet's 61 M weights in about a second, not three.
+            data = self.rng.standard_normal(dims, dtype=np.float32) / np.float32(math.sqrt(fan_in))
+            if positive:
+                data = np.abs(data) + np.float32(1.0)
             t = numpy_helper.from_array(data, name)
         else:
             t = TensorProto()
@@ -142,7 +149,8 @@ class OnnxGraph:
     def batch_norm(self, x: str, name: str | None = None) -> str:
         c = self.shape(x)[1]
         base = name or "bn"
-        params = [self.weight(f"{base}.{p}", (c,)) for p in ("scale", "bias", "mean", "var")]
+        params = [self.weight(f"{base}.{p}", (c,), positive=p == "var")
+                  for p in ("scale", "bias", "mean", "var")]
         return self.node("BatchNormalization", [x, *params], self.shape(x), name=name)
 
     def pool(self, x: str, kind: str, kernel: int | Sequence[int], stride: int | None = None,
@@ -247,6 +255,15 @@ class OnnxGraph:
         # opset 17: axes is an attribute of ReduceMean (an input from opset 18).
         return self.node("ReduceMean", [x], tuple(out), name=name, axes=list(axes),
                          keepdims=int(keepdims))
+
+    def unsqueeze(self, x: str, axes: Sequence[int], name: str | None = None) -> str:
+        """Unsqueeze (opset 13+: ``axes`` is a constant input) inserting size-1 dims at ``axes``."""
+        d = list(self.shape(x))
+        rank = len(d) + len(axes)
+        for a in sorted(a % rank for a in axes):
+            d.insert(a, 1)
+        target = self.const(f"{name or 'unsqueeze'}.axes", list(axes))
+        return self.node("Unsqueeze", [x, target], tuple(d), name=name)
 
     def split(self, x: str, sizes: Sequence[int], axis: int = 1, name: str | None = None) -> list[str]:
         d = list(self.shape(x))

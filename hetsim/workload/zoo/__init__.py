@@ -22,3 +22,7 @@ def register(name: str):
         GENERATORS[name] = fn
         return fn
     return wrap
+
+
+# The networks of each paper register themselves on import (kept last: they use `register`).
+from hetsim.workload.zoo import hope  # noqa: E402, F401

@@ -114,7 +114,7 @@ def test_squeezenet_versions():
 
 
 def test_inception_conv_layers(models):
-    # Keras's InceptionV3 has 94 conv-BN-ReLU units (conv2d_1..94); Inception-v4 has 149.
+    # Keras's InceptionV3 has 94 conv-BN-ReLU units (conv2d_1..94); TF-slim's Inception-v4 149.
     counts = {n: op_type_counts(models[n])["BatchNormalization"]
               for n in ("inception-v3", "inception-v4")}
     assert counts == {"inception-v3": 94, "inception-v4": 149}

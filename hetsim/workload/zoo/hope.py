@@ -7,7 +7,7 @@ off, batch norm with its running statistics):
 
 * Inception-v3 / v4: TF-slim ``nets/inception_v3.py`` and ``nets/inception_v4.py``.
 * NASNet-A Large, PNASNet-5 Large / Mobile: TF-slim ``nets/nasnet/{nasnet,nasnet_utils,
-  pnasnet}.py`` (the cell is :func:`_nasnet_cell`, a transcription of ``NasNetABaseCell``).
+  pnasnet}.py`` (``_NasBuilder.cell`` is a transcription of ``NasNetABaseCell``).
 * SqueezeNet v1.0: the Caffe ``deploy.prototxt`` of the release HOPE cites (Iandola et al. 2016).
 * LSTM: one DeepSpeech layer unrolled over its time steps, one MatMul (Gemm) per gate.
 

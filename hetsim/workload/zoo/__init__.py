@@ -25,4 +25,5 @@ def register(name: str):
 
 
 # Networks by paper (imported last: each module registers its builders with `register`).
-from hetsim.workload.zoo import edge  # noqa: E402,F401  seed 004: AlexNet, VGG-16, DenseNet-121
+# seed 002: Inception, NASNet, SqueezeNet, LSTM; seed 004: AlexNet, VGG-16, DenseNet-121.
+from hetsim.workload.zoo import edge, hope  # noqa: E402,F401

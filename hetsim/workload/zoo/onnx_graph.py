@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import onnx
@@ -42,6 +43,31 @@ def broadcast(a: Dims, b: Dims) -> Dims:
 
 def _pair(v: int | Sequence[int]) -> tuple[int, int]:
     return (int(v), int(v)) if isinstance(v, int) else (int(v[0]), int(v[1]))
+
+
+def tf_same_pads(size: int, kernel: int, stride: int, dilation: int = 1) -> tuple[int, int]:
+    """TensorFlow's ``padding='SAME'`` along one axis: the output has ceil(size / stride) elements
+    and the odd padding element goes at the end (TF-slim networks are defined with it)."""
+    span = dilation * (kernel - 1) + 1
+    out = -(-size // stride)
+    total = max((out - 1) * stride + span - size, 0)
+    return total // 2, total - total // 2
+
+
+def _resolve_pads(pad: int | str | Sequence[int], h: int, w: int, kh: int, kw: int, stride: int,
+                  dilation: int = 1) -> list[int]:
+    """ONNX pads (top, left, bottom, right) from one value, (pad_h, pad_w), ONNX's 4 values,
+    "valid" (0) or "same" (TensorFlow's SAME, :func:`tf_same_pads`)."""
+    if isinstance(pad, str):
+        if pad.lower() == "valid":
+            return [0, 0, 0, 0]
+        if pad.lower() != "same":
+            raise ValueError(f"pad={pad!r}: allowed: an int, 2 or 4 ints, 'same', 'valid'")
+        (t, b), (left, r) = tf_same_pads(h, kh, stride, dilation), tf_same_pads(w, kw, stride, dilation)
+        return [t, left, b, r]
+    if isinstance(pad, int):
+        return [pad] * 4
+    return list(pad) * 2 if len(pad) == 2 else list(pad)
 
 
 class OnnxGraph:
@@ -80,21 +106,24 @@ class OnnxGraph:
         return name
 
     def weight(self, base: str, dims: Sequence[int], dtype: str = "float32",
-               positive: bool = False) -> str:
+               init: str = "normal") -> str:
         """An initializer of shape ``dims`` (data absent unless ``weights="random"``).
 
-        ``positive`` keeps random values above zero (a BatchNormalization variance must be, or
-        onnxruntime computes NaN)."""
+        Random data is seeded: ``init="normal"`` draws N(0, 1/fan_in), ``init="positive"`` draws
+        U(0.5, 1.5) (batch-norm scales and variances, which must stay positive)."""
+        if init not in ("normal", "positive"):
+            raise ValueError(f"init={init!r}: allowed: 'normal', 'positive'")
         name = self.fresh(base)
         dims = tuple(int(d) for d in dims)
         if self.weights == "random" or dtype == "int64":
             if dtype == "int64":
                 raise ValueError("use const() for integer tensors")
-            fan_in = max(1, math.prod(dims[1:]))
-            # float32 draws directly: AlexNet's 61 M weights in about a second, not three.
-            data = self.rng.standard_normal(dims, dtype=np.float32) / np.float32(math.sqrt(fan_in))
-            if positive:
-                data = np.abs(data) + np.float32(1.0)
+            if init == "positive":
+                data = self.rng.uniform(0.5, 1.5, dims).astype(np.float32)
+            else:
+                fan_in = max(1, math.prod(dims[1:]))
+                # float32 draws directly: AlexNet's 61 M weights in about a second, not three.
+                data = self.rng.standard_normal(dims, dtype=np.float32) / np.float32(math.sqrt(fan_in))
             t = numpy_helper.from_array(data, name)
         else:
             t = TensorProto()
@@ -107,7 +136,8 @@ class OnnxGraph:
         self.shapes[name], self.dtypes[name] = dims, dtype
         return name
 
-    def const(self, base: str, values: Sequence[int] | Sequence[float], dtype: str = "int64") -> str:
+    def const(self, base: str, values: float | Sequence[int] | Sequence[float],
+              dtype: str = "int64") -> str:
         """A small constant initializer with real data (shape vectors, axes, scalars)."""
         name = self.fresh(base)
         arr = np.asarray(values, dtype=np.int64 if dtype == "int64" else np.float32)
@@ -121,7 +151,8 @@ class OnnxGraph:
         Returns the first output's name (all of them are ``<name>``, ``<name>:1``...)."""
         node_name = self.fresh(name or op_type.lower())
         outs = [node_name] + [f"{node_name}:{i}" for i in range(1, n_outputs)]
-        all_dims = [tuple(out_dims)] if n_outputs == 1 else [tuple(d) for d in out_dims]  # type: ignore[arg-type]
+        dims: Any = out_dims  # one shape, or one per output
+        all_dims = [tuple(dims)] if n_outputs == 1 else [tuple(d) for d in dims]
         out_dtype = dtype or (self.dtypes.get(inputs[0], "float32") if inputs else "float32")
         for o, d in zip(outs, all_dims, strict=True):
             self.shapes[o], self.dtypes[o] = tuple(int(x) for x in d), out_dtype
@@ -130,12 +161,13 @@ class OnnxGraph:
 
     # -- convolutional networks (NCHW) -------------------------------------------------------
     def conv(self, x: str, out_c: int, kernel: int | Sequence[int], stride: int = 1,
-             pad: int | Sequence[int] = 0, groups: int = 1, dilation: int = 1, bias: bool = True,
-             name: str | None = None) -> str:
-        """Conv; ``pad`` is one value, (pad_h, pad_w) or ONNX's (top, left, bottom, right)."""
+             pad: int | str | Sequence[int] = 0, groups: int = 1, dilation: int = 1,
+             bias: bool = True, name: str | None = None) -> str:
+        """Conv; ``pad`` is one value, (pad_h, pad_w), ONNX's (top, left, bottom, right), "valid"
+        or "same" (TensorFlow's SAME: the odd element at the end)."""
         n, c, h, w = self.shape(x)
         kh, kw = _pair(kernel)
-        pads = [pad] * 4 if isinstance(pad, int) else (list(pad) * 2 if len(pad) == 2 else list(pad))
+        pads = _resolve_pads(pad, h, w, kh, kw, stride, dilation)
         oh = (h + pads[0] + pads[2] - dilation * (kh - 1) - 1) // stride + 1
         ow = (w + pads[1] + pads[3] - dilation * (kw - 1) - 1) // stride + 1
         base = name or "conv"
@@ -146,25 +178,28 @@ class OnnxGraph:
                          strides=[stride, stride], pads=pads, group=groups,
                          dilations=[dilation, dilation])
 
-    def batch_norm(self, x: str, name: str | None = None) -> str:
+    def batch_norm(self, x: str, epsilon: float = 1e-5, name: str | None = None) -> str:
+        """Inference BatchNormalization (scale, bias, running mean and variance per channel)."""
         c = self.shape(x)[1]
         base = name or "bn"
-        params = [self.weight(f"{base}.{p}", (c,), positive=p == "var")
-                  for p in ("scale", "bias", "mean", "var")]
-        return self.node("BatchNormalization", [x, *params], self.shape(x), name=name)
+        params = [self.weight(f"{base}.{p}", (c,), init="positive" if p in ("scale", "var")
+                              else "normal") for p in ("scale", "bias", "mean", "var")]
+        return self.node("BatchNormalization", [x, *params], self.shape(x), name=name,
+                         epsilon=float(epsilon))
 
     def pool(self, x: str, kind: str, kernel: int | Sequence[int], stride: int | None = None,
-             pad: int | Sequence[int] = 0, ceil: bool = False, name: str | None = None) -> str:
-        """MaxPool or AveragePool (``kind`` "max" or "avg")."""
+             pad: int | str | Sequence[int] = 0, ceil: bool = False, name: str | None = None) -> str:
+        """MaxPool or AveragePool (``kind`` "max" or "avg"); ``pad`` as for :meth:`conv`. An
+        average excludes the padding (``count_include_pad=0``, TensorFlow's and Caffe's SAME)."""
         n, c, h, w = self.shape(x)
         kh, kw = _pair(kernel)
         s = stride or kh
-        pads = [pad] * 4 if isinstance(pad, int) else (list(pad) * 2 if len(pad) == 2 else list(pad))
+        pads = _resolve_pads(pad, h, w, kh, kw, s)
         rnd = math.ceil if ceil else math.floor
         oh = int(rnd((h + pads[0] + pads[2] - kh) / s)) + 1
         ow = int(rnd((w + pads[1] + pads[3] - kw) / s)) + 1
         op = "MaxPool" if kind == "max" else "AveragePool"
-        attrs = {"kernel_shape": [kh, kw], "strides": [s, s], "pads": pads}
+        attrs: dict[str, Any] = {"kernel_shape": [kh, kw], "strides": [s, s], "pads": pads}
         if ceil:
             attrs["ceil_mode"] = 1
         if op == "AveragePool":
@@ -223,6 +258,12 @@ class OnnxGraph:
     def relu(self, x: str, name: str | None = None) -> str:
         return self.unary("Relu", x, name)
 
+    def relu6(self, x: str, name: str | None = None) -> str:
+        """ReLU6 as ONNX writes it: Clip(x, 0, 6) with the bounds as scalar inputs."""
+        lo, hi = (self.const(f"{name or 'clip'}.{b}", v, dtype="float32")
+                  for b, v in (("min", 0.0), ("max", 6.0)))
+        return self.node("Clip", [x, lo, hi], self.shape(x), name=name)
+
     def binary(self, op_type: str, a: str, b: str, name: str | None = None) -> str:
         """Add, Sub, Mul, Div, Pow with broadcasting."""
         return self.node(op_type, [a, b], broadcast(self.shape(a), self.shape(b)), name=name)
@@ -272,18 +313,90 @@ class OnnxGraph:
             dd = list(d)
             dd[axis] = s
             outs.append(tuple(dd))
-        first = self.node("Split", [x, self.const(f"{name or 'split'}.sizes", list(sizes))], outs,
+        # One output (TF's split(num_or_size_splits=1)) is a plain shape for node().
+        first = self.node("Split", [x, self.const(f"{name or 'split'}.sizes", list(sizes))],
+                          outs if len(outs) > 1 else outs[0],
                           name=name, n_outputs=len(sizes), axis=axis)
         return [first] + [f"{first}:{i}" for i in range(1, len(sizes))]
 
+    def pad(self, x: str, pads: Sequence[int], name: str | None = None) -> str:
+        """Zero Pad; ``pads`` is ONNX's [begin of each axis..., end of each axis...]."""
+        d = self.shape(x)
+        if len(pads) != 2 * len(d):
+            raise ValueError(f"pads {list(pads)}: need {2 * len(d)} values for a rank-{len(d)} tensor")
+        out = tuple(v + pads[i] + pads[i + len(d)] for i, v in enumerate(d))
+        return self.node("Pad", [x, self.const(f"{name or 'pad'}.pads", list(pads))], out,
+                         name=name, mode="constant")
+
+    def slice(self, x: str, starts: Sequence[int], ends: Sequence[int], axes: Sequence[int],
+              name: str | None = None) -> str:
+        """Slice with step 1 (``ends`` may be large, as in numpy's ``a[1:]``)."""
+        d = list(self.shape(x))
+        for s, e, a in zip(starts, ends, axes, strict=True):
+            lo, hi = (min(max(v + d[a] if v < 0 else v, 0), d[a]) for v in (s, e))
+            d[a] = max(hi - lo, 0)
+        base = name or "slice"
+        inputs = [x, self.const(f"{base}.starts", list(starts)), self.const(f"{base}.ends", list(ends)),
+                  self.const(f"{base}.axes", list(axes))]
+        return self.node("Slice", inputs, tuple(d), name=name)
+
     # -- the model --------------------------------------------------------------------------
-    def model(self, *outputs: str, doc: str = "") -> onnx.ModelProto:
-        """The ONNX model whose graph outputs are ``outputs`` (with their shapes)."""
-        outs = [helper.make_tensor_value_info(o, _DTYPES[self.dtypes[o]], list(self.shapes[o]))
-                for o in outputs]
+    def model(self, *outputs: str, doc: str = "", value_info: bool = True) -> onnx.ModelProto:
+        """The ONNX model whose graph outputs are ``outputs`` (with their shapes). With
+        ``value_info`` the builder's shape of every intermediate tensor is declared too (readers
+        need no shape inference, and a test can compare it with ONNX's)."""
+        def info(t: str) -> onnx.ValueInfoProto:
+            return helper.make_tensor_value_info(t, _DTYPES[self.dtypes[t]], list(self.shapes[t]))
+        outs = [info(o) for o in outputs]
+        inner = [info(o) for n in self.nodes for o in n.output if o not in outputs] \
+            if value_info else []
         graph = helper.make_graph(self.nodes, self.name, self.inputs, outs,
-                                  initializer=self.initializers, doc_string=doc)
+                                  initializer=self.initializers, doc_string=doc, value_info=inner)
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
                                   producer_name="hetsim")
         model.ir_version = 8
         return model
+
+
+# -- what a generated model contains (to check it against the published tables) ------------------
+def tensor_shapes(model: onnx.ModelProto) -> dict[str, Dims]:
+    """The static shape of every tensor: graph inputs and outputs, initializers, and value_info
+    after ONNX shape inference (value_info already in the model covers contrib ops, whose
+    outputs shape inference cannot derive)."""
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except Exception:  # noqa: BLE001 - fall back on what the model declares
+        inferred = model
+    g = inferred.graph
+    shapes: dict[str, Dims] = {t.name: tuple(int(d) for d in t.dims) for t in g.initializer}
+    for vi in [*model.graph.value_info, *g.value_info, *g.input, *g.output]:
+        dims = vi.type.tensor_type.shape.dim
+        if all(d.HasField("dim_value") for d in dims):
+            shapes.setdefault(vi.name, tuple(int(d.dim_value) for d in dims))
+    return shapes
+
+
+def count_macs(model: onnx.ModelProto) -> int:
+    """Multiply-accumulates of the convolutions (Conv, FusedConv) and dense products (Gemm,
+    MatMul): what published "mult-adds" tables count. Other ops count 0."""
+    shapes = tensor_shapes(model)
+    total = 0
+    for n in model.graph.node:
+        if n.op_type in ("Conv", "FusedConv"):
+            out, w = shapes[n.output[0]], shapes[n.input[1]]
+            total += math.prod(out) * math.prod(w[1:])  # each output: C/groups · kh · kw MACs
+        elif n.op_type == "Gemm":
+            trans_a = next((a.i for a in n.attribute if a.name == "transA"), 0)
+            a = shapes[n.input[0]]
+            total += math.prod(shapes[n.output[0]]) * (a[0] if trans_a else a[1])
+        elif n.op_type == "MatMul":
+            total += math.prod(shapes[n.output[0]]) * shapes[n.input[0]][-1]
+    return total
+
+
+def count_params(model: onnx.ModelProto) -> int:
+    """Elements of the floating-point initializers (weights, biases, batch-norm parameters and
+    statistics, as Keras's "Total params"); integer constants (shapes, axes) are not parameters."""
+    floats = (TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16, TensorProto.DOUBLE)
+    return sum(math.prod(t.dims) for t in model.graph.initializer if t.data_type in floats
+               and t.dims)

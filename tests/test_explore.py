@@ -11,31 +11,22 @@ import pytest
 from hetsim.analytic import SplitScorer
 from hetsim.errors import HetsimError
 from hetsim.explore import (
-    TRIAL_COLUMNS,
     Configuration,
-    CoreGroups,
-    ExhaustiveSearch,
-    HC_s,
-    HillClimbing,
     MaxClock,
     MaxTrials,
     Measurement,
     PipelineProblem,
-    PipeSearch,
-    RandomWalk,
-    SA_s,
-    Shisha,
-    SimulatedAnnealing,
     TargetThroughput,
     core_groups,
     explore,
     explore_seeds,
-    generate_database,
     make_explorer,
-    seed_split,
     summarize,
 )
-from hetsim.explore.shisha import balancing_target, move_layer
+from hetsim.explore.baselines import ExhaustiveSearch, HillClimbing, RandomWalk, SimulatedAnnealing
+from hetsim.explore.pipesearch import PipeSearch, generate_database
+from hetsim.explore.problem import CoreGroups
+from hetsim.explore.shisha import Shisha, balancing_target, move_layer, seed_split
 from hetsim.platform import load_platform
 from hetsim.workload import load_workload
 from hetsim.workload.splits import count_compositions, count_eq4_with_dups, cv_rank
@@ -193,7 +184,7 @@ def test_shisha_never_empties_a_stage():
 
 def test_hill_climbing_never_accepts_worse(c2_synthnet4):
     for seed in range(5):
-        for explorer in (HillClimbing(), HC_s(), HillClimbing(vary_depth=True)):
+        for explorer in (HillClimbing(), make_explorer("HC_s"), HillClimbing(vary_depth=True)):
             p = c2_synthnet4 if not explorer.vary_depth else PipelineProblem(
                 "chiplet-c2", "synthnet", depths=[2, 3, 4])
             res = explore(p, explorer, seed=seed)
@@ -256,7 +247,7 @@ def test_noise_cache_and_remeasure():
 
 
 # -- determinism, terminations, the trial table ------------------------------------------------
-@pytest.mark.parametrize("explorer", [RandomWalk(), SimulatedAnnealing(), SA_s()])
+@pytest.mark.parametrize("explorer", [RandomWalk(), SimulatedAnnealing(), make_explorer("SA_s")])
 def test_same_seed_same_trials_different_seed_differs(c2_synthnet4, explorer):
     a = explore(c2_synthnet4, explorer, termination=MaxTrials(40), seed=7)
     b = explore(c2_synthnet4, explorer, termination=MaxTrials(40), seed=7)
@@ -269,7 +260,7 @@ def test_terminations_and_trial_table(c2_synthnet4):
     p = c2_synthnet4
     res = explore(p, RandomWalk(), termination=MaxTrials(25))
     assert res.n_trials == 25 and res.stop_reason == "max_trials"
-    assert list(res.trials.columns) == list(TRIAL_COLUMNS)
+    assert list(res.trials.columns) == list(PipelineProblem.trial_columns)
     t = res.trials
     assert (t["best_fps_so_far"] == t["throughput_fps"].cummax()).all()
     assert t["trial"].tolist() == list(range(1, 26))

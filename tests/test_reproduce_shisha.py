@@ -18,7 +18,8 @@ from hetsim.analytic import SplitScorer  # noqa: E402
 from hetsim.cli import cli  # noqa: E402
 from hetsim.experiment import claim_problems, run_experiment, select  # noqa: E402
 from hetsim.experiments import shisha as sh  # noqa: E402
-from hetsim.explore import ExhaustiveSearch, explore  # noqa: E402
+from hetsim.explore import explore  # noqa: E402
+from hetsim.explore.baselines import ExhaustiveSearch  # noqa: E402
 from hetsim.platform import load_platform  # noqa: E402
 
 EXPERIMENTS = ["calibration", "seeds", "fig1", "fig2", "fig4", "fig5", "fig6", "fig7", "fig8", "fig9"]

@@ -26,18 +26,16 @@ from hetsim.calibrate import Fit, Observation, fit_platform
 from hetsim.experiment import Artifact, Context, experiment
 from hetsim.explore import (
     Configuration,
-    ExhaustiveSearch,
     Exploration,
     Measurement,
     PipelineProblem,
-    PipeSearch,
-    RandomWalk,
     TargetThroughput,
     core_groups,
     explore,
     explore_seeds,
-    generate_database,
 )
+from hetsim.explore.baselines import ExhaustiveSearch, RandomWalk
+from hetsim.explore.pipesearch import PipeSearch, generate_database
 from hetsim.platform import Platform, load_platform
 from hetsim.workload import load_workload
 from hetsim.workload.splits import count_compositions, count_eq4_with_dups, eq4_with_dups

@@ -40,11 +40,10 @@ from hetsim.explore import (
     Measurement,
     PipelineProblem,
     explore,
-    generate_database,
     make_explorer,
-    seed_split,
-    shisha_seed,
 )
+from hetsim.explore.pipesearch import generate_database
+from hetsim.explore.shisha import seed_split, shisha_seed
 from hetsim.mapping import load_mapping
 from hetsim.platform import Platform, load_platform
 from hetsim.workload import load_workload

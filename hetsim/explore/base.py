@@ -28,14 +28,8 @@ import numpy as np
 import pandas as pd
 
 from hetsim.errors import HetsimError
-from hetsim.explore.problem import Configuration, PipelineProblem, TrialResult
+from hetsim.explore.problem import Problem
 from hetsim.explore.termination import MaxTrials, Termination, as_terminations
-
-#: Columns of :attr:`Exploration.trials`, in order.
-TRIAL_COLUMNS = (
-    "trial", "clock_s", "cost_s", "phase", "mapping", "split", "eps", "depth", "throughput_fps",
-    "bottleneck_s", "cached", "new_best", "best_fps_so_far", "best_mapping_so_far",
-)
 
 
 class Explorer:
@@ -58,7 +52,8 @@ class Explorer:
     @classmethod
     def _param_names(cls) -> list[str]:
         sig = inspect.signature(cls.__init__)
-        return [p for p in sig.parameters if p != "self"]
+        return [name for name, p in sig.parameters.items() if name != "self"
+                and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
 
     def get_params(self) -> dict[str, Any]:
         return {p: getattr(self, p) for p in self._param_names()}
@@ -80,11 +75,11 @@ class Explorer:
         return f"{type(self).__name__}({', '.join(changed)})"
 
     # -- the algorithm --------------------------------------------------------------------
-    def validate(self, problem: PipelineProblem) -> None:
+    def validate(self, problem: Problem) -> None:
         """Check the parameters against each other and the problem; raise HetsimError."""
 
-    def run(self, session: Session) -> Configuration | None:
-        """Search; return the configuration the algorithm settles on (None: the best seen)."""
+    def run(self, session: Session) -> Any:
+        """Search; return the candidate the algorithm settles on (None: the best seen)."""
         raise NotImplementedError
 
 
@@ -104,10 +99,11 @@ class Session:
     """One exploration in progress: random generators, tuning clock, cache, trial log, best.
 
     Explorers use :meth:`measure`, :meth:`charge_database`, :attr:`rng`, :meth:`is_cached` and
-    :attr:`info` (algorithm-specific results, copied to :attr:`Exploration.info`).
+    :attr:`info` (algorithm-specific results, copied to :attr:`Exploration.info`). What a
+    candidate is, how it is measured and which objective is best come from the problem.
     """
 
-    def __init__(self, problem: PipelineProblem, terminations: tuple[Termination, ...], seed: int,
+    def __init__(self, problem: Problem, terminations: tuple[Termination, ...], seed: int,
                  progress=None):
         self.problem = problem
         self.terminations = terminations
@@ -119,12 +115,12 @@ class Session:
         self.noise_rng = np.random.default_rng([seed if noise_seed is None else noise_seed, 1])
         self.clock_s = 0.0
         self.database_s = 0.0
-        self.best: Configuration | None = None
-        self.best_fps = -math.inf
+        self.best: Any = None
+        self.best_value = -math.inf if problem.maximize else math.inf
         self._best_text: str | None = None
         self.info: dict[str, Any] = {}
-        self.results: dict[Configuration, TrialResult] = {}
-        self._rows: list[tuple] = []  # one tuple per trial, in TRIAL_COLUMNS order
+        self.results: dict[Any, Any] = {}   # problem.key(candidate) -> its result
+        self._rows: list[tuple] = []  # one tuple per trial, in problem.trial_columns order
         self._n_measured = 0
         self._splits: set[tuple[int, ...]] = set()
         self._progress = progress
@@ -145,37 +141,48 @@ class Session:
     def n_distinct_splits(self) -> int:
         return len(self._splits)
 
-    def is_cached(self, config: Configuration) -> bool:
-        """Whether measuring ``config`` now would be answered from the cache (no clock cost)."""
-        return config in self.results and not self.problem.measurement.remeasure
+    @property
+    def best_fps(self) -> float:
+        """The best throughput so far (pipeline problems, whose objective is throughput)."""
+        return self.best_value
 
-    def measure(self, config: Configuration, phase: str = "") -> TrialResult:
-        """Run one trial of ``config`` (or answer it from the cache) and log it."""
-        if not self.problem.contains(config):
-            raise HetsimError(f"explorer proposed {config}, which is outside the design space of "
+    def result(self, candidate) -> Any:
+        """The result of a candidate measured before."""
+        return self.results[self.problem.key(candidate)]
+
+    def is_cached(self, candidate) -> bool:
+        """Whether measuring ``candidate`` now would be answered from the cache (no clock cost)."""
+        return self.problem.key(candidate) in self.results and not self.problem.measurement.remeasure
+
+    def measure(self, candidate, phase: str = ""):
+        """Run one trial of ``candidate`` (or answer it from the cache) and log it."""
+        if not self.problem.contains(candidate):
+            raise HetsimError(f"explorer proposed {candidate}, which is outside the design space of "
                               f"{self.problem.name}")
-        if self.is_cached(config):
-            return self.record(config, self.results[config], cached=True, phase=phase)
-        return self.record(config, self.problem.measure(config, self.noise_rng), phase=phase)
+        if self.is_cached(candidate):
+            return self.record(candidate, self.result(candidate), cached=True, phase=phase)
+        return self.record(candidate, self.problem.measure(candidate, self.noise_rng), phase=phase)
 
-    def record(self, config: Configuration, result: TrialResult, cached: bool = False,
-               phase: str = "") -> TrialResult:
+    def record(self, candidate, result, cached: bool = False, phase: str = ""):
         """Log a trial whose result is already known (exhaustive search computes a whole design
         space at once and logs it here, charging the clock as if each were measured)."""
+        problem = self.problem
         cost = 0.0 if cached else result.cost_s
         self.clock_s += cost
         if not cached:
             self._n_measured += 1
-            self.results[config] = result
-            self._splits.add(config.split)
-        fps = result.throughput_fps
-        text = str(config)
-        new_best = fps > self.best_fps
+            self.results[problem.key(candidate)] = result
+            split = getattr(candidate, "split", None)
+            if split is not None:
+                self._splits.add(split)
+        value = problem.value(result)
+        text = str(candidate)
+        new_best = value > self.best_value if problem.maximize else value < self.best_value
         if new_best:
-            self.best, self.best_fps, self._best_text = config, fps, text
-        self._rows.append((len(self._rows) + 1, self.clock_s, cost, phase, text, config.split_text,
-                           config.eps_text, config.depth, fps, result.bottleneck_s, cached, new_best,
-                           self.best_fps, self._best_text))
+            self.best, self.best_value, self._best_text = candidate, value, text
+        self._rows.append((len(self._rows) + 1, self.clock_s, cost, phase, text,
+                           *problem.trial_row(candidate, result), cached, new_best, self.best_value,
+                           self._best_text))
         if self._progress is not None:
             self._progress(self)
         self._check_termination()
@@ -199,26 +206,27 @@ class Session:
                 raise _Stop(reason)
 
     def trials_frame(self) -> pd.DataFrame:
-        return pd.DataFrame.from_records(self._rows, columns=list(TRIAL_COLUMNS))
+        return pd.DataFrame.from_records(self._rows, columns=list(self.problem.trial_columns))
 
 
 @dataclass
 class Exploration:
-    """The outcome of one exploration: the trial table and the best configuration.
+    """The outcome of one exploration: the trial table and the best candidate.
 
-    ``trials`` is tidy, one row per trial (columns :data:`TRIAL_COLUMNS`): ``clock_s`` is the
+    ``trials`` is tidy, one row per trial (columns ``problem.trial_columns``): ``clock_s`` is the
     tuning clock after the trial, ``cost_s`` what the trial added (0 for cache hits),
     ``phase`` the algorithm's label for the step (``init``/``phase1``/``phase2`` for Pipe-search,
-    ``seed``/``tune`` for Shisha), ``best_*_so_far`` the convergence trace.
+    ``seed``/``tune`` for Shisha), ``best_*_so_far`` the convergence trace. ``best_value`` is the
+    problem's objective of the best candidate (``best_fps`` for a throughput objective).
     """
 
     algorithm: str
     params: dict[str, Any]
     seed: int
-    problem: PipelineProblem = field(repr=False)
+    problem: Problem = field(repr=False)
     trials: pd.DataFrame = field(repr=False)
-    best: Configuration | None
-    best_fps: float
+    best: Any
+    best_value: float
     stop_reason: str
     clock_s: float
     database_s: float
@@ -226,10 +234,22 @@ class Exploration:
     n_distinct: int
     n_distinct_splits: int
     info: dict[str, Any] = field(default_factory=dict, repr=False)
+    results: dict[Any, Any] = field(default_factory=dict, repr=False)   # problem.key -> result
 
     @property
     def n_trials(self) -> int:
         return len(self.trials)
+
+    @property
+    def best_fps(self) -> float:
+        """Throughput of the best candidate (its objective when that is throughput)."""
+        if self.problem.objective == "throughput" or self.best is None:
+            return self.best_value
+        return self.problem.throughput_of(self.best_result)
+
+    @property
+    def best_result(self):
+        return self.results.get(self.problem.key(self.best)) if self.best is not None else None
 
     @property
     def best_mapping(self) -> str | None:
@@ -238,7 +258,7 @@ class Exploration:
     @property
     def best_pipeline(self):
         """The best configuration as a :class:`~hetsim.mapping.Pipeline` (for ``evaluate``)."""
-        return self.problem.pipeline(self.best) if self.best is not None else None
+        return self.problem.mapping(self.best) if self.best is not None else None
 
     @property
     def space_size(self) -> int:
@@ -262,24 +282,25 @@ class Exploration:
             return t
         keep = t["new_best"].to_numpy().copy()
         keep[-1] = True
-        return t.loc[keep, ["trial", "clock_s", "best_fps_so_far", "best_mapping_so_far"]]
+        return t.loc[keep, ["trial", "clock_s", self.problem.trial_columns[-2], "best_mapping_so_far"]]
 
     def summary(self) -> dict[str, Any]:
         """One row of scalars (see :func:`summarize`)."""
+        splits = hasattr(self.problem, "split_space_size")   # pipelines: Paper II's split counts
         return {
             "algorithm": self.algorithm, "seed": self.seed, "problem": self.problem.name,
-            "best_mapping": self.best_mapping,
-            "best_split": self.best.split_text if self.best is not None else None,
-            "best_fps": self.best_fps, "trials": self.n_trials, "measured": self.n_measured,
-            "distinct": self.n_distinct, "distinct_splits": self.n_distinct_splits,
+            "best_mapping": self.best_mapping, **self.problem.summary_fields(self.best),
+            f"best_{self.problem.objective_column}": self.best_value,
+            "trials": self.n_trials, "measured": self.n_measured, "distinct": self.n_distinct,
+            **({"distinct_splits": self.n_distinct_splits} if splits else {}),
             "space_size": self.space_size, "fraction_explored": self.fraction_explored,
-            "fraction_splits_explored": self.fraction_splits_explored, "clock_s": self.clock_s,
-            "database_s": self.database_s, "stop_reason": self.stop_reason,
+            **({"fraction_splits_explored": self.fraction_splits_explored} if splits else {}),
+            "clock_s": self.clock_s, "database_s": self.database_s, "stop_reason": self.stop_reason,
         }
 
 
 # -- entry points --------------------------------------------------------------------------
-def explore(problem: PipelineProblem, explorer: Explorer, termination=None, seed: int = 0,
+def explore(problem: Problem, explorer: Explorer, termination=None, seed: int = 0,
             progress: bool = False) -> Exploration:
     """Run ``explorer`` on ``problem`` until it converges or a ``termination`` fires.
 
@@ -288,8 +309,9 @@ def explore(problem: PipelineProblem, explorer: Explorer, termination=None, seed
     ``seed`` drives every random choice of the algorithm (and the measurement noise unless the
     measurement fixes ``noise_seed``). ``progress=True`` shows a rich progress bar.
     """
-    if not isinstance(problem, PipelineProblem):
-        raise HetsimError(f"explore: problem must be a PipelineProblem, got {type(problem).__name__}")
+    if not isinstance(problem, Problem):
+        raise HetsimError(f"explore: problem must be a Problem (PipelineProblem, PlacementProblem), "
+                          f"got {type(problem).__name__}")
     if not isinstance(explorer, Explorer):
         raise HetsimError(f"explore: explorer must be an Explorer, got {type(explorer).__name__}")
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
@@ -306,21 +328,21 @@ def explore(problem: PipelineProblem, explorer: Explorer, termination=None, seed
             reason = "converged"
         except _Stop as stop:
             returned, reason = None, stop.reason
-    best, best_fps = session.best, session.best_fps
+    best, best_value = session.best, session.best_value
     if returned is not None:
-        if returned not in session.results:
+        if problem.key(returned) not in session.results:
             raise RuntimeError(f"{explorer.name} returned {returned}, which it never measured")
-        best, best_fps = returned, session.results[returned].throughput_fps
+        best, best_value = returned, problem.value(session.result(returned))
     return Exploration(
         algorithm=explorer.name, params=explorer.get_params(), seed=int(seed), problem=problem,
-        trials=session.trials_frame(), best=best, best_fps=best_fps if best is not None else math.nan,
+        trials=session.trials_frame(), best=best, best_value=best_value if best is not None else math.nan,
         stop_reason=reason, clock_s=session.clock_s, database_s=session.database_s,
         n_measured=session.n_measured, n_distinct=session.n_distinct,
-        n_distinct_splits=session.n_distinct_splits, info=session.info,
+        n_distinct_splits=session.n_distinct_splits, info=session.info, results=session.results,
     )
 
 
-def explore_seeds(problem: PipelineProblem, explorer: Explorer, seeds: int | Iterable[int] = 10,
+def explore_seeds(problem: Problem, explorer: Explorer, seeds: int | Iterable[int] = 10,
                   termination=None, progress: bool = False, n_jobs: int = 1) -> list[Exploration]:
     """Run ``explorer`` once per seed (``seeds=10`` means 0..9): the digest's "average over >= 10
     RNG seeds" (§8 item 16) and Shisha's 100 random starts (Fig. 6). ``n_jobs > 1`` runs the seeds
@@ -345,7 +367,7 @@ def summarize(explorations: Iterable[Exploration]) -> pd.DataFrame:
 def all_trials(explorations: Iterable[Exploration]) -> pd.DataFrame:
     """The trial tables of several explorations, stacked, with ``algorithm`` and ``seed`` columns."""
     frames = [e.trials.assign(algorithm=e.algorithm, seed=e.seed) for e in explorations]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=TRIAL_COLUMNS)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 class _progress_bar:  # noqa: N801 - used as a context manager, reads like a function
@@ -373,8 +395,10 @@ class _progress_bar:  # noqa: N801 - used as a context manager, reads like a fun
         self._task = self._bar.add_task(self.label, total=self.total, best="")
 
         def update(session: Session) -> None:
+            p = session.problem
             self._bar.update(self._task, completed=session.n_trials,
-                             best=f"best {session.best_fps:.4g} f/s, clock {session.clock_s:.4g} s")
+                             best=f"best {p.objective} {session.best_value:.4g} {p.objective_unit}, "
+                                  f"clock {session.clock_s:.4g} s")
         return update
 
     def __exit__(self, *exc) -> None:

@@ -5,7 +5,7 @@
   (Paper I: stop at 0.9 frames/s; Paper II: a time budget).
 * :class:`HillClimbing` (HC) and :class:`SimulatedAnnealing` (SA) over the neighbourhood of
   :func:`random_neighbour`, from a random configuration, or from Shisha's seed (HC_s, SA_s:
-  ``start="shisha"``, or the :func:`HC_s` / :func:`SA_s` shorthands).
+  ``start="shisha"``, registered as HC_s and SA_s).
 
 The papers give no hyper-parameters for these; the defaults are the digest's §5.5 proposal.
 """
@@ -22,6 +22,7 @@ from hetsim.explore._checks import check_choice, check_number
 from hetsim.explore.base import Explorer, Session
 from hetsim.explore.pipesearch import TIE_ORDERS, generate_database
 from hetsim.explore.problem import Configuration, PipelineProblem, TrialResult
+from hetsim.explore.registry import register
 from hetsim.explore.shisha import HEURISTICS, shisha_seed
 
 
@@ -350,11 +351,15 @@ class SimulatedAnnealing(_LocalSearch):
         return session.best
 
 
-def HC_s(**params) -> HillClimbing:  # noqa: N802 - the papers' name
-    """Hill climbing started from Shisha's seed (Paper II's HC_s)."""
-    return HillClimbing(start="shisha", **params)
-
-
-def SA_s(**params) -> SimulatedAnnealing:  # noqa: N802 - the papers' name
-    """Simulated annealing started from Shisha's seed (Paper II's SA_s)."""
-    return SimulatedAnnealing(start="shisha", **params)
+register("ES", ExhaustiveSearch, "pipeline", "baseline (Papers I and II)",
+         "every configuration of the space, after the configuration database is built")
+register("RW", RandomWalk, "pipeline", "baseline (Papers I and II)",
+         "independent uniformly random configurations (needs a termination)")
+register("HC", HillClimbing, "pipeline", "baseline (Paper II)",
+         "first-improvement hill climbing from a random configuration")
+register("SA", SimulatedAnnealing, "pipeline", "baseline (Paper II)",
+         "simulated annealing from a random configuration")
+register("HC_s", HillClimbing, "pipeline", "baseline (Paper II)",
+         "hill climbing started from Shisha's seed", start="shisha")
+register("SA_s", SimulatedAnnealing, "pipeline", "baseline (Paper II)",
+         "simulated annealing started from Shisha's seed", start="shisha")

@@ -27,6 +27,7 @@ from hetsim.errors import HetsimError
 from hetsim.explore._checks import check_choice, check_number
 from hetsim.explore.base import Explorer, Session
 from hetsim.explore.problem import Configuration, PipelineProblem
+from hetsim.explore.registry import register
 from hetsim.workload.splits import (
     compositions,
     count_compositions,
@@ -318,3 +319,9 @@ class PipeSearch(Explorer):
         session.info["visited"] = visited
         session.info["seeds"] = {p: S[p][0] for p in depths}
         return s_min
+
+
+register("PS", PipeSearch, "pipeline", "Pipe-search (seed 000, Paper I)",
+         "walk the CV-sorted configuration database, then tune around the best")
+register("PS-nohints", PipeSearch, "pipeline", "Pipe-search (seed 000, Paper I)",
+         "Pipe-search with unit layer weights instead of the compile-time hints", hints=False)

@@ -262,7 +262,57 @@ def core_groups(platform, cores: int | None = None, clusters: Sequence[str] | No
 
 
 # -- the problem -----------------------------------------------------------------------------
-class PipelineProblem:
+class Problem:
+    """What every exploration problem tells the :class:`~hetsim.explore.base.Session`: how to key,
+    check and measure a candidate, which objective is best, and the columns of its trial table.
+
+    Subclasses: :class:`PipelineProblem` (pipeline mappings, throughput) and
+    :class:`~hetsim.explore.placement.PlacementProblem` (DAG placements and plans, latency).
+    """
+
+    kind: str = ""
+    name: str = ""
+    #: The objective, whether more is better, its column name in summaries and its unit.
+    objective: str = ""
+    maximize: bool = True
+    objective_column: str = ""
+    objective_unit: str = ""
+    #: The trial table's columns: trial, clock_s, cost_s, phase, mapping, the problem's own
+    #: columns (:meth:`trial_row`), cached, new_best, best-so-far value, best-so-far mapping.
+    trial_columns: tuple[str, ...] = ()
+    measurement: Measurement
+    design_space_size: int
+
+    def key(self, candidate):
+        """A hashable key: candidates with equal keys are the same trial (cached)."""
+        return candidate
+
+    def contains(self, candidate) -> bool:
+        raise NotImplementedError
+
+    def measure(self, candidate, rng: np.random.Generator | None = None):
+        raise NotImplementedError
+
+    def value(self, result) -> float:
+        """The objective of a measured result."""
+        raise NotImplementedError
+
+    def throughput_of(self, result) -> float:
+        return float(result.throughput_fps)
+
+    def trial_row(self, candidate, result) -> tuple:
+        """The problem's own columns of one trial row."""
+        raise NotImplementedError
+
+    def summary_fields(self, best) -> dict:
+        return {}
+
+    def mapping(self, candidate):
+        """The candidate as a :mod:`hetsim.mapping` object (for ``evaluate``)."""
+        raise NotImplementedError
+
+
+class PipelineProblem(Problem):
     """Platform + workload + cost model + design space + measurement.
 
     Parameters
@@ -291,6 +341,13 @@ class PipelineProblem:
     limit, force
         Refuse to enumerate more than ``limit`` configurations unless ``force``.
     """
+
+    kind = "pipeline"
+    objective, maximize, objective_column, objective_unit = "throughput", True, "fps", "f/s"
+    trial_columns = (
+        "trial", "clock_s", "cost_s", "phase", "mapping", "split", "eps", "depth", "throughput_fps",
+        "bottleneck_s", "cached", "new_best", "best_fps_so_far", "best_mapping_so_far",
+    )
 
     def __init__(self, platform, workload, cost: CostModel | None = None, *,
                  eps: Sequence[str] | None = None, depths: Sequence[int] | None = None,
@@ -364,9 +421,22 @@ class PipelineProblem:
         self._ep_objects = {n: platform.ep(n) for n in self.eps}
 
     # -- the design space ---------------------------------------------------------------------
-    @property
+    @property  # type: ignore[override]
     def name(self) -> str:
         return f"{self.workload.name} on {self.platform.name}"
+
+    def value(self, result: TrialResult) -> float:
+        return result.throughput_fps
+
+    def trial_row(self, candidate: Configuration, result: TrialResult) -> tuple:
+        return (candidate.split_text, candidate.eps_text, candidate.depth, result.throughput_fps,
+                result.bottleneck_s)
+
+    def summary_fields(self, best: Configuration | None) -> dict:
+        return {"best_split": best.split_text if best is not None else None}
+
+    def mapping(self, candidate: Configuration) -> Pipeline:
+        return self.pipeline(candidate)
 
     @property
     def num_layers(self) -> int:
@@ -393,7 +463,7 @@ class PipelineProblem:
         M = self.num_layers
         return count_eq4_with_dups(M, depth) if dup else count_compositions(M, depth)
 
-    @property
+    @property  # type: ignore[override]
     def design_space_size(self) -> int:
         """Configurations in the space (Eq. 4 duplicates included when ``count_duplicates``): the
         denominator of "fraction of the space explored"."""

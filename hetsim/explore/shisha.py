@@ -36,6 +36,7 @@ from hetsim.errors import HetsimError
 from hetsim.explore._checks import check_choice, check_number
 from hetsim.explore.base import Explorer, Session
 from hetsim.explore.problem import Configuration, PipelineProblem
+from hetsim.explore.registry import register
 
 HEURISTICS = {
     "H1": ("layers", "nlFEP"), "H2": ("layers", "nFEP"),
@@ -302,3 +303,7 @@ class Shisha(Explorer):
                 gamma, best, best_tp = 0, conf, result.throughput_fps
         # The listing returns the last conf; the best seen is the digest's resolution (§8 item 10).
         return best if self.returns == "best" else conf
+
+
+register("Shisha", Shisha, "pipeline", "Shisha (seed 000, Paper II)",
+         "seed by merging light layers and ranking EPs, then move layers out of the slowest stage")

@@ -6,6 +6,7 @@ function that returns its ``onnx.ModelProto``.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 
 import onnx
@@ -22,3 +23,17 @@ def register(name: str):
         GENERATORS[name] = fn
         return fn
     return wrap
+
+
+def _load(module: str) -> None:
+    """Import a module of generated networks (it registers them); a failure is re-raised with
+    the module's name, never swallowed, so that a missing network cannot go unnoticed."""
+    try:
+        importlib.import_module(f"{__name__}.{module}")
+    except Exception as exc:
+        raise ImportError(f"{__name__}.{module} failed to import ({type(exc).__name__}: {exc}); "
+                          "its generated networks are not registered") from exc
+
+
+# Last, because these modules use ``register`` above.
+_load("transformers")

@@ -100,8 +100,10 @@ class OnnxGraph:
         self.shapes[name], self.dtypes[name] = dims, dtype
         return name
 
-    def const(self, base: str, values: Sequence[int] | Sequence[float], dtype: str = "int64") -> str:
-        """A small constant initializer with real data (shape vectors, axes, scalars)."""
+    def const(self, base: str, values: float | Sequence[int] | Sequence[float],
+              dtype: str = "int64") -> str:
+        """A small constant initializer with real data (shape vectors, axes; a bare number gives a
+        0-d scalar)."""
         name = self.fresh(base)
         arr = np.asarray(values, dtype=np.int64 if dtype == "int64" else np.float32)
         self.initializers.append(numpy_helper.from_array(arr, name))
@@ -259,13 +261,51 @@ class OnnxGraph:
                           name=name, n_outputs=len(sizes), axis=axis)
         return [first] + [f"{first}:{i}" for i in range(1, len(sizes))]
 
+    # -- indexing and integer shape computation ------------------------------------------------
+    # A traced PyTorch export computes view shapes at run time: Shape -> Gather -> Unsqueeze ->
+    # Concat -> Reshape, on int64 tensors. These helpers give such nodes int64 outputs; the caller
+    # knows the values (it built the shapes), so a Reshape of a computed shape passes ``out_dims``.
+    def shape_of(self, x: str, name: str | None = None) -> str:
+        """Shape: the int64 vector of ``x``'s dimensions."""
+        return self.node("Shape", [x], (len(self.shape(x)),), name=name, dtype="int64")
+
+    def gather(self, data: str, indices: str, axis: int = 0, name: str | None = None) -> str:
+        """Gather along ``axis`` (an embedding lookup, or one entry of a Shape vector)."""
+        d = self.shape(data)
+        axis %= len(d)
+        out = d[:axis] + self.shape(indices) + d[axis + 1:]
+        return self.node("Gather", [data, indices], out, name=name, dtype=self.dtypes[data],
+                         axis=axis)
+
+    def unsqueeze(self, x: str, axes: Sequence[int], name: str | None = None) -> str:
+        """Unsqueeze (opset 13+: the axes are an int64 input)."""
+        d = list(self.shape(x))
+        rank = len(d) + len(axes)
+        for a in sorted(a % rank for a in axes):
+            d.insert(a, 1)
+        target = self.const(f"{name or 'unsqueeze'}.axes", list(axes))
+        return self.node("Unsqueeze", [x, target], tuple(d), name=name)
+
+    def cast(self, x: str, to: str, name: str | None = None) -> str:
+        """Cast to ``to`` (a dtype name: "float32", "int64", ...)."""
+        if to not in _DTYPES:
+            raise ValueError(f"cast to {to!r}: allowed: {', '.join(_DTYPES)}")
+        return self.node("Cast", [x], self.shape(x), name=name, dtype=to, to=_DTYPES[to])
+
     # -- the model --------------------------------------------------------------------------
-    def model(self, *outputs: str, doc: str = "") -> onnx.ModelProto:
-        """The ONNX model whose graph outputs are ``outputs`` (with their shapes)."""
-        outs = [helper.make_tensor_value_info(o, _DTYPES[self.dtypes[o]], list(self.shapes[o]))
-                for o in outputs]
+    def model(self, *outputs: str, doc: str = "", value_info: bool = False) -> onnx.ModelProto:
+        """The ONNX model whose graph outputs are ``outputs`` (with their shapes).
+
+        ``value_info=True`` also records the shape of every intermediate tensor (as torch.onnx
+        exports do), for graphs whose shapes onnx inference cannot derive (a computed Range)."""
+        def info(t: str) -> onnx.ValueInfoProto:
+            return helper.make_tensor_value_info(t, _DTYPES[self.dtypes[t]], list(self.shapes[t]))
+
+        outs = [info(o) for o in outputs]
+        inner = [info(o) for n in self.nodes for o in n.output if o not in outputs] \
+            if value_info else None
         graph = helper.make_graph(self.nodes, self.name, self.inputs, outs,
-                                  initializer=self.initializers, doc_string=doc)
+                                  initializer=self.initializers, doc_string=doc, value_info=inner)
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
                                   producer_name="hetsim")
         model.ir_version = 8

@@ -6,6 +6,7 @@ function that returns its ``onnx.ModelProto``.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 
 import onnx
@@ -24,6 +25,17 @@ def register(name: str):
     return wrap
 
 
-# Networks by paper (imported last: each module registers its builders with `register`).
-# seed 002: Inception, NASNet, SqueezeNet, LSTM; seed 004: AlexNet, VGG-16, DenseNet-121.
-from hetsim.workload.zoo import edge, hope  # noqa: E402,F401
+def _load(module: str) -> None:
+    """Import a module of generated networks (it registers them); a failure is re-raised with
+    the module's name, never swallowed, so that a missing network cannot go unnoticed."""
+    try:
+        importlib.import_module(f"{__name__}.{module}")
+    except Exception as exc:
+        raise ImportError(f"{__name__}.{module} failed to import ({type(exc).__name__}: {exc}); "
+                          "its generated networks are not registered") from exc
+
+
+# Last, because these modules use ``register`` above.
+_load("edge")      # seed 004: AlexNet, VGG-16, DenseNet-121
+_load("hope")      # seed 002: Inception, NASNet, SqueezeNet, LSTM
+_load("transformers")  # seed 003: BERT-small, RoBERTa-base, GPT-2 small

@@ -138,7 +138,8 @@ class OnnxGraph:
 
     def const(self, base: str, values: float | Sequence[int] | Sequence[float],
               dtype: str = "int64") -> str:
-        """A small constant initializer with real data (shape vectors, axes, scalars)."""
+        """A small constant initializer with real data (shape vectors, axes; a bare number gives a
+        0-d scalar)."""
         name = self.fresh(base)
         arr = np.asarray(values, dtype=np.int64 if dtype == "int64" else np.float32)
         self.initializers.append(numpy_helper.from_array(arr, name))
@@ -339,6 +340,28 @@ class OnnxGraph:
         inputs = [x, self.const(f"{base}.starts", list(starts)), self.const(f"{base}.ends", list(ends)),
                   self.const(f"{base}.axes", list(axes))]
         return self.node("Slice", inputs, tuple(d), name=name)
+
+    # -- indexing and integer shape computation ------------------------------------------------
+    # A traced PyTorch export computes view shapes at run time: Shape -> Gather -> Unsqueeze ->
+    # Concat -> Reshape, on int64 tensors. These helpers give such nodes int64 outputs; the caller
+    # knows the values (it built the shapes), so a Reshape of a computed shape passes ``out_dims``.
+    def shape_of(self, x: str, name: str | None = None) -> str:
+        """Shape: the int64 vector of ``x``'s dimensions."""
+        return self.node("Shape", [x], (len(self.shape(x)),), name=name, dtype="int64")
+
+    def gather(self, data: str, indices: str, axis: int = 0, name: str | None = None) -> str:
+        """Gather along ``axis`` (an embedding lookup, or one entry of a Shape vector)."""
+        d = self.shape(data)
+        axis %= len(d)
+        out = d[:axis] + self.shape(indices) + d[axis + 1:]
+        return self.node("Gather", [data, indices], out, name=name, dtype=self.dtypes[data],
+                         axis=axis)
+
+    def cast(self, x: str, to: str, name: str | None = None) -> str:
+        """Cast to ``to`` (a dtype name: "float32", "int64", ...)."""
+        if to not in _DTYPES:
+            raise ValueError(f"cast to {to!r}: allowed: {', '.join(_DTYPES)}")
+        return self.node("Cast", [x], self.shape(x), name=name, dtype=to, to=_DTYPES[to])
 
     # -- the model --------------------------------------------------------------------------
     def model(self, *outputs: str, doc: str = "", value_info: bool = True) -> onnx.ModelProto:

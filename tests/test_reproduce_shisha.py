@@ -12,11 +12,9 @@ import matplotlib
 matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-from click.testing import CliRunner  # noqa: E402
 
 from experiments import shisha as sh  # noqa: E402
 from hetsim.analytic import SplitScorer  # noqa: E402
-from hetsim.cli import cli  # noqa: E402
 from hetsim.experiment import claim_problems, run_experiment, select  # noqa: E402
 from hetsim.explore import ExhaustiveSearch, explore  # noqa: E402
 from hetsim.platform import load_platform  # noqa: E402
@@ -50,9 +48,9 @@ def test_quick_versions_fit_the_budget(outcomes):
     assert sum(o.seconds for o in outcomes.values()) < 60
 
 
-def test_reproduce_cli_writes_every_file(tmp_path):
-    result = CliRunner().invoke(cli, ["reproduce", "shisha", "--quick", "--out", str(tmp_path)])
-    assert result.exit_code == 0, result.output
+def test_reproduce_cli_writes_every_file(hetsim, tmp_path):
+    result = hetsim("reproduce", "shisha", "--quick", "--out", tmp_path)
+    assert result.returncode == 0, result.stderr
     for eid in EXPERIMENTS:
         assert (tmp_path / "shisha" / f"{eid}.csv").stat().st_size > 0
         assert (tmp_path / "shisha" / f"{eid}.png").exists() == (eid in WITH_FIGURE)

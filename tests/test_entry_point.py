@@ -33,6 +33,7 @@ def python_m_hetsim(*args: str, **kw) -> subprocess.CompletedProcess:
                           text=True, env=_env(), stdin=subprocess.DEVNULL, timeout=120, **kw)
 
 
+@pytest.mark.slow
 def test_python_m_hetsim_prints_what_the_in_process_run_captures(hetsim):
     """Exit 0 and byte-identical stdout and stderr: the rich table, the console lines and
     click.echo all reach the runner's capture."""
@@ -43,6 +44,7 @@ def test_python_m_hetsim_prints_what_the_in_process_run_captures(hetsim):
     assert (ours.returncode, ours.stdout, ours.stderr) == (0, real.stdout, real.stderr)
 
 
+@pytest.mark.slow
 def test_python_m_hetsim_user_error_is_one_line_and_exit_2(hetsim):
     args = ["simulate", "-p", "hikey970", "-w", "resnet50", "-m", "B4:1-30|s4:30-54"]
     real = python_m_hetsim(*args)
@@ -51,6 +53,7 @@ def test_python_m_hetsim_user_error_is_one_line_and_exit_2(hetsim):
     assert (ours.returncode, ours.stdout, ours.stderr) == (2, "", real.stderr)
 
 
+@pytest.mark.slow
 def test_console_script():
     """The ``hetsim`` script pip generates from [project.scripts] (``sys.exit(main())``)."""
     script = Path(sys.executable).with_name("hetsim")
@@ -64,6 +67,7 @@ def test_console_script():
     assert_one_line_error(bad, "unknown platform 'nope'")
 
 
+@pytest.mark.slow
 def test_closed_stdout_ends_quietly():
     """``hetsim ... | head -0``: the reader is gone before the first write. No traceback, no
     'Exception ignored' from the interpreter's last flush; click turns EPIPE into exit 1 (its

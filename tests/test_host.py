@@ -109,6 +109,7 @@ def test_scaled_workload_keeps_layers_and_shrinks_shapes():
 
 
 # -- the pipeline of processes ----------------------------------------------------------------
+@pytest.mark.slow
 def test_two_stage_pipeline_runs_and_records_every_frame(tiny_file):
     cs = cpus()
     second = cs[1] if len(cs) > 1 else cs[0]
@@ -120,6 +121,7 @@ def test_two_stage_pipeline_runs_and_records_every_frame(tiny_file):
 
 
 # -- the commands -----------------------------------------------------------------------------
+@pytest.mark.slow
 def test_calibrate_writes_a_valid_platform_with_its_measurements(host_yaml):
     assert validate_file(host_yaml) == []
     platform = load_platform(str(host_yaml))
@@ -139,6 +141,7 @@ def test_calibrate_rejects_a_non_yaml_out(hetsim, tmp_path):
     assert not list(tmp_path.iterdir())
 
 
+@pytest.mark.slow
 def test_validate_json_and_report(hetsim, host_yaml, tiny_file, tmp_path):
     out = tmp_path / "rep"
     result = hetsim("validate", "host", "-p", host_yaml, "-w", tiny_file, "--frames", "4",
@@ -161,6 +164,7 @@ def test_validate_json_and_report(hetsim, host_yaml, tiny_file, tmp_path):
     assert json.loads((out / "report.json").read_text())["layers"][0]["name"] == "c1"
 
 
+@pytest.mark.slow
 def test_validate_user_errors_are_one_line(hetsim, host_yaml, tiny_file):
     assert_one_line_error(hetsim("validate", "host", "-p", host_yaml, "-w", tiny_file, "--scale", "-1"),
                           "input scale must be positive")
@@ -174,6 +178,7 @@ def test_validate_user_errors_are_one_line(hetsim, host_yaml, tiny_file):
         assert last.startswith("hetsim: error: ") and fragment in last, r.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="validate host starts its rich progress bar on stderr before "
                    "it checks the platform and the mappings, so a line 'frames ━━━ 0/?' precedes "
                    "the error line (hetsim/host/commands.py); remove this mark once it is fixed")

@@ -62,6 +62,7 @@ def test_list_entries_of_plain_values_are_addressed_by_index():
         load_platform("jetson-tx2", ["core_types.cortex-a57.parallel_efficiency.1=0.7"])
 
 
+@pytest.mark.slow
 def test_reproduce_cli_writes_csv_png_and_scorecard(hetsim, tmp_path):
     proc = hetsim("reproduce", "pipesearch", "--quick", "--out", tmp_path)
     assert proc.returncode == 0, proc.stderr

@@ -32,6 +32,7 @@ def test_every_figure_is_registered():
     assert [e.id for e in select(["shisha"], False)] == EXPERIMENTS
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("eid", EXPERIMENTS)
 def test_quick_experiment_claims_pass(outcomes, eid):
     """Fails when hetsim disagrees with the paper (unless experiments/known_disagreements.yaml
@@ -44,10 +45,12 @@ def test_quick_experiment_claims_pass(outcomes, eid):
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.slow
 def test_quick_versions_fit_the_budget(outcomes):
     assert sum(o.seconds for o in outcomes.values()) < 60
 
 
+@pytest.mark.slow
 def test_reproduce_cli_writes_every_file(hetsim, tmp_path):
     result = hetsim("reproduce", "shisha", "--quick", "--out", tmp_path)
     assert result.returncode == 0, result.stderr
@@ -114,6 +117,7 @@ def test_calibration_is_a_fit_of_the_stated_numbers():
     assert {t.gemm_efficiency for t in p.core_types} == {cal.efficiency}
 
 
+@pytest.mark.slow
 def test_experiments_are_deterministic():
     exp = {e.id: e for e in select(["shisha"], False)}
     a = run_experiment(exp["fig6"], quick=True).artifact.table

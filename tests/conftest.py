@@ -20,6 +20,18 @@ from click.testing import CliRunner
 from helpers import CLI_ENV
 
 
+def _import_the_cli_without_a_terminal() -> None:
+    """rich picks a Console's colour system when the Console is built, and
+    hetsim/cli/_common.py builds its console at import: import it here, with stdout not a
+    terminal (as in CI and in the subprocess tests), or ``pytest -s`` in a terminal would put
+    ANSI codes in every captured line."""
+    with CliRunner().isolation(env=CLI_ENV):
+        import hetsim.cli  # noqa: F401
+
+
+_import_the_cli_without_a_terminal()
+
+
 @dataclass(frozen=True)
 class CliRun:
     """What a finished ``hetsim`` run left behind, shaped like ``subprocess.CompletedProcess``."""

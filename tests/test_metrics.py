@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from helpers import chain_workload, two_cluster_platform
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,7 +18,6 @@ from hetsim.evaluate import DagOptions, evaluate, simulate
 from hetsim.mapping import load_mapping, make_placement, pipeline_from_split
 from hetsim.platform import load_platform
 from hetsim.workload import load_workload
-from tests.helpers import chain_workload, two_cluster_platform
 
 
 def closed_form_energy(platform, units, makespan_s, link_bytes=None, coherent_s=0.0):

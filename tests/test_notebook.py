@@ -3,11 +3,13 @@
 from pathlib import Path
 
 import nbformat
+import pytest
 from nbclient import NotebookClient
 
 NOTEBOOK = Path(__file__).parents[1] / "notebooks" / "01_tour.ipynb"
 
 
+@pytest.mark.slow
 def test_tour_notebook_executes(tmp_path):
     nb = nbformat.read(NOTEBOOK, as_version=4)
     NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()

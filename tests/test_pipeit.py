@@ -353,6 +353,7 @@ def test_overlap_and_active_power():
 
 
 # -- the reproduction ----------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_quick_reproduction_claims_pass_or_are_known_disagreements(tmp_path):
     """Fails on a claim that fails without a reason in hetsim/experiments/known_disagreements.yaml, and on
     a listed disagreement that starts to agree."""

@@ -12,10 +12,8 @@ import matplotlib
 matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-from click.testing import CliRunner  # noqa: E402
 
 from hetsim.analytic import SplitScorer  # noqa: E402
-from hetsim.cli import cli  # noqa: E402
 from hetsim.experiment import claim_problems, run_experiment, select  # noqa: E402
 from hetsim.experiments import shisha as sh  # noqa: E402
 from hetsim.explore import explore  # noqa: E402
@@ -35,6 +33,7 @@ def test_every_figure_is_registered():
     assert [e.id for e in select(["shisha"], False)] == EXPERIMENTS
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("eid", EXPERIMENTS)
 def test_quick_experiment_claims_pass(outcomes, eid):
     """Fails when hetsim disagrees with the paper (unless hetsim/experiments/known_disagreements.yaml
@@ -47,13 +46,15 @@ def test_quick_experiment_claims_pass(outcomes, eid):
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.slow
 def test_quick_versions_fit_the_budget(outcomes):
     assert sum(o.seconds for o in outcomes.values()) < 60
 
 
-def test_reproduce_cli_writes_every_file(tmp_path):
-    result = CliRunner().invoke(cli, ["reproduce", "shisha", "--quick", "--out", str(tmp_path)])
-    assert result.exit_code == 0, result.output
+@pytest.mark.slow
+def test_reproduce_cli_writes_every_file(hetsim, tmp_path):
+    result = hetsim("reproduce", "shisha", "--quick", "--out", tmp_path)
+    assert result.returncode == 0, result.stderr
     for eid in EXPERIMENTS:
         assert (tmp_path / "shisha" / f"{eid}.csv").stat().st_size > 0
         assert (tmp_path / "shisha" / f"{eid}.png").exists() == (eid in WITH_FIGURE)
@@ -117,6 +118,7 @@ def test_calibration_is_a_fit_of_the_stated_numbers():
     assert {t.gemm_efficiency for t in p.core_types} == {cal.efficiency}
 
 
+@pytest.mark.slow
 def test_experiments_are_deterministic():
     exp = {e.id: e for e in select(["shisha"], False)}
     a = run_experiment(exp["fig6"], quick=True).artifact.table

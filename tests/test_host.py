@@ -179,9 +179,6 @@ def test_validate_user_errors_are_one_line(hetsim, host_yaml, tiny_file):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="validate host starts its rich progress bar on stderr before "
-                   "it checks the platform and the mappings, so a line 'frames ━━━ 0/?' precedes "
-                   "the error line (hetsim/host/commands.py); remove this mark once it is fixed")
 def test_validate_errors_after_the_progress_bar_starts_are_one_line(hetsim, host_yaml, tiny_file):
     assert_one_line_error(hetsim("validate", "host", "-p", "hikey970", "-w", tiny_file),
                           "exactly one cluster")

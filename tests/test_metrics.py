@@ -184,3 +184,13 @@ def test_energy_busy_and_utilisation_match_closed_forms(sizes, seed, engine):
     assert m.energy_J == pytest.approx(
         closed_form_energy(platform, units, m.makespan_s, m.link_bytes, m.coherent_s), rel=1e-9)
     assert math.isfinite(m.energy_J)
+
+
+def test_the_top_level_api_names_resolve_lazily():
+    import hetsim
+
+    for name in hetsim.__all__:
+        assert getattr(hetsim, name) is not None, name
+    assert set(hetsim.__all__) - {"HetsimError", "__version__"} == set(hetsim._API)
+    with pytest.raises(AttributeError):
+        hetsim.no_such_name  # noqa: B018

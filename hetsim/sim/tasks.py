@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+import networkx as nx
 import numpy as np
 
 from hetsim.cost import CostModel, Demand, DvfsState
@@ -103,7 +104,10 @@ def build_tasks(platform, workload, placement: Placement, cost: CostModel,
                               route=route, nbytes=float(nbytes), op=consumer)
         return cached[key]
 
-    for op in workload.ops:
+    # Tasks are made in the order the lanes will run them, so that a tensor cached on an EP is
+    # fetched before the first of its consumers there.
+    op_order = _op_order(workload, placement, serial)
+    for op in (workload.op(name) for name in op_order):
         shares = placement.splits.get(op.name)
         home = placement.ep_of[op.name]
         if shares is None:
@@ -130,7 +134,12 @@ def build_tasks(platform, workload, placement: Placement, cost: CostModel,
                 demand=cost.gather_demand(op, home, state), op=op.name)
         produced[op.name] = (k, home)
 
-    lanes = _lane_orders(tasks, workload, placement, of_op, serial)
+    lanes: dict[str, list[int]] = {}
+    for name in op_order:
+        for i in of_op.get(name, ()):
+            lane = "serial" if serial else tasks[i].lane
+            if lane is not None:
+                lanes.setdefault(lane, []).append(i)
     sinks = tuple(produced[op.name][0] for op in workload.ops if g.out_degree(op.name) == 0)
     if serial:
         for t in tasks:
@@ -146,26 +155,19 @@ def _comm_lane(comm: Comm, dst: ExecutionPlace) -> str | None:
     return None
 
 
-def _lane_orders(tasks: list[Task], workload, placement: Placement, of_op: dict[str, list[int]],
-                 serial: bool) -> dict[str, list[int]]:
-    """Each lane's tasks in execution order: ops in the plan's per-EP order (else the workload's
-    topological order), each op's incoming transfers just before it."""
+def _op_order(workload, placement: Placement, serial: bool) -> list[str]:
+    """The order in which lanes run the ops: the workload's topological order, or with a plan one
+    global order consistent with the data dependencies and every EP's plan (ties: the workload's
+    order), so that each lane takes its tasks in it. Ops outside the plan (split shares and
+    gathers) fall where their inputs allow."""
     op_order = [op.name for op in workload.ops]
-    if placement.order is not None and not serial:
-        rank: dict[str, float] = {}
-        for ops in placement.order.values():
-            for pos, name in enumerate(ops):
-                rank[name] = pos
-        # Within an EP the plan decides; ops of different EPs keep their relative topological
-        # order (lanes are independent, so only the per-lane order matters).
-        op_order = sorted(op_order, key=lambda n: (rank.get(n, -1), op_order.index(n)))
-    lanes: dict[str, list[int]] = {}
-    for name in op_order:
-        for i in of_op.get(name, ()):
-            lane = "serial" if serial else tasks[i].lane
-            if lane is not None:
-                lanes.setdefault(lane, []).append(i)
-    return lanes
+    if placement.order is None or serial:
+        return op_order
+    position = {name: i for i, name in enumerate(op_order)}
+    chain = nx.DiGraph(workload.graph)
+    for ops in placement.order.values():
+        chain.add_edges_from(zip(ops, ops[1:], strict=False))
+    return list(nx.lexicographical_topological_sort(chain, key=position.__getitem__))
 
 
 def list_schedule(tg: TaskGraph) -> tuple[np.ndarray, np.ndarray]:

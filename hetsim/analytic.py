@@ -135,8 +135,7 @@ def evaluate_placement(platform, workload, placement: Placement, tg: TaskGraph,
     latency = float(finish.max()) if len(finish) else 0.0
     period = max(lane_busy_s(tg).values(), default=0.0)
     makespan = latency + (frames - 1) * period
-    durations = np.array([t.time_s for t in tg.tasks]) * frames
-    units = ep_units(tg, durations)
+    units = ep_units(tg, [t.time_s * frames for t in tg.tasks])
     by_ep, by_place = busy_summary(units)
     link_bytes: dict[str, float] = {}
     for t in tg.tasks:

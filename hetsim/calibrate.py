@@ -24,7 +24,7 @@ from scipy.optimize import least_squares
 from hetsim.analytic import evaluate_pipeline
 from hetsim.cost import RooflineCostModel
 from hetsim.errors import HetsimError
-from hetsim.mapping import load_mapping
+from hetsim.mapping import Pipeline, load_mapping
 from hetsim.platform import Platform, load_platform
 from hetsim.workload import load_workload
 
@@ -68,6 +68,8 @@ def _analytic(platform: Platform, obs: Observation) -> float:
     workload = load_workload(obs.workload)
     cost = RooflineCostModel(platform)
     pipe = load_mapping(obs.mapping, platform, workload, cost)
+    if not isinstance(pipe, Pipeline):
+        raise HetsimError(f"observation {obs.mapping!r}: calibration fits pipelines, not placements")
     return evaluate_pipeline(platform, workload, pipe, cost).throughput_fps
 
 

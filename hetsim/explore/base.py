@@ -22,7 +22,7 @@ import inspect
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -31,8 +31,11 @@ from hetsim.errors import HetsimError
 from hetsim.explore.problem import Problem
 from hetsim.explore.termination import MaxTrials, Termination, as_terminations
 
+#: The problem an explorer solves (PipelineProblem, PlacementProblem, ...).
+P = TypeVar("P", bound=Problem)
 
-class Explorer:
+
+class Explorer(Generic[P]):
     """Base class of every search algorithm.
 
     Subclasses take their hyper-parameters as keyword arguments with defaults and store them
@@ -75,10 +78,10 @@ class Explorer:
         return f"{type(self).__name__}({', '.join(changed)})"
 
     # -- the algorithm --------------------------------------------------------------------
-    def validate(self, problem: Problem) -> None:
+    def validate(self, problem: P) -> None:
         """Check the parameters against each other and the problem; raise HetsimError."""
 
-    def run(self, session: Session) -> Any:
+    def run(self, session: Session[P]) -> Any:
         """Search; return the candidate the algorithm settles on (None: the best seen)."""
         raise NotImplementedError
 
@@ -95,7 +98,7 @@ class _Stop(Exception):  # noqa: N818 - control flow, not an error
         self.reason = reason
 
 
-class Session:
+class Session(Generic[P]):
     """One exploration in progress: random generators, tuning clock, cache, trial log, best.
 
     Explorers use :meth:`measure`, :meth:`charge_database`, :attr:`rng`, :meth:`is_cached` and
@@ -103,7 +106,7 @@ class Session:
     candidate is, how it is measured and which objective is best come from the problem.
     """
 
-    def __init__(self, problem: Problem, terminations: tuple[Termination, ...], seed: int,
+    def __init__(self, problem: P, terminations: tuple[Termination, ...], seed: int,
                  progress=None):
         self.problem = problem
         self.terminations = terminations
@@ -273,7 +276,7 @@ class Exploration:
     def fraction_splits_explored(self) -> float:
         """Distinct splits measured / distinct splits of the space, EPs not counted (Paper II's
         0.12% and 2.03%, 000 digest §8 item 13)."""
-        return self.n_distinct_splits / self.problem.split_space_size
+        return self.n_distinct_splits / self.problem.split_space_size  # type: ignore[attr-defined]
 
     def convergence(self) -> pd.DataFrame:
         """The best-so-far trace: the rows where the best improved, plus the last row."""
@@ -287,6 +290,7 @@ class Exploration:
     def summary(self) -> dict[str, Any]:
         """One row of scalars (see :func:`summarize`)."""
         splits = hasattr(self.problem, "split_space_size")   # pipelines: Paper II's split counts
+        fraction_splits = self.fraction_splits_explored if splits else None
         return {
             "algorithm": self.algorithm, "seed": self.seed, "problem": self.problem.name,
             "best_mapping": self.best_mapping, **self.problem.summary_fields(self.best),
@@ -294,7 +298,7 @@ class Exploration:
             "trials": self.n_trials, "measured": self.n_measured, "distinct": self.n_distinct,
             **({"distinct_splits": self.n_distinct_splits} if splits else {}),
             "space_size": self.space_size, "fraction_explored": self.fraction_explored,
-            **({"fraction_splits_explored": self.fraction_splits_explored} if splits else {}),
+            **({"fraction_splits_explored": fraction_splits} if splits else {}),
             "clock_s": self.clock_s, "database_s": self.database_s, "stop_reason": self.stop_reason,
         }
 

@@ -13,6 +13,7 @@ The papers give no hyper-parameters for these; the defaults are the digest's §5
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -27,7 +28,7 @@ from hetsim.explore.shisha import HEURISTICS, shisha_seed
 
 
 # -- exhaustive search ------------------------------------------------------------------------
-class ExhaustiveSearch(Explorer):
+class ExhaustiveSearch(Explorer[PipelineProblem]):
     """ES: measure every distinct configuration of the problem (splits x EP assignments).
 
     When the measurement is closed-form (analytic and noise-free) the whole space is scored at once
@@ -60,16 +61,15 @@ class ExhaustiveSearch(Explorer):
         check_choice(owner, "tie_order", self.tie_order, TIE_ORDERS)
         check_choice(owner, "charge_database", self.charge_database, (True, False))
 
-    def run(self, session: Session) -> Configuration:
+    def run(self, session: Session[PipelineProblem]) -> Configuration:
         problem = session.problem
         problem.check_enumerable(problem.distinct_space_size, "exhaustive search")
         if self.charge_database:
             session.charge_database(problem.distinct_space_size, "exhaustive search")
+        splits: dict[int, Sequence[tuple[int, ...]] | None] = dict.fromkeys(problem.depths)
         if self.order == "database":
             db = generate_database(problem.layer_weights(True), problem.depths, self.tie_order)
             splits = {p: db.lists[p] for p in problem.depths}
-        else:
-            splits = {p: None for p in problem.depths}
         closed = problem.measurement.is_closed_form
         scorer = (SplitScorer(problem.platform, problem.workload, problem.cost,
                               [problem.platform.ep(e) for e in problem.eps], problem.state)
@@ -104,6 +104,7 @@ def _scored(problem: PipelineProblem, scorer: SplitScorer, k: int, orders, split
     m = problem.measurement
     frames = m.frames
     splits = [tuple(int(x) for x in np.diff(b)) for b in bounds]
+    rows: Sequence[int]
     if split_order is None:
         rows = range(len(splits))
     else:
@@ -122,7 +123,7 @@ def _scored(problem: PipelineProblem, scorer: SplitScorer, k: int, orders, split
 
 
 # -- random walk -----------------------------------------------------------------------------
-class RandomWalk(Explorer):
+class RandomWalk(Explorer[PipelineProblem]):
     """RW: independent, uniformly random configurations of the space (random search; Paper I's
     "random configurations"). Never stops by itself: give a termination. A configuration drawn
     again is answered from the cache. Stops when every distinct configuration was measured."""
@@ -136,7 +137,7 @@ class RandomWalk(Explorer):
     def name(self) -> str:
         return "RW"
 
-    def run(self, session: Session) -> None:
+    def run(self, session: Session[PipelineProblem]) -> None:
         problem, rng = session.problem, session.rng
         total = problem.distinct_space_size
         while session.n_distinct < total:
@@ -194,7 +195,7 @@ def random_neighbour(problem: PipelineProblem, config: Configuration, rng: np.ra
         i = stages[rng.integers(len(stages))]
         left = int(rng.integers(1, split[i]))
         split[i:i + 1] = [left, split[i] - left]
-        eps.insert(i + 1, None if free else unused[rng.integers(len(unused))])
+        eps.insert(i + 1, "" if free else unused[rng.integers(len(unused))])   # free: set below
     else:  # merge
         i = int(rng.integers(k - 1))
         split[i:i + 2] = [split[i] + split[i + 1]]
@@ -205,10 +206,15 @@ def random_neighbour(problem: PipelineProblem, config: Configuration, rng: np.ra
     return Configuration(tuple(split), tuple(eps))
 
 
-class _LocalSearch(Explorer):
+class _LocalSearch(Explorer[PipelineProblem]):
     """Shared start-point logic of HC and SA."""
 
-    def _start(self, session: Session) -> Configuration:
+    start: str | Configuration
+    n_stages: int | None
+    vary_depth: bool
+    seed_heuristic: str
+
+    def _start(self, session: Session[PipelineProblem]) -> Configuration:
         problem = session.problem
         n = self.n_stages if self.n_stages is not None else max(
             d for d in problem.depths if problem.fixed_assignment or d <= len(problem.eps))
@@ -267,7 +273,7 @@ class HillClimbing(_LocalSearch):
         check_number(type(self).__name__, "patience", self.patience, low=1, integer=True)
         self._validate_start(problem)
 
-    def run(self, session: Session) -> Configuration:
+    def run(self, session: Session[PipelineProblem]) -> Configuration:
         problem, rng = session.problem, session.rng
         current = self._start(session)
         current_fps = session.measure(current, "start").throughput_fps
@@ -325,7 +331,7 @@ class SimulatedAnnealing(_LocalSearch):
             check_number(owner, "max_trials", self.max_trials, low=1, integer=True)
         self._validate_start(problem)
 
-    def run(self, session: Session) -> Configuration:
+    def run(self, session: Session[PipelineProblem]) -> Configuration:
         problem, rng = session.problem, session.rng
         current = self._start(session)
         current_fps = session.measure(current, "start").throughput_fps

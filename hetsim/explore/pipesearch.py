@@ -185,7 +185,7 @@ def _sum_sq(prefix: list, split: tuple[int, ...]):
 
 
 # -- Algorithm 2: online tuning ---------------------------------------------------------------
-class PipeSearch(Explorer):
+class PipeSearch(Explorer[PipelineProblem]):
     """Pipe-search's online tuner (Paper I Algorithm 2, 000 digest §5.2).
 
     Parameters
@@ -259,13 +259,14 @@ class PipeSearch(Explorer):
         if isinstance(self.stage_eps, Mapping):
             table = self.stage_eps
             return lambda p: tuple(table[p])
-        if callable(self.stage_eps):
-            return lambda p: tuple(self.stage_eps(p))
+        rule = self.stage_eps
+        if callable(rule):
+            return lambda p: tuple(rule(p))
         if problem.fixed_assignment:
             return lambda p: problem.orders(p)[0]
         return lambda p: problem.eps[:p]
 
-    def run(self, session: Session) -> Configuration:
+    def run(self, session: Session[PipelineProblem]) -> Configuration:
         problem = session.problem
         depths = problem.depths
         walk_dups = self.duplicates == "walk"
@@ -314,6 +315,7 @@ class PipeSearch(Explorer):
         # Phase 1: every depth from its seed, gamma reset per depth (digest §8 item 5).
         visited = {p: walk(p, 0, "phase1") for p in depths}
         # Phase 2: refine within the depth of the best configuration, where phase 1 left off.
+        assert s_min is not None, "phase 1 measures at least one configuration"
         p_best = s_min.depth
         visited[p_best] = walk(p_best, visited[p_best], "phase2")
         session.info["visited"] = visited

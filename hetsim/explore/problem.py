@@ -271,7 +271,6 @@ class Problem:
     """
 
     kind: str = ""
-    name: str = ""
     #: The objective, whether more is better, its column name in summaries and its unit.
     objective: str = ""
     maximize: bool = True
@@ -281,7 +280,15 @@ class Problem:
     #: columns (:meth:`trial_row`), cached, new_best, best-so-far value, best-so-far mapping.
     trial_columns: tuple[str, ...] = ()
     measurement: Measurement
-    design_space_size: int
+
+    @property
+    def name(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def design_space_size(self) -> int:
+        """Candidates in the space (the denominator of "fraction explored")."""
+        raise NotImplementedError
 
     def key(self, candidate):
         """A hashable key: candidates with equal keys are the same trial (cached)."""
@@ -372,6 +379,8 @@ class PipelineProblem(Problem):
             _number("PipelineProblem", "limit", limit, low=1, integer=True)
         self.limit, self.force = limit, bool(force)
         M = workload.num_layers
+        self._rule: Callable[[int], Sequence[str]] | None
+        default_depths: Sequence[int] | None
 
         if isinstance(assignment, str):
             _choice("PipelineProblem", "assignment", assignment, ("permutations",))
@@ -387,10 +396,10 @@ class PipelineProblem(Problem):
                     f"give disjoint eps, or assignment=core_groups(platform, cores=...) for per-core "
                     f"EPs (Pipe-search)")
             self.eps = tuple(names)
-            default_depths: Sequence[int] = range(2, len(names) + 1)
+            default_depths = range(2, len(names) + 1)
         elif callable(assignment) or isinstance(assignment, Mapping):
             table = dict(assignment) if isinstance(assignment, Mapping) else None
-            self._rule = (lambda k: tuple(table[k])) if table is not None else assignment
+            self._rule = (lambda k: tuple(table[k])) if table is not None else assignment  # type: ignore[assignment]
             default_depths = (sorted(table) if table is not None
                               else getattr(assignment, "depths", None))
             if default_depths is None and depths is None:
@@ -400,7 +409,7 @@ class PipelineProblem(Problem):
             raise HetsimError(f"PipelineProblem: assignment must be 'permutations', a function depth -> "
                               f"EP names or a dict {{depth: EP names}}; got {type(assignment).__name__}")
 
-        ds = sorted(set(int(d) for d in (depths if depths is not None else default_depths)))
+        ds = sorted(set(int(d) for d in (depths if depths is not None else default_depths or ())))
         if not ds or ds[0] < 1 or ds[-1] > M:
             raise HetsimError(f"PipelineProblem: depths {ds} must be non-empty, within 1..{M} "
                               f"({workload.name} has {M} layers)")
@@ -411,17 +420,17 @@ class PipelineProblem(Problem):
         self._fixed: dict[int, tuple[str, ...]] = {}
         if self._rule is not None:
             for k in self.depths:
-                names = tuple(str(n) for n in self._rule(k))
-                if len(names) != k:
-                    raise HetsimError(f"PipelineProblem: assignment gives {len(names)} EPs for depth {k}")
-                pipe = pipeline_from_split([1] * (k - 1) + [M - k + 1], [platform.ep(n) for n in names])
+                fixed = tuple(str(n) for n in self._rule(k))
+                if len(fixed) != k:
+                    raise HetsimError(f"PipelineProblem: assignment gives {len(fixed)} EPs for depth {k}")
+                pipe = pipeline_from_split([1] * (k - 1) + [M - k + 1], [platform.ep(n) for n in fixed])
                 validate_pipeline(pipe, platform, workload, f"assignment for depth {k}")
-                self._fixed[k] = names
+                self._fixed[k] = fixed
             self.eps = tuple(dict.fromkeys(n for k in self.depths for n in self._fixed[k]))
         self._ep_objects = {n: platform.ep(n) for n in self.eps}
 
     # -- the design space ---------------------------------------------------------------------
-    @property  # type: ignore[override]
+    @property
     def name(self) -> str:
         return f"{self.workload.name} on {self.platform.name}"
 
@@ -463,7 +472,7 @@ class PipelineProblem(Problem):
         M = self.num_layers
         return count_eq4_with_dups(M, depth) if dup else count_compositions(M, depth)
 
-    @property  # type: ignore[override]
+    @property
     def design_space_size(self) -> int:
         """Configurations in the space (Eq. 4 duplicates included when ``count_duplicates``): the
         denominator of "fraction of the space explored"."""

@@ -32,7 +32,7 @@ class Algorithm:
 
     def parameters(self) -> dict[str, object]:
         """Its keyword parameters and their defaults (those the name fixes left out)."""
-        sig = inspect.signature(self.cls.__init__)
+        sig = inspect.signature(self.cls)
         fixed = dict(self.fixed)
         return {k: p.default for k, p in sig.parameters.items()
                 if k != "self" and k not in fixed

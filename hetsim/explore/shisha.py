@@ -187,7 +187,7 @@ def move_layer(split: Sequence[int], s: int, t: int) -> tuple[int, ...] | None:
     return tuple(out)
 
 
-class Shisha(Explorer):
+class Shisha(Explorer[PipelineProblem]):
     """Shisha: seed generation (Algorithm 1) + online tuning (Algorithm 2), Paper II.
 
     Parameters
@@ -271,7 +271,7 @@ class Shisha(Explorer):
         if len(h_e) < self._n(problem):
             raise HetsimError(f"{owner}: ep_order lists {len(h_e)} EPs but n_stages is {self._n(problem)}")
 
-    def run(self, session: Session) -> Configuration:
+    def run(self, session: Session[PipelineProblem]) -> Configuration:
         problem, rng = session.problem, session.rng
         ranking, balancing = self._ranking_balancing()
         _, fast = ep_order(problem, self.fast_eps, self.ep_order)

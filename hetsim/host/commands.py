@@ -79,8 +79,8 @@ def calibrate_host(out, name, quick) -> None:
     if fit.dw_efficiency is not None:
         t.add_row("dw_efficiency", f"{fit.dw_efficiency:.4f}")
     t.add_row("frame jitter (sigma of log time)", f"{jitter:.3f}")
-    for k, v in fit.residuals.items():
-        t.add_row(f"median |error| {k}", f"{v:.1%}")
+    for k, r in fit.residuals.items():
+        t.add_row(f"median |error| {k}", f"{r:.1%}")
     Console().print(t)
     click.echo(f"wrote {out_path} and {raw_path}")
 

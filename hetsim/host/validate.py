@@ -116,7 +116,7 @@ def default_mappings(platform, workload, cost, frames: int = 30, candidates: int
         orders = [(a, b) for a in range(len(eps)) for b in range(len(eps)) if a + b + 2 <= n]
         scored = SplitScorer(platform, workload, cost, eps).score(2, orders)
         flat = np.argsort(-scored.throughput, axis=None)[:candidates]
-        best, best_fps = None, -1.0
+        best, best_fps = f"{sym}1:1-{layers}", -1.0
         for idx in flat:
             i, j = np.unravel_index(int(idx), scored.throughput.shape)
             b = scored.boundaries[i]
@@ -213,7 +213,7 @@ def validate_host(platform, ref: WorkloadRef, mappings: Sequence[str] | None = N
     for pipe, cp, rs in zip(pipes, placement, runs, strict=True):
         sim = simulate(platform, workload, pipe, engine="des", cost=cost, frames=10 * frames,
                        noise_sigma=noise_sigma, seed=seed).metrics
-        layer_sim = []
+        layer_sim: list[float] = []
         for s in pipe.stages:
             layer_sim.extend(float(x) for x in cost.layer_times(workload, s.ep)[s.first - 1:s.last])
         times = np.vstack([r.layer_times_s for r in rs])

@@ -126,7 +126,7 @@ def apply_dvfs(data: dict, setting: str, source: str = "<platform>") -> None:
     else:
         raise HetsimError(f"--dvfs {setting!r}: {source} has no such preset; "
                           f"presets: {', '.join(presets) or 'none'} (or give cluster=level,...)")
-    clusters = {c.get("name"): c for c in data.get("clusters", []) if isinstance(c, dict)}
+    clusters = {str(c.get("name")): c for c in data.get("clusters", []) if isinstance(c, dict)}
     for cname, level in pairs.items():
         if cname not in clusters:
             raise HetsimError(f"--dvfs {setting!r}: no cluster {cname!r}; clusters: {', '.join(clusters)}")

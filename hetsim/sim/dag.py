@@ -86,13 +86,13 @@ def run_dag(platform, tg: TaskGraph, options: RunOptions) -> DagRun:
                     yield env.timeout(d.fixed_s * scale)
                 if d.busy_s > 0:
                     yield mem.transfer(d.bytes_, d.bytes_ / d.busy_s / scale)
-        elif t.route is not None and t.route.links and t.nbytes > 0:
-            link = links.get(t.route.bottleneck) if t.route.bottleneck else None
+        else:
+            link = links.get(t.route.bottleneck) if t.route is not None and t.route.bottleneck else None
             if link is None:
-                yield env.timeout(t.route.time_s(t.nbytes))
+                yield env.timeout(t.transfer_s)
             else:
-                yield env.timeout(t.route.latency_s)
-                yield link.transfer(t.nbytes, t.route.bandwidth_Bps)
+                yield env.timeout(t.fixed_s)
+                yield link.transfer(t.nbytes, t.route.bandwidth_Bps)  # type: ignore[union-attr]
         end[f, t.index] = env.now
         finished[f][t.index].succeed()
 

@@ -50,6 +50,7 @@ class Task:
     demand: Demand | None = None            # compute: its cost
     route: Route | None = None              # transfer: its route
     nbytes: float = 0.0                     # transfer: bytes moved
+    transfer_s: float = 0.0                 # transfer: uncontended time (the cost model's)
     op: str | None = None                   # the workload op it belongs to
 
     @property
@@ -57,7 +58,16 @@ class Task:
         """Uncontended duration."""
         if self.kind == "compute":
             return self.demand.time_s if self.demand is not None else 0.0
-        return self.route.time_s(self.nbytes) if self.route is not None else 0.0
+        return self.transfer_s
+
+    @property
+    def fixed_s(self) -> float:
+        """A transfer's part that no link contention stretches: its time minus bytes / the route's
+        bandwidth (the route's latency, and whatever the cost model adds: synchronisation, layout
+        conversion)."""
+        if self.route is None or not self.route.links:
+            return self.transfer_s
+        return max(self.transfer_s - self.nbytes / self.route.bandwidth_Bps, 0.0)
 
 
 @dataclass
@@ -92,16 +102,19 @@ def build_tasks(platform, workload, placement: Placement, cost: CostModel,
         return t.index
 
     def fetch(tensor: str, dst: ExecutionPlace, consumer: str) -> int:
-        """The task after which ``tensor`` is available on ``dst`` (adding its transfer)."""
+        """The task after which ``tensor`` is available on ``dst`` (adding its transfer: the cost
+        model prices it, so a model can charge synchronisation or layout conversion even where
+        the EPs share a memory)."""
         src_task, src = produced[tensor]
-        route = platform.route(src, dst)
         nbytes = g.nodes[tensor]["op"].output_bytes
-        if not route.links or nbytes <= 0:
+        seconds = cost.transfer_time(nbytes, src, dst) if nbytes > 0 and src.name != dst.name else 0.0
+        if seconds <= 0:
             return src_task
         key = (tensor, dst.name if caching else f"{dst.name}/{consumer}")
         if key not in cached:
             cached[key] = add("transfer", f"{tensor}->{dst.name}", _comm_lane(comm, dst), [src_task],
-                              route=route, nbytes=float(nbytes), op=consumer)
+                              route=platform.route(src, dst), nbytes=float(nbytes), transfer_s=seconds,
+                              op=consumer)
         return cached[key]
 
     # Tasks are made in the order the lanes will run them, so that a tensor cached on an EP is
@@ -123,11 +136,12 @@ def build_tasks(platform, workload, placement: Placement, cost: CostModel,
             deps = [fetch(p, s.ep, op.name) for p in g.predecessors(op.name)]
             i = add("compute", f"{op.name}@{s.ep.name}", s.ep.name, deps, ep=s.ep,
                     demand=cost.share_demand(op, s.ep, s.fraction, state), op=op.name)
-            route = platform.route(s.ep, home)
             nbytes = op.output_bytes * s.fraction
-            if route.links and nbytes > 0:
+            seconds = cost.transfer_time(nbytes, s.ep, home) if s.ep.name != home.name else 0.0
+            if seconds > 0:
                 parts.append(add("transfer", f"{op.name}@{s.ep.name}->{home.name}", _comm_lane(comm, home),
-                                 [i], route=route, nbytes=float(nbytes), op=op.name))
+                                 [i], route=platform.route(s.ep, home), nbytes=float(nbytes),
+                                 transfer_s=seconds, op=op.name))
             else:
                 parts.append(i)
         k = add("compute", f"{op.name}:gather", home.name, parts, ep=home,

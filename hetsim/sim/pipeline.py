@@ -103,6 +103,8 @@ def simulate_pipeline(platform, workload, pipe: Pipeline, cost: CostModel, frame
         xfer = transfer[i]
         nbytes = cut[i]
         link = links.get(route.bottleneck) if (route is not None and route.links) else None
+        if i + 1 < k and cost.measured_transfer_s(nbytes, stages[i].ep, stages[i + 1].ep) is not None:
+            link = None  # a measured copy already contains its contention: a plain delay
         cap = d.bytes_ / d.busy_s if d.busy_s > 0 else math.inf
         row_start, row_cend, row_end = start[i], compute_end[i], end[i]
         timeout = env.timeout

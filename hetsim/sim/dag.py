@@ -63,11 +63,11 @@ def simulate_placement(platform, workload, placement: Placement, cost: CostModel
 
     def move(f, pred, consumer, src, dst, nbytes):
         yield finished[f][pred]
-        route = platform.route(src, dst)
         measured = cost.measured_transfer_s(nbytes, src, dst)
+        route = platform.route(src, dst) if measured is None else None
         if measured is not None:  # a measured copy (ONNX Runtime's Memcpy): a plain delay
             yield env.timeout(measured)
-        elif route.links and nbytes > 0:
+        elif route is not None and route.links and nbytes > 0:
             for name in route.links:
                 link_bytes[name] = link_bytes.get(name, 0.0) + nbytes
             if contention:

@@ -197,8 +197,8 @@ def count_node(op_type: str, attrs: Mapping[str, Any], in_dims: Sequence[Dims | 
             c.flops += out_el
         return c
 
-    if op_type in GEMM_OPS and len(in_dims) >= 2:
-        a, b = in_dims[0], in_dims[1]
+    if op_type in GEMM_OPS and in_dims:
+        a, b = in_dims[0], in_dims[1] if len(in_dims) > 1 else None
         if op_type == "Gemm" and a is not None and out:
             n, m = out[0], out[1]
             trans_a = attrs.get("transA")

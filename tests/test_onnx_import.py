@@ -327,3 +327,19 @@ def test_constants_are_not_ops():
     y = g.binary("Mul", x, four, name="y")
     r = import_onnx(g.model(y))
     assert [op.name for op in r.workload.ops] == ["y"] and r.report.folded == ["four"]
+
+
+def test_readme_import_output_is_current(tmp_path, capsys, monkeypatch):
+    """README's "Your own model" shows real output of `hetsim workloads import`."""
+    from pathlib import Path
+
+    from hetsim.cli import main
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    monkeypatch.chdir(tmp_path)
+    main(["workloads", "export", "mobilenet", "--weights", "random", "--out", "mobilenet.onnx"])
+    capsys.readouterr()
+    main(["workloads", "import", "mobilenet.onnx", "--out", "my-mobilenet.yaml"])
+    for line in capsys.readouterr().out.splitlines():
+        assert line.strip() in readme, f"README's import output is stale; now: {line}"
+    assert load_workload(tmp_path / "my-mobilenet.yaml").num_layers == 28

@@ -92,11 +92,13 @@ def profile(model, out, threads, runs, warmup, input_shapes, name, seed, spin) -
     imported = import_onnx(model, wname, input_shapes=shapes, allow_unknown=True)  # fail early
     out_dir = Path(out)
     err = Console(stderr=True)
+    load_before = os.getloadavg()[0]
     with _progress(err) as bar:
         task = bar.add_task("ONNX Runtime runs", total=len(counts) * (runs + warmup))
         paths = run_ort_profiles(model, counts, out_dir, runs=runs, warmup=warmup, seed=seed,
                                  input_shapes=shapes, progress=lambda n: bar.advance(task, n),
                                  spinning=spin)
+    load_after = os.getloadavg()[0]
     measured = import_ort_profiles({f"C{t}": [paths[t]] for t in counts}, model,
                                    skip_runs=warmup, input_shapes=shapes, name=wname)
     written = write_tables(measured, out_dir, imported.spec,
@@ -114,16 +116,21 @@ def profile(model, out, threads, runs, warmup, input_shapes, name, seed, spin) -
     # measured costs, against ONNX Runtime's own end-to-end time of the same runs.
     workload = workload_from_dict(imported.spec, str(out_dir / f"{wname}.yaml"))
     cost = MeasuredCostModel(platform, measured.ops)
-    t = Table("EP", "ONNX Runtime run (ms, median)", "simulated sequential (ms)", "error",
-              title="end to end", title_justify="left")
+    t = Table("EP", "ONNX Runtime run, median (ms)", "fastest run (ms)",
+              "simulated sequential (ms)", "error", title="end to end", title_justify="left")
     for n in counts:
         ep = f"C{n}"
         runs_ep = measured.runs[measured.runs.ep == ep]
         measured_s = float(runs_ep.time_s.median())
         pipe = load_mapping(f"{ep}:1-{workload.num_layers}", platform, workload, cost)
         sim_s = evaluate(platform, workload, pipe, cost=cost, frames=1).latency_s["mean"]
-        t.add_row(ep, f"{measured_s * 1e3:.3f}", f"{sim_s * 1e3:.3f}",
-                  f"{(sim_s - measured_s) / measured_s:+.1%}")
+        t.add_row(ep, f"{measured_s * 1e3:.3f}", f"{runs_ep.time_s.min() * 1e3:.3f}",
+                  f"{sim_s * 1e3:.3f}", f"{(sim_s - measured_s) / measured_s:+.1%}")
     console.print(t)
+    cpus = len(os.sched_getaffinity(0))
+    busy = max(load_before, load_after) > cpus - 0.5
+    console.print(f"load average {load_before:.2f} before, {load_after:.2f} after, on {cpus} CPUs"
+                  + (": the machine was busy, so runs include other processes' interference"
+                     if busy else ""), soft_wrap=True)
     console.print(f"wrote {', '.join(escape(str(p)) for p in [*paths.values(), *written])}",
                   soft_wrap=True)

@@ -445,6 +445,7 @@ class _Importer:
         self.ops: list[dict[str, Any]] = []
         self.onnx_dims: dict[str, Dims] = {}  # op name -> ONNX output dims (for the native check)
         self.layer_marks: dict[str, bool] = {}  # node name -> layer_start (hetsim's own exports)
+        self.first_output: dict[str, str] = {}  # op name -> its first output tensor
 
     def fail(self, what: str) -> HetsimError:
         return HetsimError(f"{self.source}: {what}")
@@ -541,6 +542,7 @@ class _Importer:
                     o.const, o.producer = True, None
                 continue
             op = self._node_op(node, op_name, ins, outs)
+            self.first_output[op_name] = outs[0].name
             for o in outs:
                 o.producer = op_name
             self.onnx_dims[op_name] = outs[0].dims or ()
@@ -680,6 +682,9 @@ class _Importer:
 
         if len(outs) != 1 or not x.image or not y.image:
             return reject("not NCHW at batch 1") if op_type in CONV_OPS | set(POOL_OPS) else None
+        if any(t.producer is not None and self.first_output[t.producer] != t.name for t in live):
+            # reads a second output of a node (Split): the CNN kinds see a producer's first only
+            return reject("reads a second output of its producer")
         common: dict[str, Any] = {"op_type": op_type}
         if dtype != "float32":
             common["dtype"] = dtype

@@ -534,7 +534,7 @@ class _Importer:
                 if tname and t is None:
                     raise self.fail(f"node {op_name} ({node.op_type}) reads {tname!r}, which no "
                                     "node, initializer or graph input produces")
-            outs = [self._output(o, infos, node, op_name) for o in node.output if o]
+            outs = [self._output(o, infos, node) for o in node.output if o]
             live = [t for t in ins if t is not None and not t.const]
             if not live:  # reads only constants: a constant itself (ONNX Runtime folds these)
                 self.report.folded.append(op_name)
@@ -585,7 +585,7 @@ class _Importer:
                                    const=True, data=data if data is not None and data.size <= 64
                                    else None)
 
-    def _output(self, tname: str, infos: Mapping[str, Any], node: Any, op_name: str) -> Tensor:
+    def _output(self, tname: str, infos: Mapping[str, Any], node: Any) -> Tensor:
         vi = infos.get(tname)
         dims = self._value_dims(vi) if vi is not None else None
         elem = vi.type.tensor_type.elem_type if vi is not None else 0
@@ -638,12 +638,11 @@ class _Importer:
         attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
         self.report.by_op_type[op_type] += 1
         if kind_of(op_type) is None:
-            if node.domain not in ("", "ai.onnx", "com.microsoft") or not self.allow_unknown:
-                if not self.allow_unknown:
-                    raise self.fail(f"node {name}: op type {op_type!r}"
-                                    f"{' (domain ' + node.domain + ')' if node.domain else ''} is "
-                                    "not one hetsim imports (see docs/import.md; --allow-unknown "
-                                    "imports it as a memory-bound op)")
+            if not self.allow_unknown:
+                raise self.fail(f"node {name}: op type {op_type!r}"
+                                f"{' (domain ' + node.domain + ')' if node.domain else ''} is not "
+                                "one hetsim imports (see docs/import.md; --allow-unknown imports "
+                                "it as a memory-bound op)")
             self.report.unknown.append((name, op_type))
         for o in outs:
             if o.dims is None:

@@ -31,8 +31,9 @@ from hetsim.errors import HetsimError
 @click.option("--dvfs", default=None, help="DVFS preset of the platform (e.g. governor3) or cluster=level,...")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a platform field, e.g. links.nop.latency_ns=1e6 (repeatable).")
-@click.option("--cost-table", type=click.Path(dir_okay=False), default=None,
-              help="Replay measured times from a CSV (columns layer|op, ep, time_s).")
+@click.option("--cost-table", type=click.Path(), default=None,
+              help="Replay measured times from a CSV (columns layer|op, ep, time_s), or a directory "
+              "written by `hetsim profile` / `hetsim costs import-ort` (costs.csv, transfers.csv).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--trace", type=click.Path(dir_okay=False), default=None, help="Write a Chrome/Perfetto trace.")
 @click.option("--gantt", type=click.Path(dir_okay=False), default=None, help="Write a Gantt chart PNG.")

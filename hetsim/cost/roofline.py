@@ -30,9 +30,12 @@ import math
 from hetsim.cost.base import ZERO, CostModel, Demand, DvfsState
 from hetsim.errors import HetsimError
 from hetsim.platform import ExecutionPlace, Platform
+from hetsim.workload.ops import BLAS_GEMM_KINDS, VIEW_KINDS
 
-_GEMM_KINDS = ("conv", "fc")
-_VIEW_KINDS = ("flatten", "reshape")
+# conv, fc and matmul run as BLAS GEMMs (GEMM efficiency, per-GEMM overhead); dw has its own
+# efficiency; every other kind is memory-bound; views and shape metadata cost nothing.
+_GEMM_KINDS = BLAS_GEMM_KINDS
+_VIEW_KINDS = VIEW_KINDS
 
 
 def _rate(value: float | list[float], cores: int) -> float:

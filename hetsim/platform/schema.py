@@ -17,18 +17,18 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
+from hetsim.workload.ops import OpKind
+
 SCHEMA_VERSION = 1
 
 PositiveFloat = Annotated[float, Field(gt=0)]
 NonNegFloat = Annotated[float, Field(ge=0)]
 Name = Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z][A-Za-z0-9_.+-]*$")]
 
-#: Op kinds the default (GEMM/roofline) cost model knows. ``kinds`` lists in core types and
-#: accelerators restrict what an EP may run; a mapping that places an op elsewhere is rejected.
-OP_KINDS = (
-    "conv", "dw", "fc", "maxpool", "avgpool", "relu", "lrn", "bn", "add", "concat", "softmax",
-    "flatten", "reshape", "stream",
-)
+#: Op kinds (hetsim's one vocabulary, :class:`hetsim.workload.ops.OpKind`). ``kinds`` lists in core
+#: types and accelerators restrict what an EP may run; a mapping that places an op elsewhere is
+#: rejected.
+OP_KINDS = tuple(k.value for k in OpKind)
 
 
 class _Strict(BaseModel):

@@ -87,7 +87,8 @@ def run_dag(platform, tg: TaskGraph, options: RunOptions) -> DagRun:
                 if d.busy_s > 0:
                     yield mem.transfer(d.bytes_, d.bytes_ / d.busy_s / scale)
         else:
-            link = links.get(t.route.bottleneck) if t.route is not None and t.route.bottleneck else None
+            link = (links.get(t.route.bottleneck) if t.route is not None and t.route.bottleneck
+                    and not t.measured else None)
             if link is None:
                 yield env.timeout(t.transfer_s)
             else:

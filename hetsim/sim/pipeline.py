@@ -97,6 +97,8 @@ def run_pipeline(platform, workload, pipe: Pipeline, cost: CostModel, options: R
         d, route, xfer, nbytes = demands[i], routes[i], transfer[i], cut[i]
         mem = memories.get(stages[i].ep.memory)
         link = links.get(route.bottleneck) if (route is not None and route.links) else None
+        if i + 1 < k and cost.measured_transfer_s(nbytes, stages[i].ep, stages[i + 1].ep) is not None:
+            link = None  # a measured copy already contains its contention: a plain delay
         cap = d.bytes_ / d.busy_s if d.busy_s > 0 else math.inf
         timeout = env.timeout
         for f in range(frames):

@@ -51,6 +51,7 @@ class Task:
     route: Route | None = None              # transfer: its route
     nbytes: float = 0.0                     # transfer: bytes moved
     transfer_s: float = 0.0                 # transfer: uncontended time (the cost model's)
+    measured: bool = False                  # transfer: a measured copy (a plain delay, never contended)
     op: str | None = None                   # the workload op it belongs to
 
     @property
@@ -65,7 +66,7 @@ class Task:
         """A transfer's part that no link contention stretches: its time minus bytes / the route's
         bandwidth (the route's latency, and whatever the cost model adds: synchronisation, layout
         conversion)."""
-        if self.route is None or not self.route.links:
+        if self.measured or self.route is None or not self.route.links:
             return self.transfer_s
         return max(self.transfer_s - self.nbytes / self.route.bandwidth_Bps, 0.0)
 
@@ -107,14 +108,17 @@ def build_tasks(platform, workload, placement: Placement, cost: CostModel,
         the EPs share a memory)."""
         src_task, src = produced[tensor]
         nbytes = g.nodes[tensor]["op"].output_bytes
-        seconds = cost.transfer_time(nbytes, src, dst) if nbytes > 0 and src.name != dst.name else 0.0
+        if nbytes <= 0 or src.name == dst.name:
+            return src_task
+        measured = cost.measured_transfer_s(nbytes, src, dst)
+        seconds = measured if measured is not None else cost.transfer_time(nbytes, src, dst)
         if seconds <= 0:
             return src_task
         key = (tensor, dst.name if caching else f"{dst.name}/{consumer}")
         if key not in cached:
             cached[key] = add("transfer", f"{tensor}->{dst.name}", _comm_lane(comm, dst), [src_task],
                               route=platform.route(src, dst), nbytes=float(nbytes), transfer_s=seconds,
-                              op=consumer)
+                              measured=measured is not None, op=consumer)
         return cached[key]
 
     # Tasks are made in the order the lanes will run them, so that a tensor cached on an EP is

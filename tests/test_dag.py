@@ -135,3 +135,23 @@ def test_splitting_an_op_over_two_clusters_shortens_it():
     t_whole = simulate(platform, workload, whole, engine="analytic").metrics.latency_s["mean"]
     t_split = simulate(platform, workload, split, engine="analytic").metrics.latency_s["mean"]
     assert t_split < t_whole
+
+
+def test_peak_memory_of_a_chain_on_one_ep():
+    """conv a -> conv b on one EP, resident weights: the peak is both weights + the largest moment
+    (a's output held while b runs and writes its own, with b's im2col matrix)."""
+    platform = two_cluster_platform()
+    workload = workload_from_dict({"schema": 1, "name": "two", "input": {"h": 8, "w": 8, "c": 8},
+                                   "layer_kinds": ["conv"], "ops": [
+                                       {"name": "a", "kind": "conv", "kernel": 3, "pad": 1, "out_c": 8},
+                                       {"name": "b", "kind": "conv", "kernel": 3, "pad": 1, "out_c": 8}]},
+                                  "two")
+    a, b = workload.op("a"), workload.op("b")
+    placement = make_placement({"a": "big", "b": "big"}, platform, workload)
+    m = simulate(platform, workload, placement, engine="analytic").metrics
+    weights = a.weight_bytes + b.weight_bytes
+    during_a = a.output_bytes + a.im2col_bytes
+    during_b = a.output_bytes + b.output_bytes + b.im2col_bytes
+    assert m.ep_peak_memory_bytes == {"big": weights + max(during_a, during_b)}
+    des = simulate(platform, workload, placement, engine="des", contention=False).metrics
+    assert des.ep_peak_memory_bytes == m.ep_peak_memory_bytes

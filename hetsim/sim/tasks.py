@@ -47,6 +47,10 @@ class Task:
     lane: str | None                # exclusive lane, or None
     deps: tuple[int, ...]
     ep: ExecutionPlace | None = None        # compute: where it runs
+    dst: ExecutionPlace | None = None       # transfer: where the bytes land
+    out_bytes: float = 0.0                  # bytes of the buffer it fills (output, slice, copy)
+    weight_bytes: float = 0.0               # compute: parameters it reads
+    work_bytes: float = 0.0                 # compute: transient working memory (im2col)
     demand: Demand | None = None            # compute: its cost
     route: Route | None = None              # transfer: its route
     nbytes: float = 0.0                     # transfer: bytes moved
@@ -118,7 +122,8 @@ def build_tasks(platform, workload, placement: Placement, cost: CostModel,
         if key not in cached:
             cached[key] = add("transfer", f"{tensor}->{dst.name}", _comm_lane(comm, dst), [src_task],
                               route=platform.route(src, dst), nbytes=float(nbytes), transfer_s=seconds,
-                              measured=measured is not None, op=consumer)
+                              measured=measured is not None, op=consumer, dst=dst,
+                              out_bytes=float(nbytes))
         return cached[key]
 
     # Tasks are made in the order the lanes will run them, so that a tensor cached on an EP is
@@ -130,7 +135,8 @@ def build_tasks(platform, workload, placement: Placement, cost: CostModel,
         if shares is None:
             deps = [fetch(p, home, op.name) for p in g.predecessors(op.name)]
             i = add("compute", op.name, home.name, deps, ep=home, demand=cost.op_demand(op, home, state),
-                    op=op.name)
+                    op=op.name, out_bytes=float(op.output_bytes), weight_bytes=float(op.weight_bytes),
+                    work_bytes=float(op.im2col_bytes))
             produced[op.name] = (i, home)
             continue
         # A split op: each share computes its slice of the output channels on its EP; the home EP
@@ -139,17 +145,19 @@ def build_tasks(platform, workload, placement: Placement, cost: CostModel,
         for s in shares:
             deps = [fetch(p, s.ep, op.name) for p in g.predecessors(op.name)]
             i = add("compute", f"{op.name}@{s.ep.name}", s.ep.name, deps, ep=s.ep,
-                    demand=cost.share_demand(op, s.ep, s.fraction, state), op=op.name)
+                    demand=cost.share_demand(op, s.ep, s.fraction, state), op=op.name,
+                    out_bytes=op.output_bytes * s.fraction, weight_bytes=op.weight_bytes * s.fraction,
+                    work_bytes=op.im2col_bytes * s.fraction)
             nbytes = op.output_bytes * s.fraction
             seconds = cost.transfer_time(nbytes, s.ep, home) if s.ep.name != home.name else 0.0
             if seconds > 0:
                 parts.append(add("transfer", f"{op.name}@{s.ep.name}->{home.name}", _comm_lane(comm, home),
                                  [i], route=platform.route(s.ep, home), nbytes=float(nbytes),
-                                 transfer_s=seconds, op=op.name))
+                                 transfer_s=seconds, op=op.name, dst=home, out_bytes=float(nbytes)))
             else:
                 parts.append(i)
         k = add("compute", f"{op.name}:gather", home.name, parts, ep=home,
-                demand=cost.gather_demand(op, home, state), op=op.name)
+                demand=cost.gather_demand(op, home, state), op=op.name, out_bytes=float(op.output_bytes))
         produced[op.name] = (k, home)
 
     lanes: dict[str, list[int]] = {}
@@ -246,3 +254,45 @@ def ep_units(tg: TaskGraph, durations: Sequence[float]) -> list[tuple[ExecutionP
         ep, b = by_name.get(name, (eps[name], 0.0))
         by_name[name] = (ep, b + float(durations[t.index]))
     return list(by_name.values())
+
+
+def ep_peak_memory(tg: TaskGraph, start: Sequence[float] | np.ndarray, end: Sequence[float] | np.ndarray,
+                   weights: Literal["resident", "transient"] = "resident") -> dict[str, float]:
+    """Peak bytes held on each EP during one frame scheduled at ``start``/``end``.
+
+    Every task fills a buffer on its EP (an op's output, a split op's slice, a copy that landed)
+    from its start until the last task that reads it ends (a graph output: until the frame ends);
+    an op holds its working memory (im2col) while it runs. Weights are ``resident`` (loaded once and
+    kept, as most runtimes do) or ``transient`` (held only while their op runs: ncnn's light mode,
+    which frees what is no longer needed)."""
+    frame_end = max(end, default=0.0)
+    last_read = list(end)
+    for t in tg.tasks:
+        for d in t.deps:
+            last_read[d] = max(last_read[d], end[t.index])
+    for s in tg.sinks:
+        last_read[s] = frame_end
+    events: dict[str, list[tuple[float, float]]] = {}
+    resident: dict[str, float] = {}
+    for t in tg.tasks:
+        home = t.ep if t.kind == "compute" else t.dst
+        if home is None:
+            continue
+        ev = events.setdefault(home.name, [])
+        if t.out_bytes:
+            ev += [(start[t.index], t.out_bytes), (last_read[t.index], -t.out_bytes)]
+        if t.work_bytes:
+            ev += [(start[t.index], t.work_bytes), (end[t.index], -t.work_bytes)]
+        if t.weight_bytes:
+            if weights == "resident":
+                resident[home.name] = resident.get(home.name, 0.0) + t.weight_bytes
+            else:
+                ev += [(start[t.index], t.weight_bytes), (end[t.index], -t.weight_bytes)]
+    peak: dict[str, float] = {}
+    for name, ev in events.items():
+        level = top = 0.0
+        for _, delta in sorted(ev, key=lambda e: (e[0], e[1])):  # frees before allocations at a tie
+            level += delta
+            top = max(top, level)
+        peak[name] = top + resident.get(name, 0.0)
+    return peak

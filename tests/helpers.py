@@ -21,14 +21,15 @@ def two_cluster_platform(link_latency_ns: float = 1000.0, mem_bw: tuple[float, f
     level = lambda name, f, a, i: {"name": name, "freq_MHz": f,  # noqa: E731
                                    **({"active_W_per_core": a, "idle_W_per_core": i} if power else {})}
     return platform_from_dict({
-        "schema": 1, "name": "toy",
+        "schema": 2, "name": "toy",
         "memories": mems,
         "core_types": [
-            {"name": "fast", "macs_per_cycle": 8, "gemm_efficiency": 0.5,
-             "parallel_efficiency": [1, 0.95, 0.9, 0.85], "op_overhead_us": 20,
-             "dvfs": [level("hi", 2000, 1.0, 0.1), level("lo", 500, 0.2, 0.05)]},
-            {"name": "slow", "macs_per_cycle": 2, "gemm_efficiency": 0.6, "op_overhead_us": 30,
-             "dvfs": [level("hi", 1500, 0.3, 0.02)]},
+            {"name": "fast", "macs_per_cycle": 8,
+             "dvfs": [level("hi", 2000, 1.0, 0.1), level("lo", 500, 0.2, 0.05)],
+             "roofline": {"gemm_efficiency": 0.5, "parallel_efficiency": [1, 0.95, 0.9, 0.85],
+                          "op_overhead_us": 20}},
+            {"name": "slow", "macs_per_cycle": 2, "dvfs": [level("hi", 1500, 0.3, 0.02)],
+             "roofline": {"gemm_efficiency": 0.6, "op_overhead_us": 30}},
         ],
         "clusters": [
             {"name": "big", "symbol": "B", "core_type": "fast", "cores": 4, "memory": "m0"},
@@ -39,7 +40,7 @@ def two_cluster_platform(link_latency_ns: float = 1000.0, mem_bw: tuple[float, f
                    "latency_ns": link_latency_ns, "energy_pJ_per_byte": 10}],
         "power": {"static_W": 1.5} if power else None,
     } if power else {
-        "schema": 1, "name": "toy", "memories": mems,
+        "schema": 2, "name": "toy", "memories": mems,
         "core_types": [
             {"name": "fast", "macs_per_cycle": 8, "dvfs": [level("hi", 2000, 0, 0)]},
             {"name": "slow", "macs_per_cycle": 2, "dvfs": [level("hi", 1500, 0, 0)]},

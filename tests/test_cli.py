@@ -84,7 +84,7 @@ def test_platforms_and_workloads_commands(hetsim, tmp_path):
 
 def test_validate_reports_every_error_with_field_path(hetsim, tmp_path):
     bad = tmp_path / "bad.yaml"
-    bad.write_text("schema: 1\nname: x\nmemories: [{name: m, bandwidth_GBps: -1}]\n"
+    bad.write_text("schema: 2\nname: x\nmemories: [{name: m, bandwidth_GBps: -1}]\n"
                    "core_types: [{name: c, macs_per_cycle: 0, dvfs: [{name: a, freq_MHz: 1}]}]\n"
                    "clusters: [{name: k, core_type: c, cores: 1, memory: m}]\n")
     p = hetsim("platforms", "validate", str(bad))

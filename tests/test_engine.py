@@ -264,7 +264,7 @@ def test_op_an_ep_cannot_run_is_rejected():
     from hetsim.workload import workload_from_dict
 
     platform = platform_from_dict({
-        "schema": 1, "name": "soc",
+        "schema": 2, "name": "soc",
         "memories": [{"name": "dram", "bandwidth_GBps": 10}],
         "core_types": [{"name": "cpu", "macs_per_cycle": 4, "dvfs": [{"name": "max", "freq_MHz": 1000}]}],
         "clusters": [{"name": "cpu", "symbol": "C", "core_type": "cpu", "cores": 2, "memory": "dram"}],

@@ -73,11 +73,11 @@ def test_fit_recovers_a_known_parameter():
     from hetsim.calibrate import _analytic
     from hetsim.platform import load_platform
 
-    truth = load_platform("jetson-tx2", ["core_types.denver2.gemm_efficiency=0.42"], "governor1")
+    truth = load_platform("jetson-tx2", ["core_types.denver2.roofline.gemm_efficiency=0.42"], "governor1")
     obs = [Observation("vgg16", "D2:1-21", _analytic(truth, Observation("vgg16", "D2:1-21", 1.0)),
                        "governor1")]
-    fit = fit_platform("jetson-tx2", obs, {"core_types.denver2.gemm_efficiency": (0.05, 1.0)})
-    assert fit.values["core_types.denver2.gemm_efficiency"] == pytest.approx(0.42, rel=1e-4)
+    fit = fit_platform("jetson-tx2", obs, {"core_types.denver2.roofline.gemm_efficiency": (0.05, 1.0)})
+    assert fit.values["core_types.denver2.roofline.gemm_efficiency"] == pytest.approx(0.42, rel=1e-4)
     assert fit.rms_log_error < 1e-6
     assert abs(fit.table["error"]).max() < 1e-6
 

@@ -185,10 +185,11 @@ def test_validate_errors_after_the_progress_bar_starts_are_one_line(hetsim, host
 
 
 # -- the cost-model fields the calibration fills ------------------------------------------------
-def _one_core(**core):
+def _one_core(**roofline):
     return platform_from_dict({
-        "schema": 1, "name": "one", "memories": [{"name": "m", "bandwidth_GBps": 10}],
-        "core_types": [{"name": "c", "macs_per_cycle": 8, "dvfs": [{"name": "f", "freq_MHz": 1000}], **core}],
+        "schema": 2, "name": "one", "memories": [{"name": "m", "bandwidth_GBps": 10}],
+        "core_types": [{"name": "c", "macs_per_cycle": 8, "dvfs": [{"name": "f", "freq_MHz": 1000}],
+                        "roofline": roofline}],
         "clusters": [{"name": "k", "symbol": "K", "core_type": "c", "cores": 2, "memory": "m"}]})
 
 
@@ -212,7 +213,7 @@ def test_im2col_pack_kind_rates_and_gemm_overhead_add_the_documented_terms(tiny_
     with pytest.raises(HetsimError, match="unknown op kind"):
         from hetsim.platform.loader import platform_from_dict as pfd
 
-        pfd({"schema": 1, "name": "x", "memories": [{"name": "m", "bandwidth_GBps": 1}],
-             "core_types": [{"name": "c", "macs_per_cycle": 1, "kind_GBps": {"lrm": 1.0},
+        pfd({"schema": 2, "name": "x", "memories": [{"name": "m", "bandwidth_GBps": 1}],
+             "core_types": [{"name": "c", "macs_per_cycle": 1, "roofline": {"kind_GBps": {"lrm": 1.0}},
                              "dvfs": [{"name": "f", "freq_MHz": 1}]}],
              "clusters": [{"name": "k", "core_type": "c", "cores": 1, "memory": "m"}]})

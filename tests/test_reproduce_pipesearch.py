@@ -13,7 +13,7 @@ import pytest  # noqa: E402
 
 from hetsim.errors import HetsimError  # noqa: E402
 from hetsim.experiment import claim_problems, load_papers, run_experiment, write_outcome  # noqa: E402
-from hetsim.platform import load_platform  # noqa: E402
+from hetsim.platform import by_cores, load_platform  # noqa: E402
 
 EXPERIMENTS = load_papers(["pipesearch"])["pipesearch"]
 EXPECTED = {"vectors", "calibration", "fig1", "table3", "table4", "table5", "table6", "table7", "fig3", "fig4"}
@@ -49,17 +49,18 @@ def test_calibration_is_a_fit_of_table6():
     assert fit.rms_log_error < 0.2
     tx2 = calibrated_tx2("governor3")
     a57 = tx2.core_type("cortex-a57")
-    assert a57.gemm_efficiency == pytest.approx(fit.values["core_types.cortex-a57.gemm_efficiency"])
-    assert a57.par_eff(2) == pytest.approx(fit.values["core_types.cortex-a57.parallel_efficiency.1"])
+    assert a57.roofline.gemm_efficiency == pytest.approx(fit.values["core_types.cortex-a57.roofline.gemm_efficiency"])
+    assert by_cores(a57.roofline.parallel_efficiency, 2, scale_past_end=False) == pytest.approx(
+        fit.values["core_types.cortex-a57.roofline.parallel_efficiency.1"])
     assert tx2.cluster("a57").dvfs == "powersave" and tx2.cluster("denver").dvfs == "performance"
 
 
 def test_list_entries_of_plain_values_are_addressed_by_index():
-    p = load_platform("jetson-tx2", ["core_types.cortex-a57.parallel_efficiency=[1.0, 1.0]",
-                                     "core_types.cortex-a57.parallel_efficiency.1=0.7"])
-    assert p.core_type("cortex-a57").parallel_efficiency == [1.0, 0.7]
+    p = load_platform("jetson-tx2", ["core_types.cortex-a57.roofline.parallel_efficiency=[1.0, 1.0]",
+                                     "core_types.cortex-a57.roofline.parallel_efficiency.1=0.7"])
+    assert p.core_type("cortex-a57").roofline.parallel_efficiency == [1.0, 0.7]
     with pytest.raises(HetsimError, match="index 1 is past the end"):
-        load_platform("jetson-tx2", ["core_types.cortex-a57.parallel_efficiency.1=0.7"])
+        load_platform("jetson-tx2", ["core_types.cortex-a57.roofline.parallel_efficiency.1=0.7"])
 
 
 @pytest.mark.slow

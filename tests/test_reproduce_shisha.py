@@ -115,7 +115,7 @@ def test_calibration_is_a_fit_of_the_stated_numbers():
     assert cal.frames_per_trial >= 1
     assert abs(cal.yolo_clock_s / sh.YOLO_CONVERGENCE_S - 1) <= 0.5 / cal.frames_per_trial + 1e-9
     p = sh.chiplet("c5")
-    assert {t.gemm_efficiency for t in p.core_types} == {cal.efficiency}
+    assert {t.roofline.gemm_efficiency for t in p.core_types} == {cal.efficiency}
 
 
 @pytest.mark.slow

@@ -46,19 +46,19 @@ def platforms_show(name, dvfs, overrides) -> None:
     p = load_platform(name, list(overrides), dvfs)
     cost = RooflineCostModel(p)
     console.print(f"[bold]{p.name}[/bold]: {escape(p.description)}")
-    t = Table("EP", "place", "cores", "core type", "DVFS", "freq (MHz)", "peak GEMM (GMAC/s)",
+    t = Table("EP", "place", "cores", "core type", "DVFS", "freq (MHz)", "GEMM (GMAC/s)",
               "memory", "bandwidth (GB/s)", title="execution places", title_justify="left")
     for ep in p.eps():
-        params = cost._ep_params(ep, None)
+        rates = cost.ep_rates(ep)
         if ep.cluster:
             c = p.cluster(ep.cluster)
             level = p.core_type(c.core_type).level(c.dvfs)
             t.add_row(ep.name, c.name, str(ep.cores), c.core_type, level.name, f"{level.freq_MHz:g}",
-                      f"{params[0] / 1e9:.2f}", c.memory, f"{params[3] / 1e9:g}")
+                      f"{rates.gemm_MACps / 1e9:.2f}", c.memory, f"{rates.bandwidth_Bps / 1e9:g}")
         else:
             a = p.accelerator(ep.accelerator)
-            t.add_row(ep.name, a.name, "-", a.kind, "-", "-", f"{params[0] / 1e9:.2f}", a.memory,
-                      f"{params[3] / 1e9:g}")
+            t.add_row(ep.name, a.name, "-", a.kind, "-", "-", f"{rates.gemm_MACps / 1e9:.2f}", a.memory,
+                      f"{rates.bandwidth_Bps / 1e9:g}")
     console.print(t)
     if p.links:
         lt = Table("link", "connects", "bandwidth (GB/s)", "latency (ns)", "energy (pJ/B)",
@@ -81,13 +81,14 @@ def platforms_validate(files) -> None:
 
     bad = 0
     for f in files:
-        errors = validate_file(f)
+        notes: list[str] = []
+        errors = validate_file(f, notes)
         if errors:
             bad += 1
             for line in errors:
                 click.echo(line, err=True)
         else:
-            click.echo(f"{f}: ok")
+            click.echo(f"{f}: ok" + "".join(f" ({note})" for note in notes))
     if bad:
         sys.exit(2)
 

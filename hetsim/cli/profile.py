@@ -38,7 +38,7 @@ def platform_yaml(name: str, cores: int, threads: list[int]) -> str:
         "# Replay the measured costs beside this file with --cost-table; the rates below are",
         "# placeholders [not measured], never used by the measured cost model (for a roofline",
         "# platform of this machine, run `hetsim calibrate host`).",
-        "schema: 1",
+        "schema: 2",
         f"name: {name}",
         f"description: \"this machine under ONNX Runtime, EPs {eps} (measured costs only)\"",
         "memories:",

@@ -2,9 +2,12 @@
 
 from hetsim.cost.base import ZERO, CostModel, Demand, DvfsState
 from hetsim.cost.measured import MeasuredCostModel
-from hetsim.cost.roofline import RooflineCostModel
+from hetsim.cost.roofline import EpRates, RooflineCostModel
 
-__all__ = ["ZERO", "CostModel", "Demand", "DvfsState", "MeasuredCostModel", "RooflineCostModel", "make_cost_model"]
+__all__ = [
+    "ZERO", "CostModel", "Demand", "DvfsState", "EpRates", "MeasuredCostModel", "RooflineCostModel",
+    "make_cost_model",
+]
 
 
 def make_cost_model(platform, table=None) -> CostModel:

@@ -68,12 +68,12 @@ TABLE_VIII = {
 #: the efficiencies); Table VII's held-back B3 and s2 columns test it.
 CONTENTION_PER_CORE = 0.03
 CORE_TYPES = {"big": "cortex-a73", "little": "cortex-a53"}
-#: The fitted parameters per core type and their bounds.
+#: The fitted parameters per core type (paths under core_types.<type>) and their bounds.
 FIT_BOUNDS = {
-    "gemm_efficiency": (0.02, 1.0),
-    "dw_efficiency": (0.002, 1.0),
-    "gemv_GBps_per_core": (0.01, 20.0),
-    "op_overhead_us": (0.1, 5000.0),
+    "roofline.gemm_efficiency": (0.02, 1.0),
+    "roofline.dw_efficiency": (0.002, 1.0),
+    "pipeit.gemv_GBps_per_core": (0.01, 20.0),
+    "roofline.op_overhead_us": (0.1, 5000.0),
 }
 #: Reading "most CNNs" of Fig. 5 as 3 of the 5.
 FIG5_MOST = 3
@@ -84,7 +84,8 @@ def parallel_efficiency(contention: float = CONTENTION_PER_CORE, cores: int = 4)
 
 
 def assumption_overrides(contention: float = CONTENTION_PER_CORE) -> list[str]:
-    return [f"core_types.{t}.parallel_efficiency={parallel_efficiency(contention)}" for t in CORE_TYPES.values()]
+    return [f"core_types.{t}.roofline.parallel_efficiency={parallel_efficiency(contention)}"
+            for t in CORE_TYPES.values()]
 
 
 @dataclass

@@ -94,19 +94,19 @@ MEASUREMENT = Measurement(database_cost_s=0.0)
 #: efficiency of two A57 cores working on one layer (XiTAO's data-parallel width 2; no other
 #: observation uses a pair of Denver cores alone, so Denver's is not identifiable and stays 1).
 CALIBRATION_PARAMETERS = {
-    "core_types.denver2.gemm_efficiency": (0.01, 1.0),
-    "core_types.cortex-a57.gemm_efficiency": (0.01, 1.0),
-    "core_types.cortex-a57.parallel_efficiency.1": (0.05, 1.0),
+    "core_types.denver2.roofline.gemm_efficiency": (0.01, 1.0),
+    "core_types.cortex-a57.roofline.gemm_efficiency": (0.01, 1.0),
+    "core_types.cortex-a57.roofline.parallel_efficiency.1": (0.05, 1.0),
 }
 #: Give the A57 curve a second entry for the fit to set (it applies to 2 or more cores).
-CALIBRATION_FIXED = ("core_types.cortex-a57.parallel_efficiency=[1.0, 1.0]",)
+CALIBRATION_FIXED = ("core_types.cortex-a57.roofline.parallel_efficiency=[1.0, 1.0]",)
 
 
 #: Candidate extra parameters tried by the full calibration experiment (docs/papers/pipesearch.md).
 EXTRA_CANDIDATES = (
     ("inter-cluster latency", "links.ccplex.latency_ns", (1.0, 1e10)),
     ("inter-cluster bandwidth", "links.ccplex.bandwidth_GBps", (1e-3, 100.0)),
-    ("A57 per-op overhead (XiTAO task)", "core_types.cortex-a57.op_overhead_us", (1e-3, 1e6)),
+    ("A57 per-op overhead (XiTAO task)", "core_types.cortex-a57.roofline.op_overhead_us", (1e-3, 1e6)),
     ("A57 per-core bandwidth (memory-bound FC)", "core_types.cortex-a57.bandwidth_GBps_per_core", (0.05, 60.0)),
 )
 

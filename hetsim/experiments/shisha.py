@@ -72,8 +72,8 @@ FACTOR = 2.0                   # counts, fractions of a space, speed-ups: within
 
 NETWORKS = {"resnet50-shisha": "ResNet50", "yolov3": "YOLOv3", "synthnet": "SynthNet"}
 CONFS = ("c1", "c2", "c3", "c4", "c5")
-EFF_BIG = "core_types.big.gemm_efficiency"
-EFF_LITTLE = "core_types.little.gemm_efficiency"
+EFF_BIG = "core_types.big.roofline.gemm_efficiency"
+EFF_LITTLE = "core_types.little.roofline.gemm_efficiency"
 
 
 def _factor(ctx: Context, claim: str, paper_value: float, sim_value: float, factor: float = FACTOR):
@@ -231,7 +231,7 @@ def _platform(name: str, overrides: tuple[str, ...] = ()) -> Platform:
 def _tied_throughput(platform: Platform, obs: Observation) -> float:
     """The fit's evaluator: the fitted little-core efficiency is applied to the big cores too
     (one stated throughput identifies one parameter; the Big:Little ratio stays the peak ratio)."""
-    e = platform.core_type("little").gemm_efficiency
+    e = platform.core_type("little").roofline.gemm_efficiency
     p = _platform(platform.name, (f"{EFF_BIG}={e!r}", f"{EFF_LITTLE}={e!r}"))
     workload = load_workload(obs.workload)
     cost = RooflineCostModel(p)
@@ -251,7 +251,7 @@ def calibration() -> Calibration:
     The ES optimum's mapping depends on the efficiency (through the memory-bound share of layer
     times), so the fit alternates with an exhaustive search until the mapping is a fixed point.
     """
-    e = _platform("chiplet-c5").core_type("little").gemm_efficiency   # start: the file's value
+    e = _platform("chiplet-c5").core_type("little").roofline.gemm_efficiency   # start: the file's value
     mapping = None
     for iteration in range(1, 6):  # noqa: B007 - reported: the iterations it took
         ov = (f"{EFF_BIG}={e!r}", f"{EFF_LITTLE}={e!r}")

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from hetsim.errors import HetsimError
 from hetsim.paths import search_path
-from hetsim.platform.schema import Platform
+from hetsim.platform.schema import SCHEMA_VERSION, Platform
 from hetsim.validation import error_lines, one_line, read_yaml
 
 
@@ -46,6 +46,7 @@ def load_platform(name_or_path: str | os.PathLike, overrides: list[str] | None =
     """
     path = resolve_platform(name_or_path)
     data = copy.deepcopy(_read(path, path.stat().st_mtime if path.exists() else 0.0))
+    migrate(data)  # before the overrides: they address version 2's paths
     for ov in overrides or ():
         apply_override(data, ov, source=str(path))
     if dvfs:
@@ -61,19 +62,71 @@ def _read(path: Path, _mtime: float) -> dict:
 
 
 def platform_from_dict(data: dict, source: str = "<platform>") -> Platform:
+    """Validate a platform dict (a version 1 dict is migrated first, on a copy)."""
+    if isinstance(data, dict) and data.get("schema") == 1:
+        data = copy.deepcopy(data)
+        migrate(data)
     try:
         return Platform.model_validate(data)
     except ValidationError as e:
         raise one_line(source, e) from None
 
 
-def validate_file(path: str | os.PathLike) -> list[str]:
-    """Every problem in a platform file, one line each with its field path ([] when valid)."""
+#: Schema 1 kept every cost model's parameters at the top of a core type or accelerator; schema 2
+#: moves them into one block per cost model: section -> block -> the fields it took from the top.
+V1_MOVES: dict[str, dict[str, tuple[str, ...]]] = {
+    "core_types": {
+        "roofline": ("gemm_efficiency", "dw_efficiency", "parallel_efficiency", "gemm_tile_rows",
+                     "op_overhead_us", "gemm_overhead_us", "gemm_pack_GBps", "im2col_GBps", "kind_GBps"),
+        "pipeit": ("gemm_tile_cols", "gemv_GBps_per_core"),
+    },
+    "accelerators": {"roofline": ("efficiency", "op_overhead_us")},
+}
+
+
+def migrate(data: dict) -> str | None:
+    """Bring a platform dict of an older schema version to the current one, in place.
+
+    Version 1 -> 2 moves each cost model's parameters into its block (:data:`V1_MOVES`). Returns a
+    one-line note of what was done (None for a current file). Malformed parts are left for the
+    validation to report; a field that its block already sets stays where it is (and is reported).
+    """
+    if data.get("schema") != 1:
+        return None
+    moved = 0
+    for section, blocks in V1_MOVES.items():
+        entries = data.get(section)
+        for entry in entries if isinstance(entries, list) else ():
+            if not isinstance(entry, dict):
+                continue
+            for block, fields in blocks.items():
+                present = [f for f in fields if f in entry]
+                if not present:
+                    continue
+                target = entry.setdefault(block, {})
+                if not isinstance(target, dict):
+                    continue
+                for f in present:
+                    if f not in target:
+                        target[f] = entry.pop(f)
+                        moved += 1
+    data["schema"] = SCHEMA_VERSION
+    names = sorted({b for section in V1_MOVES.values() for b in section})
+    return (f"schema 1, migrated to {SCHEMA_VERSION} on load: {moved} cost-model parameters moved into "
+            f"their blocks ({', '.join(names)})")
+
+
+def validate_file(path: str | os.PathLike, notes: list[str] | None = None) -> list[str]:
+    """Every problem in a platform file, one line each with its field path ([] when valid).
+    ``notes``, when given, receives a line for each thing done to the file on load (a migration)."""
     p = Path(path)
     try:
         data = read_yaml(p)
     except HetsimError as e:
         return [str(e)]
+    note = migrate(data)
+    if note and notes is not None:
+        notes.append(note)
     try:
         Platform.model_validate(data)
     except ValidationError as e:

@@ -3,7 +3,8 @@
 Concerns are split the way ASTRA-sim / Timeloop split hardware configs: memories, core types (with
 their DVFS levels), clusters (cores of one type sharing a memory port), accelerators, links and
 devices. Units are in the key names (``bandwidth_GBps``, ``latency_ns``, ``freq_MHz``). The
-``schema`` key versions the format.
+``schema`` key versions the format. A core type or accelerator holds hardware facts at the top and
+each cost model's fitted parameters in its own block (``roofline:``, ``pipeit:``; see CostParams).
 
 Example::
 
@@ -13,13 +14,15 @@ Example::
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Sequence
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
+from hetsim.errors import HetsimError
 from hetsim.workload.ops import OpKind
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 PositiveFloat = Annotated[float, Field(gt=0)]
 NonNegFloat = Annotated[float, Field(ge=0)]
@@ -29,6 +32,30 @@ Name = Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z][A-Za-z0-9_.+-]*$")
 #: types and accelerators restrict what an EP may run; a mapping that places an op elsewhere is
 #: rejected.
 OP_KINDS = tuple(k.value for k in OpKind)
+
+
+def by_cores(value: float | Sequence[float], n: int, scale_past_end: bool) -> float:
+    """The value of a per-core-count parameter on ``n`` cores.
+
+    A list holds entry n-1 for n cores (as measured); past its end the last entry holds
+    (``scale_past_end=False``: efficiencies, fixed costs) or scales with the cores, last x n / len
+    (``True``: rates, of which n cores do n times as much). A single value is a one-entry list: the
+    value itself, or n x it::
+
+        by_cores([1.0, 0.9], 4, scale_past_end=False)   # 0.9
+        by_cores([5.0, 9.0], 4, scale_past_end=True)    # 18.0
+        by_cores(2.0, 3, scale_past_end=True)           # 6.0
+    """
+    if n < 1:
+        raise HetsimError(f"core count {n}: must be at least 1")
+    if isinstance(value, int | float):
+        return value * n if scale_past_end else value
+    last = len(value)
+    if not last:
+        raise HetsimError("a per-core-count list needs at least one entry")
+    if n <= last:
+        return value[n - 1]
+    return value[-1] * n / last if scale_past_end else value[-1]
 
 
 class _Strict(BaseModel):
@@ -55,57 +82,137 @@ class DvfsLevel(_Strict):
     idle_W_per_core: NonNegFloat | None = None
 
 
-class CoreType(_Strict):
-    """A CPU core micro-architecture (Cortex-A73, Denver 2, a gem5 O3 core...)."""
+# -- cost-model parameter blocks ---------------------------------------------------------------------
+# The rule (docs/platforms.md): hardware facts at the top of a core type or accelerator, each cost
+# model's fitted parameters in its own block. A block is one subclass of CostParams, registered by
+# being a field of CoreType or Accelerator (the field's name is the block's YAML key); a block left
+# out of a file takes its defaults, a block no cost model in use reads is kept as data.
 
-    name: Name
-    macs_per_cycle: PositiveFloat = Field(description="Peak FP32 multiply-accumulates per cycle per core.")
+
+class CostParams(_Strict):
+    """Base of a cost model's parameter block. ``readers`` names the cost models that read it."""
+
+    readers: ClassVar[tuple[str, ...]] = ()
+
+
+class RooflineCoreParams(CostParams):
+    """``core_types[].roofline``: the fitted terms of the GEMM/roofline model
+    (:class:`hetsim.cost.RooflineCostModel`, docs/model.md), also read by the Pipe-it ground truth,
+    a fitted variant of it."""
+
+    readers: ClassVar[tuple[str, ...]] = ("roofline", "pipeit-ground-truth")
+
     gemm_efficiency: Annotated[float, Field(gt=0, le=1)] = Field(
-        1.0, description="Fraction of the peak MAC rate a single-core GEMM sustains.")
+        default=1.0, description="Fraction of the peak MAC rate a single-core GEMM sustains.")
     dw_efficiency: Annotated[float, Field(gt=0, le=1)] | None = Field(
-        None, description="Fraction of peak for depthwise convolutions (default: gemm_efficiency).")
+        default=None, description="Fraction of peak for depthwise convolutions (default: gemm_efficiency).")
     parallel_efficiency: list[Annotated[float, Field(gt=0, le=1)]] = Field(
-        default_factory=lambda: [1.0],
+        default_factory=lambda: [1.0], min_length=1,
         description="Multicore efficiency curve: entry n-1 is the per-core efficiency with n cores. "
         "Cores beyond the list reuse its last entry.")
     gemm_tile_rows: Annotated[int, Field(ge=1)] | None = Field(
-        None, description="If set, the N rows of a GEMM are dealt out to threads in tiles of this many rows "
+        default=None, description="If set, the N rows of a GEMM are dealt out to threads in tiles of this many rows "
         "(Pipe-it eqs. 6-8); small layers then stop scaling (concave speedup).")
-    op_overhead_us: NonNegFloat = Field(0.0, description="Fixed cost per op (kernel launch, fork/join), us.")
-    gemm_overhead_us: NonNegFloat | list[NonNegFloat] = Field(
-        0.0, description="Fixed cost per conv or fc op on top of op_overhead_us, us: one value, or a "
+    op_overhead_us: NonNegFloat = Field(default=0.0, description="Fixed cost per op (kernel launch, fork/join), us.")
+    gemm_overhead_us: NonNegFloat | Annotated[list[NonNegFloat], Field(min_length=1)] = Field(
+        default=0.0, description="Fixed cost per conv or fc op on top of op_overhead_us, us: one value, or a "
         "list whose entry n-1 holds on n cores (beyond the list, the last entry). What a GEMM pays in "
         "a running network and not alone: its filters and buffers are cold (evicted since the last "
         "frame), the BLAS threads must be woken. Default 0.")
     gemm_pack_GBps: PositiveFloat | None = Field(
-        None, description="Rate one core handles a conv GEMM's operands (packing the image matrix and "
+        default=None, description="Rate one core handles a conv GEMM's operands (packing the image matrix and "
         "the filters into the BLAS kernel's blocks, writing the output), GB/s of operand bytes. When "
         "set, a conv pays (im2col + weight + output bytes) / min(n x rate, bandwidth) on top of its "
         "roofline, which makes GEMMs with a small K, M or N slower per MAC, as measured. Default: free.")
-    im2col_GBps: PositiveFloat | list[PositiveFloat] | None = Field(
-        None, description="Rate of building a conv's im2col image matrix, GB/s of matrix written: one "
+    im2col_GBps: PositiveFloat | Annotated[list[PositiveFloat], Field(min_length=1)] | None = Field(
+        default=None, description="Rate of building a conv's im2col image matrix, GB/s of matrix written: one "
         "core's rate (n cores: n x it), or a list whose entry n-1 is the rate of n cores (as measured; "
         "beyond the list the last entry scales with n). When set, the build is a step of its own "
         "before the GEMM (im2col bytes / min(rate, bandwidth)) instead of traffic hidden in the roofline.")
-    kind_GBps: dict[str, PositiveFloat | list[PositiveFloat]] = Field(
+    kind_GBps: dict[str, PositiveFloat | Annotated[list[PositiveFloat], Field(min_length=1)]] = Field(
         default_factory=dict, description="Rate the ops of a kind sustain, GB/s of bytes read and "
         "written, where it differs from the bandwidth (LRN's powers, pooling windows, kernels that do "
         "not speed up on more cores): one core's rate (n cores: n x it) or a list whose entry n-1 is "
         "the rate of n cores. An op of a listed kind moves its bytes at min(rate, bandwidth). "
         "Default: the bandwidth.")
+
+    @model_validator(mode="after")
+    def _check(self) -> RooflineCoreParams:
+        _check_kinds(list(self.kind_GBps))
+        return self
+
+
+class PipeitCoreParams(CostParams):
+    """``core_types[].pipeit``: what only the Pipe-it ground truth (:class:`hetsim.cost.pipeit.PipeitGroundTruth`)
+    reads on top of the roofline block."""
+
+    readers: ClassVar[tuple[str, ...]] = ("pipeit-ground-truth",)
+
     gemm_tile_cols: Annotated[int, Field(ge=1)] | None = Field(
-        None, description="If set, a GEMM's M columns are computed in blocks of this many (arm_gemm's "
-        "output block width), so M is padded up to a multiple of it. Used by the Pipe-it ground-truth model.")
+        default=None, description="If set, a GEMM's M columns are computed in blocks of this many (arm_gemm's "
+        "output block width), so M is padded up to a multiple of it.")
+    gemv_GBps_per_core: PositiveFloat | None = Field(
+        default=None, description="Rate at which one core streams the weights of a fully connected layer (a GEMV at "
+        "batch 1, memory-bound), GB/s (default: bandwidth_GBps_per_core).")
+
+
+class RooflineAcceleratorParams(CostParams):
+    """``accelerators[].roofline``: the roofline model's fitted terms of an accelerator."""
+
+    readers: ClassVar[tuple[str, ...]] = ("roofline",)
+
+    efficiency: Annotated[float, Field(gt=0, le=1)] = Field(
+        default=1.0, description="Fraction of peak_GMACps sustained.")
+    op_overhead_us: NonNegFloat = Field(default=0.0, description="Fixed cost per op (kernel launch), us.")
+
+
+def cost_blocks(owner: type[BaseModel]) -> dict[str, type[CostParams]]:
+    """The cost-model parameter blocks of ``owner`` (CoreType or Accelerator): YAML key -> model."""
+    out = {}
+    for key, info in owner.model_fields.items():
+        if isinstance(info.annotation, type) and issubclass(info.annotation, CostParams):
+            out[key] = info.annotation
+    return out
+
+
+def _misplaced_parameter(owner: type[BaseModel], where: str, data: Any) -> None:
+    """A block's parameter written at the top (a schema 1 habit, an old --set path) is an error
+    that names the block it belongs in."""
+    if not isinstance(data, dict):
+        return
+    for block, model in cost_blocks(owner).items():
+        for key in model.model_fields:
+            if key in data and key not in owner.model_fields:
+                name = data.get("name", "<name>")
+                raise ValueError(f"{key} is a parameter of the {block} cost model: since schema 2 it goes "
+                                 f"in the {block} block ({where}.{name}.{block}.{key})")
+
+
+# -- hardware ------------------------------------------------------------------------------------------
+class CoreType(_Strict):
+    """A CPU core micro-architecture (Cortex-A73, Denver 2, a gem5 O3 core...): hardware facts at the
+    top, each cost model's parameters in its block."""
+
+    name: Name
+    macs_per_cycle: PositiveFloat = Field(description="Peak FP32 multiply-accumulates per cycle per core.")
     bandwidth_GBps_per_core: PositiveFloat | None = Field(
         None, description="Memory bandwidth one core can draw, GB/s; n cores draw n times that, up to the "
         "cluster port and the memory (default: no per-core limit).")
-    gemv_GBps_per_core: PositiveFloat | None = Field(
-        None, description="Rate at which one core streams the weights of a fully connected layer (a GEMV at "
-        "batch 1, memory-bound), GB/s. Used by the Pipe-it ground-truth model (default: "
-        "bandwidth_GBps_per_core).")
     dvfs: list[DvfsLevel] = Field(min_length=1)
     default_dvfs: Name | None = Field(None, description="DVFS level used unless a cluster or preset says otherwise (default: the highest frequency).")
     kinds: list[str] | None = Field(None, description="Op kinds this core can run (default: all).")
+    # Cost-model blocks (see CostParams).
+    roofline: RooflineCoreParams = Field(
+        default_factory=RooflineCoreParams, description="Parameters of the roofline cost model "
+        "(also read by the Pipe-it ground truth).")
+    pipeit: PipeitCoreParams = Field(
+        default_factory=PipeitCoreParams, description="Parameters only the Pipe-it ground truth reads.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_misplaced(cls, data: Any) -> Any:
+        _misplaced_parameter(cls, "core_types", data)
+        return data
 
     @model_validator(mode="after")
     def _check(self) -> CoreType:
@@ -114,7 +221,6 @@ class CoreType(_Strict):
         if self.default_dvfs is not None and self.default_dvfs not in names:
             raise ValueError(f"default_dvfs {self.default_dvfs!r} is not one of its dvfs levels {names}")
         _check_kinds(self.kinds)
-        _check_kinds(list(self.kind_GBps))
         return self
 
     def level(self, name: str | None) -> DvfsLevel:
@@ -126,10 +232,6 @@ class CoreType(_Strict):
             if lvl.name == name:
                 return lvl
         raise KeyError(name)
-
-    def par_eff(self, n: int) -> float:
-        curve = self.parallel_efficiency
-        return curve[min(n, len(curve)) - 1]
 
 
 class Cluster(_Strict):
@@ -149,19 +251,27 @@ class Cluster(_Strict):
 
 
 class Accelerator(_Strict):
-    """A GPU, NPU or PIM unit: an EP of its own with a peak rate and a list of op kinds it runs."""
+    """A GPU, NPU or PIM unit: an EP of its own with a peak rate and a list of op kinds it runs
+    (hardware at the top, the roofline model's parameters in its block)."""
 
     name: Name
     kind: Literal["gpu", "npu", "pim", "dsp", "fpga"]
     peak_GMACps: PositiveFloat
-    efficiency: Annotated[float, Field(gt=0, le=1)] = 1.0
     memory: Name
     bandwidth_GBps: PositiveFloat | None = None
-    op_overhead_us: NonNegFloat = 0.0
     kinds: list[str] = Field(default_factory=lambda: ["conv", "dw", "fc"])
     active_W: NonNegFloat | None = None
     idle_W: NonNegFloat | None = None
     device: Name | None = None
+    # Cost-model blocks (see CostParams).
+    roofline: RooflineAcceleratorParams = Field(
+        default_factory=RooflineAcceleratorParams, description="Parameters of the roofline cost model.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_misplaced(cls, data: Any) -> Any:
+        _misplaced_parameter(cls, "accelerators", data)
+        return data
 
     @model_validator(mode="after")
     def _check(self) -> Accelerator:
@@ -197,7 +307,8 @@ class Power(_Strict):
 
 
 class Platform(_Strict):
-    schema_: Literal[1] = Field(alias="schema", description="Format version of this file.")
+    schema_: Literal[2] = Field(alias="schema", description="Format version of this file (files of "
+                                "version 1 are migrated on load: hetsim.platform.loader.migrate).")
     name: Name
     description: str = ""
     sources: list[str] = Field(default_factory=list, description="Where the numbers come from.")

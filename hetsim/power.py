@@ -36,7 +36,8 @@ def energy_J(platform: Platform, units: Iterable[tuple[ExecutionPlace, float]], 
         total += busy * (lvl.active_W_per_core or 0.0) + (c.cores * makespan_s - busy) * (lvl.idle_W_per_core or 0.0)
     for a in platform.accelerators:
         busy = min(acc_busy.get(a.name, 0.0), makespan_s)
-        total += busy * (a.active_W or 0.0) + (makespan_s - busy) * (a.idle_W or 0.0)
+        active, idle = a.power_W(state.get(a.name))
+        total += busy * (active or 0.0) + (makespan_s - busy) * (idle or 0.0)
     if platform.power is not None:
         total += platform.power.static_W * makespan_s + platform.power.coherence_W * coherent_s
     links = {lk.name: lk for lk in platform.links}
@@ -61,7 +62,8 @@ def active_power_W(platform: Platform, units: Iterable[tuple[ExecutionPlace, flo
             total += t * ep.cores * ((lvl.active_W_per_core or 0.0) - (lvl.idle_W_per_core or 0.0))
         else:
             a = platform.accelerator(ep.place)
-            total += t * ((a.active_W or 0.0) - (a.idle_W or 0.0))
+            active, idle = a.power_W(state.get(a.name))
+            total += t * ((active or 0.0) - (idle or 0.0))
     if platform.power is not None:
         total += platform.power.coherence_W * coherent_s
     return total / makespan_s

@@ -145,16 +145,21 @@ def test_calibrate_rejects_a_non_yaml_out(hetsim, tmp_path):
 def test_validate_json_and_report(hetsim, host_yaml, tiny_file, tmp_path):
     out = tmp_path / "rep"
     result = hetsim("validate", "host", "-p", host_yaml, "-w", tiny_file, "--frames", "4",
-                    "--repeats", "1", "--out", out, "--json")
+                    "--repeats", "1", "--out", out, "--json", "--cost", "roofline", "--cost", "gemm2")
     assert result.returncode == 0, result.stderr
     d = json.loads(result.stdout)
     assert isinstance(d["layer_mape"], float) and d["layer_mape"] >= 0
+    assert set(d["layer_mape_by_cost"]) == {"roofline", "gemm2"}
+    assert d["layer_mape_by_cost"]["roofline"] == d["layer_mape"]     # the first model heads the report
     n_maps = 3 if len(cpus()) > 1 else 1
     assert len(d["mappings"]) == n_maps
     assert d["mappings"][0]["mapping"] == "C1:1-4"
     for m in d["mappings"]:
-        assert set(m) == {"mapping", "measured_fps", "simulated_fps", "error"}
+        assert set(m) == {"mapping", "measured_fps", "simulated_fps", "error", "by_cost"}
         assert m["error"] == pytest.approx(m["simulated_fps"] / m["measured_fps"] - 1)
+        assert m["by_cost"]["roofline"]["simulated_fps"] == m["simulated_fps"]
+        g = m["by_cost"]["gemm2"]
+        assert g["error"] == pytest.approx(g["simulated_fps"] / m["measured_fps"] - 1)
     if n_maps == 3:
         assert d["mappings"][1]["mapping"] == f"C{len(cpus())}:1-4"
         assert d["mappings"][2]["mapping"].count("|") == 1

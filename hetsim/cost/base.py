@@ -60,6 +60,11 @@ class CostModel:
     def op_demand(self, op, ep: ExecutionPlace, state: DvfsState | None = None) -> Demand:
         raise NotImplementedError
 
+    def bind(self, workload) -> None:
+        """Tell the model the network its ops belong to, before pricing them one by one: a model
+        whose op costs depend on the ops around them (the gemm2 model's cache reuse distances)
+        computes that context here. Layer times call it themselves; the default does nothing."""
+
     def op_time(self, op, ep: ExecutionPlace, state: DvfsState | None = None) -> float:
         return self.op_demand(op, ep, state).time_s
 

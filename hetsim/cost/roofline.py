@@ -78,7 +78,7 @@ class RooflineCostModel(CostModel):
 
     def ep_rates(self, ep: ExecutionPlace, state: DvfsState | None = None) -> EpRates:
         """The rates and fixed costs of ``ep`` in DVFS ``state`` (cached)."""
-        level_name = (state or {}).get(ep.cluster) if ep.cluster else None
+        level_name = (state or {}).get(ep.place)
         key = (ep, level_name)
         rates = self._ep_cache.get(key)
         if rates is not None:
@@ -86,7 +86,12 @@ class RooflineCostModel(CostModel):
         p = self.platform
         if ep.accelerator:
             a = p.accelerator(ep.accelerator)
-            rate = a.peak_GMACps * 1e9 * a.roofline.efficiency
+            try:  # the peak is at the highest DVFS level and follows the accelerator clock
+                ratio = a.clock_ratio(level_name)
+            except KeyError:
+                raise HetsimError(f"DVFS level {level_name!r} is not a level of accelerator {a.name}; "
+                                  f"levels: {[lv.name for lv in a.dvfs]}") from None
+            rate = a.peak_GMACps * 1e9 * a.roofline.efficiency * ratio
             bw = min(a.bandwidth_GBps or math.inf, p.memory(a.memory).bandwidth_GBps) * 1e9
             rates = EpRates(rate, rate, rate, bw, a.roofline.op_overhead_us * 1e-6, 0.0, None,
                             frozenset(a.kinds), None, None, MappingProxyType({}))

@@ -121,6 +121,7 @@ class PlacementProblem(Problem):
         cannot run it (HOPE's cl[op][device])."""
         if self._times is None:
             t = np.empty((len(self.ops), len(self.eps)))
+            self.cost.bind(self.workload)
             for i, op in enumerate(self.workload.ops):
                 for j, ep in enumerate(self.ep_objects):
                     t[i, j] = (self.cost.op_time(op, ep, self.state) if self.cost.supports(op, ep)

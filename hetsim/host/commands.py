@@ -39,7 +39,7 @@ def calibrate_host(out, name, quick) -> None:
     roofline cost model's parameters to it (about two minutes on 2 cores)."""
     import yaml
 
-    from hetsim.host.fit import fit_host, platform_yaml
+    from hetsim.host.fit import fit_gemm2, fit_host, platform_yaml, unify_clock
     from hetsim.host.microbench import BenchPlan, cpus, frame_jitter, run_all
     from hetsim.platform import platform_from_dict
     from hetsim.validation import atomic_write
@@ -55,13 +55,19 @@ def calibrate_host(out, name, quick) -> None:
         tasks = {phase: bar.add_task(phase, total=n) for phase, n in units.items() if n}
         measurements = run_all(plan, lambda phase, n: bar.advance(tasks[phase], n) if phase in tasks else None)
     fit = fit_host(measurements)
-    text = platform_yaml(fit, measurements, name, raw_path.name)
+    gemm2 = fit_gemm2(measurements, fit) if measurements.contexts else None
+    if gemm2 is not None:
+        unify_clock(fit, gemm2)
+    text = platform_yaml(fit, measurements, name, raw_path.name, gemm2)
     platform_from_dict(yaml.safe_load(text), str(out_path))  # never write a platform that fails to load
     jitter = frame_jitter(measurements)
     with atomic_write(raw_path) as f:
         json.dump({"measurements": measurements.to_dict(), "fit": {
             "residuals": fit.residuals, "peak_GMACps": fit.peak_MACps / 1e9,
-            "frame_jitter_sigma": jitter}}, f, indent=1)
+            "frame_jitter_sigma": jitter,
+            **({"gemm2": {"block": gemm2.block, "residuals": gemm2.residuals,
+                          "choices": {k: str(v) for k, v in gemm2.choices.items()}}} if gemm2 else {})}},
+                  f, indent=1)
     with atomic_write(out_path) as f:
         f.write(text)
     t = Table("parameter", "value", title=f"fitted platform {name}", title_justify="left")
@@ -81,6 +87,11 @@ def calibrate_host(out, name, quick) -> None:
     t.add_row("frame jitter (sigma of log time)", f"{jitter:.3f}")
     for k, r in fit.residuals.items():
         t.add_row(f"median |error| {k}", f"{r:.1%}")
+    if gemm2 is not None:
+        for k in ("kernel_efficiency", "tile_rows", "tile_cols", "block_k", "overlap", "residency"):
+            t.add_row(f"gemm2.{k}", f"{gemm2.block[k]:.3g}" if isinstance(gemm2.block[k], float) else str(gemm2.block[k]))
+        for k, r in gemm2.residuals.items():
+            t.add_row(f"median |error| {k}", f"{r:.1%}")
     Console().print(t)
     click.echo(f"wrote {out_path} and {raw_path}")
 
@@ -109,9 +120,12 @@ def validate() -> None:
               "`calibrate host` measured (in <platform>.measurements.json beside the platform), else 0.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
               help="Directory for report.md, report.png, report.json [default: results/validation/<workload>].")
+@click.option("--cost", "costs", multiple=True, type=click.Choice(["roofline", "gemm2"]),
+              help="Cost model(s) to simulate with (repeatable; the first picks the default pipeline and "
+              "heads the report). Default: roofline.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def validate_host_cmd(platform_name, workload_name, mappings, frames, repeats, scale, seed, noise_sigma,
-                      out_dir, as_json) -> None:
+                      out_dir, costs, as_json) -> None:
     """Run a workload for real (numpy, one pinned process per stage) and compare per-layer times
     and pipeline throughput with the DES on the calibrated platform."""
     from hetsim.host.executor import WorkloadRef
@@ -130,7 +144,8 @@ def validate_host_cmd(platform_name, workload_name, mappings, frames, repeats, s
         noise_sigma = measured_jitter(resolve_platform(platform_name))
     ref = WorkloadRef(workload_name, scale)
     workload = ref.load()
-    check_validation(platform, ref, list(mappings) or None, frames, repeats)   # errors before the bar
+    costs = tuple(costs) or ("roofline",)
+    check_validation(platform, ref, list(mappings) or None, frames, repeats, costs)   # errors before the bar
     out = Path(out_dir) if out_dir else Path("results") / "validation" / workload.name
     console = Console(stderr=True)
     with _progress(console) as bar:
@@ -140,12 +155,13 @@ def validate_host_cmd(platform_name, workload_name, mappings, frames, repeats, s
             bar.update(task, completed=done, total=total, description=label)
 
         report = validate_host(platform, ref, list(mappings) or None, frames, repeats, seed,
-                               noise_sigma=noise_sigma, progress=progress)
+                               noise_sigma=noise_sigma, progress=progress, costs=costs)
     paths = write_report(report, out)
     if as_json:
         d = report.to_dict()
-        click.echo(json.dumps({"layer_mape": d["layer_mape"], "mappings": [
-            {k: m[k] for k in ("mapping", "measured_fps", "simulated_fps", "error")} for m in d["mappings"]],
+        click.echo(json.dumps({"layer_mape": d["layer_mape"], "layer_mape_by_cost": d["layer_mape_by_cost"],
+            "mappings": [{k: m[k] for k in ("mapping", "measured_fps", "simulated_fps", "error", "by_cost")}
+                         for m in d["mappings"]],
             "workload": d["workload"], "platform": d["platform"], "report": str(paths[0])}))
     else:
         Console().print(report_markdown(report), markup=False, highlight=False)

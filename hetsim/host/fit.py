@@ -254,7 +254,8 @@ def platform_dict(fit: HostFit, name: str = "host") -> dict:
     }
 
 
-def platform_yaml(fit: HostFit, m: Measurements, name: str = "host", raw_file: str = "") -> str:
+def platform_yaml(fit: HostFit, m: Measurements, name: str = "host", raw_file: str = "",
+                  gemm2: Gemm2Fit | None = None) -> str:
     """The platform YAML with a source comment on every number (what was measured, how fitted)."""
     d = platform_dict(fit, name)
     c = d["core_types"][0]
@@ -303,13 +304,63 @@ def platform_yaml(fit: HostFit, m: Measurements, name: str = "host", raw_file: s
             lines.append(f"        {k}: {v}  # median |error| {fit.residuals.get('kind ' + k, float('nan')):.1%}")
     else:
         lines.append("      kind_GBps: {}  # every kind measured keeps up with the memory")
+    caches = ""
+    if gemm2 is not None:
+        lines += _gemm2_yaml(gemm2)
+        bits = []
+        if gemm2.l2_KiB:
+            bits += [f"l2_KiB: {gemm2.l2_KiB:g}", f"l2_private: {str(gemm2.l2_private).lower()}"]
+        if gemm2.l3_KiB:
+            bits.append(f"l3_KiB: {gemm2.l3_KiB:g}")
+        caches = ", " + ", ".join(bits) if bits else ""
     lines += [
         "clusters:",
-        f"  - {{name: host, symbol: C, core_type: cpu, cores: {fit.cores}, memory: dram}}  "
-        "# [measured] the CPUs this process may use (sched_getaffinity)",
+        f"  - {{name: host, symbol: C, core_type: cpu, cores: {fit.cores}, memory: dram{caches}}}  "
+        "# [measured] the CPUs this process may use (sched_getaffinity); [ext] caches from "
+        "/sys/devices/system/cpu/cpu0/cache",
         "",
     ]
     return "\n".join(lines)
+
+
+def _gemm2_yaml(g2: Gemm2Fit) -> list[str]:
+    """The gemm2 block's lines (under the core type), each number with how it was obtained."""
+    d: dict = {"core_types": [{}], "clusters": [{}]}
+    _add_gemm2(d, g2)
+    b = d["core_types"][0]["gemm2"]
+    r = g2.residuals
+    why = {
+        "kernel_efficiency": "[fitted] 1-thread GEMMs, fit grid + tile sweeps, warm and cold "
+                             f"(median |error| {r.get('gemm2 fit 1T warm', float('nan')):.1%} warm, "
+                             f"{r.get('gemm2 fit 1T cold', float('nan')):.1%} cold; held out "
+                             f"{r.get('gemm2 held-out 1T warm', float('nan')):.1%} / "
+                             f"{r.get('gemm2 held-out 1T cold', float('nan')):.1%})",
+        "tile_rows": "[measured] the tile shape, K block and residency rule with the least fit residual",
+        "tile_cols": "[measured] (same search)", "block_k": "[measured] (same search)",
+        "residency": "[measured] (same search)",
+        "tile_overhead_cycles": "[fitted] same GEMMs", "pack_cycles_per_byte": "[fitted] same GEMMs",
+        "overlap": "[fitted] same GEMMs: how core and memory time combine",
+        "gemm_macs_per_thread": "[sourced] OpenBLAS interface/gemm.c: one thread per 65536 x 4 MACs",
+        "l2_bytes_per_cycle": "[measured] x @ W read rate of working sets in L2",
+        "l3_GBps": "[measured] x @ W read rate of working sets in L3",
+        "parallel_efficiency": "[fitted] n-thread GEMMs, entry n-1 (median |error| "
+                               + ", ".join(f"{r[k]:.1%}" for k in r if k.startswith("gemm2 fit") and "1T" not in k) + ")",
+        "gemm_call_us": "[fitted] per call on 1, 2, ... threads",
+        "kernel_threads": "[ext] the executor runs every kernel but the GEMMs on one thread (hetsim/host/kernels.py)",
+        "op_overhead_us": "[fitted] executor kernels (im2col, kinds, dw)",
+        "im2col_cycles_per_byte": "[fitted] executor's im2col copy", "dw_macs_per_cycle": "[fitted] executor's depthwise",
+        "kind_cycles_per_byte": "[fitted] executor kernels, per kind",
+    }
+    lines = [f"    gemm2:  # the gemm2 cost model (hetsim/cost/gemm2.py), fitted by hetsim/host/fit.py fit_gemm2; "
+             f"synthetic network's ops (never fitted) {r.get('gemm2 network ops', float('nan')):.1%}"]
+    for key, value in b.items():
+        if isinstance(value, dict):
+            lines.append(f"      {key}:  # {why.get(key, '')}")
+            lines += [f"        {k}: {v}" for k, v in value.items()]
+        else:
+            text = "null" if value is None else (str(value).lower() if isinstance(value, bool) else value)
+            lines.append(f"      {key}: {text}  # {why.get(key, '')}")
+    return lines
 
 
 def _load(v) -> str:
@@ -318,3 +369,298 @@ def _load(v) -> str:
 
 def _MB(m: Measurements) -> str:
     return f"{m.stream[0]['bytes'] / 2**20:.0f}" if m.stream else "?"
+
+
+# -- the gemm2 model ------------------------------------------------------------------------------
+#: Tile shapes, K blocks and residency rules the gemm2 fit chooses from (by the fit's residual on
+#: the fit grid and the tile sweeps: a measurement, not a datasheet).
+TILE_ROWS = (1, 2, 4, 6, 8, 12, 16)
+TILE_COLS = (4, 8, 12, 16, 24, 32, 48)
+BLOCK_K = (None, 128, 192, 256, 384, 512)
+RESIDENCY = ("proportional", "lru")
+#: [sourced] OpenBLAS gives a GEMM one thread per SMP_THRESHOLD_MIN x GEMM_MULTITHREAD_THRESHOLD =
+#: 65536 x 4 multiply-adds (interface/gemm.c).
+OPENBLAS_MACS_PER_THREAD = 262144
+
+
+@dataclass
+class Gemm2Fit:
+    """The gemm2 block fitted on this machine, the cache sizes it read, and its residuals."""
+
+    block: dict                              # the core type's gemm2 block (YAML units)
+    l1d_KiB: float | None
+    l2_KiB: float | None
+    l2_private: bool
+    l3_KiB: float | None
+    freq_MHz: float
+    residuals: dict[str, float] = field(default_factory=dict)   # name -> median |t_model/t - 1|
+    choices: dict[str, object] = field(default_factory=dict)    # the discrete choices and why
+
+
+def _caches(machine: dict) -> tuple[float | None, float | None, bool, float | None]:
+    """(L1d KiB, L2 KiB, L2 private, L3 KiB) of the machine's sysfs description."""
+    by_level = {c["level"]: c for c in machine.get("caches", [])}
+    l1 = by_level.get(1, {}).get("size_KiB")
+    l2 = by_level.get(2)
+    l3 = by_level.get(3)
+    return (float(l1) if l1 else None, float(l2["size_KiB"]) if l2 else None,
+            bool(l2 and l2.get("shared_by", 1) == 1), float(l3["size_KiB"]) if l3 else None)
+
+
+def _level_rates(m: Measurements, l2_B: float | None, l3_B: float | None) -> tuple[float | None, float | None]:
+    """Read rates (B/s, one core) of data in L2 and in L3: the median x @ W rate of the working
+    sets that fit half of L2, and of those between twice L2 and a quarter of L3."""
+    rows = [(r["bytes"], r["bytes"] / r["time_s"]) for r in m.levels if r["threads"] == 1]
+    l2 = [bw for b, bw in rows if l2_B and 4 * b >= l2_B / 4 and b <= l2_B / 2]
+    l3 = [bw for b, bw in rows if l2_B and l3_B and 2 * l2_B <= b <= l3_B / 4]
+    return (float(np.median(l2)) if l2 else None, float(np.median(l3)) if l3 else None)
+
+
+def fit_gemm2(m: Measurements, fit: HostFit) -> Gemm2Fit:
+    """Fit the gemm2 block (hetsim/cost/gemm2.py) to this machine's measurements.
+
+    * Caches: sizes from sysfs; read rates of L2 and L3 from the working-set sweep (``levels``);
+      DRAM from the STREAM-like runs (as the roofline fit).
+    * GEMM, 1 thread, on the fit grid and the tile sweeps in both contexts (warm: each operand at
+      the distance of the call's own footprint; cold: from DRAM): the kernel rate, the cycles per
+      tile and K block, the packing cycles per byte, the call cost and the overlap, by least
+      squares on log time (soft-L1), for every tile shape, K block and residency rule of
+      :data:`TILE_ROWS` x :data:`TILE_COLS` x :data:`BLOCK_K` x :data:`RESIDENCY`; the best is kept.
+    * GEMM, n threads: the parallel efficiency and call cost of n threads, the rest fixed; threads
+      per GEMM as OpenBLAS gives them (:data:`OPENBLAS_MACS_PER_THREAD`).
+    * The executor's other kernels (one thread): cycles per byte of im2col and of each kind, MACs
+      per cycle of depthwise, one per-op overhead.
+    * The held-out shapes and the synthetic network's ops are never fitted: their errors are
+      reported (``residuals``).
+    """
+    from hetsim.cost.gemm2 import Access, Gemm2Ep, gemm_terms, memory_time
+    from hetsim.platform.schema import Gemm2CoreParams
+
+    l1, l2, l2_private, l3 = _caches(m.machine)
+    l1_B, l2_B, l3_B = (x * 1024 if x else None for x in (l1, l2, l3))
+    l2_rate, l3_rate = _level_rates(m, l2_B, l3_B)
+    mpc = fit.macs_per_cycle
+    f0 = fit.freq_MHz * 1e6
+
+    def ep_for(threads: int, **params) -> Gemm2Ep:
+        g = Gemm2CoreParams.model_construct(**{**Gemm2CoreParams().model_dump(), **params})
+        return Gemm2Ep(None, g, mpc, f0, 1.0, threads, l1_B, l2_B, l2_private, l3_B,  # type: ignore[arg-type]
+                       fit.core_bandwidth_Bps, fit.memory_bandwidth_Bps)
+
+    level_params = {"l2_bytes_per_cycle": l2_rate / f0 if l2_rate else None,
+                    "l3_GBps": l3_rate / _GB if l3_rate else None}
+
+    def features(rows, tr, tc, kc, residency, threads):
+        """Per row: kernel seconds at rate 1 MAC/s... as arrays (kernel MACs, tile blocks, pack bytes,
+        memory seconds, calls)."""
+        e = ep_for(threads, tile_rows=tr, tile_cols=tc, block_k=kc, residency=residency, **level_params)
+        out = np.empty((len(rows), 4))
+        for i, r in enumerate(rows):
+            n, k, mm = r["n"], r["k"], r["m"]
+            t = max(1, min(threads, math.ceil(n * k * mm / OPENBLAS_MACS_PER_THREAD)))
+            terms = gemm_terms(e, n, k, mm, 1, t)
+            a, b, c = 4.0 * n * k, 4.0 * k * mm, 4.0 * n * mm
+            d = _context_distance(r["context"], a, b, c)
+            # the output stays where the GEMM's working set fits (as the model's writes)
+            mem, _, _ = memory_time(e.levels(t), [Access(a, d), Access(b, d), Access(c, a + b + c, write=True)],
+                                    e.params)
+            out[i] = (terms.kernel_cycles * mpc, terms.tile_blocks, (a + b) / t, mem)
+        return out
+
+    def model_time(x, F, threads_col=None):
+        rate, tile_s, pack_s, call_s, ov = x
+        core = F[:, 0] / rate + F[:, 1] * tile_s + F[:, 2] * pack_s
+        mem = F[:, 3]
+        return call_s + core + mem - ov * np.minimum(core, mem)
+
+    g1 = [r for r in m.contexts if r["threads"] == 1 and r["set"] in ("fit", "sweep")]
+    if not g1:
+        raise ValueError("no gemm2 measurements (contexts): run `hetsim calibrate host` again")
+    y1 = np.array([r["time_s"] for r in g1])
+    best = None
+    lo = np.array([1e9, 0.0, 0.0, 0.0, 0.0])
+    hi = np.array([1e13, 1e-6, 1e-8, 1e-3, 1.0])
+    for tr in TILE_ROWS:
+        for tc in TILE_COLS:
+            for kc in BLOCK_K:
+                for res in RESIDENCY:
+                    F = features(g1, tr, tc, kc, res, 1)
+                    x0 = np.array([max(r["n"] * r["k"] * r["m"] / r["time_s"] for r in g1), 1e-8, 1e-11, 2e-6, 0.5])
+                    sol = least_squares(lambda x, F=F: np.log(model_time(x, F) / y1), np.clip(x0, lo, hi),
+                                        bounds=(lo, hi), loss="soft_l1", f_scale=0.1, x_scale=np.maximum(x0, 1e-12))
+                    err = float(np.median(np.abs(model_time(sol.x, F) / y1 - 1)))
+                    if best is None or err < best[0]:
+                        best = (err, tr, tc, kc, res, sol.x)
+    assert best is not None
+    err1, tr, tc, kc, res, (rate, tile_s, pack_s, call1_s, overlap) = best
+    # The clock: raise it (turbo) until the kernel rate fits the ISA peak, as the roofline fit does.
+    freq = fit.freq_MHz
+    if rate > mpc * freq * 1e6:
+        freq = math.ceil(rate / (mpc * 1e8)) * 100.0
+    f = freq * 1e6
+    level_params = {"l2_bytes_per_cycle": l2_rate / f if l2_rate else None,
+                    "l3_GBps": l3_rate / _GB if l3_rate else None}
+    block = {"kernel_efficiency": min(1.0, rate / (mpc * f)), "tile_rows": tr, "tile_cols": tc,
+             "block_k": kc, "tile_overhead_cycles": tile_s * f, "pack_cycles_per_byte": pack_s * f,
+             "overlap": float(overlap), "residency": res, "gemm_macs_per_thread": OPENBLAS_MACS_PER_THREAD,
+             **level_params}
+    calls = [call1_s]
+    par = [1.0]
+    # n threads: the parallel efficiency and the call cost of n threads, the rest fixed.
+    for n in range(2, len(m.machine["cpus"]) + 1):
+        gn = [r for r in m.contexts if r["threads"] == n and r["set"] in ("fit", "sweep")]
+        if not gn:
+            break
+        yn = np.array([r["time_s"] for r in gn])
+        Fn = features(gn, tr, tc, kc, res, n)
+        threads = np.array([max(1, min(n, math.ceil(r["n"] * r["k"] * r["m"] / OPENBLAS_MACS_PER_THREAD)))
+                            for r in gn])
+
+        def tn(x, Fn=Fn, threads=threads):
+            pe, call_n = x
+            eff = np.where(threads > 1, pe, 1.0)
+            call = np.where(threads > 1, call_n, call1_s)
+            core = Fn[:, 0] / (rate * eff) + Fn[:, 1] * tile_s + Fn[:, 2] * pack_s
+            mem = Fn[:, 3]
+            return call + core + mem - overlap * np.minimum(core, mem)
+
+        sol = least_squares(lambda x, tn=tn, yn=yn: np.log(tn(x) / yn), [0.8, call1_s + 5e-6],
+                            bounds=([0.05, 0.0], [1.0, 1e-2]), loss="soft_l1", f_scale=0.1, x_scale=[0.1, 1e-5])
+        par.append(float(sol.x[0]))
+        calls.append(float(sol.x[1]))
+    block["parallel_efficiency"] = par
+    block["gemm_call_us"] = [c * 1e6 for c in calls]
+    block["kernel_threads"] = 1         # the executor's non-GEMM kernels (hetsim/host/kernels.py)
+
+    # The executor's other kernels: one per-op overhead, cycles per byte of im2col and of each kind,
+    # depthwise MACs per cycle; each with the traffic the model gives it (warm: the benchmarks re-run
+    # the same tensors).
+    e1 = ep_for(1, **block)
+    kinds_rows = [r for r in m.kinds if r["threads"] == 1]
+    im2col_rows = [r for r in m.im2col if r["threads"] == 1]
+    names = sorted({r["kind"] for r in kinds_rows})
+    rows = [("im2col", r) for r in im2col_rows] + [(r["kind"], r) for r in kinds_rows]
+    y = np.array([r["time_s"] for _, r in rows])
+    mem = np.empty(len(rows))
+    work = np.empty(len(rows))
+    for i, (kind, r) in enumerate(rows):
+        nbytes = r["bytes"]
+        if kind == "im2col":
+            h, w, c = r["h"], r["w"], r["c"]
+            inp = 4.0 * h * w * c
+            mem[i] = memory_time(e1.levels(1), [Access(inp, inp + nbytes), Access(nbytes, inp + nbytes, write=True)],
+                                 e1.params)[0]
+            work[i] = nbytes
+        else:   # bytes = inputs + output (+ weights): reads and the write at the op's working set
+            mem[i] = memory_time(e1.levels(1), [Access(nbytes, 2 * nbytes)], e1.params)[0]
+            work[i] = r["macs"] if kind == "dw" else nbytes
+    labels = ["im2col", *names]
+    col = np.array([labels.index(k) for k, _ in rows])
+
+    is_dw = col == labels.index("dw") if "dw" in labels else np.zeros(len(col), dtype=bool)
+
+    def t_kernels(x):
+        overhead = x[0]
+        per = x[1:][col]
+        core = np.where(is_dw, work / np.maximum(per, 1e-30), work * per) / f
+        return overhead + core + mem - overlap * np.minimum(core, mem)
+
+    x0 = np.array([2e-6] + [(mpc * 0.05) if k == "dw" else 0.5 for k in labels])
+    lo_k = np.array([0.0] + [1e-3 if k == "dw" else 0.0 for k in labels])
+    hi_k = np.array([1e-3] + [mpc if k == "dw" else 1e3 for k in labels])
+    sol = least_squares(lambda x: np.log(t_kernels(x) / y), np.clip(x0, lo_k, hi_k), bounds=(lo_k, hi_k),
+                        loss="soft_l1", f_scale=0.1)
+    block["op_overhead_us"] = float(sol.x[0]) * 1e6
+    block["im2col_cycles_per_byte"] = float(sol.x[1])
+    block["kind_cycles_per_byte"] = {k: float(v) for k, v in zip(labels[1:], sol.x[2:], strict=True) if k != "dw"}
+    if "dw" in labels:
+        block["dw_macs_per_cycle"] = float(sol.x[1 + labels.index("dw")])
+    out = Gemm2Fit(block, l1, l2, l2_private, l3, freq)
+    out.choices = {"tile_rows": tr, "tile_cols": tc, "block_k": kc, "residency": res,
+                   "fit median |error| of the chosen (1 thread)": err1}
+    _gemm2_residuals(out, m, fit)
+    return out
+
+
+def _context_distance(context: str, a: float, b: float, c: float) -> float:
+    """Reuse distance of a benchmarked GEMM's operands: warm, the call's own footprint (operands,
+    their packed copies, the output); cold, never (flushed)."""
+    return 2 * (a + b) + c if context == "warm" else math.inf
+
+
+def unify_clock(fit: HostFit, g2: Gemm2Fit) -> None:
+    """One clock for both blocks: when the gemm2 fit raised it (its kernel rate is above the ISA
+    peak at the roofline fit's clock), the roofline's efficiencies are rescaled to the new clock
+    (same rates)."""
+    if g2.freq_MHz != fit.freq_MHz:
+        scale = fit.freq_MHz / g2.freq_MHz
+        fit.gemm_efficiency *= scale
+        if fit.dw_efficiency is not None:
+            fit.dw_efficiency *= scale
+        fit.freq_MHz = g2.freq_MHz
+
+
+def _gemm2_platform(g2: Gemm2Fit, fit: HostFit):
+    from hetsim.platform import platform_from_dict
+
+    d = platform_dict(fit)
+    d["core_types"][0]["dvfs"][0]["freq_MHz"] = g2.freq_MHz
+    _add_gemm2(d, g2)
+    return platform_from_dict(d, "gemm2 fit")
+
+
+def _gemm2_residuals(g2: Gemm2Fit, m: Measurements, fit: HostFit) -> None:
+    """Median |model / measured - 1| of the real model (Gemm2CostModel) on every set: the GEMM fit
+    and held-out shapes per thread count and context, the kernels, the synthetic network's ops."""
+    from hetsim.cost.gemm2 import Gemm2CostModel, OpContext
+    from hetsim.host.microbench import FRAME, synthetic_network
+    from hetsim.workload.ops import Op, OpCounts, OpKind, Shape
+
+    platform = _gemm2_platform(g2, fit)
+    cost = Gemm2CostModel(platform)
+    for r in m.contexts:
+        n, k, mm = r["n"], r["k"], r["m"]
+        # A matmul op whose operands sit where the benchmark left them.
+        op = Op(f"g{n}x{k}x{mm}", OpKind.MATMUL, ("a",), Shape(1, n, k), Shape(1, n, mm), 1, True,
+                out_dims=((n, mm),), in_dims=((n, k),),
+                counts=OpCounts(macs=n * k * mm, gemm=(n, k, mm), gemm_groups=1, weight_bytes=4 * k * mm,
+                                input_bytes=4 * n * k, output_bytes=4 * n * mm))
+        d = _context_distance(r["context"], 4.0 * n * k, 4.0 * k * mm, 4.0 * n * mm)
+        cost._context[id(op)] = OpContext((d,), d, False)
+        pred = cost.op_time(op, platform.ep(f"C{r['threads']}")) - platform.core_types[0].gemm2.op_overhead_us * 1e-6
+        r["gemm2_s"] = pred
+        del cost._context[id(op)]
+    for (name, sel) in (("gemm2 fit", ("fit", "sweep")), ("gemm2 held-out", ("heldout",))):
+        for t in sorted({r["threads"] for r in m.contexts}):
+            for ctx in ("warm", "cold"):
+                e = [r["gemm2_s"] / r["time_s"] - 1 for r in m.contexts
+                     if r["set"] in sel and r["threads"] == t and r["context"] == ctx]
+                if e:
+                    g2.residuals[f"{name} {t}T {ctx}"] = _median_abs(e)
+    if m.network:
+        wl = synthetic_network(m.network_input)
+        cost.bind(wl)
+        errs = [cost.op_time(wl.op(r["op"]), platform.ep(f"C{r['threads']}")) / r["time_s"] - 1
+                for r in m.network if r["op"] != FRAME and str(wl.op(r["op"]).kind) not in ("flatten", "reshape")]
+        g2.residuals["gemm2 network ops"] = _median_abs(errs)
+
+
+def _add_gemm2(d: dict, g2: Gemm2Fit) -> None:
+    """Put the gemm2 block and the cache sizes into a platform dict."""
+    core = d["core_types"][0]
+    block = {k: (round(float(v), 6) if isinstance(v, float) else v) for k, v in g2.block.items()
+             if v is not None}
+    if "kind_cycles_per_byte" in block:
+        block["kind_cycles_per_byte"] = {k: round(float(v), 4) for k, v in block["kind_cycles_per_byte"].items()}
+    for key in ("parallel_efficiency", "gemm_call_us"):
+        if key in block:
+            block[key] = [round(float(x), 4) for x in block[key]]
+    core["gemm2"] = block
+    if g2.l1d_KiB:
+        core["l1d_KiB"] = g2.l1d_KiB
+    cl = d["clusters"][0]
+    if g2.l2_KiB:
+        cl["l2_KiB"] = g2.l2_KiB
+        cl["l2_private"] = g2.l2_private
+    if g2.l3_KiB:
+        cl["l3_KiB"] = g2.l3_KiB

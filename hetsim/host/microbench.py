@@ -73,13 +73,29 @@ class BenchPlan:
     handoff_reps: int = 50
     network_input: int = 128     # H = W of the synthetic network's input
     network_reps: int = 25
+    # -- the gemm2 model's measurements (hetsim/host/fit.py fit_gemm2) --------------------------
+    # GEMMs in two contexts (warm: right after the same call; cold: after the caches are flushed),
+    # on the fit grid above, on held-out shapes between its points, and on fine sweeps of M and N
+    # that show the micro-kernel's tiles.
+    heldout_n: tuple[int, ...] = (100, 400, 1600)
+    heldout_k: tuple[int, ...] = (75, 288, 1152)
+    heldout_m: tuple[int, ...] = (32, 96, 384)
+    sweep_m: tuple[int, ...] = (3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 20, 24, 28, 31, 32, 33, 40, 47, 48, 56, 63, 64)
+    sweep_n: tuple[int, ...] = (7, 8, 9, 11, 12, 13, 16, 20, 23, 24, 25, 28, 32, 36, 40)
+    sweep_base: tuple[int, int, int] = (784, 576, 256)   # N, K, M of the sweeps (the swept one varies)
+    context_reps: int = 11
+    # Read bandwidth by working set: the executor's fc code path (x @ W) on W of these sizes, warm.
+    level_KiB: tuple[int, ...] = (64, 256, 512, 768, 2048, 4096, 8192, 65536, 262144)
+    level_reps: int = 9
 
     @classmethod
     def quick(cls) -> BenchPlan:
         return cls(gemm_n=(16, 64), gemm_k=(32, 64), gemm_m=(16, 32), gemm_reps=2, stream_MB=4,
                    stream_reps=2, im2col_shapes=((16, 16, 8, 3, 1, 1),), kind_shapes=((8, 8, 16),),
                    kinds=("relu", "maxpool", "lrn"), kind_reps=2, handoff_bytes=(0, 4096),
-                   handoff_reps=3, network_input=32, network_reps=2)
+                   handoff_reps=3, network_input=32, network_reps=2, heldout_n=(24,), heldout_k=(48,),
+                   heldout_m=(24,), sweep_m=(8, 16), sweep_n=(8, 12), sweep_base=(64, 64, 32),
+                   context_reps=2, level_KiB=(64, 1024), level_reps=2)
 
     def units(self, cores: int) -> dict[str, int]:
         """Timed runs per phase (for the progress bar)."""
@@ -91,6 +107,8 @@ class BenchPlan:
             "kinds": len(self.kinds) * len(self.kind_shapes) * cores * (self.kind_reps + 1),
             "handoff": len(self.handoff_bytes) if cores > 1 else 0,
             "network": cores * (self.network_reps + 2),
+            "gemm contexts": len(context_shapes(self)) * cores * 2 * (self.context_reps + 1),
+            "levels": len(self.level_KiB) * (self.level_reps + 1),
         }
 
 
@@ -107,6 +125,9 @@ class Measurements:
     network: list[dict] = field(default_factory=list)   # op, threads, time_s (synthetic network)
     network_input: int = 128
     load: dict = field(default_factory=dict)            # loadavg before / after, wall seconds
+    # gemm2: n, k, m, threads, context (warm | cold), set (fit | heldout | sweep), time_s, load
+    contexts: list[dict] = field(default_factory=list)
+    levels: list[dict] = field(default_factory=list)    # kib, bytes, threads, time_s (x @ W, warm)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -128,12 +149,17 @@ def machine_info() -> dict:
     """CPU model, nominal clock, SIMD width (peak FP32 MAC/cycle), BLAS, as far as Linux tells."""
     model, mhz = platform_mod.processor() or "unknown", None
     flags: set[str] = set()
+    vendor, family = "", 0
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
                 key, _, value = line.partition(":")
                 key, value = key.strip(), value.strip()
-                if key == "model name":
+                if key == "vendor_id" and not vendor:
+                    vendor = value
+                elif key == "cpu family" and not family:
+                    family = int(value) if value.isdigit() else 0
+                elif key == "model name":
                     model = value
                 elif key == "cpu MHz" and mhz is None:
                     mhz = float(value)
@@ -147,8 +173,12 @@ def machine_info() -> dict:
     except (OSError, ValueError):
         pass
     # Peak FP32 MAC/cycle/core: vector lanes x 2 FMA ports (every AVX-512 and AVX2 server core
-    # since Haswell has two), 4 lanes x 2 without FMA (SSE: one mul and one add port).
-    if "avx512f" in flags:
+    # since Haswell has two), 4 lanes x 2 without FMA (SSE: one mul and one add port). AMD Zen 4
+    # (family 25) runs AVX-512 on 256-bit units, two passes per instruction (AMD, Software
+    # Optimization Guide for Family 19h Processors, §2.11): 2 FMA x 8 lanes.
+    if "avx512f" in flags and vendor == "AuthenticAMD" and family == 25:
+        macs, isa = 16, "AVX-512 on 256-bit units, Zen 4 (2 FMA x 8 lanes)"
+    elif "avx512f" in flags:
         macs, isa = 32, "AVX-512 (2 FMA x 16 lanes)"
     elif "avx2" in flags and "fma" in flags:
         macs, isa = 16, "AVX2+FMA (2 FMA x 8 lanes)"
@@ -163,7 +193,39 @@ def machine_info() -> dict:
         blas = []
     return {"model": model, "cpus": cpus(), "nominal_MHz": mhz or 1000.0, "isa": isa,
             "macs_per_cycle": macs, "blas": blas, "numpy": np.__version__,
-            "python": platform_mod.python_version(), "kernel": platform_mod.release()}
+            "python": platform_mod.python_version(), "kernel": platform_mod.release(),
+            "caches": data_caches()}
+
+
+def data_caches(cpu: int = 0) -> list[dict]:
+    """The data caches of ``cpu`` as Linux describes them (/sys/devices/system/cpu/cpuN/cache):
+    level, size in KiB and how many CPUs share it; [] where sysfs does not say."""
+    base = f"/sys/devices/system/cpu/cpu{cpu}/cache"
+    out = []
+    try:
+        entries = sorted(os.listdir(base))
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.startswith("index"):
+            continue
+        try:
+            def read(name: str, entry: str = entry) -> str:
+                with open(f"{base}/{entry}/{name}") as f:
+                    return f.read().strip()
+
+            kind, level, size = read("type"), int(read("level")), read("size")
+            shared = read("shared_cpu_list")
+        except (OSError, ValueError):
+            continue
+        if kind not in ("Data", "Unified"):
+            continue
+        kib = int(size[:-1]) * (1024 if size.endswith("M") else 1) if size[-1] in "KM" else int(size) // 1024
+        n_shared = sum(int(b) - int(a) + 1 if "-" in part else 1
+                       for part in shared.split(",") if part
+                       for a, _, b in [part.partition("-")])
+        out.append({"level": level, "size_KiB": kib, "shared_by": n_shared})
+    return out
 
 
 def _settle() -> None:
@@ -345,6 +407,93 @@ def bench_kinds(plan: BenchPlan, cores: list[int], progress: Progress) -> list[d
     return out
 
 
+# -- gemm2: GEMMs in context, read bandwidth by working set --------------------------------------
+def context_shapes(plan: BenchPlan) -> list[tuple[str, tuple[int, int, int]]]:
+    """(set, (n, k, m)): the fit grid, the held-out shapes and the tile sweeps."""
+    out = [("fit", s) for s in gemm_shapes(plan)]
+    out += [("heldout", (n, k, m)) for n in plan.heldout_n for k in plan.heldout_k for m in plan.heldout_m
+            if n * k * m <= plan.gemm_max_macs]
+    n0, k0, m0 = plan.sweep_base
+    out += [("sweep", (n0, k0, m)) for m in plan.sweep_m]
+    out += [("sweep", (n, k0, m0)) for n in plan.sweep_n]
+    return out
+
+
+def flush_bytes(machine: dict) -> int:
+    """Bytes to read to push a GEMM's operands out of every cache: 4x the caches, at least 64 MiB."""
+    total = sum(c["size_KiB"] * 1024 for c in machine.get("caches", []))
+    return max(64 << 20, 4 * total)
+
+
+def bench_contexts(plan: BenchPlan, cores: list[int], progress: Progress) -> list[dict]:
+    """Every shape of :func:`context_shapes` on 1..all BLAS threads, warm (timed right after the
+    same call: its operands are where that call left them) and cold (timed after reading a buffer
+    4x the caches and a tiny GEMM that brings the BLAS code back: operands and output come from
+    DRAM, as the weights of a layer in a network larger than the caches). Rounds go over every shape
+    (interleaved); each time is a median over ``context_reps`` rounds."""
+    from threadpoolctl import threadpool_limits
+
+    rng = np.random.default_rng(4)
+    shapes = context_shapes(plan)
+    mats = {s: (rng.standard_normal((s[0], s[1]), dtype=np.float32),
+                rng.standard_normal((s[1], s[2]), dtype=np.float32)) for _, s in shapes}
+    flush = np.ones(flush_bytes(machine_info()) // 4, dtype=np.float32)
+    tiny = (rng.standard_normal((8, 8), dtype=np.float32), rng.standard_normal((8, 8), dtype=np.float32))
+    times: dict[tuple[int, str, tuple[int, int, int]], list[float]] = {}
+    loads: list[float] = []
+    for rep in range(plan.context_reps + 1):
+        loads.append(os.getloadavg()[0])
+        for threads in range(1, len(cores) + 1):
+            pin_process(cores[:threads])
+            with threadpool_limits(threads, user_api="blas"):
+                for _, s in shapes:
+                    a, b = mats[s]
+                    a @ b
+                    warm = _time(lambda a=a, b=b: a @ b)
+                    flush.sum()
+                    tiny[0] @ tiny[1]   # the BLAS code back in cache: in a network only the data is cold
+                    cold = _time(lambda a=a, b=b: a @ b)
+                    if rep:
+                        times.setdefault((threads, "warm", s), []).append(warm)
+                        times.setdefault((threads, "cold", s), []).append(cold)
+                    progress("gemm contexts", 2)
+            if threads > 1:
+                _settle()
+    pin_process(cores)
+    sets = dict((s, name) for name, s in reversed(shapes))
+    return [{"n": n, "k": k, "m": m, "threads": t, "context": ctx, "set": sets[(n, k, m)],
+             "time_s": float(np.median(ts)), "min_s": float(np.min(ts)), "load": float(np.median(loads))}
+            for (t, ctx, (n, k, m)), ts in times.items()]
+
+
+def bench_levels(plan: BenchPlan, cores: list[int], progress: Progress) -> list[dict]:
+    """Read bandwidth by working set on one core: x @ W (the executor's fc) with W of each size in
+    ``level_KiB``, warm (repeated), 1 BLAS thread. The rate steps down at each cache level."""
+    from threadpoolctl import threadpool_limits
+
+    out = []
+    pin_process(cores[:1])
+    with threadpool_limits(1, user_api="blas"):
+        for kib in plan.level_KiB:
+            m = 256
+            k = max(1, kib * 1024 // (4 * m))
+            w = np.ones((k, m), dtype=np.float32)
+            x = np.ones(k, dtype=np.float32)
+            x @ w
+            inner = max(1, int(2e6 // (kib * 1024 + 1)))   # repeat small ones inside one timing
+            ts = []
+            for _ in range(plan.level_reps + 1):
+                t0 = time.perf_counter()
+                for _ in range(inner):
+                    x @ w
+                ts.append((time.perf_counter() - t0) / inner)
+                progress("levels", 1)
+            out.append({"kib": kib, "bytes": int(w.nbytes), "threads": 1,
+                        "time_s": float(np.median(ts[1:]))})
+    pin_process(cores)
+    return out
+
+
 # -- hand-off between two processes -----------------------------------------------------------
 def _echo(cpu: int, ch_in, ch_out, n: int) -> None:
     pin_process([cpu])
@@ -470,6 +619,8 @@ def run_all(plan: BenchPlan | None = None, progress: Progress | None = None) -> 
     m.handoff = bench_handoff(plan, cores, progress)
     m.network_input = plan.network_input
     m.network = bench_network(plan, cores, progress)
+    m.contexts = bench_contexts(plan, cores, progress)
+    m.levels = bench_levels(plan, cores, progress)
     m.load["loadavg_after"] = list(os.getloadavg())
     m.load["wall_s"] = time.perf_counter() - t0
     return m

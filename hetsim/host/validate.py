@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from hetsim.analytic import SplitScorer
-from hetsim.cost import RooflineCostModel
+from hetsim.cost import COST_MODELS, CostModel, make_cost_model
 from hetsim.errors import HetsimError
 from hetsim.evaluate import simulate
 from hetsim.host.executor import HostRun, WorkloadRef, run_on_host
@@ -43,6 +43,8 @@ class MappingResult:
     single_stage: bool
     load: list[float] = field(default_factory=list)  # 1-min load average before each run
     other_cpu: list[float] = field(default_factory=list)  # share of the CPUs others used, per run
+    #: every cost model simulated: name -> {"simulated_fps": ..., "layer_simulated_s": [...]}
+    by_cost: dict[str, dict] = field(default_factory=dict)
 
     @property
     def error(self) -> float:
@@ -60,6 +62,7 @@ class Report:
     mappings: list[MappingResult]
     machine: str = ""
     noise_sigma: float = 0.0
+    costs: tuple[str, ...] = ("roofline",)
 
     @property
     def layer_rows(self) -> list[MappingResult]:
@@ -70,19 +73,29 @@ class Report:
 
     @property
     def layer_mape(self) -> float:
+        """Layer MAPE of the first cost model (:meth:`layer_mape_of` for the others)."""
+        return self.layer_mape_of(self.costs[0])
+
+    def layer_mape_of(self, cost: str) -> float:
         errs = [abs(s / m - 1) for r in self.layer_rows
-                for m, s in zip(r.layer_measured_s, r.layer_simulated_s, strict=True) if m > 0]
+                for m, s in zip(r.layer_measured_s, r.by_cost[cost]["layer_simulated_s"], strict=True) if m > 0]
         return float(np.mean(errs)) if errs else float("nan")
 
     def to_dict(self) -> dict:
         return {
             "platform": self.platform, "workload": self.workload, "scale": self.scale,
             "frames": self.frames, "repeats": self.repeats, "machine": self.machine,
-            "noise_sigma": self.noise_sigma,
+            "noise_sigma": self.noise_sigma, "costs": list(self.costs),
             "layer_mape": self.layer_mape,
+            "layer_mape_by_cost": {c: self.layer_mape_of(c) for c in self.costs},
             "mappings": [{"mapping": m.mapping, "measured_fps": m.measured_fps,
                           "simulated_fps": m.simulated_fps, "error": m.error,
+                          "by_cost": {c: {"simulated_fps": v["simulated_fps"],
+                                          "error": v["simulated_fps"] / m.measured_fps - 1}
+                                      for c, v in m.by_cost.items()},
                           "measured_runs_fps": m.measured_runs_fps, "stage_cpus": m.stage_cpus,
+                          "single_stage": m.single_stage,
+                          "layer_measured_s": m.layer_measured_s,
                           "load_1min": m.load, "other_cpu": m.other_cpu} for m in self.mappings],
             "layers": [{"layer": i + 1, "name": name,
                         **{f"{r.mapping} measured_s": r.layer_measured_s[i] for r in self.layer_rows},
@@ -157,16 +170,21 @@ def measured_jitter(platform_path: str | os.PathLike) -> float:
 
 
 def check_validation(platform, ref: WorkloadRef, mappings: Sequence[str] | None = None,
-                     frames: int = 30, repeats: int = 3) -> list[Pipeline]:
-    """The pipelines :func:`validate_host` will run (default: :func:`default_mappings`), after
-    checking every input: one-line errors before anything runs."""
+                     frames: int = 30, repeats: int = 3, costs: Sequence[str] = ("roofline",)) -> list[Pipeline]:
+    """The pipelines :func:`validate_host` will run (default: :func:`default_mappings` of the first
+    cost model), after checking every input: one-line errors before anything runs."""
     if repeats < 1:
         raise HetsimError(f"repeats must be at least 1 (got {repeats})")
     if frames < 3:
         raise HetsimError(f"frames must be at least 3 to measure a steady state (got {frames})")
+    if not costs:
+        raise HetsimError(f"validate host needs a cost model; allowed: {', '.join(COST_MODELS)}")
+    for c in costs:
+        if c not in COST_MODELS:
+            raise HetsimError(f"cost model {c!r}: allowed: {', '.join(COST_MODELS)}")
     host_cluster(platform)
     workload = ref.load()
-    cost = RooflineCostModel(platform)
+    cost = make_cost_model(platform, model=costs[0])
     texts = list(mappings) if mappings else default_mappings(platform, workload, cost, frames)
     pipes: list[Pipeline] = []
     for text in texts:
@@ -182,15 +200,15 @@ def check_validation(platform, ref: WorkloadRef, mappings: Sequence[str] | None 
 
 def validate_host(platform, ref: WorkloadRef, mappings: Sequence[str] | None = None, frames: int = 30,
                   repeats: int = 3, seed: int = 0, warmup: int = 2, noise_sigma: float = 0.0,
-                  progress: Callable[[str, int, int], None] | None = None) -> Report:
-    """Run and simulate ``mappings`` (default: :func:`default_mappings`). The DES draws a seeded
-    lognormal factor of sigma ``noise_sigma`` per stage execution (the frame-to-frame jitter of the
-    real machine, which slows a balanced pipeline whose stages wait on each other) and runs 10x
-    the frames so that the noise averages out. ``progress(label, done, total)`` reports frames as
-    they complete."""
-    pipes = check_validation(platform, ref, mappings, frames, repeats)
+                  progress: Callable[[str, int, int], None] | None = None,
+                  costs: Sequence[str] = ("roofline",)) -> Report:
+    """Run and simulate ``mappings`` (default: :func:`default_mappings`) with every cost model of
+    ``costs`` (the first is the report's headline). The DES draws a seeded lognormal factor of
+    sigma ``noise_sigma`` per stage execution (the frame-to-frame jitter of the real machine, which
+    slows a balanced pipeline whose stages wait on each other) and runs 10x the frames so that the
+    noise averages out. ``progress(label, done, total)`` reports frames as they complete."""
+    pipes = check_validation(platform, ref, mappings, frames, repeats, costs)
     workload = ref.load()
-    cost = RooflineCostModel(platform)
     cpus = available_cpus()
     placement = [stage_cpus(p, cpus) for p in pipes]
 
@@ -209,24 +227,56 @@ def validate_host(platform, ref: WorkloadRef, mappings: Sequence[str] | None = N
             runs[i].append(run_on_host(ref, stages, frames=frames, warmup=warmup, seed=seed, progress=tick))
             done += frames
 
+    models = {c: make_cost_model(platform, model=c) for c in costs}
     results = []
     for pipe, cp, rs in zip(pipes, placement, runs, strict=True):
-        sim = simulate(platform, workload, pipe, engine="des", cost=cost, frames=10 * frames,
-                       noise_sigma=noise_sigma, seed=seed).metrics
-        layer_sim: list[float] = []
-        for s in pipe.stages:
-            layer_sim.extend(float(x) for x in cost.layer_times(workload, s.ep)[s.first - 1:s.last])
+        by_cost = {c: simulate_mapping(platform, workload, str(pipe), cost, frames, noise_sigma, seed)
+                   for c, cost in models.items()}
+        head = by_cost[costs[0]]
         times = np.vstack([r.layer_times_s for r in rs])
         fps = [r.throughput_fps for r in rs]
         results.append(MappingResult(
             mapping=str(pipe), measured_fps=float(np.median(fps)), measured_runs_fps=fps,
-            simulated_fps=float(sim.throughput_fps), stage_cpus=cp,
-            layer_measured_s=[float(x) for x in np.median(times, axis=0)], layer_simulated_s=layer_sim,
+            simulated_fps=head["simulated_fps"], stage_cpus=cp,
+            layer_measured_s=[float(x) for x in np.median(times, axis=0)],
+            layer_simulated_s=head["layer_simulated_s"],
             single_stage=len(pipe.stages) == 1, load=[float(r.load_before[0]) for r in rs],
-            other_cpu=[float(r.other_cpu) for r in rs]))
+            other_cpu=[float(r.other_cpu) for r in rs], by_cost=by_cost))
     return Report(platform=platform.name, workload=workload.name, scale=ref.scale, frames=frames,
                   repeats=repeats, layer_names=[layer.name for layer in workload.layers],
-                  mappings=results, machine=_machine(), noise_sigma=noise_sigma)
+                  mappings=results, machine=_machine(), noise_sigma=noise_sigma, costs=tuple(costs))
+
+
+def simulate_mapping(platform, workload, mapping: str, cost: CostModel, frames: int, noise_sigma: float,
+                     seed: int) -> dict:
+    """What validate host compares with a run: the DES throughput of ``mapping`` over 10x ``frames``
+    with the measured jitter, and the cost model's time of every layer on its stage's EP."""
+    pipe = load_mapping(mapping, platform, workload, cost)
+    assert isinstance(pipe, Pipeline)
+    sim = simulate(platform, workload, pipe, engine="des", cost=cost, frames=10 * frames,
+                   noise_sigma=noise_sigma, seed=seed).metrics
+    layer_sim: list[float] = []
+    for s in pipe.stages:
+        layer_sim.extend(float(x) for x in cost.layer_times(workload, s.ep)[s.first - 1:s.last])
+    return {"simulated_fps": float(sim.throughput_fps), "layer_simulated_s": layer_sim}
+
+
+def rescore(report: dict, platform, workload, cost: CostModel, seed: int = 0) -> dict:
+    """Score another cost model on the measurements of a saved report (``report.json``): layer MAPE
+    over its single-stage mappings and the throughput error of every mapping, simulated as
+    :func:`validate_host` does. What docs/fidelity.md's before/after and ablation tables use: one
+    set of measured runs, every model on it."""
+    frames, sigma = int(report["frames"]), float(report.get("noise_sigma", 0.0))
+    errs, mappings = [], []
+    for m in report["mappings"]:
+        sim = simulate_mapping(platform, workload, m["mapping"], cost, frames, sigma, seed)
+        mappings.append({"mapping": m["mapping"], "measured_fps": m["measured_fps"],
+                         "simulated_fps": sim["simulated_fps"],
+                         "error": sim["simulated_fps"] / m["measured_fps"] - 1})
+        if m.get("single_stage", "|" not in m["mapping"]):
+            errs += [abs(s / x - 1) for x, s in zip(m["layer_measured_s"], sim["layer_simulated_s"], strict=True)
+                     if x > 0]
+    return {"layer_mape": float(np.mean(errs)) if errs else float("nan"), "mappings": mappings}
 
 
 def _machine() -> str:
@@ -249,15 +299,19 @@ def report_markdown(r: Report) -> str:
         f"input scale {r.scale:g}. Simulated: DES with contention and lognormal noise sigma "
         f"{r.noise_sigma:.3f} per stage execution (the measured frame jitter), {10 * r.frames} frames.",
         "",
-        "| mapping | CPUs | measured (frames/s) | runs | simulated (frames/s) | error |",
-        "|---|---|---:|---|---:|---:|",
+        "| mapping | CPUs | measured (frames/s) | runs |"
+        + "".join(f" {c} (frames/s) | error |" for c in r.costs),
+        "|---|---|---:|---|" + "---:|---:|" * len(r.costs),
     ]
     for m in r.mappings:
         runs = ", ".join(f"{x:.2f}" for x in m.measured_runs_fps)
-        lines.append(f"| `{m.mapping}` | {m.stage_cpus} | {m.measured_fps:.2f} | {runs} | "
-                     f"{m.simulated_fps:.2f} | {m.error:+.1%} |")
-    lines += ["", f"Layer MAPE: **{r.layer_mape:.1%}** (mean |simulated / measured - 1| over every layer "
-              f"of {', '.join('`' + m.mapping + '`' for m in r.layer_rows)}).", ""]
+        sims = "".join(f" {m.by_cost[c]['simulated_fps']:.2f} | {m.by_cost[c]['simulated_fps'] / m.measured_fps - 1:+.1%} |"
+                       for c in r.costs)
+        lines.append(f"| `{m.mapping}` | {m.stage_cpus} | {m.measured_fps:.2f} | {runs} |{sims}")
+    mapes = ", ".join(f"{c} **{r.layer_mape_of(c):.1%}**" for c in r.costs)
+    lines += ["", f"Layer MAPE: {mapes} (mean |simulated / measured - 1| over every layer "
+              f"of {', '.join('`' + m.mapping + '`' for m in r.layer_rows)}; the per-layer table is the "
+              f"{r.costs[0]} model's).", ""]
     header = "| layer | name |" + "".join(f" {m.mapping.split(':')[0]} measured (ms) | simulated (ms) | error |"
                                           for m in r.layer_rows)
     lines += [header, "|---:|---|" + "---:|---:|---:|" * len(r.layer_rows)]

@@ -180,9 +180,15 @@ def apply_dvfs(data: dict, setting: str, source: str = "<platform>") -> None:
         raise HetsimError(f"--dvfs {setting!r}: {source} has no such preset; "
                           f"presets: {', '.join(presets) or 'none'} (or give cluster=level,...)")
     clusters = {str(c.get("name")): c for c in data.get("clusters", []) if isinstance(c, dict)}
+    # An accelerator with DVFS levels is set like a cluster (its default_dvfs becomes the level).
+    accels = {str(a.get("name")): a for a in data.get("accelerators", []) if isinstance(a, dict) and a.get("dvfs")}
     for cname, level in pairs.items():
+        if cname in accels:
+            accels[cname]["default_dvfs"] = level
+            continue
         if cname not in clusters:
-            raise HetsimError(f"--dvfs {setting!r}: no cluster {cname!r}; clusters: {', '.join(clusters)}")
+            raise HetsimError(f"--dvfs {setting!r}: no cluster {cname!r}; clusters: {', '.join(clusters)}"
+                              + (f"; accelerators with DVFS levels: {', '.join(accels)}" if accels else ""))
         clusters[cname]["dvfs"] = level
 
 

@@ -82,6 +82,16 @@ class DvfsLevel(_Strict):
     idle_W_per_core: NonNegFloat | None = None
 
 
+class AcceleratorDvfsLevel(_Strict):
+    """One operating point of an accelerator's clock; power numbers, where given, replace the
+    accelerator's active_W / idle_W at this level."""
+
+    name: Name
+    freq_MHz: PositiveFloat
+    active_W: NonNegFloat | None = None
+    idle_W: NonNegFloat | None = None
+
+
 # -- cost-model parameter blocks ---------------------------------------------------------------------
 # The rule (docs/platforms.md): hardware facts at the top of a core type or accelerator, each cost
 # model's fitted parameters in its own block. A block is one subclass of CostParams, registered by
@@ -166,6 +176,145 @@ class RooflineAcceleratorParams(CostParams):
     op_overhead_us: NonNegFloat = Field(default=0.0, description="Fixed cost per op (kernel launch), us.")
 
 
+#: Convolution algorithm policies of the gemm2 model (:mod:`hetsim.cost.gemm2`): how the framework
+#: of a platform picks an algorithm per conv. ``im2col``: every conv is an image matrix + GEMM (the
+#: host executor; Pipe-it's ARM-CL v18.05 graph, 001 digest §1.5; XiTAO/Darknet in Pipe-search);
+#: ``armcl``: NEConvolutionLayer::get_convolution_method of ARM-CL 18.x (FP32 3x3 stride-1 convs
+#: with a bias run Winograd, the rest im2col + GEMM).
+CONV_POLICIES = ("im2col", "armcl")
+#: How much of a tensor a cache level holds when the bytes touched since its last use exceed the
+#: level (gemm2 ``residency``): ``lru`` none (a cyclic sweep larger than an LRU cache misses on
+#: every line), ``proportional`` capacity / distance (random or pseudo-LRU replacement).
+RESIDENCY_RULES = ("lru", "proportional")
+
+
+class Gemm2CoreParams(CostParams):
+    """``core_types[].gemm2``: the second-generation cost model (:class:`hetsim.cost.Gemm2CostModel`,
+    docs/model.md "The gemm2 model"): shape-, cache- and algorithm-aware op costs, each part in
+    the clock it follows. Five mechanisms can be switched off one at a time (ablation); every
+    other field is a fitted or sourced number whose default is neutral (no effect)."""
+
+    readers: ClassVar[tuple[str, ...]] = ("gemm2",)
+
+    # -- the switchable mechanisms (docs/fidelity.md ablates each) --------------------------------
+    tiles: bool = Field(default=True, description="Micro-kernel tiles: a GEMM computes whole "
+                        "tile_rows x tile_cols output tiles (N and M padded up), the busiest thread decides.")
+    caches: bool = Field(default=True, description="Each operand is read from the cache level that "
+                         "holds it (L1, L2, L3, DRAM: by the bytes touched since its last use); off: "
+                         "every byte comes from DRAM, as in the roofline.")
+    algorithms: bool = Field(default=True, description="Convolutions run the algorithm conv_policy "
+                             "picks (Winograd, 1x1 GEMM without image matrix); off: im2col + GEMM for all.")
+    clocks: bool = Field(default=True, description="Each part follows its own clock: cycles (kernels, "
+                         "packing, L1/L2 traffic) the core's, DRAM traffic the memory's, fixed costs "
+                         "none; off: the whole op time scales with 1/f of the core clock.")
+    ingest: bool = Field(default=True, description="Reading and preparing the input frame is charged "
+                         "to the op that reads the network input (frame_ingest_us, frame_ingest_ns_per_byte).")
+
+    # -- GEMM micro-kernel -------------------------------------------------------------------------
+    kernel_efficiency: Annotated[float, Field(gt=0, le=1)] = Field(
+        default=1.0, description="Fraction of macs_per_cycle the GEMM micro-kernel sustains on operands "
+        "in L1/L2.")
+    tile_rows: Annotated[int, Field(ge=1)] = Field(
+        default=1, description="Output rows (N) of a micro-kernel tile (arm_gemm sgemm_12x8: 8; "
+        "OpenBLAS: its UNROLL_N); the N rows go to threads in whole tiles.")
+    tile_cols: Annotated[int, Field(ge=1)] = Field(
+        default=1, description="Output columns (M) of a micro-kernel tile (arm_gemm sgemm_12x8: 12).")
+    block_k: Annotated[int, Field(ge=1)] | None = Field(
+        default=None, description="K block of the GEMM (kc): a tile's accumulators are loaded and stored "
+        "once per block (tile_overhead_cycles each). None: one block.")
+    tile_overhead_cycles: NonNegFloat = Field(
+        default=0.0, description="Cycles per micro-kernel tile per K block (accumulator load/store, loop "
+        "prologue): what makes a GEMM with a short K slow per MAC.")
+    pack_cycles_per_byte: NonNegFloat = Field(
+        default=0.0, description="Core cycles to pack one byte of the GEMM's operands (image matrix and "
+        "filters) into the kernel's blocks (the instruction part; the reads are the levels' traffic).")
+    gemm_call_us: NonNegFloat | Annotated[list[NonNegFloat], Field(min_length=1)] = Field(
+        default=0.0, description="Fixed cost of one GEMM call (buffers, thread hand-out), us: one value or "
+        "a list, entry n-1 for n threads. Clock-independent.")
+    gemm_macs_per_thread: Annotated[int, Field(ge=1)] | None = Field(
+        default=None, description="A GEMM uses at most ceil(MACs / this) threads (OpenBLAS: "
+        "SMP_THRESHOLD_MIN x GEMM_MULTITHREAD_THRESHOLD = 262144, interface/gemm.c). None: all cores.")
+    gemv_efficiency: Annotated[float, Field(gt=0, le=1)] | None = Field(
+        default=None, description="Fraction of macs_per_cycle a GEMV (fc at batch 1) sustains on cached "
+        "weights (default: kernel_efficiency).")
+    parallel_efficiency: list[Annotated[float, Field(gt=0, le=1)]] = Field(
+        default_factory=lambda: [1.0], min_length=1, description="Per-core kernel rate with n busy cores "
+        "(shared-L2 contention), entry n-1; beyond the list the last entry holds.")
+
+    # -- memory levels -----------------------------------------------------------------------------
+    l2_bytes_per_cycle: PositiveFloat | None = Field(
+        default=None, description="Bytes per core cycle one core reads from its L2 (follows the core "
+        "clock). None: L2 traffic is free (hidden in the kernel).")
+    l3_GBps: PositiveFloat | None = Field(
+        default=None, description="GB/s one core reads from the cluster's L3 (its own clock domain). "
+        "None: L3 traffic is free.")
+    residency: Literal["lru", "proportional"] = Field(
+        default="proportional", description="Share of a tensor a level holds when the bytes touched since "
+        "its last use exceed the level: lru none, proportional capacity / distance.")
+    write_allocate: bool = Field(default=True, description="A write that lands in DRAM first reads the "
+                                 "line (write-allocate caches): its bytes cross the memory twice.")
+    overlap: Annotated[float, Field(ge=0, le=1)] = Field(
+        default=1.0, description="How core and memory time combine: core + memory - overlap x "
+        "min(core, memory); 1 is the roofline's max, 0 their sum (an in-order core stalls on misses).")
+
+    # -- other kernels -----------------------------------------------------------------------------
+    op_overhead_us: NonNegFloat = Field(default=0.0, description="Fixed cost of every op that runs a "
+                                        "kernel (dispatch), us. Clock-independent.")
+    kernel_threads: Annotated[int, Field(ge=1)] | None = Field(
+        default=None, description="Threads of the kernels that are not GEMMs (im2col, depthwise, pools, "
+        "element-wise): None all the EP's cores (ARM-CL splits every kernel), 1 the host executor.")
+    im2col_cycles_per_byte: NonNegFloat = Field(
+        default=0.0, description="Core cycles to write one byte of a conv's image matrix (the gather).")
+    im2col_1x1: bool = Field(default=True, description="A 1x1 stride-1 unpadded conv also builds its "
+                             "image matrix (ARM-CL v18.05, numpy executor); False: its GEMM reads the input.")
+    dw_macs_per_cycle: PositiveFloat | None = Field(
+        default=None, description="MACs per core cycle of the depthwise kernel (default: macs_per_cycle x "
+        "kernel_efficiency).")
+    kind_cycles_per_byte: dict[str, NonNegFloat] = Field(
+        default_factory=dict, description="Core cycles per byte read and written by the kernels of a kind "
+        "(LRN's powers, pooling windows): {lrn: 1.2}. Kinds not listed cost only their traffic.")
+    conv_policy: Literal["im2col", "armcl"] = Field(
+        default="im2col", description="How the framework picks a conv's algorithm (hetsim.platform.schema."
+        "CONV_POLICIES): im2col (every conv an image matrix + GEMM) or armcl (FP32 3x3 stride-1 convs "
+        "run Winograd).")
+    winograd_tile: Literal[2, 4] = Field(
+        default=2, description="Output tile m of Winograd F(m x m, 3 x 3): 2 or 4.")
+    winograd_cycles_per_element: NonNegFloat = Field(
+        default=0.0, description="Core cycles per element of a Winograd input or output transform "
+        "(in the transformed domain).")
+
+    # -- the frame ---------------------------------------------------------------------------------
+    frame_ingest_us: NonNegFloat = Field(
+        default=0.0, description="Reading and preparing one input frame (decode, resize, normalise) on "
+        "this core type, us, charged to the op that reads the network input. Clock-independent.")
+    frame_ingest_ns_per_byte: NonNegFloat = Field(
+        default=0.0, description="Frame ingest per byte of the network input, ns (core cycles at the "
+        "level's clock: it scales with 1/f).")
+
+    @model_validator(mode="after")
+    def _check(self) -> Gemm2CoreParams:
+        _check_kinds(list(self.kind_cycles_per_byte))
+        return self
+
+
+class Gemm2AcceleratorParams(CostParams):
+    """``accelerators[].gemm2``: the gemm2 model on a GPU/NPU/PIM EP: a rate that follows the
+    accelerator's clock, per-kernel costs in cycles of that clock and in fixed time, and the combine
+    rule of the CPU block."""
+
+    readers: ClassVar[tuple[str, ...]] = ("gemm2",)
+
+    efficiency: Annotated[float, Field(gt=0, le=1)] = Field(
+        default=1.0, description="Fraction of peak_GMACps sustained (peak at the highest DVFS level).")
+    kernel_cycles: NonNegFloat = Field(
+        default=0.0, description="Cycles of the accelerator clock per kernel (launch, set-up): scales "
+        "with 1/f of its DVFS level.")
+    op_overhead_us: NonNegFloat = Field(default=0.0, description="Fixed cost per kernel, us "
+                                        "(driver, clock-independent).")
+    overlap: Annotated[float, Field(ge=0, le=1)] = Field(
+        default=1.0, description="Combine rule of compute and memory time (1: max, 0: sum).")
+
+
 def cost_blocks(owner: type[BaseModel]) -> dict[str, type[CostParams]]:
     """The cost-model parameter blocks of ``owner`` (CoreType or Accelerator): YAML key -> model."""
     out = {}
@@ -201,12 +350,17 @@ class CoreType(_Strict):
     dvfs: list[DvfsLevel] = Field(min_length=1)
     default_dvfs: Name | None = Field(None, description="DVFS level used unless a cluster or preset says otherwise (default: the highest frequency).")
     kinds: list[str] | None = Field(None, description="Op kinds this core can run (default: all).")
+    l1d_KiB: PositiveFloat | None = Field(None, description="Level-1 data cache of one core, KiB "
+                                          "(private to the core).")
     # Cost-model blocks (see CostParams).
     roofline: RooflineCoreParams = Field(
         default_factory=RooflineCoreParams, description="Parameters of the roofline cost model "
         "(also read by the Pipe-it ground truth).")
     pipeit: PipeitCoreParams = Field(
         default_factory=PipeitCoreParams, description="Parameters only the Pipe-it ground truth reads.")
+    gemm2: Gemm2CoreParams = Field(
+        default_factory=Gemm2CoreParams, description="Parameters of the gemm2 cost model (shape-, "
+        "cache- and algorithm-aware).")
 
     @model_validator(mode="before")
     @classmethod
@@ -245,7 +399,12 @@ class Cluster(_Strict):
     memory: Name
     bandwidth_GBps: PositiveFloat | None = Field(
         None, description="Cap of this cluster's memory port (default: the memory's bandwidth).")
-    l2_KiB: PositiveFloat | None = None
+    l2_KiB: PositiveFloat | None = Field(None, description="Level-2 cache, KiB: shared by the cluster's "
+                                         "cores, or each core's own with l2_private.")
+    l2_private: bool = Field(False, description="True: every core has its own L2 of l2_KiB (x86 server "
+                             "cores); False: the cluster's cores share one (Arm clusters).")
+    l3_KiB: PositiveFloat | None = Field(None, description="Last-level cache shared by the cluster's cores "
+                                         "beyond L2, KiB (none on the papers' boards).")
     dvfs: Name | None = Field(None, description="Initial DVFS level (default: the core type's default).")
     device: Name | None = None
 
@@ -263,9 +422,16 @@ class Accelerator(_Strict):
     active_W: NonNegFloat | None = None
     idle_W: NonNegFloat | None = None
     device: Name | None = None
+    dvfs: list[AcceleratorDvfsLevel] = Field(
+        default_factory=list, description="DVFS levels of the accelerator clock (a GPU's 200..800 MHz); "
+        "peak_GMACps is at the highest. Empty: one fixed clock.")
+    default_dvfs: Name | None = Field(None, description="Level in use unless a preset or --dvfs says "
+                                      "otherwise (default: the highest frequency).")
     # Cost-model blocks (see CostParams).
     roofline: RooflineAcceleratorParams = Field(
         default_factory=RooflineAcceleratorParams, description="Parameters of the roofline cost model.")
+    gemm2: Gemm2AcceleratorParams = Field(
+        default_factory=Gemm2AcceleratorParams, description="Parameters of the gemm2 cost model.")
 
     @model_validator(mode="before")
     @classmethod
@@ -276,7 +442,41 @@ class Accelerator(_Strict):
     @model_validator(mode="after")
     def _check(self) -> Accelerator:
         _check_kinds(self.kinds)
+        names = [lvl.name for lvl in self.dvfs]
+        _unique(names, f"accelerators.{self.name}.dvfs")
+        if self.default_dvfs is not None and self.default_dvfs not in names:
+            raise ValueError(f"default_dvfs {self.default_dvfs!r} is not one of its dvfs levels {names}")
         return self
+
+    def level(self, name: str | None = None) -> AcceleratorDvfsLevel | None:
+        """The DVFS level ``name`` (default: ``default_dvfs``, else the highest); None without levels.
+        Raises KeyError for a name that is not a level."""
+        if not self.dvfs:
+            if name is not None:
+                raise KeyError(name)
+            return None
+        name = name or self.default_dvfs
+        if name is None:
+            return max(self.dvfs, key=lambda lvl: lvl.freq_MHz)
+        for lvl in self.dvfs:
+            if lvl.name == name:
+                return lvl
+        raise KeyError(name)
+
+    def clock_ratio(self, name: str | None = None) -> float:
+        """f(level) / f(highest level): what the peak rate scales by (1 without levels)."""
+        lvl = self.level(name)
+        if lvl is None:
+            return 1.0
+        return lvl.freq_MHz / max(x.freq_MHz for x in self.dvfs)
+
+    def power_W(self, name: str | None = None) -> tuple[float | None, float | None]:
+        """(active, idle) W at level ``name``: the level's numbers where given, else the accelerator's."""
+        lvl = self.level(name)
+        if lvl is None:
+            return self.active_W, self.idle_W
+        return (lvl.active_W if lvl.active_W is not None else self.active_W,
+                lvl.idle_W if lvl.idle_W is not None else self.idle_W)
 
 
 class Link(_Strict):
@@ -364,7 +564,7 @@ class Platform(_Strict):
             lvl = self.core_type(c.core_type).level(c.dvfs)
             if lvl.active_W_per_core is None or lvl.idle_W_per_core is None:
                 return False
-        return all(a.active_W is not None and a.idle_W is not None for a in self.accelerators)
+        return all(None not in a.power_W() for a in self.accelerators)
 
     @model_validator(mode="after")
     def _check_references(self) -> Platform:
@@ -401,11 +601,16 @@ class Platform(_Strict):
                     raise ValueError(f"links.{lk.name}.connects {end!r} is not a cluster, accelerator or device "
                                      f"(have {sorted(endpoints)})")
         clusters = {c.name: c for c in self.clusters}
+        accels = {a.name: a for a in self.accelerators if a.dvfs}
         for preset, setting in self.dvfs_presets.items():
             for cname, level in setting.items():
-                if cname not in clusters:
-                    raise ValueError(f"dvfs_presets.{preset}: {cname!r} is not a cluster ({sorted(clusters)})")
-                levels = [lvl.name for lvl in types[clusters[cname].core_type].dvfs]
+                if cname in accels:
+                    levels = [lvl.name for lvl in accels[cname].dvfs]
+                elif cname in clusters:
+                    levels = [lvl.name for lvl in types[clusters[cname].core_type].dvfs]
+                else:
+                    raise ValueError(f"dvfs_presets.{preset}: {cname!r} is not a cluster or an accelerator with "
+                                     f"DVFS levels ({sorted(clusters) + sorted(accels)})")
                 if level not in levels:
                     raise ValueError(f"dvfs_presets.{preset}.{cname}: level {level!r} is not one of {levels}")
         return self

@@ -129,6 +129,7 @@ def build_tasks(platform, workload, placement: Placement, cost: CostModel,
     # Tasks are made in the order the lanes will run them, so that a tensor cached on an EP is
     # fetched before the first of its consumers there.
     op_order = _op_order(workload, placement, serial)
+    cost.bind(workload)   # models whose op costs depend on the network (gemm2's cache reuse)
     for op in (workload.op(name) for name in op_order):
         shares = placement.splits.get(op.name)
         home = placement.ep_of[op.name]

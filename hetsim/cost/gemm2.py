@@ -1,0 +1,618 @@
+"""The gemm2 cost model: shape-, cache- and algorithm-aware op costs, each part in the clock it follows.
+
+The roofline (:mod:`hetsim.cost.roofline`) gives every GEMM of a core type one efficiency and takes
+``max(MACs / rate, bytes / bandwidth)``: a smooth model whose big/LITTLE time ratio is the same for
+every layer. gemm2 builds an op's time from the steps a framework runs and the data each step moves
+(docs/model.md, "The gemm2 model"; the parameters are a core type's ``gemm2`` block):
+
+* **GEMM** of N×K by K×M on t threads: the micro-kernel computes whole ``tile_rows × tile_cols``
+  output tiles (N and M padded up), the N row tiles are dealt to the threads and the busiest one
+  decides; per tile and K block (``block_k``) the accumulators are loaded and stored
+  (``tile_overhead_cycles``); the operands are packed (``pack_cycles_per_byte``); a call costs
+  ``gemm_call_us``. A GEMM uses at most ceil(MACs / ``gemm_macs_per_thread``) threads.
+* **Where each operand is**: when the op starts, a tensor is in the innermost cache level that holds
+  the bytes touched since its last use (its *reuse distance*): an activation right after the op that
+  produced it, the weights one frame after their last use (the network's per-frame footprint). A
+  read costs its bytes over that level's bandwidth (L1: free; L2 in bytes per core cycle; L3 and
+  DRAM in GB/s); a write that lands in DRAM costs twice with write-allocate caches.
+* **Two clocks**: cycles (kernels, packing, L2 traffic) follow the core clock, DRAM and L3 traffic
+  the memory's, fixed costs (µs) none; core and memory time combine as
+  ``core + mem − overlap · min(core, mem)`` (1: the roofline's max; 0: their sum).
+* **Algorithms**: a conv is an image matrix + GEMM (``im2col``), a GEMM on its input (1×1 stride 1
+  without ``im2col_1x1``), or Winograd F(m×m, 3×3) (input transform, m+2 squared GEMMs on the
+  transformed tiles, output transform), as ``conv_policy`` picks; depthwise convs, GEMVs (fc at batch
+  1) and the other kernels have their own rates.
+* **Frame ingest**: the op reading the network input pays ``frame_ingest_us`` (+ per byte).
+
+Five mechanisms switch off one at a time (``tiles``, ``caches``, ``algorithms``, ``clocks``,
+``ingest``: docs/fidelity.md ablates each). Accelerators: peak × ``efficiency`` at the clock of
+their DVFS level, plus per-kernel cycles of that clock and a fixed cost.
+
+    >>> cost = Gemm2CostModel(load_platform("hikey970"))
+    >>> cost.breakdown(workload.op("conv1"), cost.platform.ep("B4")).algorithm   # 'im2col'
+    >>> op_table(cost, workload, cost.platform.ep("B4"))                         # every op, its parts
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from hetsim.cost.base import ZERO, CostModel, Demand, DvfsState
+from hetsim.errors import HetsimError
+from hetsim.platform import ExecutionPlace, Platform
+from hetsim.platform.schema import Gemm2CoreParams, by_cores
+from hetsim.workload.ops import VIEW_KINDS, Op, OpKind
+
+INF = math.inf
+#: Algorithms an op can run with (the ``algorithm`` column of :func:`op_table`).
+ALGORITHMS = ("im2col", "gemm1x1", "winograd", "depthwise", "gemv", "gemm", "kernel", "view",
+              "accelerator")
+
+
+@dataclass(frozen=True, slots=True)
+class Level:
+    """One level of the memory hierarchy as seen by ``threads`` threads of a cluster."""
+
+    name: str                 #: L1, L2, L3, DRAM
+    capacity_B: float         #: bytes it holds for these threads (inf for DRAM)
+    bandwidth_Bps: float      #: bytes/s these threads read from it (inf: hidden in the kernel)
+
+
+@dataclass(frozen=True, slots=True)
+class Gemm2Ep:
+    """What gemm2 knows of one CPU EP in one DVFS state (SI units)."""
+
+    ep: ExecutionPlace
+    params: Gemm2CoreParams
+    macs_per_cycle: float
+    freq_Hz: float
+    freq_ratio: float              #: f / f of the highest level (1 at max)
+    cores: int
+    l1_B: float | None             #: one core's L1d
+    l2_B: float | None
+    l2_private: bool
+    l3_B: float | None
+    dram_Bps_per_core: float
+    dram_Bps_max: float            #: min(cluster port, memory)
+
+    def levels(self, threads: int) -> tuple[Level, ...]:
+        """The hierarchy seen by ``threads`` threads (capacities and bandwidths for that many)."""
+        g, t, out = self.params, threads, []
+        if self.l1_B:
+            out.append(Level("L1", t * self.l1_B, INF))
+        if self.l2_B:
+            bw = t * g.l2_bytes_per_cycle * self.freq_Hz if g.l2_bytes_per_cycle else INF
+            out.append(Level("L2", self.l2_B * (t if self.l2_private else 1), bw))
+        if self.l3_B:
+            out.append(Level("L3", self.l3_B, t * g.l3_GBps * 1e9 if g.l3_GBps else INF))
+        out.append(Level("DRAM", INF, min(t * self.dram_Bps_per_core, self.dram_Bps_max)))
+        return tuple(out)
+
+    def kernel_threads(self) -> int:
+        """Threads of a kernel that is not a GEMM (``kernel_threads``, at most the EP's cores)."""
+        kt = self.params.kernel_threads
+        return self.cores if kt is None else min(kt, self.cores)
+
+
+@dataclass(frozen=True)
+class Access:
+    """Bytes read or written by a step, at a reuse distance (bytes touched since the last use)."""
+
+    bytes_: float
+    distance_B: float
+    write: bool = False
+
+
+@dataclass
+class Step:
+    """One kernel of an op (im2col, GEMM, a Winograd transform...): its core cycles, the data it
+    moves, and the times the model derives from them."""
+
+    name: str
+    threads: int
+    cycles: float = 0.0                       #: core cycles of the busiest thread
+    accesses: list[Access] = field(default_factory=list)
+    fixed_s: float = 0.0
+    core_s: float = 0.0
+    mem_s: float = 0.0
+    busy_s: float = 0.0
+    dram_B: float = 0.0
+    levels: dict[str, float] = field(default_factory=dict)   #: level -> bytes served from it
+
+
+@dataclass
+class OpCost:
+    """The breakdown of one op on one EP (:meth:`Gemm2CostModel.breakdown`)."""
+
+    op: str
+    kind: str
+    algorithm: str
+    steps: list[Step]
+
+    @property
+    def fixed_s(self) -> float:
+        return sum(s.fixed_s for s in self.steps)
+
+    @property
+    def core_s(self) -> float:
+        return sum(s.core_s for s in self.steps)
+
+    @property
+    def mem_s(self) -> float:
+        return sum(s.mem_s for s in self.steps)
+
+    @property
+    def busy_s(self) -> float:
+        return sum(s.busy_s for s in self.steps)
+
+    @property
+    def time_s(self) -> float:
+        return self.fixed_s + self.busy_s
+
+    @property
+    def dram_B(self) -> float:
+        return sum(s.dram_B for s in self.steps)
+
+    def demand(self) -> Demand:
+        return Demand(self.fixed_s, self.busy_s, self.dram_B)
+
+
+@dataclass(frozen=True)
+class OpContext:
+    """Where an op's data was last touched, from its place in a network (:meth:`Gemm2CostModel.bind`):
+    the reuse distance of each input (in ``op.inputs`` order; the network input is cold), of its
+    weights (one frame's footprint) and whether it reads the network input (frame ingest)."""
+
+    input_distances_B: tuple[float, ...]
+    weight_distance_B: float
+    reads_frame: bool
+
+
+def conv_algorithm(op: Op, params: Gemm2CoreParams) -> str:
+    """The algorithm a conv runs under ``params.conv_policy`` (``im2col``, ``gemm1x1``, ``winograd``).
+
+    ``armcl``: ARM-CL 18.x NEConvolutionLayer::get_convolution_method: FP32, 3x3 filters, stride 1
+    (and a bias, which every hetsim conv has) -> Winograd; everything else -> im2col + GEMM.
+    Dilated and grouped convs stay on im2col (ARM-CL's Winograd takes neither)."""
+    one_by_one = op.kernel == (1, 1) and op.stride == 1 and op.pad == (0, 0) and op.dilation == 1
+    if not params.algorithms:
+        return "im2col"
+    if (params.conv_policy == "armcl" and op.kernel == (3, 3) and op.stride == 1 and op.dilation == 1
+            and op.groups == 1 and op.group_node is None and op.dtype == "float32"):
+        return "winograd"
+    if one_by_one and not params.im2col_1x1:
+        return "gemm1x1"
+    return "im2col"
+
+
+class Gemm2CostModel(CostModel):
+    """The gemm2 model (module docstring). Reads the platform's hardware facts (MACs per cycle,
+    caches, bandwidths, clocks) and the ``gemm2`` blocks of its core types and accelerators.
+
+    Ops know their reuse distances once the model has seen their network (:meth:`bind`; the
+    evaluators' layer times do it): unbound ops read their inputs warm and their weights cold."""
+
+    name = "gemm2"
+
+    def __init__(self, platform: Platform, workloads: Iterable = ()):
+        super().__init__(platform)
+        self._eps: dict[tuple, Gemm2Ep] = {}
+        self._context: dict[int, OpContext] = {}
+        self._bound: dict[int, object] = {}     # id -> workload, kept alive so ids stay unique
+        for w in workloads:
+            self.bind(w)
+
+    # -- context ---------------------------------------------------------------------------------
+    def bind(self, workload) -> None:
+        """Compute every op's reuse distances in ``workload`` (its ops in file order, a topological
+        order, run one after another, frame after frame).
+
+        An op brings its output, weights and image matrix into the caches (its *footprint*); the
+        distance of an input is the footprint of the ops between its producer and its reader plus
+        the tensor itself; the weights' is one frame's footprint (every op's, plus the frame)."""
+        if id(workload) in self._bound:
+            return
+        ops = workload.ops
+        index = {op.name: i for i, op in enumerate(ops)}
+        foot = [op.output_bytes + op.weight_bytes + op.im2col_bytes for op in ops]
+        prefix = [0.0]
+        for f in foot:
+            prefix.append(prefix[-1] + f)
+        frame = sum(t.bytes_ for t in workload.inputs.values()) + prefix[-1]
+        for j, op in enumerate(ops):
+            dists = []
+            for src in op.inputs:
+                i = index[src]
+                dists.append(prefix[j] - prefix[i + 1] + ops[i].output_bytes)
+            reads_frame = bool(workload.net_inputs_of(op))
+            self._context[id(op)] = OpContext(tuple(dists), frame, reads_frame)
+        self._bound[id(workload)] = workload
+        self._layer_cache.clear()
+        self._layer_demand_cache.clear()
+
+    def context(self, op: Op) -> OpContext:
+        """The op's reuse distances (after :meth:`bind`), else warm inputs and cold weights."""
+        ctx = self._context.get(id(op))
+        if ctx is not None:
+            return ctx
+        n_in = len(op.inputs)
+        per_input = op.input_bytes / max(n_in, 1)
+        return OpContext(tuple(per_input for _ in op.inputs), INF, not op.inputs and not op.explicit)
+
+    def layer_demands(self, workload, ep: ExecutionPlace, state: DvfsState | None = None) -> list[Demand]:
+        self.bind(workload)
+        return super().layer_demands(workload, ep, state)
+
+    # -- the EP ----------------------------------------------------------------------------------
+    def ep_view(self, ep: ExecutionPlace, state: DvfsState | None = None) -> Gemm2Ep:
+        """The EP's clock, caches and bandwidths in DVFS ``state`` (cached)."""
+        level_name = (state or {}).get(ep.place)
+        key = (ep, level_name)
+        view = self._eps.get(key)
+        if view is not None:
+            return view
+        if not ep.cluster:
+            raise HetsimError(f"{ep.name} is an accelerator: gemm2 prices it with accelerator_cost")
+        p = self.platform
+        c = p.cluster(ep.cluster)
+        t = p.core_type(c.core_type)
+        try:
+            level = t.level(level_name or c.dvfs)
+        except KeyError:
+            raise HetsimError(f"DVFS level {level_name!r} is not a level of core type {t.name} "
+                              f"(cluster {c.name}); levels: {[lv.name for lv in t.dvfs]}") from None
+        f_max = max(lv.freq_MHz for lv in t.dvfs)
+        port = min(c.bandwidth_GBps or INF, p.memory(c.memory).bandwidth_GBps) * 1e9
+        per_core = (t.bandwidth_GBps_per_core or INF) * 1e9
+        view = Gemm2Ep(ep, t.gemm2, t.macs_per_cycle, level.freq_MHz * 1e6, level.freq_MHz / f_max,
+                       ep.cores, t.l1d_KiB * 1024 if t.l1d_KiB else None,
+                       c.l2_KiB * 1024 if c.l2_KiB else None, c.l2_private,
+                       c.l3_KiB * 1024 if c.l3_KiB else None, per_core, port)
+        self._eps[key] = view
+        return view
+
+    # -- the interface ---------------------------------------------------------------------------
+    def supports(self, op, ep: ExecutionPlace) -> bool:
+        if ep.accelerator:
+            a = self.platform.accelerator(ep.accelerator)
+            return op.kind in a.kinds or op.macs == 0
+        kinds = self.platform.core_type(self.platform.cluster(ep.cluster).core_type).kinds
+        return kinds is None or op.kind in kinds or op.macs == 0
+
+    def op_demand(self, op, ep: ExecutionPlace, state: DvfsState | None = None) -> Demand:
+        if op.kind in VIEW_KINDS:
+            return ZERO
+        return self.breakdown(op, ep, state).demand()
+
+    def gather_demand(self, op, ep: ExecutionPlace, state: DvfsState | None = None) -> Demand:
+        """A split op's slices gathered on ``ep``: the output read and written once through DRAM
+        (the slices came from other EPs), no kernel overhead (as the roofline model)."""
+        nbytes = 2.0 * op.output_bytes
+        if nbytes <= 0:
+            return ZERO
+        if ep.accelerator:
+            a = self.platform.accelerator(ep.accelerator)
+            bw = min(a.bandwidth_GBps or INF, self.platform.memory(a.memory).bandwidth_GBps) * 1e9
+        else:
+            e = self.ep_view(ep, state)
+            bw = min(e.cores * e.dram_Bps_per_core, e.dram_Bps_max)
+        return Demand(0.0, nbytes / bw, nbytes)
+
+    # -- the breakdown ---------------------------------------------------------------------------
+    def algorithm(self, op: Op, ep: ExecutionPlace) -> str:
+        """The algorithm ``op`` runs with on ``ep`` (one of :data:`ALGORITHMS`)."""
+        if op.kind in VIEW_KINDS:
+            return "view"
+        if ep.accelerator:
+            return "accelerator"
+        g = self.ep_view(ep).params
+        if op.kind == OpKind.CONV:
+            return conv_algorithm(op, g)
+        if op.kind == OpKind.DW:
+            return "depthwise"
+        if op.kind == OpKind.FC or (op.kind == OpKind.MATMUL and op.gemm and op.gemm[0] == 1):
+            return "gemv"
+        if op.kind == OpKind.MATMUL:
+            return "gemm"
+        return "kernel"
+
+    def breakdown(self, op: Op, ep: ExecutionPlace, state: DvfsState | None = None) -> OpCost:
+        """The steps of ``op`` on ``ep`` in DVFS ``state`` with their cycles, traffic and times."""
+        if ep.accelerator:
+            return self._accelerator(op, ep, state)
+        e = self.ep_view(ep, state)
+        if not e.params.clocks and e.freq_ratio != 1.0:
+            # The naive DVFS model: the op at the highest level, every part stretched by f_max / f.
+            top = self._at_top(ep)
+            cost = self._cpu(op, top, self.context(op))
+            for s in cost.steps:
+                for name in ("fixed_s", "core_s", "mem_s", "busy_s"):
+                    setattr(s, name, getattr(s, name) / e.freq_ratio)
+            return cost
+        return self._cpu(op, e, self.context(op))
+
+    def _at_top(self, ep: ExecutionPlace) -> Gemm2Ep:
+        c = self.platform.cluster(ep.cluster)
+        t = self.platform.core_type(c.core_type)
+        top = max(t.dvfs, key=lambda lv: lv.freq_MHz)
+        return self.ep_view(ep, {c.name: top.name})
+
+    def _cpu(self, op: Op, e: Gemm2Ep, ctx: OpContext) -> OpCost:
+        g = e.params
+        algo = self.algorithm(op, e.ep)
+        inputs = list(zip(_input_sizes(op), ctx.input_distances_B, strict=False))
+        if ctx.reads_frame and not op.inputs:
+            inputs = [(op.input_bytes, INF)]
+        steps: list[Step] = []
+        if algo in ("im2col", "gemm1x1"):
+            steps += self._conv_gemm(op, e, inputs, ctx, algo)
+        elif algo == "winograd":
+            steps += self._winograd(op, e, inputs, ctx)
+        elif algo == "depthwise":
+            t = e.kernel_threads()
+            rate = g.dw_macs_per_cycle or e.macs_per_cycle * g.kernel_efficiency
+            s = Step("depthwise", t, cycles=op.macs / (rate * t))
+            s.accesses = [*_reads(inputs), Access(op.weight_bytes, ctx.weight_distance_B),
+                          Access(op.output_bytes, _working_set(op), write=True)]
+            steps.append(s)
+        elif algo in ("gemv", "gemm"):
+            steps.append(self._matmul(op, e, inputs, ctx, algo))
+        else:
+            t = e.kernel_threads()
+            moved = op.input_bytes + op.output_bytes
+            s = Step(str(op.kind), t, cycles=g.kind_cycles_per_byte.get(str(op.kind), 0.0) * moved / t)
+            s.accesses = [*_reads(inputs), Access(op.weight_bytes, ctx.weight_distance_B),
+                          Access(op.output_bytes, _working_set(op), write=True)]
+            steps.append(s)
+        steps[0].fixed_s += g.op_overhead_us * 1e-6
+        if ctx.reads_frame and g.ingest and (g.frame_ingest_us or g.frame_ingest_ns_per_byte):
+            ingest = Step("ingest", 1, cycles=g.frame_ingest_ns_per_byte * 1e-9 * op.input_bytes * e.freq_Hz
+                          / e.freq_ratio)
+            ingest.fixed_s = g.frame_ingest_us * 1e-6
+            steps.insert(0, ingest)
+        for s in steps:
+            self._finish(s, e)
+        return OpCost(op.name, str(op.kind), algo, steps)
+
+    # -- steps -----------------------------------------------------------------------------------
+    def _conv_gemm(self, op: Op, e: Gemm2Ep, inputs, ctx: OpContext, algo: str) -> list[Step]:
+        g = e.params
+        n_rows, k, m = op.gemm  # type: ignore[misc]
+        groups = op.gemm_groups
+        steps = []
+        if algo == "im2col":
+            t = e.kernel_threads()
+            s = Step("im2col", t, cycles=g.im2col_cycles_per_byte * op.im2col_bytes / t)
+            s.accesses = [*_reads(inputs[:1]), Access(op.im2col_bytes, op.input_bytes + op.im2col_bytes,
+                                                      write=True)]
+            steps.append(s)
+            a = Access(op.im2col_bytes, op.im2col_bytes)
+        else:
+            a = Access(op.input_bytes, inputs[0][1] if inputs else INF)
+        steps.append(self._gemm_step(e, n_rows, k, m, groups, a,
+                                     Access(op.weight_bytes, ctx.weight_distance_B),
+                                     Access(op.output_bytes, _working_set(op), write=True)))
+        return steps
+
+    def _winograd(self, op: Op, e: Gemm2Ep, inputs, ctx: OpContext) -> list[Step]:
+        """Winograd F(m×m, 3×3) (Lavin & Gray 2016): tiles of m×m outputs from (m+2)² inputs;
+        transformed inputs V [α²·T·C], α² GEMMs of (T×C)·(C×M), outputs inverse-transformed."""
+        g = e.params
+        mt = g.winograd_tile
+        alpha2 = (mt + 2) ** 2
+        oh, ow, m = op.out_shape.h, op.out_shape.w, op.out_c
+        c = op.in_shape.c
+        tiles = math.ceil(oh / mt) * math.ceil(ow / mt)
+        eb = op.elem_bytes
+        v_bytes = alpha2 * tiles * c * eb
+        u_bytes = alpha2 * tiles * m * eb
+        w_bytes = alpha2 * c * m * eb           # filters are transformed once, at configure time
+        t = e.kernel_threads()
+        s_in = Step("winograd-input", t, cycles=g.winograd_cycles_per_element * alpha2 * tiles * c / t)
+        s_in.accesses = [*_reads(inputs[:1]), Access(v_bytes, op.input_bytes + v_bytes, write=True)]
+        gemm = self._gemm_step(e, tiles, c, m, alpha2, Access(v_bytes, v_bytes),
+                               Access(w_bytes, ctx.weight_distance_B),
+                               Access(u_bytes, v_bytes + w_bytes + u_bytes, write=True))
+        s_out = Step("winograd-output", t, cycles=g.winograd_cycles_per_element * alpha2 * tiles * m / t)
+        s_out.accesses = [Access(u_bytes, u_bytes), Access(op.output_bytes, u_bytes + op.output_bytes,
+                                                           write=True)]
+        return [s_in, gemm, s_out]
+
+    def _matmul(self, op: Op, e: Gemm2Ep, inputs, ctx: OpContext, algo: str) -> Step:
+        n_rows, k, m = op.gemm  # type: ignore[misc]
+        groups = op.gemm_groups
+        a_bytes = n_rows * k * groups * op.elem_bytes
+        if op.weight_bytes or op.kind == OpKind.FC:
+            b = Access(op.weight_bytes, ctx.weight_distance_B)
+        else:  # B is an activation: the second input
+            b = Access(k * m * groups * op.elem_bytes, inputs[1][1] if len(inputs) > 1 else INF)
+        a = Access(a_bytes, inputs[0][1] if inputs else INF)
+        out = Access(op.output_bytes, _working_set(op), write=True)
+        if algo == "gemv":
+            g = e.params
+            t = self._gemm_threads(e, n_rows * k * m * groups)
+            rate = e.macs_per_cycle * (g.gemv_efficiency or g.kernel_efficiency) * \
+                by_cores(g.parallel_efficiency, t, False)
+            s = Step("gemv", t, cycles=n_rows * k * m * groups / (rate * t))
+            s.accesses = [a, b, out]
+            s.fixed_s = by_cores(g.gemm_call_us, t, False) * 1e-6
+            return s
+        return self._gemm_step(e, n_rows, k, m, groups, a, b, out)
+
+    def _gemm_threads(self, e: Gemm2Ep, macs: float) -> int:
+        per = e.params.gemm_macs_per_thread
+        if per is None:
+            return e.cores
+        return max(1, min(e.cores, math.ceil(macs / per)))
+
+    def _gemm_step(self, e: Gemm2Ep, n_rows: int, k: int, m: int, groups: int, a: Access, b: Access,
+                   c: Access) -> Step:
+        """One GEMM call per group of N×K·K×M (A = the image matrix or input, B = the filters)."""
+        g = e.params
+        terms = gemm_terms(e, n_rows, k, m, groups, self._gemm_threads(e, n_rows * k * m * groups))
+        t = terms.threads
+        rate = g.kernel_efficiency * by_cores(g.parallel_efficiency, t, False)
+        pack = g.pack_cycles_per_byte * (a.bytes_ + b.bytes_) / t
+        s = Step("gemm", t, cycles=terms.kernel_cycles / rate + terms.tile_blocks * g.tile_overhead_cycles + pack)
+        s.accesses = [a, b, c]
+        s.fixed_s = by_cores(g.gemm_call_us, t, False) * 1e-6 * groups
+        return s
+
+    def _finish(self, s: Step, e: Gemm2Ep) -> None:
+        """Times of a step: cycles at the core clock, traffic at its levels, combined."""
+        g = e.params
+        s.core_s = s.cycles / e.freq_Hz
+        s.mem_s, s.dram_B, s.levels = memory_time(e.levels(s.threads), s.accesses, g)
+        s.busy_s = combine(s.core_s, s.mem_s, g.overlap)
+
+    # -- accelerators ----------------------------------------------------------------------------
+    def _accelerator(self, op: Op, ep: ExecutionPlace, state: DvfsState | None) -> OpCost:
+        a = self.platform.accelerator(ep.accelerator)
+        g = a.gemm2
+        level_name = (state or {}).get(a.name)
+        try:
+            ratio = a.clock_ratio(level_name)
+            lvl = a.level(level_name)
+        except KeyError:
+            raise HetsimError(f"DVFS level {level_name!r} is not a level of accelerator {a.name}; "
+                              f"levels: {[lv.name for lv in a.dvfs]}") from None
+        f_Hz = (lvl.freq_MHz if lvl else 1000.0) * 1e6
+        rate = a.peak_GMACps * 1e9 * g.efficiency * ratio
+        bw = min(a.bandwidth_GBps or INF, self.platform.memory(a.memory).bandwidth_GBps) * 1e9
+        nbytes = op.input_bytes + op.output_bytes + op.weight_bytes
+        s = Step("accelerator", 1)
+        s.fixed_s = g.op_overhead_us * 1e-6
+        s.core_s = op.macs / rate + (g.kernel_cycles / f_Hz if lvl else 0.0)
+        s.mem_s = nbytes / bw
+        s.dram_B = nbytes
+        s.levels = {"DRAM": nbytes}
+        s.busy_s = combine(s.core_s, s.mem_s, g.overlap)
+        return OpCost(op.name, str(op.kind), "accelerator", [s])
+
+
+# -- helpers -------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class GemmTerms:
+    """The shape arithmetic of a GEMM on a core type (what the fit of hetsim/host/fit.py and the
+    model share): the busiest thread's kernel cycles at kernel_efficiency 1 and parallel efficiency
+    1, and its micro-kernel tiles times K blocks."""
+
+    threads: int
+    kernel_cycles: float
+    tile_blocks: float
+
+
+def gemm_terms(e: Gemm2Ep, n_rows: int, k: int, m: int, groups: int, threads: int) -> GemmTerms:
+    """Whole ``tile_rows × tile_cols`` tiles (N and M padded), N row tiles dealt to ``threads``
+    (the busiest decides), ``block_k`` blocks of K; without ``tiles`` the work divides evenly."""
+    g = e.params
+    t = threads
+    if not g.tiles:
+        busiest = max(n_rows / t, 1.0)
+        return GemmTerms(t, busiest * k * m * groups / e.macs_per_cycle, 0.0)
+    tr, tc = g.tile_rows, g.tile_cols
+    busiest_rows = math.ceil(math.ceil(n_rows / tr) / t)     # whole row tiles per thread
+    tiles = busiest_rows * math.ceil(m / tc) * groups
+    kblocks = math.ceil(k / g.block_k) if g.block_k else 1
+    return GemmTerms(t, tiles * tr * tc * k / e.macs_per_cycle, float(tiles * kblocks))
+
+
+
+def combine(core_s: float, mem_s: float, overlap: float) -> float:
+    """Core and memory time of one kernel: core + mem − overlap · min(core, mem)."""
+    return core_s + mem_s - overlap * min(core_s, mem_s)
+
+
+def memory_time(levels: Sequence[Level], accesses: Iterable[Access],
+                g: Gemm2CoreParams) -> tuple[float, float, dict[str, float]]:
+    """(seconds, DRAM bytes, bytes per level) of ``accesses``: each served by the levels that hold
+    it (:func:`_shares`), over their bandwidths; a write landing in DRAM crosses it twice with
+    ``write_allocate``."""
+    mem = dram = 0.0
+    by_level: dict[str, float] = {}
+    for acc in accesses:
+        if acc.bytes_ <= 0:
+            continue
+        for lvl, share in _shares(levels, acc.distance_B, g.caches, g.residency):
+            if share <= 0:
+                continue
+            nbytes = acc.bytes_ * share
+            if lvl.name == "DRAM":
+                if acc.write and g.write_allocate:
+                    nbytes *= 2
+                dram += nbytes
+            by_level[lvl.name] = by_level.get(lvl.name, 0.0) + nbytes
+            if math.isfinite(lvl.bandwidth_Bps):
+                mem += nbytes / lvl.bandwidth_Bps
+    return mem, dram, by_level
+
+
+def _input_sizes(op: Op) -> list[float]:
+    """Bytes of each input tensor (a group node reads its slice of the first)."""
+    if op.explicit:
+        return [math.prod(d) * op.elem_bytes for d in op.in_dims] or [op.input_bytes]
+    if not op.in_shapes:
+        return [op.input_bytes]
+    sizes = [float(s.elements * op.elem_bytes) for s in op.in_shapes]
+    if op.group_node is not None:
+        sizes[0] /= op.group_node[1]
+    return sizes
+
+
+def _reads(inputs) -> list[Access]:
+    return [Access(b, d) for b, d in inputs]
+
+
+def _working_set(op: Op) -> float:
+    """Bytes an op touches: where its output can stay."""
+    return op.input_bytes + op.weight_bytes + op.im2col_bytes + op.output_bytes
+
+
+def _shares(levels: Sequence[Level], distance: float, caches: bool, rule: str):
+    """(level, share of the bytes served from it) for data last used ``distance`` bytes ago."""
+    if not caches:
+        yield levels[-1], 1.0
+        return
+    if rule == "lru":
+        for lvl in levels:
+            if distance <= lvl.capacity_B:
+                yield lvl, 1.0
+                return
+        return
+    held = 0.0
+    for lvl in levels:
+        h = 1.0 if distance <= lvl.capacity_B else lvl.capacity_B / distance
+        yield lvl, h - held
+        held = h
+        if held >= 1.0:
+            return
+
+
+def op_table(cost: Gemm2CostModel, workload, ep: ExecutionPlace, state: DvfsState | None = None) -> pd.DataFrame:
+    """Every op of ``workload`` on ``ep``: layer, kind, algorithm, threads, fixed/core/memory/total
+    time (s), DRAM bytes and the bytes served from each level."""
+    cost.bind(workload)
+    rows = []
+    for op in workload.ops:
+        if op.kind in VIEW_KINDS:
+            rows.append({"layer": op.layer, "op": op.name, "kind": str(op.kind), "algorithm": "view",
+                         "threads": 0, "fixed_s": 0.0, "core_s": 0.0, "mem_s": 0.0, "time_s": 0.0,
+                         "dram_B": 0.0})
+            continue
+        b = cost.breakdown(op, ep, state)
+        row = {"layer": op.layer, "op": op.name, "kind": str(op.kind), "algorithm": b.algorithm,
+               "threads": max(s.threads for s in b.steps), "fixed_s": b.fixed_s, "core_s": b.core_s,
+               "mem_s": b.mem_s, "time_s": b.time_s, "dram_B": b.dram_B}
+        for s in b.steps:
+            for name, nb in s.levels.items():
+                row[f"{name}_B"] = row.get(f"{name}_B", 0.0) + nb
+        rows.append(row)
+    return pd.DataFrame(rows).fillna(0.0)
+
+
+__all__ = ["ALGORITHMS", "Access", "Gemm2CostModel", "Gemm2Ep", "GemmTerms", "Level", "OpContext",
+           "OpCost", "Step", "combine", "conv_algorithm", "gemm_terms", "memory_time", "op_table"]

@@ -113,3 +113,51 @@ def import_ort(profiles, model, out, name, input_shapes, skip_runs, host, provid
     console.print(f"{len(measured.ops)} op costs on {measured.ops['ep'].nunique()} devices, "
                   f"{len(measured.transfers)} copy costs; wrote "
                   f"{', '.join(escape(str(p)) for p in written)}", soft_wrap=True)
+
+
+@costs.command("show")
+@click.option("--platform", "-p", "platform_name", required=True, help="Platform name or YAML path.")
+@click.option("--workload", "-w", "workload_name", required=True, help="Workload name or YAML path.")
+@click.option("--ep", "ep_names", multiple=True, required=True, help="EP to price the ops on (repeatable).")
+@click.option("--dvfs", default=None, help="DVFS preset or cluster=level,...")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a platform field.")
+@click.option("--layers", is_flag=True, help="One row per layer instead of per op.")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), default=None, help="Write the table as CSV.")
+def show(platform_name, workload_name, ep_names, dvfs, overrides, layers, csv_path) -> None:
+    """The gemm2 model's op table: every op's algorithm (im2col, winograd, gemm1x1, depthwise,
+    gemv, kernel), threads, fixed, core and memory time and the bytes served by each cache level."""
+    import pandas as pd
+
+    from hetsim.cost import Gemm2CostModel
+    from hetsim.cost.gemm2 import op_table
+    from hetsim.platform import load_platform
+    from hetsim.validation import atomic_write
+    from hetsim.workload import load_workload
+
+    platform = load_platform(platform_name, list(overrides), dvfs)
+    workload = load_workload(workload_name)
+    cost = Gemm2CostModel(platform)
+    frames = []
+    for name in ep_names:
+        ep = platform.ep(name)
+        frames.append(op_table(cost, workload, ep).assign(ep=ep.name))
+    df = pd.concat(frames, ignore_index=True)
+    if layers:
+        agg = {c: "sum" for c in df.columns if c.endswith(("_s", "_B"))}
+        agg["algorithm"] = lambda a: "+".join(dict.fromkeys(x for x in a if x not in ("view", "kernel"))) or "kernel"
+        df = df.groupby(["ep", "layer"], sort=False).agg(agg).reset_index()
+    if csv_path:
+        with atomic_write(csv_path) as f:
+            df.to_csv(f, index=False, float_format="%.6g")
+    key = "layer" if layers else "op"
+    t = Table("ep", key, "algorithm", "fixed (ms)", "core (ms)", "memory (ms)", "time (ms)", "DRAM (MB)",
+              title=f"{workload.name} on {platform.name}: gemm2", title_justify="left")
+    for row in df.itertuples(index=False):
+        t.add_row(row.ep, escape(str(getattr(row, key))), row.algorithm, f"{row.fixed_s * 1e3:.3f}",
+                  f"{row.core_s * 1e3:.3f}", f"{row.mem_s * 1e3:.3f}", f"{row.time_s * 1e3:.3f}",
+                  f"{row.dram_B / 1e6:.2f}")
+    console.print(t)
+    for name in dict.fromkeys(df["ep"]):
+        console.print(f"{name}: {df[df.ep == name]['time_s'].sum() * 1e3:.2f} ms per frame")
+    if csv_path:
+        console.print(f"wrote {csv_path}")

@@ -34,13 +34,16 @@ from hetsim.errors import HetsimError
 @click.option("--cost-table", type=click.Path(), default=None,
               help="Replay measured times from a CSV (columns layer|op, ep, time_s), or a directory "
               "written by `hetsim profile` / `hetsim costs import-ort` (costs.csv, transfers.csv).")
+@click.option("--cost", "cost_model", type=click.Choice(["roofline", "gemm2"]), default="roofline",
+              show_default=True, help="Analytic cost model (ignored with --cost-table): the roofline, or "
+              "gemm2 (shape-, cache- and algorithm-aware; docs/model.md).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--trace", type=click.Path(dir_okay=False), default=None, help="Write a Chrome/Perfetto trace.")
 @click.option("--gantt", type=click.Path(dir_okay=False), default=None, help="Write a Gantt chart PNG.")
 @click.pass_context
 def simulate(ctx, platform_name, workload_name, mapping, engine, frames, no_contention, seed, noise_sigma,
-             source, interval_s, buffer_frames, in_flight, dvfs, overrides, cost_table, as_json, trace,
-             gantt):
+             source, interval_s, buffer_frames, in_flight, dvfs, overrides, cost_table, cost_model, as_json,
+             trace, gantt):
     """Simulate one mapping of a workload on a platform."""
     from hetsim.cost import make_cost_model
     from hetsim.evaluate import simulate as run_simulation
@@ -56,7 +59,7 @@ def simulate(ctx, platform_name, workload_name, mapping, engine, frames, no_cont
         raise HetsimError("--trace and --gantt need the des engine (--engine des; the analytic engine has no timeline)")
     platform = load_platform(platform_name, list(overrides), dvfs)
     workload = load_workload(workload_name)
-    cost = make_cost_model(platform, cost_table)
+    cost = make_cost_model(platform, cost_table, cost_model)
     m = load_mapping(mapping, platform, workload, cost)
     result = run_simulation(platform, workload, m, options, cost=cost)
     if trace:

@@ -280,7 +280,7 @@ class Gemm2CostModel(CostModel):
         if ep.accelerator:
             a = self.platform.accelerator(ep.accelerator)
             return op.kind in a.kinds or op.macs == 0
-        kinds = self.platform.core_type(self.platform.cluster(ep.cluster).core_type).kinds
+        kinds = self.platform.core_type(self.platform.cluster(ep.place).core_type).kinds
         return kinds is None or op.kind in kinds or op.macs == 0
 
     def op_demand(self, op, ep: ExecutionPlace, state: DvfsState | None = None) -> Demand:
@@ -336,7 +336,7 @@ class Gemm2CostModel(CostModel):
         return self._cpu(op, e, self.context(op))
 
     def _at_top(self, ep: ExecutionPlace) -> Gemm2Ep:
-        c = self.platform.cluster(ep.cluster)
+        c = self.platform.cluster(ep.place)
         t = self.platform.core_type(c.core_type)
         top = max(t.dvfs, key=lambda lv: lv.freq_MHz)
         return self.ep_view(ep, {c.name: top.name})
@@ -471,7 +471,7 @@ class Gemm2CostModel(CostModel):
 
     # -- accelerators ----------------------------------------------------------------------------
     def _accelerator(self, op: Op, ep: ExecutionPlace, state: DvfsState | None) -> OpCost:
-        a = self.platform.accelerator(ep.accelerator)
+        a = self.platform.accelerator(ep.place)
         g = a.gemm2
         level_name = (state or {}).get(a.name)
         try:

@@ -25,6 +25,15 @@ already contains the contention it met, so the DES replays it as a plain delay.
 
 ``table`` may be a directory holding ``costs.csv`` and, optionally, ``transfers.csv`` (what
 ``hetsim profile`` and ``hetsim costs import-ort`` write).
+
+**DVFS.** An optional ``freq_MHz`` column says at which clock of the EP's cluster (or accelerator) a
+time was measured; a table may hold one op at several clocks (a GPU kernel at 200 and 800 MHz).
+The lookup is state-aware: the EP's clock in the evaluated DVFS state (its level's ``freq_MHz``)
+picks the row measured at that clock; between or beyond measured clocks the time follows
+``t(f) = a + b / f`` through the two nearest (a part that does not follow the clock, fixed costs
+and memory traffic, and one that does: docs/model.md); an op measured at one clock only, asked at
+another, is an error (one line), never a silent 1/f scaling. Rows without ``freq_MHz`` hold at
+every clock.
 """
 
 from __future__ import annotations
@@ -84,13 +93,24 @@ class MeasuredCostModel(CostModel):
         self.keyed_by = "layer" if "layer" in df.columns else "op"
         if "workload" not in df.columns:
             df["workload"] = "*"
-        self._table: dict[tuple, float] = {}
+        has_freq = "freq_MHz" in df.columns
+        if has_freq:
+            freq = pd.to_numeric(df["freq_MHz"], errors="coerce")
+            bad = df.index[df["freq_MHz"].notna() & (freq.isna() | (freq <= 0))]
+            if len(bad):
+                raise HetsimError(f"{source}: row {bad[0] + 2}: freq_MHz {df['freq_MHz'][bad[0]]!r} is not "
+                                  "a clock > 0 (MHz), or leave it empty for a time that holds at every clock")
+            df["freq_MHz"] = freq
+        # (workload, key, ep) -> {freq_MHz or None: time_s}
+        self._table: dict[tuple, dict[float | None, float]] = {}
         for row in df.itertuples(index=False):
             key = getattr(row, self.keyed_by)
             if self.keyed_by == "layer":
                 key = int(key)
-            self._table[(str(row.workload), key if self.keyed_by == "layer" else str(key),
-                         str(row.ep))] = float(row.time_s)
+            f = row.freq_MHz if has_freq else None
+            f = None if f is None or pd.isna(f) else float(f)
+            self._table.setdefault((str(row.workload), key if self.keyed_by == "layer" else str(key),
+                                    str(row.ep)), {})[f] = float(row.time_s)
         self._transfers = self._read_transfers(transfers)
 
     # -- transfers -------------------------------------------------------------------------
@@ -134,27 +154,67 @@ class MeasuredCostModel(CostModel):
         return super().transfer_time(nbytes, src, dst)
 
     # -- ops -------------------------------------------------------------------------------
-    def _lookup(self, workload: str, key, ep: ExecutionPlace) -> float | None:
+    def clock_MHz(self, ep: ExecutionPlace, state: DvfsState | None = None) -> float | None:
+        """The clock of ``ep``'s cluster or accelerator in DVFS ``state`` (None: an accelerator
+        without DVFS levels)."""
+        p = self.platform
+        level = (state or {}).get(ep.place)
+        try:
+            if ep.cluster:
+                c = p.cluster(ep.cluster)
+                return p.core_type(c.core_type).level(level or c.dvfs).freq_MHz
+            lvl = p.accelerator(ep.place).level(level)
+        except KeyError:
+            raise HetsimError(f"DVFS level {level!r} is not a level of {ep.place}") from None
+        return lvl.freq_MHz if lvl is not None else None
+
+    def _lookup(self, workload: str, key, ep: ExecutionPlace, state: DvfsState | None = None) -> float | None:
         for w in (workload, "*"):
             for e in (ep.name, ep.place):
-                t = self._table.get((w, key, e))
-                if t is not None:
-                    return t
+                by_freq = self._table.get((w, key, e))
+                if by_freq is not None:
+                    return self._at_clock(by_freq, ep, state, key)
         return None
+
+    def _at_clock(self, by_freq: dict[float | None, float], ep: ExecutionPlace, state: DvfsState | None,
+                  key) -> float:
+        """The time at ``ep``'s clock in ``state`` (module docstring: exact, else a + b / f through the
+        two nearest measured clocks)."""
+        if None in by_freq and len(by_freq) == 1:
+            return by_freq[None]
+        f = self.clock_MHz(ep, state)
+        if f is None or f in by_freq:
+            return by_freq[f] if f is not None else by_freq.get(None, next(iter(by_freq.values())))
+        measured = sorted(x for x in by_freq if x is not None)
+        if len(measured) < 2:
+            if None in by_freq:
+                return by_freq[None]
+            raise HetsimError(f"{self.source}: {key} on {ep.name} was measured at {measured[0]:g} MHz only; the "
+                              f"DVFS state asks for {f:g} MHz (measure it there, or at a second clock to "
+                              "interpolate)")
+        f1, f2 = sorted(measured, key=lambda x: (abs(x - f), x))[:2]
+        t1, t2 = by_freq[f1], by_freq[f2]
+        b = (t1 - t2) / (1 / f1 - 1 / f2)
+        t = t1 + b * (1 / f - 1 / f1)
+        if t <= 0:
+            raise HetsimError(f"{self.source}: {key} on {ep.name}: a + b/f through {f1:g} and {f2:g} MHz gives "
+                              f"{t:.3g} s at {f:g} MHz; measure closer to that clock")
+        return float(t)
 
     def supports(self, op, ep: ExecutionPlace) -> bool:
         """An op-keyed table can run ``op`` on ``ep`` only where it has a time for it (an op absent
         from a device's profile is not capable there)."""
         if self.keyed_by == "layer":
             return True
-        return self._lookup(getattr(op, "workload", "*"), op.name, ep) is not None
+        w = getattr(op, "workload", "*")
+        return any((x, op.name, e) in self._table for x in (w, "*") for e in (ep.name, ep.place))
 
     def layer_times(self, workload, ep: ExecutionPlace, state: DvfsState | None = None) -> np.ndarray:
         if self.keyed_by == "op":
             return super().layer_times(workload, ep, state)
         out = np.empty(workload.num_layers)
         for i in range(workload.num_layers):
-            t = self._lookup(workload.name, i + 1, ep)
+            t = self._lookup(workload.name, i + 1, ep, state)
             if t is None:
                 raise HetsimError(f"{self.source}: no time for {workload.name} layer {i + 1} on {ep.name}")
             out[i] = t
@@ -163,7 +223,7 @@ class MeasuredCostModel(CostModel):
     def op_demand(self, op, ep: ExecutionPlace, state: DvfsState | None = None) -> Demand:
         if self.keyed_by == "layer":
             raise HetsimError(f"{self.source} is keyed by layer; ask it for layer times")
-        t = self._lookup(getattr(op, "workload", "*"), op.name, ep)
+        t = self._lookup(getattr(op, "workload", "*"), op.name, ep, state)
         if t is None:
             raise HetsimError(f"{self.source}: no time for op {op.name} on {ep.name} (not capable "
                               "there: it has no measurement)")

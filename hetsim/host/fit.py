@@ -648,8 +648,8 @@ def _gemm2_residuals(g2: Gemm2Fit, m: Measurements, fit: HostFit) -> None:
 def _add_gemm2(d: dict, g2: Gemm2Fit) -> None:
     """Put the gemm2 block and the cache sizes into a platform dict."""
     core = d["core_types"][0]
-    block = {k: (round(float(v), 6) if isinstance(v, float) else v) for k, v in g2.block.items()
-             if v is not None}
+    block: dict = {k: (round(float(v), 6) if isinstance(v, float) else v) for k, v in g2.block.items()
+                   if v is not None}
     if "kind_cycles_per_byte" in block:
         block["kind_cycles_per_byte"] = {k: round(float(v), 4) for k, v in block["kind_cycles_per_byte"].items()}
     for key in ("parallel_efficiency", "gemm_call_us"):

@@ -164,8 +164,9 @@ class OpCost:
 @dataclass(frozen=True)
 class OpContext:
     """Where an op's data was last touched, from its place in a network (:meth:`Gemm2CostModel.bind`):
-    the reuse distance of each input (in ``op.inputs`` order; the network input is cold), of its
-    weights (one frame's footprint) and whether it reads the network input (frame ingest)."""
+    the reuse distance of each input (in ``op.inputs`` order), of its weights (one frame's
+    footprint; also the network input's, the same buffer every frame unless a frame ingest step
+    wrote it just before) and whether it reads the network input (frame ingest)."""
 
     input_distances_B: tuple[float, ...]
     weight_distance_B: float
@@ -345,8 +346,11 @@ class Gemm2CostModel(CostModel):
         g = e.params
         algo = self.algorithm(op, e.ep)
         inputs = list(zip(_input_sizes(op), ctx.input_distances_B, strict=False))
+        ingest = ctx.reads_frame and g.ingest and bool(g.frame_ingest_us or g.frame_ingest_ns_per_byte)
         if ctx.reads_frame and not op.inputs:
-            inputs = [(op.input_bytes, INF)]
+            # [choice] A frame prepared by the ingest step was just written (warm); without an ingest
+            # step the input is the same buffer as one frame ago (a benchmark, the host executor).
+            inputs = [(op.input_bytes, op.input_bytes if ingest else ctx.weight_distance_B)]
         steps: list[Step] = []
         if algo in ("im2col", "gemm1x1"):
             steps += self._conv_gemm(op, e, inputs, ctx, algo)
@@ -369,7 +373,7 @@ class Gemm2CostModel(CostModel):
                           Access(op.output_bytes, _working_set(op), write=True)]
             steps.append(s)
         steps[0].fixed_s += g.op_overhead_us * 1e-6
-        if ctx.reads_frame and g.ingest and (g.frame_ingest_us or g.frame_ingest_ns_per_byte):
+        if ingest:
             ingest = Step("ingest", 1, cycles=g.frame_ingest_ns_per_byte * 1e-9 * op.input_bytes * e.freq_Hz
                           / e.freq_ratio)
             ingest.fixed_s = g.frame_ingest_us * 1e-6

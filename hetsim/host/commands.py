@@ -120,17 +120,21 @@ def validate() -> None:
               "`calibrate host` measured (in <platform>.measurements.json beside the platform), else 0.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
               help="Directory for report.md, report.png, report.json [default: results/validation/<workload>].")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Override a field of the platform (repeatable), e.g. "
+              "core_types.cpu.gemm2.conv_policy=armcl: the executor then runs 3x3 stride-1 convs with Winograd.")
 @click.option("--cost", "costs", multiple=True, type=click.Choice(["roofline", "gemm2"]),
               help="Cost model(s) to simulate with (repeatable; the first picks the default pipeline and "
               "heads the report). Default: roofline.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def validate_host_cmd(platform_name, workload_name, mappings, frames, repeats, scale, seed, noise_sigma,
-                      out_dir, costs, as_json) -> None:
+                      out_dir, overrides, costs, as_json) -> None:
     """Run a workload for real (numpy, one pinned process per stage) and compare per-layer times
     and pipeline throughput with the DES on the calibrated platform."""
     from hetsim.host.executor import WorkloadRef
     from hetsim.host.validate import (
         check_validation,
+        host_cluster,
         measured_jitter,
         report_markdown,
         validate_host,
@@ -139,10 +143,12 @@ def validate_host_cmd(platform_name, workload_name, mappings, frames, repeats, s
     from hetsim.platform import load_platform
     from hetsim.platform.loader import resolve_platform
 
-    platform = load_platform(platform_name)
+    platform = load_platform(platform_name, list(overrides))
     if noise_sigma is None:
         noise_sigma = measured_jitter(resolve_platform(platform_name))
-    ref = WorkloadRef(workload_name, scale)
+    # The executor is the framework: it picks each conv's algorithm by the platform's conv_policy.
+    policy = platform.core_type(host_cluster(platform).core_type).gemm2.conv_policy
+    ref = WorkloadRef(workload_name, scale, conv_policy=policy)
     workload = ref.load()
     costs = tuple(costs) or ("roofline",)
     check_validation(platform, ref, list(mappings) or None, frames, repeats, costs)   # errors before the bar

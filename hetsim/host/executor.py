@@ -53,6 +53,8 @@ class WorkloadRef:
     name: str
     scale: float = 1.0
     data: dict | None = None  # an in-memory workload dict (tests) instead of a name
+    #: How the executor picks a conv's algorithm (the gemm2 block's conv_policy: im2col | armcl).
+    conv_policy: str = "im2col"
 
     def load(self) -> Workload:
         if self.data is None and self.scale == 1.0:
@@ -102,14 +104,15 @@ class StageNet:
     drawn per op from ``default_rng([seed, op index])``, so an op has the same weights in every
     mapping."""
 
-    def __init__(self, workload: Workload, first: int, last: int, workers: Workers, seed: int = 0):
+    def __init__(self, workload: Workload, first: int, last: int, workers: Workers, seed: int = 0,
+                 conv_policy: str = "im2col"):
         self.workload, self.first, self.last = workload, first, last
         index = {op.name: i for i, op in enumerate(workload.ops)}
         self.layers: list[list[tuple]] = []
         for layer in workload.layers[first - 1:last]:
             ops = []
             for op in layer.ops:
-                kernel = compile_op(op, np.random.default_rng([seed, index[op.name]]), workers)
+                kernel = compile_op(op, np.random.default_rng([seed, index[op.name]]), workers, conv_policy)
                 ops.append((op, kernel, op.inputs or (INPUT,)))
             self.layers.append(ops)
         self.needs_in = _tensors_crossing(workload, first - 1)
@@ -258,7 +261,7 @@ def _stage_main(ref: WorkloadRef, spec: StageSpec, index: int, n_stages: int, fr
         threadpool_limits(len(spec.cpus), user_api="blas")
         workload = ref.load()
         workers = Workers(KERNEL_THREADS)
-        net = StageNet(workload, spec.first, spec.last, workers, seed)
+        net = StageNet(workload, spec.first, spec.last, workers, seed, ref.conv_policy)
         rng = np.random.default_rng([seed, 1_000_003])
         sample = net.synthetic_inputs(rng)
         for _ in range(warmup):

@@ -350,6 +350,8 @@ def _gemm2_yaml(g2: Gemm2Fit) -> list[str]:
         "op_overhead_us": "[fitted] executor kernels (im2col, kinds, dw)",
         "im2col_cycles_per_byte": "[fitted] executor's im2col copy", "dw_macs_per_cycle": "[fitted] executor's depthwise",
         "kind_cycles_per_byte": "[fitted] executor kernels, per kind",
+        "winograd_cycles_per_element": "[fitted] executor's Winograd F(2x2, 3x3) transforms (whole convs held "
+                                       f"out: {r.get('gemm2 winograd convs', float('nan')):.1%})",
     }
     lines = [f"    gemm2:  # the gemm2 cost model (hetsim/cost/gemm2.py), fitted by hetsim/host/fit.py fit_gemm2; "
              f"synthetic network's ops (never fitted) {r.get('gemm2 network ops', float('nan')):.1%}"]
@@ -575,11 +577,42 @@ def fit_gemm2(m: Measurements, fit: HostFit) -> Gemm2Fit:
     block["kind_cycles_per_byte"] = {k: float(v) for k, v in zip(labels[1:], sol.x[2:], strict=True) if k != "dw"}
     if "dw" in labels:
         block["dw_macs_per_cycle"] = float(sol.x[1 + labels.index("dw")])
+    if m.winograd:
+        block["winograd_cycles_per_element"] = _fit_winograd(m, ep_for(1, **block), f, overlap)
     out = Gemm2Fit(block, l1, l2, l2_private, l3, freq)
     out.choices = {"tile_rows": tr, "tile_cols": tc, "block_k": kc, "residency": res,
                    "fit median |error| of the chosen (1 thread)": err1}
     _gemm2_residuals(out, m, fit)
     return out
+
+
+def _winograd_traffic(e, h: int, c: int, m: int, step: str) -> tuple[float, float]:
+    """(transformed elements, memory seconds) of a warm Winograd F(2x2, 3x3) transform, as the
+    model's steps price them."""
+    from hetsim.cost.gemm2 import Access, memory_time
+
+    tiles = (-(-h // 2)) ** 2
+    if step == "input":
+        inp, v = 4.0 * (h + 2) ** 2 * c, 64.0 * tiles * c
+        return 16.0 * tiles * c, memory_time(e.levels(1), [Access(inp, inp + v), Access(v, inp + v, write=True)],
+                                             e.params)[0]
+    u, out = 64.0 * tiles * m, 4.0 * h * h * m
+    return 16.0 * tiles * m, memory_time(e.levels(1), [Access(u, u), Access(out, u + out, write=True)], e.params)[0]
+
+
+def _fit_winograd(m: Measurements, e, f: float, overlap: float) -> float:
+    """Cycles per transformed element of the executor's Winograd transforms (input and output),
+    with the traffic the model gives them."""
+    rows = [r for r in m.winograd if r["step"] in ("input", "output")]
+    y = np.array([r["time_s"] for r in rows])
+    tr = np.array([_winograd_traffic(e, r["h"], r["c"], r["m"], r["step"]) for r in rows])
+
+    def t(x):
+        core = tr[:, 0] * x[0] / f
+        return core + tr[:, 1] - overlap * np.minimum(core, tr[:, 1])
+
+    sol = least_squares(lambda x: np.log(t(x) / y), [1.0], bounds=([0.0], [1e3]), loss="soft_l1", f_scale=0.1)
+    return float(sol.x[0])
 
 
 def _context_distance(context: str, a: float, b: float, c: float) -> float:
@@ -600,12 +633,15 @@ def unify_clock(fit: HostFit, g2: Gemm2Fit) -> None:
         fit.freq_MHz = g2.freq_MHz
 
 
-def _gemm2_platform(g2: Gemm2Fit, fit: HostFit):
+def _gemm2_platform(g2: Gemm2Fit, fit: HostFit, overrides: list[str] | None = None):
     from hetsim.platform import platform_from_dict
+    from hetsim.platform.loader import apply_override
 
     d = platform_dict(fit)
     d["core_types"][0]["dvfs"][0]["freq_MHz"] = g2.freq_MHz
     _add_gemm2(d, g2)
+    for ov in overrides or ():
+        apply_override(d, ov)
     return platform_from_dict(d, "gemm2 fit")
 
 
@@ -637,6 +673,24 @@ def _gemm2_residuals(g2: Gemm2Fit, m: Measurements, fit: HostFit) -> None:
                      if r["set"] in sel and r["threads"] == t and r["context"] == ctx]
                 if e:
                     g2.residuals[f"{name} {t}T {ctx}"] = _median_abs(e)
+    if m.winograd:
+        from hetsim.workload import workload_from_dict
+
+        wino = _gemm2_platform(g2, fit, ["core_types.cpu.gemm2.conv_policy=armcl",
+                                         "core_types.cpu.gemm2.winograd_tile=2"])
+        wcost = Gemm2CostModel(wino)
+        errs = []
+        for r in m.winograd:
+            if r["step"] != "conv":
+                continue
+            wl = workload_from_dict({"schema": 1, "name": "wino", "input": {"h": r["h"], "w": r["h"], "c": r["c"]},
+                                     "layer_kinds": ["conv"], "ops": [{"name": "cv", "kind": "conv", "kernel": 3,
+                                                                       "pad": 1, "out_c": r["m"]}]})
+            op = wl.op("cv")
+            # warm, as benchmarked: the input right after its own use, the filters resident
+            wcost._context[id(op)] = OpContext((op.input_bytes,), 16.0 * 4 * r["c"] * r["m"], False)
+            errs.append(wcost.op_time(op, wino.ep("C1")) / r["time_s"] - 1)
+        g2.residuals["gemm2 winograd convs"] = _median_abs(errs)
     if m.network:
         wl = synthetic_network(m.network_input)
         cost.bind(wl)

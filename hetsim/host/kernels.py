@@ -131,9 +131,18 @@ def im2col(x: np.ndarray, kernel: tuple[int, int], stride: int, pad: tuple[int, 
     return cols.reshape(oh * ow, r * s * c)
 
 
-def compile_op(op, rng: np.random.Generator, workers: Workers) -> Kernel:
-    """A kernel for ``op`` (an :class:`hetsim.workload.Op`) with its weights drawn from ``rng``."""
+def compile_op(op, rng: np.random.Generator, workers: Workers, conv_policy: str = "im2col") -> Kernel:
+    """A kernel for ``op`` (an :class:`hetsim.workload.Op`) with its weights drawn from ``rng``.
+    ``conv_policy`` picks each conv's algorithm as the gemm2 cost model does
+    (:func:`hetsim.cost.gemm2.conv_algorithm`): ``armcl`` runs FP32 3x3 stride-1 convs with
+    Winograd F(2x2, 3x3), everything else is im2col + GEMM."""
     kind = str(op.kind)
+    if kind == "conv" and conv_policy != "im2col":
+        from hetsim.cost.gemm2 import conv_algorithm
+        from hetsim.platform.schema import Gemm2CoreParams
+
+        if conv_algorithm(op, Gemm2CoreParams(conv_policy=conv_policy, winograd_tile=2)) == "winograd":
+            return _winograd(op, rng, workers)
     make = _MAKERS.get(kind)
     if make is None:
         raise HetsimError(f"op {op.name}: kind {kind!r} has no host kernel")
@@ -164,6 +173,61 @@ def _conv(op, rng, workers: Workers) -> Kernel:
             outs.append(a @ weights[g])
         y = outs[0] if groups == 1 else np.concatenate(outs, axis=1)
         return y.reshape(oh, ow, m * groups)
+
+    return run
+
+
+# Winograd F(2x2, 3x3) (Lavin & Gray, "Fast Algorithms for Convolutional Neural Networks", CVPR
+# 2016, eqs. 7-8): Y = A^T [(G g G^T) ⊙ (B^T d B)] A on 4x4 input tiles with stride 2.
+_WINO_G = np.array([[1, 0, 0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0, 0, 1]], dtype=np.float32)
+
+
+def winograd_input(xp: np.ndarray, th: int, tw: int) -> np.ndarray:
+    """V = B^T d B for every 4x4 tile d of the padded input (stride 2): shape (16, th*tw, C).
+    B^T rows: d0 - d2, d1 + d2, d2 - d1, d1 - d3 (applied to rows, then columns)."""
+    c = xp.shape[2]
+    need_h, need_w = 2 * th + 2, 2 * tw + 2
+    if xp.shape[0] < need_h or xp.shape[1] < need_w:
+        xp = np.pad(xp, ((0, max(0, need_h - xp.shape[0])), (0, max(0, need_w - xp.shape[1])), (0, 0)))
+    r = [xp[i:i + 2 * th:2] for i in range(4)]                       # rows i of every tile
+    rows = (r[0] - r[2], r[1] + r[2], r[2] - r[1], r[1] - r[3])      # (th, W, C) each
+    v = np.empty((4, 4, th, tw, c), dtype=np.float32)
+    for a, t in enumerate(rows):
+        q = [t[:, j:j + 2 * tw:2] for j in range(4)]
+        np.subtract(q[0], q[2], out=v[a, 0])
+        np.add(q[1], q[2], out=v[a, 1])
+        np.subtract(q[2], q[1], out=v[a, 2])
+        np.subtract(q[1], q[3], out=v[a, 3])
+    return v.reshape(16, th * tw, c)
+
+
+def winograd_output(m: np.ndarray, th: int, tw: int, oh: int, ow: int) -> np.ndarray:
+    """Y = A^T m A for every tile of m (16, th*tw, M): A^T rows m0 + m1 + m2, m1 - m2 - m3."""
+    mm = m.reshape(4, 4, th, tw, -1)
+    r0 = mm[0] + mm[1] + mm[2]
+    r1 = mm[1] - mm[2] - mm[3]
+    y = np.empty((th, 2, tw, 2, mm.shape[-1]), dtype=np.float32)
+    for a, t in enumerate((r0, r1)):
+        np.add(t[0] + t[1], t[2], out=y[:, a, :, 0])
+        np.subtract(t[1] - t[2], t[3], out=y[:, a, :, 1])
+    return y.reshape(2 * th, 2 * tw, -1)[:oh, :ow]
+
+
+def _winograd(op, rng, workers: Workers) -> Kernel:
+    """A 3x3 stride-1 conv by Winograd F(2x2, 3x3): input transform, 16 GEMMs of (tiles x C) by
+    (C x M) (one batched matmul: BLAS per matrix), output transform. The filters are transformed
+    once (G g G^T), as a framework does at configure time."""
+    _, k, m = op.gemm
+    c = op.filter_depth
+    oh, ow = op.out_shape.h, op.out_shape.w
+    th, tw = -(-oh // 2), -(-ow // 2)
+    w = _weights(rng, k, m).reshape(3, 3, c, m)                       # same draw as the im2col kernel
+    u = np.einsum("ai,ijcm,bj->abcm", _WINO_G, w, _WINO_G).reshape(16, c, m).astype(np.float32)
+
+    def run(inputs):
+        xp = _pad(inputs[0], op.pad)
+        v = winograd_input(xp, th, tw)
+        return winograd_output(np.matmul(v, u), th, tw, oh, ow)
 
     return run
 

@@ -87,6 +87,8 @@ class BenchPlan:
     # Read bandwidth by working set: the executor's fc code path (x @ W) on W of these sizes, warm.
     level_KiB: tuple[int, ...] = (64, 256, 512, 768, 2048, 4096, 8192, 65536, 262144)
     level_reps: int = 9
+    # Winograd F(2x2, 3x3) transforms and whole convs (H = W, C, M), the executor's kernels.
+    winograd_shapes: tuple[tuple[int, int, int], ...] = ((56, 32, 32), (28, 64, 96), (14, 128, 128), (28, 128, 64))
 
     @classmethod
     def quick(cls) -> BenchPlan:
@@ -95,7 +97,7 @@ class BenchPlan:
                    kinds=("relu", "maxpool", "lrn"), kind_reps=2, handoff_bytes=(0, 4096),
                    handoff_reps=3, network_input=32, network_reps=2, heldout_n=(24,), heldout_k=(48,),
                    heldout_m=(24,), sweep_m=(8, 16), sweep_n=(8, 12), sweep_base=(64, 64, 32),
-                   context_reps=2, level_KiB=(64, 1024), level_reps=2)
+                   context_reps=2, level_KiB=(64, 1024), level_reps=2, winograd_shapes=((8, 8, 8),))
 
     def units(self, cores: int) -> dict[str, int]:
         """Timed runs per phase (for the progress bar)."""
@@ -109,6 +111,7 @@ class BenchPlan:
             "network": cores * (self.network_reps + 2),
             "gemm contexts": len(context_shapes(self)) * cores * 2 * (self.context_reps + 1),
             "levels": len(self.level_KiB) * (self.level_reps + 1),
+            "winograd": len(self.winograd_shapes) * 3 * (self.kind_reps + 1),
         }
 
 
@@ -128,6 +131,7 @@ class Measurements:
     # gemm2: n, k, m, threads, context (warm | cold), set (fit | heldout | sweep), time_s, load
     contexts: list[dict] = field(default_factory=list)
     levels: list[dict] = field(default_factory=list)    # kib, bytes, threads, time_s (x @ W, warm)
+    winograd: list[dict] = field(default_factory=list)  # h, c, m, step (input|output|conv), time_s
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -495,6 +499,35 @@ def bench_levels(plan: BenchPlan, cores: list[int], progress: Progress) -> list[
     return out
 
 
+def bench_winograd(plan: BenchPlan, cores: list[int], progress: Progress) -> list[dict]:
+    """The executor's Winograd F(2x2, 3x3) on one core: its input transform, its output transform
+    and the whole conv (3x3, pad 1) on each of ``winograd_shapes``, warm, interleaved."""
+    from threadpoolctl import threadpool_limits
+
+    from hetsim.host.kernels import compile_op, winograd_input, winograd_output
+    from hetsim.workload import workload_from_dict
+
+    rng = np.random.default_rng(5)
+    cases: dict[int, list[Case[tuple[int, int, int, str]]]] = {1: []}
+    for h, c, m in plan.winograd_shapes:
+        th = tw = -(-h // 2)
+        xp = np.pad(rng.standard_normal((h, h, c), dtype=np.float32), ((1, 1), (1, 1), (0, 0)))
+        mm = rng.standard_normal((16, th * tw, m), dtype=np.float32)
+        wl = workload_from_dict({"schema": 1, "name": "wino", "input": {"h": h, "w": h, "c": c},
+                                 "layer_kinds": ["conv"], "ops": [{"name": "cv", "kind": "conv", "kernel": 3,
+                                                                   "pad": 1, "out_c": m}]})
+        conv = compile_op(wl.op("cv"), np.random.default_rng(0), Workers(1), "armcl")
+        x = xp[1:-1, 1:-1].copy()
+        cases[1] += [((h, c, m, "input"), partial(winograd_input, xp, th, tw)),
+                     ((h, c, m, "output"), partial(winograd_output, mm, th, tw, h, h)),
+                     ((h, c, m, "conv"), partial(conv, [x]))]
+    with threadpool_limits(1, user_api="blas"):
+        times = _interleaved(cases, plan.kind_reps, cores[:1], "winograd", progress)
+    pin_process(cores)
+    return [{"h": h, "c": c, "m": m, "step": step, "time_s": float(np.median(ts))}
+            for (_, (h, c, m, step)), ts in times.items()]
+
+
 # -- hand-off between two processes -----------------------------------------------------------
 def _echo(cpu: int, ch_in, ch_out, n: int) -> None:
     pin_process([cpu])
@@ -622,6 +655,7 @@ def run_all(plan: BenchPlan | None = None, progress: Progress | None = None) -> 
     m.network = bench_network(plan, cores, progress)
     m.contexts = bench_contexts(plan, cores, progress)
     m.levels = bench_levels(plan, cores, progress)
+    m.winograd = bench_winograd(plan, cores, progress)
     m.load["loadavg_after"] = list(os.getloadavg())
     m.load["wall_s"] = time.perf_counter() - t0
     return m

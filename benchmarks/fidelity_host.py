@@ -1,0 +1,152 @@
+"""Issue 14's host measurements: calibrate this machine and validate both cost models on real runs,
+several times, each run waiting for a quiet machine first (other engineers share its 2 CPUs).
+
+    python benchmarks/fidelity_host.py --runs 3 --out results/fidelity/host
+    python benchmarks/fidelity_host.py --summary results/fidelity/host     # the tables of docs/fidelity.md
+
+Every run: ``hetsim calibrate host`` (both blocks fitted on the same measurements), then ``validate
+host`` of each network on the whole network on 1 core, on all cores, and the best 2-stage pipeline
+each model finds, simulated with both models (the same measured runs score both: a paired
+comparison). The load average and the other processes' CPU share go with every measurement.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+NETWORKS = ("alexnet", "googlenet", "mobilenet", "resnet50", "squeezenet")
+COSTS = ("roofline", "gemm2")
+
+
+def busy_fraction(dt: float = 3.0) -> float:
+    """Share of all CPUs busy over ``dt`` seconds (/proc/stat), while this process sleeps."""
+    def read() -> tuple[int, int]:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        return sum(v), v[3] + v[4]
+    t0, i0 = read()
+    time.sleep(dt)
+    t1, i1 = read()
+    return 1 - (i1 - i0) / max(t1 - t0, 1)
+
+
+def wait_quiet(limit: float, windows: int = 3, timeout_s: float = 1200) -> dict:
+    """Wait until others use less than ``limit`` of the CPUs for ``windows`` x 3 s (or time out)."""
+    start, ok, b = time.time(), 0, 1.0
+    while time.time() - start < timeout_s:
+        b = busy_fraction()
+        ok = ok + 1 if b < limit else 0
+        if ok >= windows:
+            break
+    return {"waited_s": round(time.time() - start, 1), "busy_last": round(b, 3), "quiet": ok >= windows,
+            "loadavg": list(os.getloadavg())}
+
+
+def hetsim(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    return subprocess.run([sys.executable, "-m", "hetsim", *args], capture_output=True, text=True, env=env)
+
+
+def mappings_for(platform_file: Path, network: str) -> list[str]:
+    """C1, Cn and the best 2-stage pipeline of each model (the union, in that order)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from hetsim.cost import make_cost_model
+    from hetsim.host.validate import default_mappings
+    from hetsim.platform import load_platform
+    from hetsim.workload import load_workload
+
+    platform = load_platform(str(platform_file))
+    workload = load_workload(network)
+    out: list[str] = []
+    for c in COSTS:
+        for m in default_mappings(platform, workload, make_cost_model(platform, model=c)):
+            if m not in out:
+                out.append(m)
+    return out
+
+
+def run(out: Path, index: int, networks, repeats: int, frames: int, limit: float) -> None:
+    d = out / f"run{index}"
+    d.mkdir(parents=True, exist_ok=True)
+    log: dict = {"run": index, "steps": []}
+    q = wait_quiet(limit)
+    t = time.time()
+    r = hetsim("calibrate", "host", "--out", str(d / "host.yaml"))
+    log["steps"].append({"step": "calibrate", **q, "wall_s": round(time.time() - t, 1), "rc": r.returncode,
+                         "loadavg_after": list(os.getloadavg())})
+    if r.returncode:
+        print(r.stderr, file=sys.stderr)
+        raise SystemExit(r.returncode)
+    for n in networks:
+        maps = mappings_for(d / "host.yaml", n)
+        q = wait_quiet(limit)
+        t = time.time()
+        args = ["validate", "host", "-p", str(d / "host.yaml"), "-w", n, "--repeats", str(repeats),
+                "--frames", str(frames), "--out", str(d / n), "--json"]
+        for m in maps:
+            args += ["--mapping", m]
+        for c in COSTS:
+            args += ["--cost", c]
+        r = hetsim(*args)
+        log["steps"].append({"step": f"validate {n}", **q, "wall_s": round(time.time() - t, 1),
+                             "rc": r.returncode, "loadavg_after": list(os.getloadavg()), "mappings": maps})
+        if r.returncode:
+            print(r.stderr, file=sys.stderr)
+        print(f"run {index} {n}: {r.stdout.strip()[:300]}", flush=True)
+        (d / "log.json").write_text(json.dumps(log, indent=1))
+
+
+def summary(out: Path) -> str:
+    """Per network and model: layer MAPE and per-mapping throughput error of every run, the median
+    over runs and the spread (min-max)."""
+    rows: dict[tuple[str, str], list] = {}
+    maps: dict[tuple[str, str], list] = {}
+    runs = sorted(p for p in out.glob("run*") if p.is_dir())
+    for rd in runs:
+        for n in NETWORKS:
+            f = rd / n / "report.json"
+            if not f.exists():
+                continue
+            rep = json.loads(f.read_text())
+            for c in rep.get("costs", ["roofline"]):
+                rows.setdefault((n, c), []).append(rep["layer_mape_by_cost"][c])
+                errs = [abs(m["by_cost"][c]["error"]) for m in rep["mappings"]]
+                maps.setdefault((n, c), []).append(float(np.median(errs)))
+    lines = ["| network | model | layer MAPE per run | median | median per-mapping |error| per run | median |",
+             "|---|---|---|---:|---|---:|"]
+    for (n, c), v in sorted(rows.items()):
+        mv = maps[(n, c)]
+        lines.append(f"| {n} | {c} | {', '.join(f'{x:.1%}' for x in v)} | {np.median(v):.1%} | "
+                     f"{', '.join(f'{x:.1%}' for x in mv)} | {np.median(mv):.1%} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default="results/fidelity/host")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--first", type=int, default=1)
+    ap.add_argument("--networks", default=",".join(NETWORKS))
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--frames", type=int, default=30)
+    ap.add_argument("--quiet", type=float, default=0.15, help="others' CPU share that counts as quiet")
+    ap.add_argument("--summary", default=None, help="print the summary of a finished --out and stop")
+    a = ap.parse_args()
+    if a.summary:
+        print(summary(Path(a.summary)))
+        return
+    for i in range(a.first, a.first + a.runs):
+        run(Path(a.out), i, a.networks.split(","), a.repeats, a.frames, a.quiet)
+    print(summary(Path(a.out)))
+
+
+if __name__ == "__main__":
+    main()

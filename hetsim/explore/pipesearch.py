@@ -214,6 +214,9 @@ class PipeSearch(Explorer[PipelineProblem]):
         Charge the database-generation cost (the problem's Measurement) before the first trial.
     """
 
+    #: Paper I / II balance stage times: they optimise throughput only.
+    supported_objectives = ("throughput",)
+
     def __init__(self, alpha: int = 10, hints: bool = True,
                  stage_eps: Callable[[int], Sequence[str]] | Mapping[int, Sequence[str]] | None = None,
                  tie_order: str = "eq4", duplicates: str = "skip", ties: str = "reset",

@@ -11,6 +11,7 @@ names or the algorithm's parameters and their defaults.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from dataclasses import dataclass
 
@@ -89,3 +90,5 @@ def _load() -> None:
     import hetsim.explore.baselines  # noqa: F401
     import hetsim.explore.pipesearch  # noqa: F401
     import hetsim.explore.shisha  # noqa: F401
+    # The generic algorithms after the papers', so that listings show the papers' first.
+    importlib.import_module("hetsim.explore.moo")

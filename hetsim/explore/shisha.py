@@ -219,6 +219,9 @@ class Shisha(Explorer[PipelineProblem]):
         Return the best configuration seen, or the last one as the listing does (§8 item 10).
     """
 
+    #: Paper I / II balance stage times: they optimise throughput only.
+    supported_objectives = ("throughput",)
+
     def __init__(self, heuristic: str = "H3", alpha: int = 10, n_stages: int | None = None,
                  start: str = "seed", ranking: str | None = None, balancing: str | None = None,
                  after_worse: str = "continue", lightest_tie: str = "first",

@@ -198,7 +198,7 @@ def test_the_configuration_oracle_is_at_least_as_good_as_algorithm_3():
 # -- the ground truth --------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def calibrated():
-    from hetsim.experiments.pipeit_calibration import fit_ground_truth
+    from hetsim.experiments.pipeit.calibration import fit_ground_truth
 
     fit = fit_ground_truth()
     return fit.platform(), fit.truth()
@@ -236,7 +236,7 @@ def test_tiles_split_reproduces_eq7_rounding(calibrated):
 
 
 def test_calibration_is_deterministic():
-    from hetsim.experiments.pipeit_calibration import fit_ground_truth
+    from hetsim.experiments.pipeit.calibration import fit_ground_truth
 
     a = fit_ground_truth().values
     fit_ground_truth.cache_clear()

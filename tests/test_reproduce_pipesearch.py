@@ -14,7 +14,7 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 from hetsim.errors import HetsimError  # noqa: E402
-from hetsim.experiment import claim_problems, load_papers, run_experiment, write_outcome  # noqa: E402
+from hetsim.experiment import ClaimClass, claim_problems, load_papers, run_experiment, write_outcome  # noqa: E402
 from hetsim.platform import load_platform  # noqa: E402
 
 EXPERIMENTS = load_papers(["pipesearch"])["pipesearch"]
@@ -31,6 +31,7 @@ def test_quick_experiment_claims_pass(eid):
     art = outcome.artifact
     assert isinstance(art.table, pd.DataFrame) and len(art.table)
     assert art.claims, "every experiment makes claims"
+    assert all(isinstance(c.kind, ClaimClass) for c in art.claims), "every claim has a class"
     problems = claim_problems(outcome)
     assert not problems, "\n".join(problems)
 
@@ -76,7 +77,9 @@ def test_reproduce_cli_writes_csv_png_and_scorecard(tmp_path):
     data = json.loads((tmp_path / "scorecard.json").read_text())
     assert data["quick"] is True
     assert {e["id"] for e in data["experiments"]} == EXPECTED
-    assert data["passed"] + data["failed"] == len(data["claims"]) > 50
+    assert data["passed"] + data["failed"] + data["fit_inputs"] == len(data["claims"]) > 50
+    assert data["fit_inputs"] == 4          # Table 6's four observations
+    assert set(data["independent"]) == {"pipesearch", "all"}
     md = (tmp_path / "scorecard.md").read_text()
     assert "## pipesearch:table6" in md and "calibration fit residual (FITTED" in md
     # Deterministic: this process computes the same tables as the subprocess did.

@@ -16,7 +16,7 @@ from click.testing import CliRunner  # noqa: E402
 
 from hetsim.analytic import SplitScorer  # noqa: E402
 from hetsim.cli import cli  # noqa: E402
-from hetsim.experiment import claim_problems, run_experiment, select  # noqa: E402
+from hetsim.experiment import ClaimClass, claim_problems, run_experiment, select  # noqa: E402
 from hetsim.experiments.shisha.calibration import calibration, chiplet, problem  # noqa: E402
 from hetsim.experiments.shisha.exhaustive import class_orders, ep_classes, exhaustive  # noqa: E402
 from hetsim.experiments.shisha.paper import YOLO_CONVERGENCE_S  # noqa: E402
@@ -44,6 +44,7 @@ def test_quick_experiment_claims_pass(outcomes, eid):
     art = outcomes[eid].artifact
     assert not art.table.empty
     assert art.claims
+    assert all(isinstance(c.kind, ClaimClass) for c in art.claims), "every claim has a class"
     assert (art.figure is not None) == (eid in WITH_FIGURE)
     problems = claim_problems(outcomes[eid])
     assert not problems, "\n".join(problems)
@@ -62,7 +63,8 @@ def test_reproduce_cli_writes_every_file(tmp_path):
     card = json.loads((tmp_path / "scorecard.json").read_text())
     assert card["quick"] is True
     assert [e["id"] for e in card["experiments"]] == EXPERIMENTS
-    assert len(card["claims"]) == card["passed"] + card["failed"] >= 40
+    assert len(card["claims"]) == card["passed"] + card["failed"] + card["fit_inputs"] >= 40
+    assert card["fit_inputs"] == 2          # Fig. 4's 0.94 f/s and YOLOv3's 24 min
     assert "## shisha:fig4" in (tmp_path / "scorecard.md").read_text()
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from hetsim.experiment import Artifact, Context
+from hetsim.experiment import PREDICTION, Artifact, Context
 from hetsim.experiments.pipeit.paper import LABELS, NETWORKS, TABLE_V, TABLE_VI
 from hetsim.experiments.pipeit.runs import design_alternatives, setup
 from hetsim.explore.pipeit import PipeitDesign, best_configuration, throughput
@@ -32,9 +32,9 @@ def design_table(ctx: Context, kind: str, paper: dict) -> tuple[pd.DataFrame, li
                      "oracle_config": "-".join(f"{t}{c}" for (t, c), _ in oracle.stages),
                      "oracle_eq11_fps": throughput(d.T, oracle.configs, oracle.alloc),
                      "paper_mapping_stream_fps": alt.paper_mapping_stream_fps})
-        claims.append(ctx.equal(f"{LABELS[n]}: pipeline configuration", cfg, d.config))
+        claims.append(ctx.equal(f"{LABELS[n]}: pipeline configuration", cfg, d.config, kind=PREDICTION))
         claims.append(ctx.equal(f"{LABELS[n]}: layer allocation", [list(a) for a in alloc],
-                                [list(a) for a in d.allocation]))
+                                [list(a) for a in d.allocation], kind=PREDICTION))
     same = sum(r["config_paper"] == r["config_hetsim"] for r in rows)
     notes = [f"{same} of 5 configurations agree. Algorithm 3 with merge policy 'grow' on the "
              f"{'predicted (eqs. 5-8)' if kind == 'predicted' else 'ground-truth'} T matrix; empty trailing stages "

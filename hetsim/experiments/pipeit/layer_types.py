@@ -6,7 +6,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from hetsim.experiment import Artifact, Context
+from hetsim.experiment import PREDICTION, Artifact, Context
 from hetsim.experiments.pipeit._common import bar_axes
 from hetsim.experiments.pipeit.paper import LABELS, NETWORKS
 from hetsim.experiments.pipeit.runs import setup
@@ -29,8 +29,8 @@ def fig6_table(ctx: Context) -> tuple[pd.DataFrame, list]:
                          "share": totals.get(kind, 0.0) / whole})
     table = pd.DataFrame(rows)
     top = table.loc[table.groupby("cnn").share.idxmax()].set_index("cnn").kind
-    claims = [ctx.equal(f"{LABELS[n]}: dominant layer type", "fc" if n == "alexnet" else "conv", top[LABELS[n]])
-              for n in NETWORKS]
+    claims = [ctx.equal(f"{LABELS[n]}: dominant layer type", "fc" if n == "alexnet" else "conv", top[LABELS[n]],
+                        kind=PREDICTION) for n in NETWORKS]
     return table, claims
 
 

@@ -7,7 +7,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from hetsim.experiment import Artifact, Context
+from hetsim.experiment import FIT_INPUT, Artifact, Context
 from hetsim.experiments.pipeit.calibration import GroundTruthFit
 from hetsim.experiments.pipeit.runs import setup
 
@@ -17,7 +17,7 @@ def calibration_table(ctx: Context, fit: GroundTruthFit) -> tuple[pd.DataFrame, 
     params = pd.DataFrame([{"cluster": "", "label": k, "stated_fps": np.nan, "fitted_fps": v, "error": np.nan}
                            for k, v in fit.values.items()])
     table = pd.concat([table, params], ignore_index=True)
-    claims = [ctx.close(f"[fit] {row.label} (imgs/s)", row.stated_fps, row.fitted_fps, rel=0.10)
+    claims = [ctx.close(f"[fit] {row.label} (imgs/s)", row.stated_fps, row.fitted_fps, rel=0.10, kind=FIT_INPUT)
               for row in fit.table.itertuples()]
     notes = ["Calibration inputs, not independent checks: 4 parameters per cluster fitted to 5 throughputs "
              "(log least squares). Fitted: " + ", ".join(f"{k.split('.', 1)[1]} = {v:.4g}"

@@ -7,7 +7,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from hetsim.experiment import Artifact, Context
+from hetsim.experiment import PREDICTION, Artifact, Context
 from hetsim.experiments.pipeit.paper import FIG8_RANGE, FIG9_PEAK, LABELS, NETWORKS
 from hetsim.experiments.pipeit.runs import Surface, b4_s4_sweep, resnet50_b4_s2_s2
 
@@ -17,13 +17,16 @@ def fig8_claims(ctx: Context, table: pd.DataFrame) -> tuple[list, list[str]]:
     best = table.loc[table.groupby("cnn").fps.idxmax()].set_index("cnn")
     lo, hi = best.ratio.idxmin(), best.ratio.idxmax()
     claims = [
-        ctx.close("lowest optimal X/W (GoogLeNet in the paper)", FIG8_RANGE[0], float(best.ratio.min()), abs_=0.05),
-        ctx.close("highest optimal X/W (AlexNet in the paper)", FIG8_RANGE[1], float(best.ratio.max()), abs_=0.05),
-        ctx.equal("CNN with the lowest optimal ratio", "GoogLeNet", lo),
-        ctx.equal("CNN with the highest optimal ratio", "AlexNet", hi),
+        ctx.close("lowest optimal X/W (GoogLeNet in the paper)", FIG8_RANGE[0], float(best.ratio.min()), abs_=0.05,
+                  kind=PREDICTION),
+        ctx.close("highest optimal X/W (AlexNet in the paper)", FIG8_RANGE[1], float(best.ratio.max()), abs_=0.05,
+                  kind=PREDICTION),
+        ctx.equal("CNN with the lowest optimal ratio", "GoogLeNet", lo, kind=PREDICTION),
+        ctx.equal("CNN with the highest optimal ratio", "AlexNet", hi, kind=PREDICTION),
         ctx.true("every optimum within [0.60, 0.90] (+-0.05)", "0.60-0.90",
                  {k: round(float(v), 3) for k, v in best.ratio.items()},
-                 best.ratio.between(FIG8_RANGE[0] - 0.05, FIG8_RANGE[1] + 0.05).all(), "all in [0.55, 0.95]"),
+                 best.ratio.between(FIG8_RANGE[0] - 0.05, FIG8_RANGE[1] + 0.05).all(), "all in [0.55, 0.95]",
+                 kind=PREDICTION),
     ]
     notes = ["Eq. 11 on the ground truth (analytic, with CCI hand-offs); X = 0 is s4 alone, X = W is B4 alone. "
              "Optimal X per CNN: " + ", ".join(f"{k} {int(r.X)}/{int(r.W)}" for k, r in best.iterrows())]
@@ -55,10 +58,11 @@ def fig9_claims(ctx: Context, sf: Surface) -> tuple[list, list[str]]:
     x1, x2 = int(table.X1[i]), int(table.X2[i])
     gain = 100 * (sf.peak_run.stream_fps / sf.best_two_run.stream_fps - 1)
     claims = [
-        ctx.close("peak X1 (last layer on B4)", FIG9_PEAK[0], x1, abs_=3),
-        ctx.close("peak X2 (last layer of stage 2)", FIG9_PEAK[1], x2, abs_=3),
-        ctx.close("peak throughput (imgs/s, 50-image stream)", FIG9_PEAK[2], sf.peak_run.stream_fps, rel=0.15),
-        ctx.close("best B4-s2-s2 over best B4-s4 (%)", FIG9_PEAK[3], gain, abs_=5.0),
+        ctx.close("peak X1 (last layer on B4)", FIG9_PEAK[0], x1, abs_=3, kind=PREDICTION),
+        ctx.close("peak X2 (last layer of stage 2)", FIG9_PEAK[1], x2, abs_=3, kind=PREDICTION),
+        ctx.close("peak throughput (imgs/s, 50-image stream)", FIG9_PEAK[2], sf.peak_run.stream_fps, rel=0.15,
+                  kind=PREDICTION),
+        ctx.close("best B4-s2-s2 over best B4-s4 (%)", FIG9_PEAK[3], gain, abs_=5.0, kind=PREDICTION),
     ]
     notes = [f"Surface: eq. 11 on the ground truth over all {len(table)} (X1, X2); the peak {sf.peak} and the best "
              f"B4-s4 {sf.best_two} are then streamed through the DES ({sf.peak_run.stream_fps:.2f} and "

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from hetsim.experiment import Artifact, Context
+from hetsim.experiment import PREDICTION, Artifact, Context
 from hetsim.experiments.pipesearch._common import figure
 from hetsim.experiments.pipesearch.calibration import split_text
 from hetsim.experiments.pipesearch.paper import FIG4_NETWORKS
@@ -36,11 +36,11 @@ def fig4_table(ctx: Context) -> tuple[pd.DataFrame, list, tuple[int, ...]]:
                          "shares": list(np.round(sh, 3)), "throughput_fps": ps.best_fps, "trials": ps.n_trials})
         opt = [r_ for r_ in rows if r_["network"] == name and r_["alpha"] == MAIN_ALPHA][0]
         claims += [
-            ctx.equal(f"{name}: PS_count chosen (alpha 10)", 2, opt["depth"]),
+            ctx.equal(f"{name}: PS_count chosen (alpha 10)", 2, opt["depth"], kind=PREDICTION),
             ctx.true(f"{name}: seed unbalanced in time (largest stage share)", "clearly unbalanced", seed_max,
-                     seed_max >= 0.65, ">= 65%"),
+                     seed_max >= 0.65, ">= 65%", kind=PREDICTION),
             ctx.true(f"{name}: optimum about 50/50 (largest stage share)", 0.5, max(opt["shares"]),
-                     opt["depth"] == 2 and max(opt["shares"]) <= 0.6, "2 stages, <= 60%"),
+                     opt["depth"] == 2 and max(opt["shares"]) <= 0.6, "2 stages, <= 60%", kind=PREDICTION),
         ]
     return pd.DataFrame(rows), claims, alphas
 

@@ -18,7 +18,8 @@ TABLE6 = {
     "governor4": ((7, 4, 10), 3, 0.17),
 }
 #: Table 3 (governor 1, alpha = 10): Pipe-search and exhaustive search.
-TABLE3: dict[str, Any] = {"ps_trials": 38, "es_trials": 1970, "optimum": (7, 4, 10), "seed": (6, 5, 10), "speedup": 70.0}
+TABLE3: dict[str, Any] = {"ps_trials": 38, "es_trials": 1970, "optimum": (7, 4, 10), "seed": (6, 5, 10),
+                          "speedup": 70.0}
 #: Table 4: share of configurations per time band (1.0-1.5 / 1.5-2.0 / 2.0-5.0 s), percent.
 TABLE4 = {"Pipe-search": (79.0, 21.0, 0.0), "Exhaustive search": (11.0, 18.3, 70.7)}
 BANDS = (1.0, 1.5, 2.0, 5.0)

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from hetsim.calibrate import Fit
-from hetsim.experiment import Artifact, Context
+from hetsim.experiment import FIT_INPUT, Artifact, Context
 from hetsim.experiments.pipesearch._common import figure
 from hetsim.experiments.pipesearch.calibration import (
     CALIBRATION_FIXED,
@@ -36,7 +36,7 @@ def calibration_table(ctx: Context) -> tuple[pd.DataFrame, list, list[str]]:
                          "stated_fps": r.stated_fps, "fitted_fps": r.fitted_fps, "error": r.error,
                          "rms_log_error": f.rms_log_error, "fitted_values": values})
     claims = [ctx.close(f"calibration fit residual (FITTED, not predicted): {r.label}", r.stated_fps,
-                        r.fitted_fps, rel=FPS_REL_TOL) for r in used.table.itertuples()]
+                        r.fitted_fps, rel=FPS_REL_TOL, kind=FIT_INPUT) for r in used.table.itertuples()]
     notes = ["Fitted values (scipy least squares on log throughput): "
              + "; ".join(f"`{k}` = {v:.4g}" for k, v in used.values.items()) + ".",
              "The residuals are FITTED (3 parameters, 4 observations), not predictions; every other "

@@ -6,16 +6,17 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from hetsim.experiment import Artifact, Claim, Context
+from hetsim.experiment import Artifact, Claim, ClaimClass, Context
 from hetsim.experiments.shisha.paper import FACTOR
 
 COLORS = {"Shisha": "tab:red", "PS": "tab:purple", "ES": "black", "RW": "tab:gray", "SA": "tab:blue",
           "HC": "tab:green", "SA_s": "tab:cyan", "HC_s": "tab:olive"}
 
 
-def within_factor(ctx: Context, claim: str, paper_value: float, sim_value: float, factor: float = FACTOR) -> Claim:
+def within_factor(ctx: Context, claim: str, paper_value: float, sim_value: float, factor: float = FACTOR, *,
+                  kind: ClaimClass) -> Claim:
     """Passes when sim is within ``factor`` of the paper's value (counts, fractions, speed-ups)."""
-    return ctx.within(claim, paper_value, sim_value, paper_value / factor, paper_value * factor)
+    return ctx.within(claim, paper_value, sim_value, paper_value / factor, paper_value * factor, kind=kind)
 
 
 def artifact(table: pd.DataFrame, figure, claims: list, notes: list[str]) -> Artifact:

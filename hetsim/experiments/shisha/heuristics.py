@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from hetsim.experiment import Artifact, Context
+from hetsim.experiment import PREDICTION, Artifact, Context
 from hetsim.experiments.shisha._common import artifact, figure
 from hetsim.experiments.shisha.paper import CONFS, FIG7_H1H3_BEST, FIG8_H3_FASTER, NETWORKS, SAME
 from hetsim.experiments.shisha.runs import HEURISTIC_NETS, HEURISTICS, heuristic_runs
@@ -26,9 +26,9 @@ def fig7_claims(ctx: Context, df: pd.DataFrame) -> tuple[list, list[str]]:
         h13 += max(fps["H1"], fps["H3"]) >= fps.max() * (1 - 1e-9)
     claims = [
         ctx.within("nlFEP balancing is effective in all cases (share of cases nlFEP >= nFEP - 1%)", 1.0,
-                   wins / total, 0.9, 1.0),
+                   wins / total, 0.9, 1.0, kind=PREDICTION),
         ctx.close("H1 or H3 gives the best throughput in 80% of cases", FIG7_H1H3_BEST, h13 / len(groups),
-                  abs_=0.2),
+                  abs_=0.2, kind=PREDICTION),
     ]
     notes = [f"Cases: {total} (configuration x network x EP ranking) for the nlFEP claim, {len(groups)} "
              "groups for H1/H3. H5/H6 (random ranking): mean of seeds."]
@@ -64,7 +64,8 @@ def fig8_table(ctx: Context) -> tuple[pd.DataFrame, pd.DataFrame, list]:
     d["normalised_time"] = d["time_to_best_s"] / d.groupby(["conf", "network"])["time_to_best_s"].transform("min")
     piv = d.pivot_table(index=["conf", "network"], columns="heuristic", values="time_to_best_s")
     share = float((piv["H3"] < piv["H1"]).mean())
-    claims = [ctx.close("H3 converges faster than H1 in 90% of cases", FIG8_H3_FASTER, share, abs_=0.2)]
+    claims = [ctx.close("H3 converges faster than H1 in 90% of cases", FIG8_H3_FASTER, share, abs_=0.2,
+                        kind=PREDICTION)]
     return d, piv, claims
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from hetsim.experiment import Artifact, Context
+from hetsim.experiment import PREDICTION, Artifact, Context
 from hetsim.experiments.shisha._common import artifact, figure
 from hetsim.experiments.shisha.paper import DATA_SPLITS, KNL_D_THREADS, KNL_M_THREADS, SAME
 from hetsim.experiments.shisha.runs import argmin_cell, knl_cases, knl_grid
@@ -23,7 +23,7 @@ def fig1_claims(ctx: Context, table: pd.DataFrame) -> tuple[pd.DataFrame, list]:
         sim = f"split {t['split']:.3f} s, DDR only {t['DDR only']:.3f} s, cache {t['MCDRAM cache mode']:.3f} s"
         claims.append(ctx.true(f"{total} GB: the data split beats DDR only and cache mode (best threads each)",
                                "split fastest", sim, t["split"] < min(t["DDR only"], t["MCDRAM cache mode"]),
-                               "strictly faster"))
+                               "strictly faster", kind=PREDICTION))
     return best, claims
 
 
@@ -62,14 +62,14 @@ def fig2_claims(ctx: Context, grid: pd.DataFrame) -> list:
     cell = {n: (int(b.mcdram_threads), int(b.ddr_threads)) for n, b in best_time.items()}
     claims.append(ctx.true("the best thread split differs per data split", "different",
                            " vs ".join(f"{n} {m}+{d}" for n, (m, d) in cell.items()),
-                           len(set(cell.values())) == len(cell), "different cells"))
+                           len(set(cell.values())) == len(cell), "different cells", kind=PREDICTION))
     costlier = {}
     for name in DATA_SPLITS:
         costlier[name] = best_time[name].parallel_cost_thread_s / best_cost[name].parallel_cost_thread_s
     claims.append(ctx.true("the fastest thread split is not the cheapest (parallel cost) for some data split",
                            "min cost != min time",
                            ", ".join(f"{n}: fastest costs {v:.3f}x the min" for n, v in costlier.items()),
-                           any(v > 1 + SAME for v in costlier.values()), "> 1% costlier"))
+                           any(v > 1 + SAME for v in costlier.values()), "> 1% costlier", kind=PREDICTION))
     faster = {}
     for name in DATA_SPLITS:
         g = grid[grid["split"] == name]
@@ -77,7 +77,7 @@ def fig2_claims(ctx: Context, grid: pd.DataFrame) -> list:
         faster[name] = float(full["time_s"].iloc[0]) / best_time[name].time_s
     claims.append(ctx.true("fewer threads than the maximum (128+16) perform better", "fewer threads faster",
                            ", ".join(f"{n}: 128+16 takes {v:.3f}x the best" for n, v in faster.items()),
-                           any(v > 1 + SAME for v in faster.values()), "> 1% faster"))
+                           any(v > 1 + SAME for v in faster.values()), "> 1% faster", kind=PREDICTION))
     return claims
 
 

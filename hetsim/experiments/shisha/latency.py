@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 
-from hetsim.experiment import Artifact, Context
+from hetsim.experiment import PREDICTION, Artifact, Context
 from hetsim.experiments.shisha._common import artifact, figure
 from hetsim.experiments.shisha.paper import FIG9_KNEE_S, SAME
 from hetsim.experiments.shisha.runs import latency_sweep
@@ -20,11 +20,11 @@ def fig9_claims(ctx: Context, table: pd.DataFrame) -> list:
     knee = float(dropped.iloc[0]) if len(dropped) else math.inf
     near = float(table.loc[table["latency_s"] > FIG9_KNEE_S, "shisha_over_es"].min())
     return [
-        ctx.close("throughput flat (within 1%) up to 1 ms of extra latency", 1.0, flat, rel=SAME),
+        ctx.close("throughput flat (within 1%) up to 1 ms of extra latency", 1.0, flat, rel=SAME, kind=PREDICTION),
         ctx.within("throughput drops (> 1%) only above 1 ms (first decade with a drop, s)", "> 1 ms", knee,
-                   1e-2, 1.0),
+                   1e-2, 1.0, kind=PREDICTION),
         ctx.within("above 1 ms Shisha still finds near-optimal solutions (min Shisha / ES)", "near 1", near,
-                   0.9, 1.0),
+                   0.9, 1.0, kind=PREDICTION),
     ]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 from matplotlib.ticker import NullFormatter
 
-from hetsim.experiment import Artifact, Context
+from hetsim.experiment import PREDICTION, Artifact, Context
 from hetsim.experiments.shisha._common import artifact, figure, within_factor
 from hetsim.experiments.shisha.paper import FIG6_RESNET_SLOWER, FIG6_YOLO_BETTER, NETWORKS
 from hetsim.experiments.shisha.runs import seed_runs, time_to_best
@@ -31,12 +31,13 @@ def fig6_table(ctx: Context) -> tuple[pd.DataFrame, list]:
     res, y = stats["resnet50-shisha"], stats["yolov3"]
     claims = [
         within_factor(ctx, "ResNet50: random seeds converge 35% later (mean time-to-best / Shisha's - 1)",
-                      FIG6_RESNET_SLOWER, res["slower"]),
-        ctx.close("ResNet50: similar solution quality (random-seed mean / Shisha)", 1.0, res["quality"], rel=0.05),
+                      FIG6_RESNET_SLOWER, res["slower"], kind=PREDICTION),
+        ctx.close("ResNet50: similar solution quality (random-seed mean / Shisha)", 1.0, res["quality"], rel=0.05,
+                  kind=PREDICTION),
         within_factor(ctx, "YOLOv3: Shisha's seed gives 16% more throughput than random seeds (mean)",
-                      FIG6_YOLO_BETTER, y["better"]),
+                      FIG6_YOLO_BETTER, y["better"], kind=PREDICTION),
         ctx.within("YOLOv3: Shisha converges sooner than every random seed (share of random seeds slower)",
-                   1.0, y["always"], 0.95, 1.0),
+                   1.0, y["always"], 0.95, 1.0, kind=PREDICTION),
     ]
     return pd.DataFrame(rows), claims
 

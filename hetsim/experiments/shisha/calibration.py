@@ -29,6 +29,8 @@ from hetsim.workload import load_workload
 # The platform fields the fit sets (the one place they are named).
 EFF_BIG = "core_types.big.gemm_efficiency"
 EFF_LITTLE = "core_types.little.gemm_efficiency"
+#: The inter-chiplet link latency Fig. 9 sweeps (not fitted; named here with the other paths).
+NOP_LATENCY = "links.nop.latency_ns"
 
 
 def gemm_efficiency(core_type: CoreType) -> float:

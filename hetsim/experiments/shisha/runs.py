@@ -10,6 +10,7 @@ import pandas as pd
 
 from hetsim.cost import RooflineCostModel
 from hetsim.experiments.shisha.calibration import (
+    NOP_LATENCY,
     calibration,
     chiplet,
     fig4_problem,
@@ -187,7 +188,7 @@ def latency_sweep(exponents: tuple[int, ...], seed: int) -> pd.DataFrame:
     rows = []
     for e in exponents:
         lat = 10.0**e
-        prob = problem("c5", "synthnet", range(2, 9), (f"links.nop.latency_ns={lat!r}",))
+        prob = problem("c5", "synthnet", range(2, 9), (f"{NOP_LATENCY}={lat!r}",))
         sh = run(prob, "Shisha", seed, heuristic="H3")
         es = exhaustive(prob, trace=False)
         rows.append({"latency_s": lat * 1e-9, "fixed_best_fps": prob.measure(best).throughput_fps,

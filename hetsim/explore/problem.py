@@ -347,8 +347,9 @@ class PipelineProblem(Problem):
     cost
         Cost model (default: :class:`~hetsim.cost.RooflineCostModel`).
     eps
-        Candidate EP names for ``assignment="permutations"`` (default: every EP of the platform,
-        which must then be whole clusters or accelerators, as on the chiplet platforms).
+        Candidate EP names for ``assignment="permutations"`` (default: every EP of the platform
+        when each is a whole cluster or accelerator, as on the chiplets; else each cluster whole
+        and each accelerator, fastest first: :func:`hetsim.explore.space.default_eps`).
     depths
         Pipeline depths in the space (default: 2..number of EPs, or the rule's ``depths``).
     assignment
@@ -413,6 +414,12 @@ class PipelineProblem(Problem):
             _choice("PipelineProblem", "assignment", assignment, ("permutations",))
             self._rule = None
             names = list(eps) if eps is not None else [ep.name for ep in platform.eps()]
+            if eps is None and len({ep.place for ep in platform.eps()}) < len(names):
+                # EPs that share clusters (B1..B4): the derived space, each place whole, fastest
+                # first (hetsim.explore.space; on the chiplets every EP is a place already).
+                from hetsim.explore.space import default_eps
+
+                names = default_eps(platform, workload, self.cost, state)[0]
             resolved = [platform.ep(n) for n in names]  # unknown names -> one-line HetsimError
             if len(set(names)) != len(names):
                 raise HetsimError(f"PipelineProblem: eps lists an EP twice: {names}")

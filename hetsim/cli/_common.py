@@ -6,7 +6,7 @@ import re
 
 from rich.console import Console
 from rich.markup import escape
-from rich.measure import Measurement
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
@@ -39,7 +39,10 @@ class _Console(Console):
         for obj in objects:
             if isinstance(obj, Table) and "width" not in kwargs:
                 uncut(obj)
-                need = Measurement.get(self, self.options.update(width=10_000), obj).minimum
+                # rich may lay a table out wider than asked (columns' min_width win): measure the
+                # lines it renders, not its nominal minimum.
+                lines = Segment.split_lines(self.render(obj, self.options))
+                need = max((Segment.get_line_length(line) for line in lines), default=0)
                 if need > self.width:
                     super().print(obj, **kwargs, width=need, crop=False)
                     continue

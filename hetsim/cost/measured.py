@@ -88,7 +88,7 @@ class MeasuredCostModel(CostModel):
             layers = pd.to_numeric(df["layer"], errors="coerce")
             bad = df.index[layers.isna() | (layers < 1) | (layers % 1 != 0)]
             if len(bad):
-                raise HetsimError(f"{source}: row {bad[0] + 2}: layer {df['layer'][bad[0]]!r}; layers are "
+                raise HetsimError(f"{source}: row {bad[0] + 2}: layer {df['layer'][bad[0]]}; layers are "
                                   f"1-based integers (layer 1 is the first)")
         self._table: dict[tuple, float] = {}
         for row in df.itertuples(index=False):

@@ -35,7 +35,7 @@ class _Console(Console):
     """rich's Console; a table it prints never cuts a value (:func:`uncut`): one wider than the
     console is printed at its own width (a terminal wraps the lines; a file keeps them whole)."""
 
-    def print(self, *objects, **kwargs) -> None:  # type: ignore[override]
+    def print(self, *objects, **kwargs) -> None:
         for obj in objects:
             if isinstance(obj, Table) and "width" not in kwargs:
                 uncut(obj)

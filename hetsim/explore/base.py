@@ -338,7 +338,8 @@ def explore(problem: Problem, explorer: Explorer, termination=None, seed: int = 
         from hetsim.explore.registry import algorithms
 
         others = [a.name for a in algorithms(problem.kind)
-                  if a.cls.supported_objectives is None or problem.objective in a.cls.supported_objectives]
+                  if (allowed := getattr(a.cls, "supported_objectives", None)) is None
+                  or problem.objective in allowed]
         raise HetsimError(f"{explorer.name} optimises {' or '.join(explorer.supported_objectives)} only, not "
                           f"{problem.objective}; for --objective {problem.objective} use "
                           f"{', '.join(others) or 'another algorithm'}")

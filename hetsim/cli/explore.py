@@ -245,7 +245,8 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
     terms = [t for t in (MaxTrials(max_trials) if max_trials else None,
                          MaxClock(max_clock) if max_clock else None,
                          TargetThroughput(target_fps) if target_fps else None) if t is not None]
-    result = explore(problem, explorer, terms or None, seed=seed, progress=not as_json)
+    # A progress bar only where someone watches (a terminal), never in a pipe or a captured run.
+    result = explore(problem, explorer, terms or None, seed=seed, progress=not as_json and console.is_terminal)
     _flush_notes()
 
     # -- results -------------------------------------------------------------------------------

@@ -281,3 +281,14 @@ def test_explore_errors_name_the_flag(hetsim, extra, fragment):
 def test_energy_on_a_platform_without_power_names_the_flag(hetsim):
     assert_one_line_error(hetsim("explore", "-p", "jetson-tx2", "-w", "alexnet", "--objective", "energy"),
                           "--objective/--pareto energy: jetson-tx2 has no power model")
+
+
+def test_the_default_algorithm_fits_the_request(hetsim):
+    p = hetsim("explore", "-p", "hikey970", "-w", "alexnet", "--objective", "latency", "--param", "n_gen=2",
+               "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["algorithm"] == "NSGA-II-pipe" and "--objective latency: searching with" in p.stderr
+    p = hetsim("explore", "-p", "jetson-tx2", "-w", "vgg16", "--cores", "4", "--json")
+    assert json.loads(p.stdout)["algorithm"] == "Pipe-search" and "--cores: searching with PS" in p.stderr
+    assert_one_line_error(hetsim("explore", "-p", "jetson-tx2", "-w", "vgg16", "--cores", "4", "-a", "Shisha"),
+                          "--algorithm Shisha gives each stage a whole EP")

@@ -193,10 +193,23 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
                           f"DVFS level and every accelerator needs active and idle watts, docs/platforms.md); "
                           f"allowed here: throughput, latency, memory")
     if algorithm is None:
-        algorithm = "NSGA-II-pipe" if pareto is not None else "Shisha"
+        # The default fits the request: Shisha for throughput over whole EPs; Pipe-search over
+        # Paper I's per-core stages (--cores); NSGA-II for a front or another objective (Shisha and
+        # Pipe-search optimise throughput only).
         if pareto is not None:
+            algorithm = "NSGA-II-pipe"
             _note("--pareto: searching with NSGA-II-pipe (pymoo's NSGA-II on both objectives); "
                   "-a chooses another algorithm, whose trials then give the front")
+        elif objective != "throughput":
+            algorithm = "NSGA-II-pipe"
+            _note(f"--objective {objective}: searching with NSGA-II-pipe (Shisha, the default, optimises "
+                  f"throughput only); -a chooses another")
+        elif cores is not None:
+            algorithm = "PS"
+            _note("--cores: searching with PS (Pipe-search, Paper I's per-core space; Shisha gives each "
+                  "stage a whole EP); -a chooses another")
+        else:
+            algorithm = "Shisha"
     kwargs = _parse_params(params)
     explorer = _algorithm(algorithm, kwargs)
 
@@ -238,6 +251,10 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
     problem = PipelineProblem(platform, workload, cost, depths=depth_list, eps=names,
                               assignment=assignment, measurement=measurement, force=force,
                               objective=objective, track=track)
+    if cores is not None and (algorithm == "Shisha" or getattr(explorer, "start", None) == "shisha"):
+        raise HetsimError(f"--algorithm {algorithm} gives each stage a whole EP (Shisha's seed), but --cores "
+                          f"fixes the stages' core groups (Paper I); with --cores use PS, PS-nohints, ES, RW, "
+                          f"HC, SA or NSGA-II-pipe")
     try:
         explorer.validate(problem)
     except HetsimError as e:

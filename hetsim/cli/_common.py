@@ -15,7 +15,7 @@ _NUMBER = re.compile(r"[-+]?(\d[\d,]*\.?\d*|\.\d+)([eE][-+]?\d+)?%?( \*)?|[-+]?i
 
 def uncut(table: Table) -> Table:
     """Make ``table`` print every value whole at any console width: a column is never narrower
-    than its widest number or its longest word (up to 16 characters), so the table grows past the
+    than its widest number or its longest word (up to 48 characters: a mapping string), so the table grows past the
     width instead of cutting "12.345" to "12.…"; longer text folds onto the next line."""
     for column in table.columns:
         column.overflow = "fold"
@@ -26,7 +26,7 @@ def uncut(table: Table) -> Table:
             if _NUMBER.fullmatch(text):
                 longest = max(longest, len(text))
             else:
-                longest = max(longest, min(16, max((len(w) for w in text.split()), default=0)))
+                longest = max(longest, min(48, max((len(w) for w in text.split()), default=0)))
         column.min_width = max(longest, column.min_width or 0)
     return table
 

@@ -1,26 +1,37 @@
 """Cost models: how long an op takes on an execution place, and a transfer between two."""
 
 from hetsim.cost.base import ZERO, CostModel, Demand, DvfsState
+from hetsim.cost.composite import CompositeCostModel
 from hetsim.cost.gemm2 import Gemm2CostModel
 from hetsim.cost.measured import MeasuredCostModel
 from hetsim.cost.roofline import EpRates, RooflineCostModel
-from hetsim.errors import HetsimError
 
 __all__ = [
-    "COST_MODELS", "ZERO", "CostModel", "Demand", "DvfsState", "EpRates", "Gemm2CostModel",
-    "MeasuredCostModel", "RooflineCostModel", "make_cost_model",
+    "COST_MODELS", "ZERO", "CompositeCostModel", "CostModel", "Demand", "DvfsState", "EpRates",
+    "Gemm2CostModel", "MeasuredCostModel", "RooflineCostModel", "make_cost_model",
 ]
 
 #: The analytic cost models a platform's parameter blocks feed, by the name ``--cost`` takes.
 COST_MODELS = {"roofline": RooflineCostModel, "gemm2": Gemm2CostModel}
+#: ``--fallback`` values: the cost models a measured table can fall back on.
+FALLBACKS = tuple(COST_MODELS)
 
 
-def make_cost_model(platform, table=None, model: str = "roofline") -> CostModel:
-    """A measured table when ``table`` (a CSV path or directory) is given, else the analytic model
-    ``model`` (a key of :data:`COST_MODELS`)."""
-    if table is not None:
-        return MeasuredCostModel(platform, table)
-    try:
+def make_cost_model(platform, table=None, fallback: str | None = None, model: str = "roofline") -> CostModel:
+    """The analytic model ``model`` (a key of :data:`COST_MODELS`: the roofline by default); a
+    measured table when ``table`` (a CSV path or a directory) is given; that table mixed with the
+    ``fallback`` model for the entries it lacks (:class:`CompositeCostModel`)."""
+    from hetsim.errors import HetsimError
+
+    if model not in COST_MODELS:
+        raise HetsimError(f"cost model {model!r}: allowed: {', '.join(COST_MODELS)}")
+    if fallback is not None and fallback not in FALLBACKS:
+        raise HetsimError(f"--fallback {fallback!r}: allowed: {', '.join(FALLBACKS)}")
+    if table is None:
+        if fallback is not None:
+            raise HetsimError("--fallback applies to a measured table: give --cost-table FILE too")
         return COST_MODELS[model](platform)
-    except KeyError:
-        raise HetsimError(f"cost model {model!r}: allowed: {', '.join(COST_MODELS)}") from None
+    measured = MeasuredCostModel(platform, table)
+    if fallback is None:
+        return measured
+    return CompositeCostModel(measured, COST_MODELS[fallback](platform))

@@ -204,6 +204,7 @@ class Gemm2CostModel(CostModel):
         self._eps: dict[tuple, Gemm2Ep] = {}
         self._context: dict[int, OpContext] = {}
         self._bound: dict[int, object] = {}     # id -> workload, kept alive so ids stay unique
+        self._capability: CostModel | None = None
         for w in workloads:
             self.bind(w)
 
@@ -278,11 +279,13 @@ class Gemm2CostModel(CostModel):
 
     # -- the interface ---------------------------------------------------------------------------
     def supports(self, op, ep: ExecutionPlace) -> bool:
-        if ep.accelerator:
-            a = self.platform.accelerator(ep.accelerator)
-            return op.kind in a.kinds or op.macs == 0
-        kinds = self.platform.core_type(self.platform.cluster(ep.place).core_type).kinds
-        return kinds is None or op.kind in kinds or op.macs == 0
+        """What an EP can run is a fact of the platform (its kinds, an accelerator's datatypes),
+        the same for every analytic model: the roofline model's answer."""
+        if self._capability is None:
+            from hetsim.cost.roofline import RooflineCostModel
+
+            self._capability = RooflineCostModel(self.platform)
+        return self._capability.supports(op, ep)
 
     def op_demand(self, op, ep: ExecutionPlace, state: DvfsState | None = None) -> Demand:
         if op.kind in VIEW_KINDS:
@@ -485,12 +488,20 @@ class Gemm2CostModel(CostModel):
             raise HetsimError(f"DVFS level {level_name!r} is not a level of accelerator {a.name}; "
                               f"levels: {[lv.name for lv in a.dvfs]}") from None
         f_Hz = (lvl.freq_MHz if lvl else 1000.0) * 1e6
-        rate = a.peak_GMACps * 1e9 * g.efficiency * ratio
+        # the datatype it runs in (compute_dtype, else the op's): that precision's peak, its bytes
+        run = a.compute_dtype or op.dtype
+        pr = a.precision(run)
+        peak = pr.peak_GMACps if pr is not None else a.peak_GMACps
+        if peak is None and op.macs:
+            raise HetsimError(f"op {op.name} is {op.dtype}, for which accelerator {a.name} has no rate "
+                              f"(give peak_GMACps, or list {op.dtype} in precisions)")
+        rate = (peak or 0.0) * 1e9 * g.efficiency * ratio
+        scale = (pr.element_bytes if pr is not None else op.elem_bytes) / op.elem_bytes if a.compute_dtype else 1.0
         bw = min(a.bandwidth_GBps or INF, self.platform.memory(a.memory).bandwidth_GBps) * 1e9
-        nbytes = op.input_bytes + op.output_bytes + op.weight_bytes
+        nbytes = (op.input_bytes + op.output_bytes + op.weight_bytes) * scale
         s = Step("accelerator", 1)
         s.fixed_s = g.op_overhead_us * 1e-6
-        s.core_s = op.macs / rate + (g.kernel_cycles / f_Hz if lvl else 0.0)
+        s.core_s = (op.macs / rate if op.macs else 0.0) + (g.kernel_cycles / f_Hz if lvl else 0.0)
         s.mem_s = nbytes / bw
         s.dram_B = nbytes
         s.levels = {"DRAM": nbytes}

@@ -93,6 +93,12 @@ class MeasuredCostModel(CostModel):
         self.keyed_by = "layer" if "layer" in df.columns else "op"
         if "workload" not in df.columns:
             df["workload"] = "*"
+        if self.keyed_by == "layer":
+            layers = pd.to_numeric(df["layer"], errors="coerce")
+            bad = df.index[layers.isna() | (layers < 1) | (layers % 1 != 0)]
+            if len(bad):
+                raise HetsimError(f"{source}: row {bad[0] + 2}: layer {df['layer'][bad[0]]}; layers are "
+                                  f"1-based integers (layer 1 is the first)")
         has_freq = "freq_MHz" in df.columns
         if has_freq:
             freq = pd.to_numeric(df["freq_MHz"], errors="coerce")
@@ -154,6 +160,12 @@ class MeasuredCostModel(CostModel):
         return super().transfer_time(nbytes, src, dst)
 
     # -- ops -------------------------------------------------------------------------------
+    def measured_time(self, workload: str, key, ep: ExecutionPlace, state: DvfsState | None = None) -> float | None:
+        """The measured time of a layer (1-based index) or an op (name) of ``workload`` on ``ep`` at
+        its clock in ``state`` (rows for the EP, then for its place; rows of the workload, then rows
+        without one), or None when the table has none."""
+        return self._lookup(workload, key, ep, state)
+
     def clock_MHz(self, ep: ExecutionPlace, state: DvfsState | None = None) -> float | None:
         """The clock of ``ep``'s cluster or accelerator in DVFS ``state`` (None: an accelerator
         without DVFS levels)."""

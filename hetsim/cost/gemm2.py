@@ -122,6 +122,7 @@ class Step:
     busy_s: float = 0.0
     dram_B: float = 0.0
     levels: dict[str, float] = field(default_factory=dict)   #: level -> bytes served from it
+    dram_Bps: float | None = None             #: the step's own DRAM rate (a GEMV's), else the level's
 
 
 @dataclass
@@ -447,6 +448,8 @@ class Gemm2CostModel(CostModel):
             s = Step("gemv", t, cycles=n_rows * k * m * groups / (rate * t))
             s.accesses = [a, b, out]
             s.fixed_s = by_cores(g.gemm_call_us, t, False) * 1e-6
+            if g.gemv_GBps_per_core:
+                s.dram_Bps = min(t * g.gemv_GBps_per_core * 1e9, e.dram_Bps_max)
             return s
         return self._gemm_step(e, n_rows, k, m, groups, a, b, out)
 
@@ -463,7 +466,7 @@ class Gemm2CostModel(CostModel):
         terms = gemm_terms(e, n_rows, k, m, groups, self._gemm_threads(e, n_rows * k * m * groups))
         t = terms.threads
         rate = g.kernel_efficiency * by_cores(g.parallel_efficiency, t, False)
-        pack = g.pack_cycles_per_byte * (a.bytes_ + b.bytes_) / t
+        pack = g.pack_cycles_per_byte * (a.bytes_ + (b.bytes_ if g.pack_weights else 0.0)) / t
         s = Step("gemm", t, cycles=terms.kernel_cycles / rate + terms.tile_blocks * g.tile_overhead_cycles + pack)
         s.accesses = [a, b, c]
         s.fixed_s = by_cores(g.gemm_call_us, t, False) * 1e-6 * groups
@@ -473,7 +476,10 @@ class Gemm2CostModel(CostModel):
         """Times of a step: cycles at the core clock, traffic at its levels, combined."""
         g = e.params
         s.core_s = s.cycles / e.freq_Hz
-        s.mem_s, s.dram_B, s.levels = memory_time(e.levels(s.threads), s.accesses, g)
+        levels = e.levels(s.threads)
+        if s.dram_Bps is not None:
+            levels = (*levels[:-1], Level("DRAM", INF, s.dram_Bps))
+        s.mem_s, s.dram_B, s.levels = memory_time(levels, s.accesses, g)
         s.busy_s = combine(s.core_s, s.mem_s, g.overlap)
 
     # -- accelerators ----------------------------------------------------------------------------

@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from hetsim.cost.base import ZERO, CostModel, Demand, DvfsState
+from hetsim.cost.gemm2 import Gemm2CostModel
 from hetsim.errors import HetsimError
 from hetsim.platform import ExecutionPlace, Platform, by_cores
 from hetsim.workload.ops import BYTES_PER_ELEMENT, VIEW_KINDS, Op, OpKind, Shape, window_out_size
@@ -180,6 +181,38 @@ class PipeitGroundTruth(CostModel):
                     state: DvfsState | None = None) -> pd.DataFrame:
         """The T matrix as a tidy table (layer, ep, time_s) that :class:`MeasuredCostModel` replays."""
         return time_table(self, workload, eps, state)
+
+
+@dataclass(frozen=True)
+class ClusterView:
+    """What the predictor fit and kernel-level co-execution read of a gemm2 ground truth's cluster."""
+
+    cluster: str
+    cores: int
+    overhead_s: float           # the fixed cost of every op (gemm2 op_overhead_us)
+    tile_rows: int | None
+
+
+class Gemm2GroundTruth(Gemm2CostModel):
+    """The HiKey 970 played by the gemm2 model (hetsim/cost/gemm2.py): the same interface as
+    :class:`PipeitGroundTruth` (``params``, ``side_time``), so Pipe-it's predictor is fitted on it
+    and kernel-level co-execution splits its ops. Per-layer big/LITTLE ratios come out of the op
+    shapes, the cache sizes and each core type's datapath (docs/papers/pipeit.md)."""
+
+    name = "pipeit-ground-truth-gemm2"
+
+    def params(self, cluster: str, state: DvfsState | None = None) -> ClusterView:
+        c = self.platform.cluster(cluster)
+        g = self.platform.core_type(c.core_type).gemm2
+        return ClusterView(cluster, c.cores, g.op_overhead_us * 1e-6, g.tile_rows)
+
+    def side_time(self, op: Op, p: ClusterView, threads: int, share: float = 1.0) -> tuple[float, float]:
+        """(busy_s, DRAM bytes) of ``share`` of ``op`` on ``threads`` cores of ``p``'s cluster: the
+        op's time on that many cores without its per-op overhead, in proportion to the share."""
+        if op.kind in VIEW_KINDS or share <= 0:
+            return 0.0, 0.0
+        b = self.breakdown(op, self.platform.ep(f"{p.cluster}:{threads}"))
+        return (b.time_s - p.overhead_s) * share, b.dram_B * share
 
 
 def time_table(cost: CostModel, workload, eps: Sequence[ExecutionPlace],

@@ -254,6 +254,11 @@ class Gemm2CoreParams(CostParams):
     gemv_efficiency: Annotated[float, Field(gt=0, le=1)] | None = Field(
         default=None, description="Fraction of macs_per_cycle a GEMV (fc at batch 1) sustains on cached "
         "weights (default: kernel_efficiency).")
+    gemv_GBps_per_core: PositiveFloat | None = Field(
+        default=None, description="Rate one core streams a GEMV's weights from DRAM, GB/s (an in-order "
+        "core keeps few misses in flight); default: the core type's bandwidth_GBps_per_core.")
+    pack_weights: bool = Field(default=True, description="The GEMM packs its filters on every call (OpenBLAS); "
+                               "False: they were packed once, at configure time (arm_gemm's pretransposed B).")
     parallel_efficiency: list[Annotated[float, Field(gt=0, le=1)]] = Field(
         default_factory=lambda: [1.0], min_length=1, description="Per-core kernel rate with n busy cores "
         "(shared-L2 contention), entry n-1; beyond the list the last entry holds.")

@@ -1,10 +1,13 @@
 """Calibration of the Pipe-it reproduction: every fitted number comes from here, fitted to what the
 paper states (001 digest §6), never typed in.
 
-* :func:`fit_ground_truth`: the ground-truth cost model (hetsim/cost/pipeit.py) on hikey970, fitted
-  per core type by :func:`hetsim.calibrate.fit_platform` (log least squares) to Table IV's Big-only
-  (B4) and Small-only (s4) throughputs: GEMM efficiency, depthwise efficiency, GEMV weight-streaming
-  rate per core and per-op overhead, 4 parameters per cluster against 5 stated values each.
+* :func:`fit_ground_truth`: the ground-truth cost model on hikey970, fitted per core type by
+  :func:`hetsim.calibrate.fit_platform` (log least squares) to Table IV's Big-only (B4) and
+  Small-only (s4) throughputs: GEMM efficiency, depthwise efficiency, GEMV weight-streaming rate per
+  core and per-op overhead, 4 parameters per cluster against 5 stated values each. The ground truth
+  is the gemm2 model (hetsim/cost/gemm2.py; :data:`GROUND_TRUTH`, issue 14: its per-layer big/LITTLE
+  ratios come out of the ops' shapes, the caches and each core's datapath) or the roofline variant
+  of hetsim/cost/pipeit.py (``model="roofline"``, the reproduction before issue 14).
   Table VII (3 Big, 2 Small) is held back: it is checked, never fitted.
 * :func:`fit_power`: active W per busy core of each cluster from Table VIII's Big-only and
   Small-only columns, then the coherence power from its Pipe-it column (linear least squares).
@@ -25,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from hetsim.calibrate import Fit, Observation, fit_platform
-from hetsim.cost.pipeit import PipeitGroundTruth
+from hetsim.cost.pipeit import Gemm2GroundTruth, PipeitGroundTruth
 from hetsim.errors import HetsimError
 from hetsim.experiments.pipeit.paper import FIG5_MOST, LABELS, NETWORKS, TABLE_IV, TABLE_VIII
 from hetsim.platform import Platform, load_platform
@@ -41,22 +44,54 @@ BOARD_3B_2S = ("clusters.big.cores=3", "clusters.little.cores=2")
 #: the efficiencies); Table VII's held-back B3 and s2 columns test it.
 CONTENTION_PER_CORE = 0.03
 CORE_TYPES = {"big": "cortex-a73", "little": "cortex-a53"}
-#: The fitted parameters per core type (paths under core_types.<type>) and their bounds.
+#: The fitted parameters per core type (paths under core_types.<type>) and their bounds, per model.
 FIT_BOUNDS = {
     "roofline.gemm_efficiency": (0.02, 1.0),
     "roofline.dw_efficiency": (0.002, 1.0),
     "pipeit.gemv_GBps_per_core": (0.01, 20.0),
     "roofline.op_overhead_us": (0.1, 5000.0),
 }
+#: The same four quantities in the gemm2 block: the micro-kernel's share of the peak, the depthwise
+#: kernel's MACs per cycle, the GEMV's weight-streaming rate per core and the per-op overhead.
+FIT_BOUNDS_GEMM2 = {
+    "gemm2.kernel_efficiency": (0.02, 1.0),
+    "gemm2.dw_macs_per_cycle": (0.004, 8.0),
+    "gemm2.gemv_GBps_per_core": (0.01, 20.0),
+    "gemm2.op_overhead_us": (0.1, 5000.0),
+}
+#: The ground truth of the reproduction: "gemm2" (issue 14) or "roofline" (before it).
+GROUND_TRUTH = "gemm2"
+GROUND_TRUTHS = ("gemm2", "roofline")
+#: Overrides fixed before every ground-truth fit (empty: the platform file as it is). The fidelity
+#: harness (benchmarks/fidelity_scorecard.py) sets it to switch one mechanism off or to move an
+#: assumed constant, then refits: the data stay Table IV's.
+GROUND_TRUTH_EXTRA: tuple[str, ...] = ()
 
 
 def parallel_efficiency(contention: float = CONTENTION_PER_CORE, cores: int = 4) -> list[float]:
     return [round(1.0 / (1.0 + contention * (n - 1)), 6) for n in range(1, cores + 1)]
 
 
-def assumption_overrides(contention: float = CONTENTION_PER_CORE) -> list[str]:
-    return [f"core_types.{t}.roofline.parallel_efficiency={parallel_efficiency(contention)}"
-            for t in CORE_TYPES.values()]
+def assumption_overrides(contention: float = CONTENTION_PER_CORE, model: str = "roofline",
+                         extra: Sequence[str] = ()) -> list[str]:
+    """The assumed (not fitted) settings: the shared-L2 contention in the model's block, and any
+    ``extra`` overrides (an ablation: ``core_types.cortex-a53.gemm2.caches=false``)."""
+    block = "gemm2" if model == "gemm2" else "roofline"
+    return [*(f"core_types.{t}.{block}.parallel_efficiency={parallel_efficiency(contention)}"
+              for t in CORE_TYPES.values()), *extra]
+
+
+def truth_class(model: str):
+    if model not in GROUND_TRUTHS:
+        raise HetsimError(f"ground truth {model!r}: allowed: {', '.join(GROUND_TRUTHS)}")
+    return Gemm2GroundTruth if model == "gemm2" else PipeitGroundTruth
+
+
+def make_truth(platform: Platform, model: str, split: str = "even"):
+    """The ground truth ``model`` on ``platform`` (the roofline variant takes the work ``split``)."""
+    if truth_class(model) is Gemm2GroundTruth:
+        return Gemm2GroundTruth(platform)
+    return PipeitGroundTruth(platform, split=split)
 
 
 @dataclass
@@ -66,6 +101,7 @@ class GroundTruthFit:
     fits: dict[str, Fit]
     fixed: list[str]
     split: str = "even"
+    model: str = "roofline"
 
     @property
     def overrides(self) -> list[str]:
@@ -74,8 +110,9 @@ class GroundTruthFit:
     def platform(self, extra: Sequence[str] = ()) -> Platform:
         return load_platform(PLATFORM, [*self.overrides, *extra])
 
-    def truth(self, extra: Sequence[str] = ()) -> PipeitGroundTruth:
-        return PipeitGroundTruth(self.platform(extra), split=self.split)
+    def truth(self, extra: Sequence[str] = ()):
+        """The fitted ground truth (on the board changed by ``extra`` overrides, e.g. Table VII's)."""
+        return make_truth(self.platform(extra), self.model, self.split)
 
     @property
     def values(self) -> dict[str, float]:
@@ -87,30 +124,38 @@ class GroundTruthFit:
         return pd.concat([f.table.assign(cluster=c) for c, f in self.fits.items()], ignore_index=True)
 
 
-def _single_stage_fps(split: str):
+def _single_stage_fps(split: str, model: str):
     workloads = {n: load_workload(n) for n in NETWORKS}
 
     def evaluate(platform: Platform, obs: Observation) -> float:
         ep = platform.ep(obs.mapping.split(":")[0])
-        return 1.0 / float(PipeitGroundTruth(platform, split=split).layer_times(workloads[obs.workload], ep).sum())
+        return 1.0 / float(make_truth(platform, model, split).layer_times(workloads[obs.workload], ep).sum())
 
     return evaluate
 
 
-@lru_cache(maxsize=4)
-def fit_ground_truth(split: str = "even", contention: float = CONTENTION_PER_CORE) -> GroundTruthFit:
-    """Fit the ground truth to Table IV's B4 and s4 columns, one cluster at a time (a cluster's
-    parameters only move its own throughputs)."""
-    fixed = assumption_overrides(contention)
-    evaluator = _single_stage_fps(split)
+@lru_cache(maxsize=16)
+def fit_ground_truth(split: str = "even", contention: float | None = None, model: str | None = None,
+                     extra: tuple[str, ...] | None = None) -> GroundTruthFit:
+    """Fit the ground truth ``model`` (default :data:`GROUND_TRUTH`) to Table IV's B4 and s4
+    columns, one cluster at a time (a cluster's parameters only move its own throughputs).
+    ``extra`` overrides are fixed before the fit (an ablation switches a mechanism off there and
+    refits, so that only the mechanism changes, never the data it is fitted to)."""
+    model = model or GROUND_TRUTH
+    extra = GROUND_TRUTH_EXTRA if extra is None else extra
+    contention = CONTENTION_PER_CORE if contention is None else contention
+    truth_class(model)
+    fixed = assumption_overrides(contention, model, extra)
+    evaluator = _single_stage_fps(split, model)
+    bounds_by_type = FIT_BOUNDS_GEMM2 if model == "gemm2" else FIT_BOUNDS
     fits = {}
     for column, (cluster, ctype) in enumerate(CORE_TYPES.items()):
         ep = "B4" if cluster == "big" else "s4"
         obs = [Observation(n, f"{ep}:1-{load_workload(n).num_layers}", TABLE_IV[n][column], label=f"{LABELS[n]} {ep}")
                for n in NETWORKS]
-        bounds = {f"core_types.{ctype}.{k}": b for k, b in FIT_BOUNDS.items()}
+        bounds = {f"core_types.{ctype}.{k}": b for k, b in bounds_by_type.items()}
         fits[cluster] = fit_platform(PLATFORM, obs, bounds, fixed_overrides=fixed, evaluator=evaluator)
-    return GroundTruthFit(fits, fixed, split)
+    return GroundTruthFit(fits, fixed, split, model)
 
 
 # -- power (Table VIII) -------------------------------------------------------------------------------
@@ -197,7 +242,7 @@ def break_even_slowdown(kernel_level_factory, workload, shares: Sequence[float] 
     return hi
 
 
-def fit_hmp_slowdown(truth: PipeitGroundTruth, shares: Sequence[float] | np.ndarray,
+def fit_hmp_slowdown(truth: PipeitGroundTruth | Gemm2GroundTruth, shares: Sequence[float] | np.ndarray,
                      most: int = FIG5_MOST) -> tuple[float, dict[str, float]]:
     """Fig. 5's statement as a calibration input: the slowdown at which ``most`` CNNs gain nothing
     from any Small share (the ``most``-th smallest per-CNN break-even), and the per-CNN values."""

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from hetsim.analytic import SplitScorer
-from hetsim.cost.pipeit import PipeitGroundTruth, PipeitPredictor
+from hetsim.cost.pipeit import Gemm2GroundTruth, PipeitGroundTruth, PipeitPredictor
 from hetsim.evaluate import simulate
 from hetsim.experiments.pipeit.calibration import (
     BOARD_3B_2S,
@@ -46,14 +46,15 @@ class Run:
 class Setup:
     fit: GroundTruthFit
     platform: Platform
-    truth: PipeitGroundTruth
+    truth: PipeitGroundTruth | Gemm2GroundTruth
     predictor: PipeitPredictor
     workloads: dict
     designs: dict               # (cnn, "measured" | "predicted") -> PipeitDesign
     runs: dict                  # (cnn, "big" | "small" | "measured" | "predicted") -> Run
 
 
-def run_pipeline(platform, workload, pipe: Pipeline, truth: PipeitGroundTruth, frames: int = FRAMES) -> Run:
+def run_pipeline(platform, workload, pipe: Pipeline, truth: PipeitGroundTruth | Gemm2GroundTruth,
+                 frames: int = FRAMES) -> Run:
     """Stream ``frames`` images through ``pipe`` in the DES (contention on) with the ground truth."""
     res = simulate(platform, workload, pipe, engine="des", cost=truth, frames=frames, contention=True)
     eq11 = simulate(platform, workload, pipe, engine="analytic", cost=truth, frames=frames).metrics
@@ -68,7 +69,7 @@ def setup() -> Setup:
     matrices, and B4, s4 and both designs streamed through the DES."""
     fit = fit_ground_truth()
     platform = fit.platform()
-    truth = PipeitGroundTruth(platform, split=fit.split)
+    truth = fit.truth()
     predictor = PipeitPredictor.fit(platform, truth)
     workloads = {n: load_workload(n) for n in NETWORKS}
     designs, runs = {}, {}
@@ -110,7 +111,7 @@ def board_3b2s_runs() -> dict:
     (paper VII-C: "the layer timing estimations obtained as before"): cnn -> (b3, s2, design, pipeit)."""
     s = setup()
     platform = s.fit.platform(list(BOARD_3B_2S))
-    truth = PipeitGroundTruth(platform, split=s.fit.split)
+    truth = s.fit.truth(list(BOARD_3B_2S))
     out = {}
     for n in NETWORKS:
         w = s.workloads[n]

@@ -9,27 +9,27 @@ import pandas as pd
 from hetsim.calibrate import Fit
 from hetsim.experiment import FIT_INPUT, Artifact, Context
 from hetsim.experiments.pipesearch._common import figure
-from hetsim.experiments.pipesearch.calibration import (
-    CALIBRATION_FIXED,
-    CALIBRATION_PARAMETERS,
-    EXTRA_CANDIDATES,
-    calibration_fit,
-    fit,
-)
+from hetsim.experiments.pipesearch import calibration as cal
+from hetsim.experiments.pipesearch.calibration import EXTRA_CANDIDATES, calibration_fit, calibration_parameters, fit
 from hetsim.experiments.pipesearch.paper import FPS_REL_TOL
 
 
 def calibration_table(ctx: Context) -> tuple[pd.DataFrame, list, list[str]]:
     used = calibration_fit()
-    variants = [("efficiencies only", {k: v for k, v in CALIBRATION_PARAMETERS.items()
-                                       if "parallel" not in k}, ()),
-                ("efficiencies + A57 pair efficiency (used)", CALIBRATION_PARAMETERS, CALIBRATION_FIXED)]
+    params_used = calibration_parameters()
+    fixed_used = (*(cal.CALIBRATION_FIXED_GEMM2 if cal.COST_MODEL == "gemm2" else cal.CALIBRATION_FIXED),
+                  *cal.COST_MODEL_EXTRA)
+    variants = [("efficiencies only", {k: v for k, v in params_used.items() if "parallel" not in k},
+                 tuple(cal.COST_MODEL_EXTRA)),
+                ("efficiencies + A57 pair efficiency (used)", params_used, fixed_used)]
     if not ctx.quick:  # what else the physics could need: none of these moves a residual
         for name, key, bounds in EXTRA_CANDIDATES:
-            variants.append((f"used + {name}", {**CALIBRATION_PARAMETERS, key: bounds}, CALIBRATION_FIXED))
+            if cal.COST_MODEL == "gemm2":
+                key = key.replace(".roofline.", ".gemm2.")
+            variants.append((f"used + {name}", {**params_used, key: bounds}, fixed_used))
     rows = []
     for name, params, fixed in variants:
-        f = used if params is CALIBRATION_PARAMETERS else fit(params, fixed)
+        f = used if params is params_used else fit(params, fixed)
         values = "; ".join(f"{k}={v:.4g}" for k, v in f.values.items())
         for r in f.table.itertuples():
             rows.append({"model": name, "observation": r.label, "mapping": r.mapping, "dvfs": r.dvfs,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import collections
 from functools import lru_cache
 
-from hetsim.experiments.pipesearch.calibration import calibrated_tx2, split_text
+from hetsim.experiments.pipesearch.calibration import calibrated_tx2, cost_model, split_text
 from hetsim.experiments.pipesearch.paper import RW_TARGET_FPS
 from hetsim.explore import (
     Configuration,
@@ -40,8 +40,8 @@ def parse_split(text: str) -> tuple[int, ...]:
 def problem(governor: str, workload: str = "vgg16", cores: int = 4) -> PipelineProblem:
     """Paper I's design space: depths 2..cores, Eq. 4 counted with duplicates, core rule EPs."""
     tx2 = calibrated_tx2(governor)
-    return PipelineProblem(tx2, workload, assignment=core_groups(tx2, cores=cores), count_duplicates=True,
-                           measurement=MEASUREMENT)
+    return PipelineProblem(tx2, workload, cost=cost_model(tx2), assignment=core_groups(tx2, cores=cores),
+                           count_duplicates=True, measurement=MEASUREMENT)
 
 
 @lru_cache(maxsize=64)
@@ -94,7 +94,8 @@ def noisy_pipe_searches(seeds: tuple[int, ...], noise_sigma: float = 0.02,
     """Pipe-search (alpha 10) with seeded lognormal measurement noise, one run per seed: how robust
     the optimum is when ties are decided by noise, as on the TX2."""
     tx2 = calibrated_tx2(governor)
-    noisy = PipelineProblem(tx2, "vgg16", assignment=core_groups(tx2, cores=4), count_duplicates=True,
+    noisy = PipelineProblem(tx2, "vgg16", cost=cost_model(tx2), assignment=core_groups(tx2, cores=4),
+                            count_duplicates=True,
                             measurement=Measurement(database_cost_s=0.0, noise_sigma=noise_sigma))
     return explore_seeds(noisy, PipeSearch(alpha=10, ties=PS_TIES), seeds)
 

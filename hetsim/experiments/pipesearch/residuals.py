@@ -8,9 +8,14 @@ import pandas as pd
 
 from hetsim.calibrate import Fit
 from hetsim.experiment import FIT_INPUT, Artifact, Context
-from hetsim.experiments.pipesearch._common import figure
 from hetsim.experiments.pipesearch import calibration as cal
-from hetsim.experiments.pipesearch.calibration import EXTRA_CANDIDATES, calibration_fit, calibration_parameters, fit
+from hetsim.experiments.pipesearch._common import figure
+from hetsim.experiments.pipesearch.calibration import (
+    EXTRA_CANDIDATES,
+    calibration_fit,
+    calibration_parameters,
+    fit,
+)
 from hetsim.experiments.pipesearch.paper import FPS_REL_TOL
 
 

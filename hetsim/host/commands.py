@@ -34,13 +34,25 @@ def calibrate() -> None:
               "(<name>.measurements.json).")
 @click.option("--name", default="host", show_default=True, help="Platform name in the YAML.")
 @click.option("--quick", is_flag=True, help="A tiny benchmark plan (seconds, rough): for tests.")
-def calibrate_host(out, name, quick) -> None:
+@click.option("--statistic", type=click.Choice(["median", "p20"]), default="median", show_default=True,
+              help="Which statistic of each measurement's repetitions the fits use: the median, or the 20th "
+              "percentile (on a machine other processes share, the undisturbed runs are the fast ones).")
+@click.option("--from", "from_json", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="Refit from a saved <name>.measurements.json instead of measuring.")
+def calibrate_host(out, name, quick, statistic, from_json) -> None:
     """Micro-benchmark this machine (GEMMs, memory bandwidth, im2col, op kernels) and fit the
     roofline cost model's parameters to it (about two minutes on 2 cores)."""
     import yaml
 
     from hetsim.host.fit import fit_gemm2, fit_host, platform_yaml, unify_clock
-    from hetsim.host.microbench import BenchPlan, cpus, frame_jitter, run_all
+    from hetsim.host.microbench import (
+        BenchPlan,
+        Measurements,
+        cpus,
+        frame_jitter,
+        run_all,
+        with_statistic,
+    )
     from hetsim.platform import platform_from_dict
     from hetsim.validation import atomic_write
 
@@ -51,19 +63,24 @@ def calibrate_host(out, name, quick) -> None:
     plan = BenchPlan.quick() if quick else BenchPlan()
     units = plan.units(len(cpus()))
     console = Console(stderr=True)
-    with _progress(console) as bar:
-        tasks = {phase: bar.add_task(phase, total=n) for phase, n in units.items() if n}
-        measurements = run_all(plan, lambda phase, n: bar.advance(tasks[phase], n) if phase in tasks else None)
-    fit = fit_host(measurements)
-    gemm2 = fit_gemm2(measurements, fit) if measurements.contexts else None
+    if from_json:
+        measurements = Measurements.from_dict(json.loads(Path(from_json).read_text())["measurements"])
+    else:
+        with _progress(console) as bar:
+            tasks = {phase: bar.add_task(phase, total=n) for phase, n in units.items() if n}
+            measurements = run_all(plan, lambda phase, n: bar.advance(tasks[phase], n) if phase in tasks else None)
+    fitted = with_statistic(measurements, statistic)
+    fit = fit_host(fitted)
+    gemm2 = fit_gemm2(fitted, fit) if fitted.contexts else None
     if gemm2 is not None:
         unify_clock(fit, gemm2)
     text = platform_yaml(fit, measurements, name, raw_path.name, gemm2)
+    text = text.replace("schema: 2", f"# Fitted on the {statistic} of each measurement's repetitions.\nschema: 2", 1)
     platform_from_dict(yaml.safe_load(text), str(out_path))  # never write a platform that fails to load
     jitter = frame_jitter(measurements)
     with atomic_write(raw_path) as f:
         json.dump({"measurements": measurements.to_dict(), "fit": {
-            "residuals": fit.residuals, "peak_GMACps": fit.peak_MACps / 1e9,
+            "statistic": statistic, "residuals": fit.residuals, "peak_GMACps": fit.peak_MACps / 1e9,
             "frame_jitter_sigma": jitter,
             **({"gemm2": {"block": gemm2.block, "residuals": gemm2.residuals,
                           "choices": {k: str(v) for k, v in gemm2.choices.items()}}} if gemm2 else {})}},

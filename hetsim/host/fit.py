@@ -418,7 +418,7 @@ def _level_rates(m: Measurements, l2_B: float | None, l3_B: float | None) -> tup
     return (float(np.median(l2)) if l2 else None, float(np.median(l3)) if l3 else None)
 
 
-def fit_gemm2(m: Measurements, fit: HostFit) -> Gemm2Fit:
+def fit_gemm2(m: Measurements, fit: HostFit, fixed: dict | None = None) -> Gemm2Fit:
     """Fit the gemm2 block (hetsim/cost/gemm2.py) to this machine's measurements.
 
     * Caches: sizes from sysfs; read rates of L2 and L3 from the working-set sweep (``levels``);
@@ -434,6 +434,9 @@ def fit_gemm2(m: Measurements, fit: HostFit) -> Gemm2Fit:
       per cycle of depthwise, one per-op overhead.
     * The held-out shapes and the synthetic network's ops are never fitted: their errors are
       reported (``residuals``).
+
+    ``fixed`` holds block fields at given values instead of fitting or searching them (an ablation
+    refits with a mechanism off: ``{"caches": False}``, ``{"tiles": False}``, ``{"overlap": 1.0}``).
     """
     from hetsim.cost.gemm2 import Access, Gemm2Ep, gemm_terms, memory_time
     from hetsim.platform.schema import Gemm2CoreParams
@@ -444,8 +447,10 @@ def fit_gemm2(m: Measurements, fit: HostFit) -> Gemm2Fit:
     mpc = fit.macs_per_cycle
     f0 = fit.freq_MHz * 1e6
 
+    fixed = dict(fixed or {})
+
     def ep_for(threads: int, **params) -> Gemm2Ep:
-        g = Gemm2CoreParams.model_construct(**{**Gemm2CoreParams().model_dump(), **params})
+        g = Gemm2CoreParams.model_construct(**{**Gemm2CoreParams().model_dump(), **params, **fixed})
         return Gemm2Ep(None, g, mpc, f0, 1.0, threads, l1_B, l2_B, l2_private, l3_B,  # type: ignore[arg-type]
                        fit.core_bandwidth_Bps, fit.memory_bandwidth_Bps)
 
@@ -480,19 +485,28 @@ def fit_gemm2(m: Measurements, fit: HostFit) -> Gemm2Fit:
         raise ValueError("no gemm2 measurements (contexts): run `hetsim calibrate host` again")
     y1 = np.array([r["time_s"] for r in g1])
     best = None
+    fixed_overlap = fixed.get("overlap")
     lo = np.array([1e9, 0.0, 0.0, 0.0, 0.0])
     hi = np.array([1e13, 1e-6, 1e-8, 1e-3, 1.0])
-    for tr in TILE_ROWS:
-        for tc in TILE_COLS:
-            for kc in BLOCK_K:
-                for res in RESIDENCY:
+    free = slice(0, 4) if fixed_overlap is not None else slice(0, 5)
+
+    def full(x):
+        return np.append(x, fixed_overlap) if fixed_overlap is not None else x
+
+    tiles_on = fixed.get("tiles", True)
+    for tr in (TILE_ROWS if tiles_on else (1,)) if "tile_rows" not in fixed else (fixed["tile_rows"],):
+        for tc in (TILE_COLS if tiles_on else (1,)) if "tile_cols" not in fixed else (fixed["tile_cols"],):
+            for kc in BLOCK_K if "block_k" not in fixed else (fixed["block_k"],):
+                for res in RESIDENCY if "residency" not in fixed else (fixed["residency"],):
                     F = features(g1, tr, tc, kc, res, 1)
                     x0 = np.array([max(r["n"] * r["k"] * r["m"] / r["time_s"] for r in g1), 1e-8, 1e-11, 2e-6, 0.5])
-                    sol = least_squares(lambda x, F=F: np.log(model_time(x, F) / y1), np.clip(x0, lo, hi),
-                                        bounds=(lo, hi), loss="soft_l1", f_scale=0.1, x_scale=np.maximum(x0, 1e-12))
-                    err = float(np.median(np.abs(model_time(sol.x, F) / y1 - 1)))
+                    x0 = np.clip(x0, lo, hi)[free]
+                    sol = least_squares(lambda x, F=F: np.log(model_time(full(x), F) / y1), x0,
+                                        bounds=(lo[free], hi[free]), loss="soft_l1", f_scale=0.1,
+                                        x_scale=np.maximum(x0, 1e-12))
+                    err = float(np.median(np.abs(model_time(full(sol.x), F) / y1 - 1)))
                     if best is None or err < best[0]:
-                        best = (err, tr, tc, kc, res, sol.x)
+                        best = (err, tr, tc, kc, res, full(sol.x))
     assert best is not None
     err1, tr, tc, kc, res, (rate, tile_s, pack_s, call1_s, overlap) = best
     # The clock: raise it (turbo) until the kernel rate fits the ISA peak, as the roofline fit does.
@@ -533,6 +547,7 @@ def fit_gemm2(m: Measurements, fit: HostFit) -> Gemm2Fit:
     block["parallel_efficiency"] = par
     block["gemm_call_us"] = [c * 1e6 for c in calls]
     block["kernel_threads"] = 1         # the executor's non-GEMM kernels (hetsim/host/kernels.py)
+    block.update(fixed)
 
     # The executor's other kernels: one per-op overhead, cycles per byte of im2col and of each kind,
     # depthwise MACs per cycle; each with the traffic the model gives it (warm: the benchmarks re-run

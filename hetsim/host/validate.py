@@ -45,6 +45,8 @@ class MappingResult:
     other_cpu: list[float] = field(default_factory=list)  # share of the CPUs others used, per run
     #: every cost model simulated: name -> {"simulated_fps": ..., "layer_simulated_s": [...]}
     by_cost: dict[str, dict] = field(default_factory=dict)
+    #: 20th percentile per layer over every frame of every repeat (the undisturbed frames' time)
+    layer_measured_p20_s: list[float] = field(default_factory=list)
 
     @property
     def error(self) -> float:
@@ -96,6 +98,7 @@ class Report:
                           "measured_runs_fps": m.measured_runs_fps, "stage_cpus": m.stage_cpus,
                           "single_stage": m.single_stage,
                           "layer_measured_s": m.layer_measured_s,
+                          "layer_measured_p20_s": m.layer_measured_p20_s,
                           "load_1min": m.load, "other_cpu": m.other_cpu} for m in self.mappings],
             "layers": [{"layer": i + 1, "name": name,
                         **{f"{r.mapping} measured_s": r.layer_measured_s[i] for r in self.layer_rows},
@@ -241,7 +244,8 @@ def validate_host(platform, ref: WorkloadRef, mappings: Sequence[str] | None = N
             layer_measured_s=[float(x) for x in np.median(times, axis=0)],
             layer_simulated_s=head["layer_simulated_s"],
             single_stage=len(pipe.stages) == 1, load=[float(r.load_before[0]) for r in rs],
-            other_cpu=[float(r.other_cpu) for r in rs], by_cost=by_cost))
+            other_cpu=[float(r.other_cpu) for r in rs], by_cost=by_cost,
+            layer_measured_p20_s=[float(x) for x in np.percentile(times, 20, axis=0)]))
     return Report(platform=platform.name, workload=workload.name, scale=ref.scale, frames=frames,
                   repeats=repeats, layer_names=[layer.name for layer in workload.layers],
                   mappings=results, machine=_machine(), noise_sigma=noise_sigma, costs=tuple(costs))
@@ -261,9 +265,11 @@ def simulate_mapping(platform, workload, mapping: str, cost: CostModel, frames: 
     return {"simulated_fps": float(sim.throughput_fps), "layer_simulated_s": layer_sim}
 
 
-def rescore(report: dict, platform, workload, cost: CostModel, seed: int = 0) -> dict:
+def rescore(report: dict, platform, workload, cost: CostModel, seed: int = 0,
+            layer_key: str = "layer_measured_s") -> dict:
     """Score another cost model on the measurements of a saved report (``report.json``): layer MAPE
-    over its single-stage mappings and the throughput error of every mapping, simulated as
+    over its single-stage mappings (against each layer's median, or ``layer_key``
+    ``layer_measured_p20_s``) and the throughput error of every mapping, simulated as
     :func:`validate_host` does. What docs/fidelity.md's before/after and ablation tables use: one
     set of measured runs, every model on it."""
     frames, sigma = int(report["frames"]), float(report.get("noise_sigma", 0.0))
@@ -274,7 +280,7 @@ def rescore(report: dict, platform, workload, cost: CostModel, seed: int = 0) ->
                          "simulated_fps": sim["simulated_fps"],
                          "error": sim["simulated_fps"] / m["measured_fps"] - 1})
         if m.get("single_stage", "|" not in m["mapping"]):
-            errs += [abs(s / x - 1) for x, s in zip(m["layer_measured_s"], sim["layer_simulated_s"], strict=True)
+            errs += [abs(s / x - 1) for x, s in zip(m[layer_key], sim["layer_simulated_s"], strict=True)
                      if x > 0]
     return {"layer_mape": float(np.mean(errs)) if errs else float("nan"), "mappings": mappings}
 

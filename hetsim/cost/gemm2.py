@@ -200,8 +200,11 @@ class Gemm2CostModel(CostModel):
 
     name = "gemm2"
 
-    def __init__(self, platform: Platform, workloads: Iterable = ()):
+    def __init__(self, platform: Platform, workloads: Iterable = (), context: bool = True):
+        """``context=False`` ignores the network around an op (:meth:`bind` does nothing): every op
+        reads its inputs warm and its weights cold, the ablation of the reuse distances."""
         super().__init__(platform)
+        self.use_context = context
         self._eps: dict[tuple, Gemm2Ep] = {}
         self._context: dict[int, OpContext] = {}
         self._bound: dict[int, object] = {}     # id -> workload, kept alive so ids stay unique
@@ -217,7 +220,7 @@ class Gemm2CostModel(CostModel):
         An op brings its output, weights and image matrix into the caches (its *footprint*); the
         distance of an input is the footprint of the ops between its producer and its reader plus
         the tensor itself; the weights' is one frame's footprint (every op's, plus the frame)."""
-        if id(workload) in self._bound:
+        if id(workload) in self._bound or not self.use_context:
             return
         ops = workload.ops
         index = {op.name: i for i, op in enumerate(ops)}

@@ -197,15 +197,25 @@ def test_the_configuration_oracle_is_at_least_as_good_as_algorithm_3():
 
 # -- the ground truth --------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def calibrated():
+def roofline_truth():
+    """The ground truth before issue 14 (the roofline variant), fitted to Table IV."""
     from hetsim.experiments.pipeit.calibration import fit_ground_truth
 
-    fit = fit_ground_truth()
+    fit = fit_ground_truth(model="roofline")
     return fit.platform(), fit.truth()
 
 
-def test_ground_truth_speedups_are_concave_and_fc_is_memory_bound(calibrated):
-    platform, truth = calibrated
+@pytest.fixture(scope="module", params=["gemm2", "roofline"])
+def calibrated(request):
+    """Each ground truth, fitted to Table IV (the interface tests hold for both)."""
+    from hetsim.experiments.pipeit.calibration import fit_ground_truth
+
+    fit = fit_ground_truth(model=request.param)
+    return fit.platform(), fit.truth()
+
+
+def test_ground_truth_speedups_are_concave_and_fc_is_memory_bound(roofline_truth):
+    platform, truth = roofline_truth
     for n in NETS:
         w = load_workload(n)
         for t in ("B", "s"):
@@ -222,8 +232,8 @@ def test_ground_truth_speedups_are_concave_and_fc_is_memory_bound(calibrated):
         assert truth.op_time(fc, e) == pytest.approx(p.overhead_s + expected, rel=1e-3)
 
 
-def test_tiles_split_reproduces_eq7_rounding(calibrated):
-    platform, _ = calibrated
+def test_tiles_split_reproduces_eq7_rounding(roofline_truth):
+    platform, _ = roofline_truth
     truth = PipeitGroundTruth(platform, split="tiles")
     op = conv_op(13, 256, 3, 384)          # AlexNet conv3: N = 169 -> 22 iterations of 8 rows
     t = [truth.side_time(op, truth.params("big"), n)[0] for n in range(1, 5)]
@@ -241,6 +251,44 @@ def test_calibration_is_deterministic():
     a = fit_ground_truth().values
     fit_ground_truth.cache_clear()
     assert fit_ground_truth().values == a
+
+
+def test_gemm2_ground_truth_fits_table_iv_and_deals_whole_tiles():
+    """The gemm2 ground truth (issue 14): fitted on the same four quantities per cluster, arm_gemm's
+    8-row tiles dealt whole to the threads, GEMVs memory-bound at the fitted streaming rate, and
+    per-layer s4/B4 ratios that spread more than the roofline's."""
+    from hetsim.experiments.pipeit.calibration import GROUND_TRUTH, fit_ground_truth, make_truth
+
+    assert GROUND_TRUTH == "gemm2"
+    fit = fit_ground_truth(model="gemm2")
+    assert set(fit.values) == {f"core_types.{t}.gemm2.{k}" for t in ("cortex-a73", "cortex-a53") for k in
+                               ("kernel_efficiency", "dw_macs_per_cycle", "gemv_GBps_per_core", "op_overhead_us")}
+    assert fit.table["error"].abs().max() < 0.1
+    platform, truth = fit.platform(), fit.truth()
+    op = conv_op(13, 256, 3, 384)            # AlexNet conv3: N = 169 -> 22 tiles of 8 rows
+    p = truth.params("big")
+    t = [truth.side_time(op, p, n)[0] for n in range(1, 5)]
+    eff = platform.core_type("cortex-a73").gemm2.parallel_efficiency
+    kernel = [t[n - 1] * eff[n - 1] for n in range(1, 5)]      # busiest thread's work, contention removed
+    # 22 row tiles dealt whole: the busiest thread has 22, 11, 8, 6 of them (the K and packing terms
+    # are per thread too, so the ratios hold to the other steps' share)
+    assert kernel[1] / kernel[0] == pytest.approx(11 / 22, rel=0.05)
+    assert kernel[3] / kernel[0] == pytest.approx(6 / 22, rel=0.05)
+    fc = fc_op(9216, 4096)
+    for ep in ("B1", "B4", "s2"):
+        e = platform.ep(ep)
+        g = platform.core_type(platform.cluster(e.cluster).core_type).gemm2
+        stream = 4096 * 9216 * 4 / (e.cores * g.gemv_GBps_per_core * 1e9)
+        assert truth.op_time(fc, e) == pytest.approx(stream, rel=0.05)        # memory-bound
+    # interface: params/side_time add up to the op's time
+    w = load_workload("squeezenet")
+    for op in w.ops[:6]:
+        q = truth.params("little")
+        assert q.overhead_s + truth.side_time(op, q, 4)[0] == pytest.approx(truth.op_time(op, platform.ep("s4")),
+                                                                            rel=1e-9)
+    assert isinstance(make_truth(platform, "roofline"), PipeitGroundTruth)
+    with pytest.raises(HetsimError, match="ground truth 'nope': allowed: gemm2, roofline"):
+        make_truth(platform, "nope")
 
 
 # -- the predictor (eqs. 5-8) ------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hetsim.cost.pipeit import PipeitGroundTruth
+from hetsim.cost.pipeit import Gemm2GroundTruth, PipeitGroundTruth
 from hetsim.errors import HetsimError
 from hetsim.workload.ops import VIEW_KINDS
 
@@ -31,7 +31,7 @@ from hetsim.workload.ops import VIEW_KINDS
 class KernelLevel:
     """Kernel-level co-execution on ``n_big`` cores of cluster ``big`` and ``n_small`` of ``small``."""
 
-    truth: PipeitGroundTruth
+    truth: PipeitGroundTruth | Gemm2GroundTruth
     hmp_slowdown: float = 0.0
     big: str = "big"
     small: str = "little"
@@ -61,6 +61,7 @@ class KernelLevel:
     def layer_times(self, workload, n_big: int, n_small: int,
                     small_share: float | None = None) -> np.ndarray:
         """Per-layer times of one image (index 0 = layer 1), s."""
+        self.truth.bind(workload)   # a ground truth whose op costs depend on the network (gemm2)
         return np.array([sum(self.op_time(op, n_big, n_small, small_share) for op in layer.ops)
                          for layer in workload.layers])
 

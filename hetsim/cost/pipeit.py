@@ -214,6 +214,11 @@ class Gemm2GroundTruth(Gemm2CostModel):
         b = self.breakdown(op, self.platform.ep(f"{p.cluster}:{threads}"))
         return (b.time_s - p.overhead_s) * share, b.dram_B * share
 
+    def layer_table(self, workload, eps: Sequence[ExecutionPlace],
+                    state: DvfsState | None = None) -> pd.DataFrame:
+        """The T matrix as a tidy table (layer, ep, time_s) that :class:`MeasuredCostModel` replays."""
+        return time_table(self, workload, eps, state)
+
 
 def time_table(cost: CostModel, workload, eps: Sequence[ExecutionPlace],
                state: DvfsState | None = None) -> pd.DataFrame:

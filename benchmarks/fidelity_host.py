@@ -39,7 +39,7 @@ def busy_fraction(dt: float = 3.0) -> float:
     return 1 - (i1 - i0) / max(t1 - t0, 1)
 
 
-def wait_quiet(limit: float, windows: int = 3, timeout_s: float = 10800) -> dict:
+def wait_quiet(limit: float, windows: int = 3, timeout_s: float = 900) -> dict:
     """Wait until others use less than ``limit`` of the CPUs for ``windows`` x 3 s (or time out)."""
     start, ok, b = time.time(), 0, 1.0
     while time.time() - start < timeout_s:

@@ -132,7 +132,7 @@ def summary(out: Path) -> str:
 
 #: gemm2 refitted with one mechanism held off (host ablation): name -> fit_gemm2(fixed=...), and
 #: whether the model uses the network context (reuse distances).
-ABLATIONS = {
+ABLATIONS: dict[str, tuple[dict, bool]] = {
     "gemm2": ({}, True),
     "no tiles": ({"tiles": False}, True),
     "no caches": ({"caches": False}, True),
@@ -154,7 +154,7 @@ def models_of_run(rd: Path, statistic: str):
     raw = json.loads((rd / "host.measurements.json").read_text())
     m = with_statistic(Measurements.from_dict(raw["measurements"]), statistic)
     fit = fit_host(m)
-    out = {}
+    out: dict[str, tuple] = {}
     for name, (fixed, context) in ABLATIONS.items():
         g2 = fit_gemm2(m, fit, fixed)
         unify_clock(fit, g2)
@@ -164,7 +164,11 @@ def models_of_run(rd: Path, statistic: str):
         platform = platform_from_dict(d, name)
         if name == "gemm2":
             out["roofline"] = (platform, RooflineCostModel)
-        out[name] = (platform, (lambda p, c=context: Gemm2CostModel(p, context=c)))
+
+        def gemm2_model(p, c: bool = context) -> Gemm2CostModel:
+            return Gemm2CostModel(p, context=c)
+
+        out[name] = (platform, gemm2_model)
     return out, m, fit
 
 
@@ -186,7 +190,7 @@ def analyse(out: Path, statistic: str = "median") -> str:
             if not f.exists():
                 continue
             rep = json.loads(f.read_text())
-            step = next((s for s in log["steps"] if s["step"] == f"validate {n}"), {})
+            step: dict = next((s for s in log["steps"] if s["step"] == f"validate {n}"), {})
             other = [x for mm in rep["mappings"] for x in mm.get("other_cpu", []) if x == x]
             for name, (platform, make) in models.items():
                 r = rescore(rep, platform, load_workload(n), make(platform), layer_key=layer_key)

@@ -112,12 +112,12 @@ def summary(out: Path) -> str:
         for p in PAPERS:
             ind = [c for k, c in claims.items() if k[0] == p and c["class"] == "prediction"]
             cells.append(f"{sum(c['pass'] for c in ind)}/{len(ind)}")
-        flips = ""
+        flip_text = ""
         if ref is not None and n != "after":
             plus = sum(1 for k, c in claims.items() if k in ref and c["pass"] and not ref[k]["pass"])
             minus = sum(1 for k, c in claims.items() if k in ref and not c["pass"] and ref[k]["pass"])
-            flips = f"+{plus} / -{minus}"
-        lines.append(f"| {n} | " + " | ".join(cells) + f" | {flips} |")
+            flip_text = f"+{plus} / -{minus}"
+        lines.append(f"| {n} | " + " | ".join(cells) + f" | {flip_text} |")
     if "before" in runs and "after" in runs:
         lines += ["", "## Per figure (independent predictions): before -> after", "",
                   "| paper:figure | before | after |", "|---|---:|---:|"]
@@ -130,19 +130,16 @@ def summary(out: Path) -> str:
     for n in order:
         if n == "after" or ref is None:
             continue
-        base = ref if n != "before" else None
-        pairs = [("after", n)] if n != "before" else [("before", "after")]
-        for a_name, b_name in pairs:
-            A, B = runs[a_name], runs[b_name]
-            flips = [(k, A[k], B[k]) for k in B if k in A and A[k]["pass"] != B[k]["pass"]]
-            if not flips:
-                continue
-            lines += ["", f"## Flips {a_name} -> {b_name}", "", "| claim | class | paper | " + a_name + " | " + b_name + " | verdict |",
-                      "|---|---|---|---|---|---|"]
-            for k, ca, cb in sorted(flips, key=lambda x: x[0]):
-                lines.append(f"| {k[0]}:{k[1]} {k[2]} | {cb['class']} | {_v(cb['paper_value'])} | {_v(ca['sim_value'])} | "
-                             f"{_v(cb['sim_value'])} | {'pass' if cb['pass'] else 'fail'} |")
-        _ = base
+        a_name, b_name = ("before", "after") if n == "before" else ("after", n)
+        A, B = runs[a_name], runs[b_name]
+        flipped = [(k, A[k], B[k]) for k in B if k in A and A[k]["pass"] != B[k]["pass"]]
+        if not flipped:
+            continue
+        lines += ["", f"## Flips {a_name} -> {b_name}", "",
+                  f"| claim | class | paper | {a_name} | {b_name} | verdict |", "|---|---|---|---|---|---|"]
+        for k, ca, cb in sorted(flipped, key=lambda x: x[0]):
+            lines.append(f"| {k[0]}:{k[1]} {k[2]} | {cb['class']} | {_v(cb['paper_value'])} | {_v(ca['sim_value'])} | "
+                         f"{_v(cb['sim_value'])} | {'pass' if cb['pass'] else 'fail'} |")
     return "\n".join(lines)
 
 

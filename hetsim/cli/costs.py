@@ -143,8 +143,11 @@ def show(platform_name, workload_name, ep_names, dvfs, overrides, layers, csv_pa
         frames.append(op_table(cost, workload, ep).assign(ep=ep.name))
     df = pd.concat(frames, ignore_index=True)
     if layers:
-        agg = {c: "sum" for c in df.columns if c.endswith(("_s", "_B"))}
-        agg["algorithm"] = lambda a: "+".join(dict.fromkeys(x for x in a if x not in ("view", "kernel"))) or "kernel"
+        def algorithms(a) -> str:
+            return "+".join(dict.fromkeys(x for x in a if x not in ("view", "kernel"))) or "kernel"
+
+        agg: dict[str, object] = {c: "sum" for c in df.columns if c.endswith(("_s", "_B"))}
+        agg["algorithm"] = algorithms
         df = df.groupby(["ep", "layer"], sort=False).agg(agg).reset_index()
     if csv_path:
         with atomic_write(csv_path) as f:

@@ -381,10 +381,10 @@ class Gemm2CostModel(CostModel):
             steps.append(s)
         steps[0].fixed_s += g.op_overhead_us * 1e-6
         if ingest:
-            ingest = Step("ingest", 1, cycles=g.frame_ingest_ns_per_byte * 1e-9 * op.input_bytes * e.freq_Hz
-                          / e.freq_ratio)
-            ingest.fixed_s = g.frame_ingest_us * 1e-6
-            steps.insert(0, ingest)
+            frame = Step("ingest", 1, cycles=g.frame_ingest_ns_per_byte * 1e-9 * op.input_bytes * e.freq_Hz
+                         / e.freq_ratio)
+            frame.fixed_s = g.frame_ingest_us * 1e-6
+            steps.insert(0, frame)
         for s in steps:
             self._finish(s, e)
         return OpCost(op.name, str(op.kind), algo, steps)

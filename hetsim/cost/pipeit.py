@@ -350,7 +350,7 @@ class PipeitPredictor(CostModel):
 
     # -- fitting -------------------------------------------------------------------------------
     @classmethod
-    def fit(cls, platform: Platform, truth: PipeitGroundTruth, *, weighting: str = "relative",
+    def fit(cls, platform: Platform, truth: PipeitGroundTruth | Gemm2GroundTruth, *, weighting: str = "relative",
             include_folded: bool = False, grid: Sequence[Op] | None = None,
             clusters: Iterable[str] | None = None) -> PipeitPredictor:
         """Run the micro-benchmarks on ``truth`` and fit eq. 5 (single core) and eqs. 6-7 (1..n
@@ -425,12 +425,12 @@ class PipeitPredictor(CostModel):
         return time_table(self, workload, eps)
 
 
-def _measure(truth: PipeitGroundTruth, op: Op, p: CoreParams, threads: int) -> float:
+def _measure(truth, op: Op, p, threads: int) -> float:
     busy, _ = truth.side_time(op, p, threads)
     return p.overhead_s + busy
 
 
-def prediction_errors(pred: PipeitPredictor, truth: PipeitGroundTruth, workload,
+def prediction_errors(pred: PipeitPredictor, truth: PipeitGroundTruth | Gemm2GroundTruth, workload,
                       eps: Sequence[ExecutionPlace], kinds: Iterable[str] = ("conv",)) -> pd.DataFrame:
     """Per-layer prediction error of the major op (Table III: |pred − truth| / truth, GEMM convs)."""
     kinds = set(kinds)

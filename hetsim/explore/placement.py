@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from hetsim.cost import CostModel, DvfsState, RooflineCostModel
+from hetsim.cost import CostModel, DvfsState, make_cost_model
 from hetsim.errors import HetsimError
 from hetsim.explore.problem import Measurement, Problem
 from hetsim.mapping import Placement, Share, validate_placement
@@ -52,12 +52,12 @@ class PlacementProblem(Problem):
     platform, workload
         Objects, or names to load.
     cost
-        Cost model (default: the roofline).
+        Cost model (default: the one the platform names, ``runtime.cost_model``: the roofline).
     eps
         Candidate EP names (default: every cluster whole, and every accelerator).
     dag
         How a mapping expands into tasks (:class:`hetsim.evaluate.DagOptions`: communication
-        lanes, tensor caching, serial execution).
+        lanes, tensor caching, serial execution; default: the platform's ``runtime``).
     measurement
         How a trial runs (default: one inference in closed form, ``Measurement(mode="stream",
         frames_per_trial=1)``; ``engine="des"`` adds contention and noise).
@@ -81,8 +81,8 @@ class PlacementProblem(Problem):
             from hetsim.workload import load_workload
             workload = load_workload(workload)
         self.platform, self.workload = platform, workload
-        self.cost = cost or RooflineCostModel(platform)
-        self.dag = dag or DagOptions()
+        self.cost = cost or make_cost_model(platform, workload=workload)
+        self.dag = dag or DagOptions.for_platform(platform)
         self.measurement = measurement or Measurement(mode="stream", frames_per_trial=1)
         if self.measurement.mode != "stream":
             raise HetsimError("PlacementProblem: measurement must be mode='stream' (a placement runs "

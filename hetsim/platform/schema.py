@@ -166,6 +166,72 @@ class RooflineAcceleratorParams(CostParams):
     op_overhead_us: NonNegFloat = Field(default=0.0, description="Fixed cost per op (kernel launch), us.")
 
 
+class PimCpuParams(CostParams):
+    """``core_types[].pim``: the CPU side of the PIM paper's per-op model (:class:`hetsim.cost.pim.PimCostModel`,
+    seed 003, docs/papers/pim.md). A one-core EP is the paper's CPU_S (ONNX Runtime kernels run
+    serially); an EP of more cores is CPU_P (its thread-parallel kernels, for the op types in
+    ``parallel_op_types`` only)."""
+
+    readers: ClassVar[tuple[str, ...]] = ("pim",)
+
+    op_overhead_us: NonNegFloat = Field(
+        default=0.0, description="Fixed cost of every ONNX Runtime node on the CPU (kernel dispatch), us; "
+        "all that a view or shape node costs.")
+    elementwise_ns: PositiveFloat = Field(
+        default=1.0, description="One core's time per output element of an element-wise op (add, sub, mul; "
+        "copies per element moved; reductions per element read), ns.")
+    function_factor: PositiveFloat = Field(
+        default=1.0, description="Element-wise ops that evaluate a function (Div, Pow, Sqrt, Erf, Tanh, "
+        "Exp, Softmax...) take this many times elementwise_ns per element.")
+    matmul_ns_per_weight: NonNegFloat = Field(
+        default=0.0, description="One core's MatMul/Gemm cost per element of the second operand (the "
+        "weight, loaded once and then reused from cache), ns.")
+    matmul_ns_per_mac: PositiveFloat = Field(
+        default=1.0, description="One core's MatMul/Gemm cost per multiply-accumulate, ns.")
+    parallel_speedup_elementwise: Annotated[float, Field(ge=1)] = Field(
+        default=1.0, description="A multi-core EP divides the per-element part of an element-wise op by "
+        "this (CPU_P's thread-parallel kernels).")
+    parallel_overhead_elementwise_us: NonNegFloat = Field(
+        default=0.0, description="Fork/join cost a multi-core EP adds to an element-wise op, us.")
+    parallel_speedup_matmul: Annotated[float, Field(ge=1)] = Field(
+        default=1.0, description="A multi-core EP divides the variable part of a MatMul/Gemm by this.")
+    parallel_overhead_matmul_us: NonNegFloat = Field(
+        default=0.0, description="Fork/join cost a multi-core EP adds to a MatMul/Gemm, us.")
+    parallel_op_types: list[str] | None = Field(
+        default=None, description="ONNX op types a multi-core EP runs thread-parallel (any other op is not "
+        "capable there); default: the paper's set (MatMul, Gemm, Add, Sub, Mul, Div: "
+        "hetsim.workload.zoo.transformers.CPU_P_OP_TYPES).")
+    handoff_us: NonNegFloat = Field(
+        default=0.0, description="Cost of handing a tensor between two CPU EPs on one memory (CPU_S <-> "
+        "CPU_P: no copy, an optional synchronisation), us.")
+
+
+class PimUnitParams(CostParams):
+    """``accelerators[].pim``: the PIM unit of the PIM paper's model (:class:`hetsim.cost.pim.PimCostModel`):
+    its per-op costs (a MatMul or Gemm streams the weight once per row of the activation at
+    ``peak_GMACps``) and the CPU <-> PIM copy (a CPU-side type conversion, then a DMA over the
+    link at its bandwidth, slower out of the PIM's uncacheable memory)."""
+
+    readers: ClassVar[tuple[str, ...]] = ("pim",)
+
+    op_overhead_us: NonNegFloat = Field(default=0.0, description="Fixed cost of every op on the PIM unit, us.")
+    elementwise_ns: NonNegFloat = Field(
+        default=0.0, description="The PIM unit's time per output element of an element-wise op, ns.")
+    transpose_ns_per_weight: NonNegFloat = Field(
+        default=0.0, description="Extra cost of a Gemm whose weight must be transposed first ((p,q)x(r,q)^T, "
+        "Table 2 Gemm (2)), per weight element, ns.")
+    wire_bytes_per_element: PositiveFloat = Field(
+        default=2.0, description="Bytes per element the DMA moves after the type conversion (bfloat16: 2).")
+    host_bytes_per_element: PositiveFloat = Field(
+        default=4.0, description="Bytes per element of a tensor on the CPU side (float32: 4).")
+    conversion_ns_per_element: NonNegFloat = Field(
+        default=0.0, description="CPU time of the fp32 <-> bf16 conversion per element, either direction, ns.")
+    uncacheable_read_ns_per_byte: NonNegFloat = Field(
+        default=0.0, description="Extra DMA time per wire byte of a PIM -> CPU copy, which reads the PIM's "
+        "uncacheable memory (a CPU -> PIM copy reads cacheable memory at the link's bandwidth), ns.")
+    copy_setup_us: NonNegFloat = Field(default=0.0, description="Fixed cost of every CPU <-> PIM copy, us.")
+
+
 def cost_blocks(owner: type[BaseModel]) -> dict[str, type[CostParams]]:
     """The cost-model parameter blocks of ``owner`` (CoreType or Accelerator): YAML key -> model."""
     out = {}
@@ -207,6 +273,8 @@ class CoreType(_Strict):
         "(also read by the Pipe-it ground truth).")
     pipeit: PipeitCoreParams = Field(
         default_factory=PipeitCoreParams, description="Parameters only the Pipe-it ground truth reads.")
+    pim: PimCpuParams = Field(
+        default_factory=PimCpuParams, description="Parameters of the PIM paper's cost model (CPU side).")
 
     @model_validator(mode="before")
     @classmethod
@@ -266,6 +334,9 @@ class Accelerator(_Strict):
     # Cost-model blocks (see CostParams).
     roofline: RooflineAcceleratorParams = Field(
         default_factory=RooflineAcceleratorParams, description="Parameters of the roofline cost model.")
+    pim: PimUnitParams = Field(
+        default_factory=PimUnitParams, description="Parameters of the PIM paper's cost model (the PIM unit "
+        "and its copies).")
 
     @model_validator(mode="before")
     @classmethod
@@ -306,6 +377,27 @@ class Power(_Strict):
         "(snoops over the CCI, the DRAM traffic they cause), W. Pipe-it Table VIII.")
 
 
+#: The cost models a platform may name as the one its numbers are for (``runtime.cost_model``).
+COST_MODELS = ("roofline", "pim")
+
+
+class Runtime(_Strict):
+    """How the platform's software runs a network: the cost model its parameter blocks are fitted
+    for, and how the one DAG engine executes a placement by default (:class:`hetsim.evaluate.DagOptions`).
+    The PIM paper's ONNX Runtime runs one node at a time, copies before the node that needs them,
+    one copy per tensor and memory space: ``{cost_model: pim, serial: true, residency: memory}``."""
+
+    cost_model: Literal["roofline", "pim"] = Field(
+        default="roofline", description="The cost model hetsim uses by default on this platform.")
+    serial: bool = Field(default=False, description="DAG placements run one task at a time (ops and copies).")
+    caching: bool = Field(default=True, description="A copied tensor is reused by every consumer where it landed.")
+    residency: Literal["ep", "memory"] = Field(
+        default="ep", description="Where a copy lands: on its destination EP, or in its memory space (EPs "
+        "sharing a memory read one copy and never copy between themselves).")
+    comm: Literal["free", "consumer", "copy"] = Field(
+        default="free", description="Which lane a copy holds (none, the consumer's EP, a copy lane).")
+
+
 class Platform(_Strict):
     schema_: Literal[2] = Field(alias="schema", description="Format version of this file (files of "
                                 "version 1 are migrated on load: hetsim.platform.loader.migrate).")
@@ -322,6 +414,8 @@ class Platform(_Strict):
         default_factory=dict,
         description="Named DVFS settings: preset -> {cluster: level}. E.g. Pipe-search's governors.")
     power: Power | None = None
+    runtime: Runtime = Field(default_factory=Runtime, description="The software that runs networks: "
+                             "default cost model and DAG execution.")
 
     _topology: object = PrivateAttr(default=None)
 

@@ -31,7 +31,7 @@ from hetsim.options import RunOptions
 from hetsim.power import energy_J
 from hetsim.sim.bandwidth import BandwidthServer
 from hetsim.sim.noise import lognormal_factors
-from hetsim.sim.tasks import Task, TaskGraph, ep_peak_memory, ep_units
+from hetsim.sim.tasks import Task, TaskGraph, ep_peak_memory, ep_units, task_time_s
 
 
 @dataclass
@@ -159,4 +159,5 @@ def dag_metrics(platform, workload, mapping, run: DagRun, options: RunOptions,
         contention=options.contention, seed=options.seed, core_busy_s=by_place, coherent_s=coherent,
         link_bytes=link_bytes,
         ep_peak_memory_bytes=ep_peak_memory(tg, run.start[0] - run.arrival[0], run.end[0] - run.arrival[0]),
+        task_time_s={k: v / frames for k, v in task_time_s(tg, durations).items()},
     )

@@ -13,7 +13,13 @@ topological order); a transfer holds no lane by default (``comm="free"``: it ove
 everything, as a DMA does), the consumer's EP (``comm="consumer"``: HOPE charges a communication
 operator to the device that needs the data), or a copy lane per destination (``comm="copy"``).
 With ``serial=True`` every task shares one lane (the PIM paper's executor: one op at a time, copies
-before the op that needs them, nothing overlaps).
+before the op that needs them, nothing overlaps); ``overlap=True`` then moves the copies to one DMA
+lane of their own, so that they overlap the computation (a what-if the paper does not run).
+
+Where a copied tensor resides (``residency``): on its destination EP (``"ep"``, HOPE's per-device
+caching), or in the destination's memory space (``"memory"``: EPs that share a memory read one copy,
+and a tensor never moves between two EPs of one memory; the PIM paper's CPU_S and CPU_P share the
+cacheable memory).
 
 :func:`list_schedule` gives the closed form: each task starts when its inputs are done and its
 lane is free. The DES (:mod:`hetsim.sim.dag`) runs the same tasks and, without contention and
@@ -37,6 +43,10 @@ from hetsim.platform import ExecutionPlace, Route
 
 Comm = Literal["free", "consumer", "copy"]
 COMM_MODES = ("free", "consumer", "copy")
+Residency = Literal["ep", "memory"]
+RESIDENCIES = ("ep", "memory")
+#: The lane of copies with ``serial=True, overlap=True``.
+DMA_LANE = "dma"
 
 
 @dataclass
@@ -90,10 +100,15 @@ class TaskGraph:
 
 def build_tasks(platform, workload, placement: Placement, cost: CostModel,
                 state: DvfsState | None = None, comm: Comm = "free", caching: bool = True,
-                serial: bool = False) -> TaskGraph:
+                serial: bool = False, residency: Residency = "ep", overlap: bool = False) -> TaskGraph:
     """Expand ``placement`` into the task graph of one frame (see the module docstring)."""
     if comm not in COMM_MODES:
         raise HetsimError(f"comm={comm!r}: allowed: {', '.join(COMM_MODES)}")
+    if residency not in RESIDENCIES:
+        raise HetsimError(f"residency={residency!r}: allowed: {', '.join(RESIDENCIES)}")
+    if overlap and not serial:
+        raise HetsimError("overlap=True moves the copies of the serial executor to a DMA lane; allowed: "
+                          "with serial=True only (without it, comm='copy' gives copy lanes)")
     g = workload.graph
     tasks: list[Task] = []
     produced: dict[str, tuple[int, ExecutionPlace]] = {}   # op -> (task that makes its output, EP)
@@ -114,11 +129,14 @@ def build_tasks(platform, workload, placement: Placement, cost: CostModel,
         nbytes = g.nodes[tensor]["op"].output_bytes
         if nbytes <= 0 or src.name == dst.name:
             return src_task
+        if residency == "memory" and src.memory == dst.memory:
+            return src_task                      # already in the memory the consumer reads
         measured = cost.measured_transfer_s(nbytes, src, dst)
         seconds = measured if measured is not None else cost.transfer_time(nbytes, src, dst)
         if seconds <= 0:
             return src_task
-        key = (tensor, dst.name if caching else f"{dst.name}/{consumer}")
+        where = dst.memory if residency == "memory" else dst.name
+        key = (tensor, where if caching else f"{where}/{consumer}")
         if key not in cached:
             cached[key] = add("transfer", f"{tensor}->{dst.name}", _comm_lane(comm, dst), [src_task],
                               route=platform.route(src, dst), nbytes=float(nbytes), transfer_s=seconds,
@@ -160,16 +178,19 @@ def build_tasks(platform, workload, placement: Placement, cost: CostModel,
                 demand=cost.gather_demand(op, home, state), op=op.name, out_bytes=float(op.output_bytes))
         produced[op.name] = (k, home)
 
+    def serial_lane(t: Task) -> str:
+        return DMA_LANE if overlap and t.kind == "transfer" else "serial"
+
     lanes: dict[str, list[int]] = {}
     for name in op_order:
         for i in of_op.get(name, ()):
-            lane = "serial" if serial else tasks[i].lane
+            lane = serial_lane(tasks[i]) if serial else tasks[i].lane
             if lane is not None:
                 lanes.setdefault(lane, []).append(i)
     sinks = tuple(produced[op.name][0] for op in workload.ops if g.out_degree(op.name) == 0)
     if serial:
         for t in tasks:
-            t.lane = "serial"
+            t.lane = serial_lane(t)
     return TaskGraph(tasks, lanes, sinks)
 
 
@@ -232,6 +253,15 @@ def list_schedule(tg: TaskGraph) -> tuple[np.ndarray, np.ndarray]:
     if done != n:
         raise HetsimError("the plan deadlocks: a lane's order waits on a task that waits on it")
     return start, finish
+
+
+def task_time_s(tg: TaskGraph, durations: Sequence[float] | np.ndarray | None = None) -> dict[str, float]:
+    """Time spent in compute tasks and in transfer tasks (uncontended, or the given ``durations``
+    per task): with the serial executor, latency = compute + transfer (the PIM paper's Fig. 11)."""
+    out = {"compute": 0.0, "transfer": 0.0}
+    for t in tg.tasks:
+        out[t.kind] += float(durations[t.index]) if durations is not None else t.time_s
+    return out
 
 
 def lane_busy_s(tg: TaskGraph) -> dict[str, float]:

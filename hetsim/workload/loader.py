@@ -103,13 +103,35 @@ def load_workload(name_or_path: str | os.PathLike) -> Workload:
     """Load a workload by name (``resnet50``, looked up on :func:`search_path`) or by path.
 
     Loaded workloads are cached on (resolved path, mtime), so repeated loads are free and return
-    the same immutable object; editing the file invalidates the entry.
+    the same immutable object; editing the file invalidates the entry. A name no file has but a
+    network hetsim generates (``bert-small-p16``: :data:`hetsim.workload.zoo.GENERATORS`) is built
+    and imported from its ONNX model, once per process.
     """
-    path = resolve_workload(name_or_path)
+    try:
+        path = resolve_workload(name_or_path)
+    except HetsimError:
+        text = os.fspath(name_or_path)
+        if text in _generated_names():
+            return _load_generated(text)
+        raise
     if not path.is_file():
         raise HetsimError(f"{path}: no such workload file")
     resolved = path.resolve()
     return _load_file(resolved, resolved.stat().st_mtime_ns)
+
+
+def _generated_names() -> frozenset[str]:
+    from hetsim.workload.zoo import GENERATORS
+
+    return frozenset(GENERATORS)
+
+
+@lru_cache(maxsize=16)
+def _load_generated(name: str) -> Workload:
+    from hetsim.workload.onnx_import import workload_from_onnx
+    from hetsim.workload.zoo import GENERATORS
+
+    return workload_from_onnx(GENERATORS[name](), name)
 
 
 @lru_cache(maxsize=64)

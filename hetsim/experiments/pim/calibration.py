@@ -1,30 +1,34 @@
 """Calibration of pim-zynq's cost model from the paper's stated ratios (seed 003).
 
-The paper gives no absolute time. hetsim takes the absolute scale from hardware anchors in
-``platforms/pim-zynq.yaml`` (the PIM unit's ``peak_GMACps``; one A53 core's streaming bandwidth,
-``bandwidth_GBps_per_core``; the DMA link's bandwidth; ONNX Runtime's per-node overhead: each
-[derived] or [assumption] there) and fits every other constant of the PIM cost model
-(:mod:`hetsim.cost.pim`) by code from what the paper states:
+The paper gives no absolute time. hetsim takes the absolute scale from two hardware anchors in
+``platforms/pim-zynq.yaml`` (the PIM unit's ``peak_GMACps`` and one A53 core's streaming bandwidth
+``bandwidth_GBps_per_core``, with ONNX Runtime's per-node overhead: [derived] or [assumption]
+there) and fits every other constant of the PIM cost model (:mod:`hetsim.cost.pim`) by code:
 
 1. **Fig. 8** (§4.2), closed form: element-wise (p x 512) + (p x 512): PIM 2.1x - 3.4x faster than
    CPU_S and 2.2x - 2.8x than CPU_P; MatMul (p x 512) x (512 x 512): PIM 10.4x - 5.6x faster than
    CPU_S and 3.1x - 1.5x than CPU_P, at p = 8 and p = 64. Each pair of endpoints fixes the two
    coefficients of a line (PIM element-wise overhead and per-element time; CPU_S MatMul per weight
    and per MAC; CPU_P fork/join overhead and speedup, element-wise and MatMul).
-2. **The copy** (§2.3): the CPU converts fp32 <-> bf16 (streaming 4 B read and 2 B written per
-   element at the core's bandwidth: [derived]), the DMA moves 2 B per element at the link's
-   bandwidth, and a 64 KB copy is 1.83x faster CPU -> PIM than PIM -> CPU: that fixes the extra
-   cost of reading the PIM's uncacheable memory.
-3. **Fig. 11** (§4.3, p = 16), by search: the Gemm (2) transpose cost is fitted so that OPT's
-   compute time, relative to (PIM, CPU_P, CPU_S)'s, falls as the paper reports for BERT (-54 %)
-   and RoBERTa (-34 %): least squares over those two (GPT-2 has no Gemm (2)).
+2. **The copy's shape** (§2.3): the CPU converts fp32 <-> bf16 and the DMA moves 2 B per element;
+   at the anchors the conversion streams 6 B per element as fast as an element-wise add streams
+   (CONVERSION_BYTES_PER_ELEMENT) and the DMA runs at DMA_ANCHOR_GBPS; a 64 KB copy is 1.83x
+   faster CPU -> PIM than PIM -> CPU, which fixes the extra cost of reading the PIM's
+   uncacheable memory.
+3. **Fig. 11** (§4.3, p = 16), by search: the Gemm (2) transpose cost, so that OPT's compute time
+   relative to (PIM, CPU_P, CPU_S)'s falls as the paper reports for BERT (-54 %) and RoBERTa
+   (-34 %), least squares over the two (GPT-2 has no Gemm (2)).
+4. **The copy's scale**, by search: Fig. 2(b)'s times are lost, and Fig. 11's ratios do not move
+   with it over more than a decade (:func:`copy_scale_sensitivity`: OPT's decisions, so the ratios,
+   stay put). One factor scales the whole copy (conversion, DMA, uncacheable read) so that OPT's
+   speedup over (CPU_P, PIM, CPU_S) spans Fig. 9's 1.1x - 2.1x over the 3 models x 4 p (least
+   squares on the log of the two ends). That comparison is the one of Fig. 9 with no copy on one
+   side and no reconstructed baseline; the other two ranges (over (PIM, CPU_P, CPU_S) and over
+   DUET(x = 50 %)) are held back: predictions.
 
-Fig. 11's transfer reductions (-27 %, -20 %, -64 %) and GPT-2's unchanged compute are then
-predictions, not fit inputs: they hardly move with the copy cost over three decades
-(:func:`copy_scale_sensitivity`: OPT's decisions, and so the ratios, stay put until copies become
-so dear that OPT leaves PIM), so they cannot fix its scale, which is the DMA link's assumed
-bandwidth instead. Every other number of the reproduction is a prediction of the fitted platform.
-``python -m hetsim.experiments.pim.calibration --write`` rewrites the fitted values into
+Fig. 11's transfer reductions (-27 %, -20 %, -64 %), GPT-2's unchanged compute, and every other
+number of the reproduction are predictions of the fitted platform.
+``python -m hetsim.experiments.pim --write`` rewrites the fitted values into
 platforms/pim-zynq.yaml (a test checks they are the fit's).
 """
 
@@ -72,14 +76,24 @@ FIG11 = {"bert-small": (-0.54, -0.27), "roberta-base": (-0.34, -0.20), "gpt2": (
 FIG11_FIT = ("bert-small", "roberta-base")
 FIG11_P = 16
 
+#: Fig. 9 (§4.3): OPT's speedup over (CPU_P, PIM, CPU_S), lowest and highest of the 12 cases: the
+#: copy scale's fit input.
+FIG9_COPY_FIT = ("(CPU_P,PIM,CPU_S)", (1.1, 2.1))
+FIG9_P = (8, 16, 32, 64)
+
 #: Bytes the fp32 <-> bf16 conversion streams per element (read 4, write 2).
 CONVERSION_BYTES_PER_ELEMENT = 6.0
+#: [assumption] The DMA's CPU -> PIM rate at the anchor, GB/s of wire bytes: an AXI DMA streaming
+#: 64 bits at 250 MHz on the PL. Only the shape of the copy (conversion vs DMA) depends on it: the
+#: copy's scale is fitted (step 4).
+DMA_ANCHOR_GBPS = 2.0
 #: Bytes an element-wise (p,r)+(p,r) streams per output element (two fp32 reads, one write).
 ELEMENTWISE_BYTES_PER_ELEMENT = 12.0
 
-#: The dotted paths the fit sets (platforms/pim-zynq.yaml, `pim:` blocks).
+#: The dotted paths the fit sets (platforms/pim-zynq.yaml, `pim:` blocks and the DMA link).
 CPU = "core_types.cortex-a53.pim"
 UNIT = "accelerators.PIM.pim"
+LINK_BANDWIDTH = "links.dma.bandwidth_GBps"
 
 
 @dataclass(frozen=True)
@@ -92,6 +106,7 @@ class Calibration:
     fig11: pd.DataFrame           # model, quantity, stated, fitted reduction (compute of FIG11_FIT: fit)
     rms_fig11: float              # over the fitted reductions
     evaluations: int
+    copy_factor: float            # the copy's fitted scale, times the anchors
 
     def overrides(self) -> list[str]:
         return [f"{k}={v!r}" for k, v in self.values.items()]
@@ -168,18 +183,22 @@ def _line(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
 
 
 # -- 2. the copy ------------------------------------------------------------------------------------
-def copy_values(base: Platform) -> dict[str, float]:
-    """Conversion from the CPU anchor; the uncacheable-read cost from the 1.83x at 64 KB."""
+def copy_values(base: Platform, factor: float = 1.0) -> dict[str, float]:
+    """The copy's constants at ``factor`` times the anchors: conversion and DMA, and the
+    uncacheable-read cost from the 1.83x at 64 KB (every term scales with the factor)."""
     unit = base.accelerator("PIM").pim
-    kappa = CONVERSION_BYTES_PER_ELEMENT / _core_bandwidth(base)     # ns per element
+    if unit.copy_setup_us:
+        raise HetsimError(f"{PLATFORM}: accelerators.PIM.pim.copy_setup_us={unit.copy_setup_us}: the "
+                          "calibration scales the copy as a whole; allowed: 0")
+    kappa = factor * CONVERSION_BYTES_PER_ELEMENT / _core_bandwidth(base)     # ns per element
+    bandwidth = DMA_ANCHOR_GBPS / factor
     n = COPY_RATIO_ELEMENTS
-    setup = unit.copy_setup_us * 1e3
     wire = unit.wire_bytes_per_element * n
-    dma_ns_per_byte = 1.0 / next(lk for lk in base.links if lk.name == "dma").bandwidth_GBps
-    to_pim = setup + kappa * n + dma_ns_per_byte * wire
+    to_pim = kappa * n + wire / bandwidth
     # from_pim = to_pim + u * wire = COPY_RATIO * to_pim
     return {f"{UNIT}.conversion_ns_per_element": kappa,
-            f"{UNIT}.uncacheable_read_ns_per_byte": (COPY_RATIO - 1.0) * to_pim / wire}
+            f"{UNIT}.uncacheable_read_ns_per_byte": (COPY_RATIO - 1.0) * to_pim / wire,
+            LINK_BANDWIDTH: bandwidth}
 
 
 # -- 3. Fig. 11, by search --------------------------------------------------------------------------
@@ -224,60 +243,93 @@ class _Affine:
             self.models[model] = (g0, slope)
 
     def dcg(self, model: str, transpose: float):
-        from dataclasses import replace
-
         g0, slope = self.models[model]
-        return replace(g0, node_s=g0.node_s + transpose * slope, _da=None)
+        return g0.with_costs(node_s=g0.node_s + transpose * slope)
 
     def residuals(self, transpose: float) -> list[float]:
         return [_reduction(self.dcg(m, transpose))[0] - _stated_compute(m) for m in self.models]
 
 
-@lru_cache(maxsize=4)
-def calibrate(order: str = FIG8_EW_CPU_P_ORDER, grid: int = 41, refine: int = 3) -> Calibration:
-    """Fit every constant (module docstring). The transpose search scores ``grid`` log-spaced
-    values within TRANSPOSE_BOUNDS, then ``refine`` times a finer grid around the best;
-    deterministic."""
-    base = load_platform(PLATFORM)
-    values = fig8_values(base, order)
-    values.update(copy_values(base))
-    affine = _Affine(values)
-    evaluations = 0
-    lo, hi = np.log10(TRANSPOSE_BOUNDS)
+def _search(objective, bounds: tuple[float, float], grid: int, refine: int) -> tuple[float, float, int]:
+    """Minimise ``objective(x)`` over log-spaced ``x`` in ``bounds``: a grid, then ``refine`` finer
+    grids around the best; deterministic. Returns (x, objective, evaluations)."""
+    lo, hi = np.log10(bounds)
     best = (math.inf, 0.0)
+    evaluations = 0
     for _ in range(refine + 1):
-        for lt in np.linspace(lo, hi, grid):
+        for lx in np.linspace(lo, hi, grid):
             evaluations += 1
-            rms = float(np.sqrt(np.mean(np.square(affine.residuals(10 ** lt)))))
-            if rms < best[0] - 1e-12:
-                best = (rms, float(lt))
+            value = objective(10 ** lx)
+            if value < best[0] - 1e-12:
+                best = (value, float(lx))
         step = (hi - lo) / (grid - 1)
         lo, hi = best[1] - step, best[1] + step
-    values[f"{UNIT}.transpose_ns_per_weight"] = 10 ** best[1]
+    return 10 ** best[1], best[0], evaluations
+
+
+class _CopyScaled:
+    """The DCGs of the 3 models x 4 p as functions of the copy factor: every copy time is
+    proportional to it (no setup term), so one build per model and p gives every point exactly."""
+
+    def __init__(self, values: dict[str, float], ps=FIG9_P, dcgs=None):
+        from hetsim.experiments.pim.runs import MODELS, problem_dcg
+
+        if dcgs is None:
+            plat = _platform(values)
+            dcgs = [problem_dcg(model, p, plat) for model in MODELS for p in ps]
+        self.dcgs = list(dcgs)
+
+    def speedups(self, factor: float, scheme: str) -> list[float]:
+        from hetsim.experiments.pim.runs import scheme_assignment
+
+        out = []
+        for g0 in self.dcgs:
+            g = g0.with_costs(edge_s=g0.edge_s * factor)
+            out.append(g.total(scheme_assignment(g, scheme)) / g.total(scheme_assignment(g, "OPT")))
+        return out
+
+    def residuals(self, factor: float) -> list[float]:
+        scheme, (lo, hi) = FIG9_COPY_FIT
+        r = self.speedups(factor, scheme)
+        return [math.log(min(r) / lo), math.log(max(r) / hi)]
+
+
+#: Search bounds of the copy factor (times the anchors).
+COPY_FACTOR_BOUNDS = (0.1, 30.0)
+
+
+@lru_cache(maxsize=4)
+def calibrate(order: str = FIG8_EW_CPU_P_ORDER, grid: int = 41, refine: int = 3) -> Calibration:
+    """Fit every constant (module docstring): Fig. 8 and the copy's shape in closed form, then the
+    transpose cost (Fig. 11) and the copy factor (Fig. 9) by deterministic log-grid searches."""
+    base = load_platform(PLATFORM)
+    values = fig8_values(base, order)
+    values.update(copy_values(base, 1.0))
+    affine = _Affine(values)
+    transpose, _, n1 = _search(lambda t: float(np.sqrt(np.mean(np.square(affine.residuals(t))))),
+                               TRANSPOSE_BOUNDS, grid, refine)
+    values[f"{UNIT}.transpose_ns_per_weight"] = transpose
+    scaled = _CopyScaled(values)
+    factor, _, n2 = _search(lambda f: float(np.sqrt(np.mean(np.square(scaled.residuals(f))))),
+                            COPY_FACTOR_BOUNDS, 21, refine)
+    values.update(copy_values(base, factor))
     values = {k: float(f"{v:.6g}") for k, v in values.items()}
     plat = _platform(values)
     found = fig11_reductions(plat)
     rms = float(np.sqrt(np.mean([(found[m][0] - _stated_compute(m)) ** 2 for m in FIG11_FIT])))
-    return Calibration(values, fig8_table(plat), fig11_table(found), rms, evaluations)
+    return Calibration(values, fig8_table(plat), fig11_table(found), rms, n1 + n2, factor)
 
 
-def copy_scale_sensitivity(factors=(0.01, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0), p: int = FIG11_P) -> pd.DataFrame:
-    """Fig. 11's reductions when every CPU <-> PIM copy costs ``factor`` times the calibrated one
-    (conversion, DMA and the uncacheable read scaled together): why they cannot fit the copy scale."""
-    cal = calibrate()
+def copy_scale_sensitivity(factors=(0.1, 0.3, 1.0, 3.0, 10.0, 30.0), p: int = FIG11_P) -> pd.DataFrame:
+    """Fig. 11's changes when every CPU <-> PIM copy costs ``factor`` times the anchors' copy (the
+    fitted copy factor is ``calibrate().copy_factor``): why they cannot fit the copy's scale."""
+    values = dict(calibrate().values)
+    base = load_platform(PLATFORM)
     rows = []
-    unit = load_platform(PLATFORM).accelerator("PIM").pim
     for factor in factors:
-        v = dict(cal.values)
-        v[f"{UNIT}.conversion_ns_per_element"] *= factor
-        v[f"{UNIT}.uncacheable_read_ns_per_byte"] *= factor
-        v[f"{UNIT}.copy_setup_us"] = unit.copy_setup_us * factor
-        v["links.dma.bandwidth_GBps"] = next(lk for lk in load_platform(PLATFORM).links
-                                              if lk.name == "dma").bandwidth_GBps / factor
-        found = fig11_reductions(_platform(v), p=p)
+        found = fig11_reductions(_platform({**values, **copy_values(base, factor)}), p=p)
         for model, (c, t) in found.items():
-            rows.append({"copy_cost_factor": factor, "model": model, "compute_change": c,
-                         "transfer_change": t})
+            rows.append({"copy_factor": factor, "model": model, "compute_change": c, "transfer_change": t})
     return pd.DataFrame(rows)
 
 
@@ -311,6 +363,30 @@ def fig11_table(found: dict[str, tuple[float, float]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+# -- the shipped values -------------------------------------------------------------------------------
+def platform_value(platform: Platform, key: str) -> float:
+    """The value at a dotted path ``core_types.<name>.<block>.<field>``, ``accelerators...`` or
+    ``links.<name>.<field>``."""
+    parts = key.split(".")
+    if parts[0] == "links":
+        return float(getattr(next(lk for lk in platform.links if lk.name == parts[1]), parts[2]))
+    section, owner, block, field = parts
+    holder = platform.core_type(owner) if section == "core_types" else platform.accelerator(owner)
+    return float(getattr(getattr(holder, block), field))
+
+
+def shipped_values(platform: Platform | None = None) -> dict[str, float]:
+    """What platforms/pim-zynq.yaml holds for every value the calibration sets."""
+    platform = platform or load_platform(PLATFORM)
+    return {key: platform_value(platform, key) for key in SOURCES}
+
+
+def copy_factor_of(platform: Platform) -> float:
+    """The copy factor a platform's copies have (times the anchors')."""
+    anchor = CONVERSION_BYTES_PER_ELEMENT / _core_bandwidth(platform)
+    return platform.accelerator("PIM").pim.conversion_ns_per_element / anchor
+
+
 # -- writing the platform ------------------------------------------------------------------------
 PLATFORM_FILE = Path(__file__).resolve().parents[3] / "platforms" / f"{PLATFORM}.yaml"
 
@@ -326,8 +402,9 @@ SOURCES = {
     f"{CPU}.parallel_overhead_matmul_us": "[fit] Fig. 8(b), with parallel_speedup_matmul",
     f"{UNIT}.op_overhead_us": "[fit] Fig. 8(a): PIM 2.1x / 3.4x faster than CPU_S at p = 8 / 64",
     f"{UNIT}.elementwise_ns": "[fit] Fig. 8(a), with op_overhead_us",
-    f"{UNIT}.conversion_ns_per_element": "[derived] the CPU streams 4 B read + 2 B written per element at bandwidth_GBps_per_core",
+    f"{UNIT}.conversion_ns_per_element": "[fit] Fig. 9's OPT over (CPU_P,PIM,CPU_S) 1.1x-2.1x: the copy factor x 6 B / bandwidth_GBps_per_core",
     f"{UNIT}.uncacheable_read_ns_per_byte": "[fit] §2.3: a 64 KB copy 1.83x faster CPU -> PIM than PIM -> CPU",
+    LINK_BANDWIDTH: "[fit] CPU -> PIM DMA, wire bytes: 2.0 GB/s (AXI DMA, 64 bit x 250 MHz: assumed) / the copy factor",
     f"{UNIT}.transpose_ns_per_weight": "[fit] Fig. 11: OPT's compute -54 % (BERT), -34 % (RoBERTa) vs (PIM,CPU_P,CPU_S)",
 }
 
@@ -364,7 +441,8 @@ def main(argv: list[str] | None = None) -> int:
     for k, v in cal.values.items():
         print(f"{k} = {v:.6g}")
     print(cal.fig11.to_string(index=False))
-    print(f"Fig. 11 compute rms {cal.rms_fig11:.4f} after {cal.evaluations} evaluations")
+    print(f"Fig. 11 compute rms {cal.rms_fig11:.4f}; copy factor {cal.copy_factor:.4g}; "
+          f"{cal.evaluations} evaluations")
     if args.write:
         for line in write_platform(cal):
             print("wrote", line)

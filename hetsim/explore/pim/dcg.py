@@ -29,6 +29,7 @@ copies the assignment makes, counted in one of two ways (``copies``):
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -186,6 +187,19 @@ class Dcg:
         preds = [tuple(sorted(index[u] for u in graph.predecessors(v))) for v in order]
         return cls(tuple(str(v) for v in order), tuple(devices), caps, preds, times, edge, sizes,
                    ("float32",) * m, name=name, memory=tuple(memory))
+
+    def with_costs(self, node_s: np.ndarray | None = None, edge_s: np.ndarray | None = None) -> Dcg:
+        """The same graph with other node and/or copy times (same shapes; nothing recomputed)."""
+        out = copy.copy(self)
+        if node_s is not None:
+            if node_s.shape != self.node_s.shape:
+                raise HetsimError(f"{self.name}: node times of shape {node_s.shape}; allowed: {self.node_s.shape}")
+            out.node_s = node_s
+        if edge_s is not None:
+            if edge_s.shape != self.edge_s.shape:
+                raise HetsimError(f"{self.name}: copy times of shape {edge_s.shape}; allowed: {self.edge_s.shape}")
+            out.edge_s = edge_s
+        return out
 
     # -- sizes and classes ------------------------------------------------------------------------
     @property

@@ -75,7 +75,10 @@ def als_dp(dcg: Dcg, mode: str = "paper", copies: str = "memory") -> DpResult:
 def _paper(dcg: Dcg) -> tuple[np.ndarray, float]:
     m, n = dcg.n_ops, dcg.n_devices
     node = dcg.node_s.tolist()
-    edge = dcg.edge_s
+    # T[j][d'][d] for every station j and pair of lines: all inputs of j copied from line d' to d.
+    per_edge = dcg.edge_s[dcg.edges[:, 0]].reshape(len(dcg.edges), n * n)
+    switch = np.column_stack([np.bincount(dcg.edges[:, 1], weights=per_edge[:, k], minlength=m)
+                              for k in range(n * n)]).reshape(m, n, n).tolist()
     inf = float("inf")
     f = [[inf] * n for _ in range(m)]
     back = [[-1] * n for _ in range(m)]
@@ -83,17 +86,14 @@ def _paper(dcg: Dcg) -> tuple[np.ndarray, float]:
         f[0][d] = node[0][d]
     for j in range(1, m):
         prev_cap = dcg.cap[j - 1]
-        preds = dcg.preds[j]
-        # T[d'][d] for every pair of lines: all inputs of station j copied from line d' to d.
-        switch = edge[list(preds)].sum(axis=0).tolist() if preds else None
-        fj, bj, fp = f[j], back[j], f[j - 1]
+        sw, fj, bj, fp, nj = switch[j], f[j], back[j], f[j - 1], node[j]
         for d in dcg.cap[j]:
             best, arg = inf, -1
             for dp in prev_cap:
-                c = fp[dp] if dp == d else fp[dp] + (switch[dp][d] if switch is not None else 0.0)
+                c = fp[dp] if dp == d else fp[dp] + sw[dp][d]
                 if c < best:
                     best, arg = c, dp
-            fj[d] = best + node[j][d]
+            fj[d] = best + nj[d]
             bj[d] = arg
     last = min(dcg.cap[m - 1], key=lambda d: f[m - 1][d])
     estimate = f[m - 1][last]

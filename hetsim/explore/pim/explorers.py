@@ -18,6 +18,7 @@ given fit: on hikey970, ``Priority`` with ``order=["big", "little"]`` is big-fir
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 
@@ -49,11 +50,17 @@ class _Scheme(Explorer[PlacementProblem]):
 
     def run(self, session: Session[PlacementProblem]) -> Placement:
         problem = session.problem
-        dcg = Dcg.from_problem(problem)
+        dcg = dcg_of(problem)
         assignment = self.assign(dcg, session)
         candidate = problem.placement(assignment_names(dcg, assignment))
         session.measure(candidate, phase=self.phase)
         return candidate
+
+
+@lru_cache(maxsize=32)
+def dcg_of(problem: PlacementProblem) -> Dcg:
+    """The DCG of a placement problem, built once per problem (its cost tables do not change)."""
+    return Dcg.from_problem(problem)
 
 
 class PriorityList(_Scheme):

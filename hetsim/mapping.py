@@ -235,9 +235,11 @@ def placement_from_dict(spec: Mapping[str, str], platform: Platform, workload,
 
 
 def validate_placement(placement: Placement, platform: Platform, workload, source: str = "mapping",
-                       cost=None) -> None:
+                       cost=None, serial: bool = False) -> None:
     """Every op placed once on an EP that can run it; a plan's order a permutation of each EP's
-    ops that respects the data dependencies; split shares positive and summing to 1."""
+    ops that respects the data dependencies; split shares positive and summing to 1; EPs of one
+    cluster on disjoint cores, unless the placement runs ``serial`` (one op at a time: EPs that
+    share cores never run together, as ONNX Runtime's 1-thread and 4-thread kernels)."""
     g = workload.graph
     missing = [op.name for op in workload.ops if op.name not in placement.ep_of]
     if missing:
@@ -287,7 +289,8 @@ def validate_placement(placement: Placement, platform: Platform, workload, sourc
             a, b = next((u, v) for u, v in nx.find_cycle(chain) if not g.has_edge(u, v))
             raise HetsimError(f"{source}: the plan's order runs {a} before {b}, but {b} (or an op "
                               f"before it) feeds {a}: the order must respect the data dependencies")
-    _check_cores(list(placement.eps), platform, source, exclusive=False)
+    if not serial:
+        _check_cores(list(placement.eps), platform, source, exclusive=False)
 
 
 # -- mapping files ----------------------------------------------------------------------------

@@ -16,7 +16,8 @@ from hetsim.errors import HetsimError
 @click.option("--platform", "-p", "platform_name", required=True, help="Platform name or YAML path.")
 @click.option("--workload", "-w", "workload_name", required=True, help="Workload name or YAML path.")
 @click.option("--algorithm", "-a", default="Shisha", show_default=True,
-              help="PS, PS-nohints, Shisha, ES, RW, HC, SA, HC_s, SA_s.")
+              help="Pipelines: PS, PS-nohints, Shisha, ES, RW, HC, SA, HC_s, SA_s. Placements (op -> EP): "
+              "CPU_S-only, Priority, Priority-PIM, DUET, OPT, OPT-path, MILP.")
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
               help="An explorer parameter, e.g. heuristic=H1 or alpha=15 (repeatable).")
 @click.option("--depth", "depths", type=int, multiple=True, help="Pipeline depth(s) (default: 2..#EPs).")
@@ -32,22 +33,29 @@ from hetsim.errors import HetsimError
 @click.option("--dvfs", default=None, help="DVFS preset (e.g. governor3).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a platform field.")
 @click.option("--force", is_flag=True, help="Enumerate a design space past the size limit.")
+@click.option("--cost-table", type=click.Path(), default=None,
+              help="Placements: replay measured per-op times (a CSV, or a directory from `hetsim profile` / "
+              "`hetsim costs import-ort`); an op a device has no time for cannot run there.")
 @click.option("--trials", "trials_out", type=click.Path(dir_okay=False), default=None,
               help="Write the trial table as CSV.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, cores, max_trials,
-                max_clock, target_fps, noise_sigma, seed, dvfs, overrides, force, trials_out, as_json):
+                max_clock, target_fps, noise_sigma, seed, dvfs, overrides, force, cost_table, trials_out,
+                as_json):
     """Search mappings of a workload with one of the papers' algorithms."""
     import yaml
 
+    from hetsim.cost import make_cost_model
     from hetsim.explore import (
         MaxClock,
         MaxTrials,
         Measurement,
         PipelineProblem,
+        PlacementProblem,
         TargetThroughput,
         core_groups,
         explore,
+        get_algorithm,
         make_explorer,
     )
     from hetsim.platform import load_platform
@@ -63,11 +71,24 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
             raise HetsimError(f"--param {item!r}: expected key=value, e.g. heuristic=H1")
         kwargs[key] = yaml.safe_load(raw)
     explorer = make_explorer(algorithm, **kwargs)
-    problem = PipelineProblem(
-        platform, workload, depths=list(depths) or None,
-        eps=[e.strip() for e in eps.split(",")] if eps else None,
-        assignment=core_groups(platform, cores=cores) if cores else "permutations",
-        measurement=Measurement(noise_sigma=noise_sigma), force=force)
+    eps_list = [e.strip() for e in eps.split(",")] if eps else None
+    if get_algorithm(algorithm).problem == "placement":
+        # op -> EP on the platform's cost model (runtime.cost_model) and DAG execution (runtime).
+        for flag, value in (("--depth", depths), ("--cores", cores)):
+            if value:
+                raise HetsimError(f"{flag} is for pipeline algorithms; {algorithm} places ops (op -> EP): "
+                                  "use --eps to choose the EPs")
+        measurement = Measurement(mode="stream", frames_per_trial=1, noise_sigma=noise_sigma,
+                                  engine="des" if noise_sigma else "analytic")
+        problem = PlacementProblem(platform, workload, make_cost_model(platform, cost_table, workload),
+                                   eps=eps_list, measurement=measurement)
+    else:
+        if cost_table:
+            raise HetsimError(f"--cost-table is for placement algorithms; {algorithm} searches pipelines")
+        problem = PipelineProblem(
+            platform, workload, depths=list(depths) or None, eps=eps_list,
+            assignment=core_groups(platform, cores=cores) if cores else "permutations",
+            measurement=Measurement(noise_sigma=noise_sigma), force=force)
     terms = [t for t in (MaxTrials(max_trials) if max_trials else None,
                          MaxClock(max_clock) if max_clock else None,
                          TargetThroughput(target_fps) if target_fps else None) if t is not None]

@@ -163,7 +163,8 @@ class PlacementProblem(Problem):
         if not isinstance(candidate, Placement):
             return False
         try:
-            validate_placement(candidate, self.platform, self.workload, self.name, self.cost)
+            validate_placement(candidate, self.platform, self.workload, self.name, self.cost,
+                               serial=self.dag.serial)
         except HetsimError:
             return False
         return all(ep.name in self.eps for ep in candidate.eps)

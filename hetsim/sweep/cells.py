@@ -123,7 +123,14 @@ def _problem(problem_json: str, measurement_json: str, kind: str, platform: str,
     cost = _cost(platform, overrides, dvfs)
     w = load_workload(workload)
     if kind == "placement":
-        measurement = Measurement(**{"mode": "stream", "frames_per_trial": 1, **fields})
+        # A placement trial is one inference (PlacementProblem's default); [choice] a noisy one runs
+        # in the DES, without contention unless asked (the closed form has no noise).
+        defaults = {"mode": "stream", "frames_per_trial": 1}
+        if fields.get("noise_sigma", 0) > 0 and "engine" not in fields:
+            defaults.update(engine="des", contention=False)
+        if fields.get("mode") == "stages":
+            del fields["mode"]   # Paper I's per-stage trial has no meaning for a placement
+        measurement = Measurement(**{**defaults, **fields})
         return PlacementProblem(p, w, cost, eps=spec["eps"], measurement=measurement,
                                 objective=spec["objective"])
     assignment = spec["assignment"]

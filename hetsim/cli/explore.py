@@ -16,13 +16,18 @@ from hetsim.errors import HetsimError
 @click.option("--platform", "-p", "platform_name", required=True, help="Platform name or YAML path.")
 @click.option("--workload", "-w", "workload_name", required=True, help="Workload name or YAML path.")
 @click.option("--algorithm", "-a", default="Shisha", show_default=True,
-              help="PS, PS-nohints, Shisha, ES, RW, HC, SA, HC_s, SA_s.")
+              help="PS, PS-nohints, Shisha, ES, RW, HC, SA, HC_s, SA_s, Pipe-it, Pipe-it-A2 (every "
+                   "registered algorithm).")
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
               help="An explorer parameter, e.g. heuristic=H1 or alpha=15 (repeatable).")
 @click.option("--depth", "depths", type=int, multiple=True, help="Pipeline depth(s) (default: 2..#EPs).")
 @click.option("--eps", default=None, help="Comma-separated candidate EPs (default: every EP).")
 @click.option("--cores", type=int, default=None,
               help="Paper I's per-core space: split the first N cores into stages (Pipe-search on TX2).")
+@click.option("--assignment", type=click.Choice(["auto", "permutations", "cores"]), default="auto",
+              show_default=True,
+              help="Stages on distinct whole EPs (permutations), on disjoint core groups (cores), or "
+                   "permutations where every EP is a whole cluster and cores otherwise (auto).")
 @click.option("--max-trials", type=int, default=None, help="Stop after this many trials.")
 @click.option("--max-clock", type=float, default=None, help="Stop when the tuning clock passes this (s).")
 @click.option("--target-fps", type=float, default=None, help="Stop at the first mapping this fast.")
@@ -35,8 +40,9 @@ from hetsim.errors import HetsimError
 @click.option("--trials", "trials_out", type=click.Path(dir_okay=False), default=None,
               help="Write the trial table as CSV.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
-def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, cores, max_trials,
-                max_clock, target_fps, noise_sigma, seed, dvfs, overrides, force, trials_out, as_json):
+def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, cores, assignment,
+                max_trials, max_clock, target_fps, noise_sigma, seed, dvfs, overrides, force, trials_out,
+                as_json):
     """Search mappings of a workload with one of the papers' algorithms."""
     import yaml
 
@@ -66,7 +72,7 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
     problem = PipelineProblem(
         platform, workload, depths=list(depths) or None,
         eps=[e.strip() for e in eps.split(",")] if eps else None,
-        assignment=core_groups(platform, cores=cores) if cores else "permutations",
+        assignment=core_groups(platform, cores=cores) if cores else assignment,
         measurement=Measurement(noise_sigma=noise_sigma), force=force)
     terms = [t for t in (MaxTrials(max_trials) if max_trials else None,
                          MaxClock(max_clock) if max_clock else None,

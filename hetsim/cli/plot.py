@@ -26,7 +26,18 @@ def plot(dir, x, y, hue, facet, logx, logy, out_file) -> None:
     from hetsim.sweep.plot import save
 
     table = read_results(dir)
-    fig = draw(table, x, y, hue, facet, title=Path(dir).name, logx=logx, logy=logy)
+    fig = draw(table, x, y, hue, facet, title=_title(Path(dir)), logx=logx, logy=logy)
     safe = x.replace("/", "_")
     path = save(fig, out_file or Path(dir) / "plots" / f"{y}-vs-{safe}.png")
     console.print(f"wrote {path}")
+
+
+def _title(out: Path) -> str:
+    """The sweep's name (from the spec.yaml it left), else the directory's."""
+    import yaml
+
+    try:
+        name = (yaml.safe_load((out / "spec.yaml").read_text()) or {}).get("name")
+    except (OSError, yaml.YAMLError, AttributeError):
+        name = None
+    return str(name or out.name)

@@ -40,7 +40,7 @@ DEFAULT_SPACE_LIMIT = 2_000_000
 #: SynthNet (18 layers) on 8 EPs (000 digest §6.2 Fig. 4), i.e. 41,225 splits into 2..8 stages.
 DEFAULT_DATABASE_COST_PER_CONFIG_S = 1200.0 / 41_225
 
-Assignment = (Literal["permutations", "cores"] | Callable[[int], Sequence[str]]
+Assignment = (Literal["permutations", "cores", "auto"] | Callable[[int], Sequence[str]]
               | Mapping[int, Sequence[str]])
 
 #: Refuse to list more EP assignments than this for one depth (``assignment="cores"``).
@@ -337,8 +337,9 @@ class PipelineProblem(Problem):
         How stages get EPs: ``"permutations"`` (any ordered choice of ``depth`` distinct candidate
         EPs: Shisha's space), ``"cores"`` (any sequence of candidate EPs whose cores fit in their
         clusters, e.g. ``B2-B2-s3-s1`` on hikey970: stages own disjoint core groups; Pipe-it's
-        space without its Big-first order, eq. 1), a function depth -> EP names (e.g.
-        :func:`core_groups`: Pipe-search), or a dict {depth: EP names}.
+        space without its Big-first order, eq. 1), ``"auto"`` (permutations when the candidate EPs
+        lie on distinct clusters or accelerators, as on the chiplets, else cores), a function
+        depth -> EP names (e.g. :func:`core_groups`: Pipe-search), or a dict {depth: EP names}.
     measurement
         How trials are answered (default: :class:`Measurement()`, Paper I style, noise-free).
     state
@@ -385,14 +386,16 @@ class PipelineProblem(Problem):
         #: "permutations", "cores" or "rule" (a function or dict of EPs per depth).
         self.assignment: str
         if isinstance(assignment, str):
-            _choice("PipelineProblem", "assignment", assignment, ("permutations", "cores"))
+            _choice("PipelineProblem", "assignment", assignment, ("permutations", "cores", "auto"))
             self._rule = None
-            self.assignment = assignment
             names = list(eps) if eps is not None else [ep.name for ep in platform.eps()]
             resolved = [platform.ep(n) for n in names]  # unknown names -> one-line HetsimError
             if len(set(names)) != len(names):
                 raise HetsimError(f"PipelineProblem: eps lists an EP twice: {names}")
             places = [ep.place for ep in resolved]
+            if assignment == "auto":
+                assignment = "permutations" if len(set(places)) == len(places) else "cores"
+            self.assignment = assignment
             if assignment == "permutations" and len(set(places)) != len(places):
                 raise HetsimError(
                     f"PipelineProblem: eps {names} share clusters, so stages could not all run at once; "

@@ -133,11 +133,7 @@ def _problem(problem_json: str, measurement_json: str, kind: str, platform: str,
         measurement = Measurement(**{**defaults, **fields})
         return PlacementProblem(p, w, cost, eps=spec["eps"], measurement=measurement,
                                 objective=spec["objective"])
-    assignment = spec["assignment"]
-    if assignment == "auto":
-        places = [ep.place for ep in p.eps()]
-        assignment = "permutations" if len(set(places)) == len(places) else "cores"
-    return PipelineProblem(p, w, cost, eps=spec["eps"], depths=spec["depths"], assignment=assignment,
+    return PipelineProblem(p, w, cost, eps=spec["eps"], depths=spec["depths"], assignment=spec["assignment"],
                            measurement=Measurement(**fields),
                            limit=spec["space_limit"] or DEFAULT_SPACE_LIMIT, force=spec["force"])
 

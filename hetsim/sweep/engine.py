@@ -62,6 +62,7 @@ class SweepResult:
     out: Path | None = None
     files: list[Path] = field(default_factory=list)
     errors: dict[str, int] = field(default_factory=dict)   # distinct error lines and their counts
+    busy_s: float = 0.0          # seconds the workers spent in the cells run now (their sum)
 
     @property
     def cells_per_s(self) -> float:
@@ -245,6 +246,7 @@ def run_sweep(spec: SweepSpec, out: str | os.PathLike | None = None, *, workers:
     say(f"sweep {spec.name or ''}: {n:,} cells ({describe(spec)})"
         + (f"; {skipped:,} done before, {len(todo):,} to run" if skipped else ""))
     failed_now = 0
+    busy_s = 0.0
     if todo:
         backend: _Dask | _InProcess | _LocalPool | None = (_Dask(scheduler) if scheduler else
                    _InProcess() if (workers or os.cpu_count() or 1) == 1 else
@@ -255,9 +257,10 @@ def run_sweep(spec: SweepSpec, out: str | os.PathLike | None = None, *, workers:
         index = {c.id: c for c in todo}
 
         def finished(results: list[tuple]) -> None:
-            nonlocal failed_now
+            nonlocal failed_now, busy_s
             recs = []
             for cell_id, status, error, metrics, seconds in results:
+                busy_s += seconds
                 c = index[cell_id]
                 rec = {"id": cell_id, "cell": c.index, "axes": c.axes, "status": status,
                        "error": error, "metrics": metrics, "seconds": round(seconds, 6)}
@@ -288,7 +291,7 @@ def run_sweep(spec: SweepSpec, out: str | os.PathLike | None = None, *, workers:
                 _write_table(out_dir, cells, records)   # what is done, readable while interrupted
     table = build_table(cells, records)
     result = SweepResult(spec, cells, table, ran=len(todo), skipped=skipped,
-                         seconds=time.perf_counter() - t_start, out=out_dir)
+                         seconds=time.perf_counter() - t_start, out=out_dir, busy_s=busy_s)
     if not table.empty:
         bad = table[table["status"] != "ok"]
         result.failed = len(bad)

@@ -195,10 +195,32 @@ def sweep_spec():
     }, "benchmark (f)")
 
 
+def _busy(n: int = 3_000_000) -> float:
+    t0 = time.perf_counter()
+    x = 0
+    for i in range(n):
+        x += i * i
+    return time.perf_counter() - t0
+
+
+def available_parallelism(workers: int) -> float:
+    """How many cores' worth of pure-Python work ``workers`` processes got at once right now: the
+    machine is shared, so (f) quotes it beside its speedups."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(workers) as pool:
+        list(pool.map(_busy, [10_000] * workers))          # workers started
+        alone = statistics.median(pool.submit(_busy).result() for _ in range(3))
+        t0 = time.perf_counter()
+        list(pool.map(_busy, [3_000_000] * workers))
+        together = time.perf_counter() - t0
+    return workers * alone / together
+
+
 def bench_sweep(dask: bool = True) -> dict:
     """(f): every run in a fresh state (caches cleared; the pool forks this process)."""
     from hetsim.sweep import cells as sweep_cells
-    from hetsim.sweep import expand, run_sweep
+    from hetsim.sweep import expand, run_sweep, spec_from_dict
 
     def clear() -> None:
         for fn in (sweep_cells._platform, sweep_cells._cost, sweep_cells._problem):
@@ -208,6 +230,7 @@ def bench_sweep(dask: bool = True) -> dict:
     cells = expand(spec)
     workers = os.cpu_count() or 1
     load_before = os.getloadavg()
+    parallelism_before = available_parallelism(workers)
     clear()
     t0 = time.perf_counter()
     rows = [sweep_cells.run_cell(c.config) for c in cells]
@@ -240,20 +263,40 @@ def bench_sweep(dask: bool = True) -> dict:
         out[f"{name}_speedup"] = sequential / out[key]
         out[f"{name}_overhead_per_cell_ms"] = 1e3 * (out[key] - ideal) / len(cells)
     out["sequential_cells_per_s"] = len(cells) / sequential
+    # DES cells without contention: the max-plus fast path (RunOptions.fast) against SimPy.
+    for label, fast in (("des_fast", True), ("des_simpy", False)):
+        des = spec_from_dict({
+            "schema": 1, "base": {"platform": "hikey970", "workload": "resnet50", "engine": "des",
+                                  "frames": 1000, "contention": False, "noise_sigma": 0.05,
+                                  "fast": fast},
+            "axes": {"mapping": SWEEP_MAPPINGS, "seed": {"range": [0, 9, 1]}}}, "benchmark (f)")
+        clear()
+        t0 = time.perf_counter()
+        rows = [sweep_cells.run_cell(c.config) for c in expand(des)]
+        out[f"{label}_cells_per_s"] = len(rows) / (time.perf_counter() - t0)
+        assert all(status == "ok" for status, _, _ in rows), rows[0]
+    out["des_fast_speedup"] = out["des_fast_cells_per_s"] / out["des_simpy_cells_per_s"]
     out["load_average_before"] = load_before[0]
     out["load_average_after"] = os.getloadavg()[0]
+    out["available_parallelism_before"] = parallelism_before
+    out["available_parallelism_after"] = available_parallelism(workers)
     out["goal_speedup"] = 1.7
     return out
 
 
 def print_sweep(f: dict) -> None:
     print(f"(f) sweep of {f['cells']:,} analytic cells, {f['workers']} workers (load average "
-          f"{f['load_average_before']:.2f} -> {f['load_average_after']:.2f}): sequential loop "
+          f"{f['load_average_before']:.2f} -> {f['load_average_after']:.2f}; {f['workers']} busy "
+          f"processes got {f['available_parallelism_before']:.2f} -> "
+          f"{f['available_parallelism_after']:.2f} cores): sequential loop "
           f"{f['sequential_s']:.2f} s ({f['sequential_cells_per_s']:.0f} cells/s); local pool "
           f"{f['pool_s']:.2f} s ({f['pool_cells_per_s']:.0f} cells/s, x{f['pool_speedup']:.2f}, goal "
           f">= {f['goal_speedup']}), one task per cell {f['pool_one_per_task_s']:.2f} s; workers busy "
           f"{f['pool_busy_fraction']:.0%} of the time, a cell {f['pool_cell_slowdown']:.2f}x slower "
           f"in them than in the loop")
+    print(f"    DES cells (1,000 frames, no contention, noise): {f['des_fast_cells_per_s']:.0f} cells/s "
+          f"with the max-plus fast path, {f['des_simpy_cells_per_s']:.1f} cells/s in SimPy "
+          f"(x{f['des_fast_speedup']:.0f}), sequential")
     if "dask_s" in f:
         print(f"    Dask LocalCluster: batches {f['dask_s']:.2f} s (x{f['dask_speedup']:.2f}, "
               f"{f['dask_overhead_per_cell_ms']:.2f} ms/cell over the ideal), one task per cell "

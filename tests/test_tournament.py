@@ -160,6 +160,9 @@ def test_quick_tournament(tmp_path, placement_explorer):
 
     spec = tournament_spec(quick=True)
     result = run_sweep(spec, tmp_path, workers=2, plots=False)
+    # Explorer cells too give the same table whichever runs them (wall time aside).
+    alone = run_sweep(spec, workers=1).table
+    assert alone.drop(columns="wall_s").equals(result.table.drop(columns="wall_s"))
     ctx = Context("tournament", "pipeline", quick=True)
     pipe = artifact(result, "pipeline", ctx)
     assert all(c.passed for c in pipe.claims) and len(pipe.claims) == 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import click
+from rich.markup import escape
 
 from hetsim.cli._common import console
 from hetsim.errors import HetsimError
@@ -55,7 +56,7 @@ def sweep(spec, out, workers, scheduler, resume, force, batch, dry_run, no_plots
                   + (f", {result.skipped:,} from before" if result.skipped else "")
                   + f" ({result.ran:,} run in {result.seconds:.1f} s{rate})")
     for line in summarize_errors(result.errors):
-        console.print(f"  [red]{line}[/red]", highlight=False, markup=True)
+        console.print(f"  [red]{escape(line)}[/red]", highlight=False)
     for f in result.files:
         if f.suffix != ".png":
             console.print(f"wrote {f}")

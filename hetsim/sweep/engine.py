@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from rich.markup import escape
 
 from hetsim.errors import HetsimError
 from hetsim.sweep.cells import init_worker, run_batch
@@ -243,7 +244,8 @@ def run_sweep(spec: SweepSpec, out: str | os.PathLike | None = None, *, workers:
     skipped = sum(1 for i in records if i in wanted)
     todo = [c for c in cells if c.id not in records]
     say = console.print if (console is not None and progress) else (lambda *a, **k: None)
-    say(f"sweep {spec.name or ''}: {n:,} cells ({describe(spec)})"
+    label = spec.name or Path(spec.source).stem
+    say(f"sweep {escape(label)}: {n:,} cell{'s' if n != 1 else ''} ({escape(describe(spec))})"
         + (f"; {skipped:,} done before, {len(todo):,} to run" if skipped else ""))
     failed_now = 0
     busy_s = 0.0
@@ -253,7 +255,7 @@ def run_sweep(spec: SweepSpec, out: str | os.PathLike | None = None, *, workers:
                    _LocalPool(min(workers or os.cpu_count() or 1, len(todo))))
         if out_dir is not None:
             journal = _Journal(out_dir / JOURNAL)
-        bar = _Progress(len(todo), progress, console, spec.name or "sweep")
+        bar = _Progress(len(todo), progress, console, escape(label))
         index = {c.id: c for c in todo}
 
         def finished(results: list[tuple]) -> None:

@@ -223,7 +223,7 @@ def bench_sweep(dask: bool = True) -> dict:
     from hetsim.sweep import expand, run_sweep, spec_from_dict
 
     def clear() -> None:
-        for fn in (sweep_cells._platform, sweep_cells._cost, sweep_cells._problem):
+        for fn in (sweep_cells._platform, sweep_cells._cost, sweep_cells._problem, sweep_cells._workload):
             fn.cache_clear()
 
     spec = sweep_spec()

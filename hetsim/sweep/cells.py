@@ -60,10 +60,15 @@ def cost_of(config: dict):
     return _cost(config["platform"], _overrides(config), config["dvfs"])
 
 
-def workload_of(config: dict):
+@lru_cache(maxsize=64)
+def _workload(name: str):
     from hetsim.workload import load_workload
 
-    return load_workload(config["workload"])
+    return load_workload(name)
+
+
+def workload_of(config: dict):
+    return _workload(config["workload"])
 
 
 # -- mapping cells -------------------------------------------------------------------------------------
@@ -76,7 +81,7 @@ def run_mapping(config: dict) -> dict[str, Any]:
     mapping = load_mapping(config["mapping"], platform, workload, cost)
     fields = {k: v for k, v in config["run"].items() if v is not None}
     options = RunOptions.make(**fields, seed=config["seed"])
-    m = simulate(platform, workload, mapping, options, cost=cost).metrics
+    m = simulate(platform, workload, mapping, options, cost=cost, intervals=False).metrics
     energy = m.energy_J
     return {
         "throughput_fps": m.throughput_fps, "stream_throughput_fps": m.stream_throughput_fps,
@@ -115,13 +120,11 @@ def _problem(problem_json: str, measurement_json: str, kind: str, platform: str,
              overrides: tuple[str, ...], dvfs: str | None, workload: str):
     from hetsim.explore import Measurement, PipelineProblem, PlacementProblem
     from hetsim.explore.problem import DEFAULT_SPACE_LIMIT
-    from hetsim.workload import load_workload
-
     spec = json.loads(problem_json)
     fields = json.loads(measurement_json)
     p = _platform(platform, overrides, dvfs)
     cost = _cost(platform, overrides, dvfs)
-    w = load_workload(workload)
+    w = _workload(workload)
     if kind == "placement":
         # A placement trial is one inference (PlacementProblem's default); [choice] a noisy one runs
         # in the DES, without contention unless asked (the closed form has no noise).

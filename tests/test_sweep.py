@@ -69,6 +69,8 @@ def write_spec(path: Path, data: dict) -> Path:
     (lambda d: d["axes"].update(run={"bufer_frames": [1, 2]}), "unknown 'bufer_frames'"),
     (lambda d: d.update(schema=2), "schema"),
     (lambda d: d["axes"].update(platform=["hikey971"]), "unknown platform 'hikey971'"),
+    (lambda d: d["base"].update(source="periodic"), "base: --source (source): a periodic source needs"),
+    (lambda d: d["axes"].update(seed={"range": [9, 0, 1]}), "axes.seed: range [9.0, 0.0, 1.0]: the step"),
 ])
 def test_a_spec_with_a_typo_is_one_line_and_exit_2(tmp_path, capsys, patch, fragment):
     data = json.loads(json.dumps(SMALL))

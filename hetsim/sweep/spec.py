@@ -37,7 +37,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from hetsim.errors import HetsimError
-from hetsim.validation import error_lines, read_yaml
+from hetsim.validation import read_yaml
 
 SCHEMA_VERSION = 1
 #: Refuse sweeps of more cells than this unless forced (``--force``) or the SPEC sets ``max_cells``.
@@ -301,8 +301,10 @@ def spec_from_dict(data: dict, source: str = "<spec>") -> SweepSpec:
 
 
 def _first_error(source: str, exc: ValidationError) -> str:
-    """Unknown keys name the key, the keys allowed there and the nearest one (a typo)."""
-    for err in exc.errors():
+    """Unknown keys name the key, the keys allowed there and the nearest one (a typo); otherwise
+    the most specific error (the deepest: for a value that may be a list or a range, the range's)."""
+    errors = exc.errors()
+    for err in errors:
         if err["type"] != "extra_forbidden":
             continue
         loc = [str(p) for p in err["loc"]]
@@ -310,12 +312,24 @@ def _first_error(source: str, exc: ValidationError) -> str:
         allowed = _allowed_keys(SweepSpec, loc[:-1])
         near = difflib.get_close_matches(key, allowed, n=1)
         hint = f" (did you mean {near[0]!r}?)" if near else ""
-        where = ".".join(loc)
-        return (f"{source}: {where}: unknown key {key!r}{hint}; allowed: "
+        return (f"{source}: {_where(loc)}: unknown key {key!r}{hint}; allowed: "
                 f"{', '.join(allowed) if allowed else 'none'}")
-    lines = error_lines(source, exc)
-    more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
-    return lines[0] + more
+    # Deepest first; on a tie a validator's own message beats "not a list" (a malformed range).
+    err = max(errors, key=lambda e: (len(e["loc"]), e["type"] == "value_error"))
+    msg = err["msg"].removeprefix("Value error, ")
+    value = err.get("input")
+    got = f" (got {value!r})" if err["type"] != "missing" and not isinstance(value, dict) else ""
+    where = _where([str(p) for p in err["loc"]])
+    return f"{source}: {where + ': ' if where else ''}{msg}{got}"
+
+
+def _where(loc: list[str]) -> str:
+    """A pydantic location without its union tags (``list[...]``, ``AlgorithmEntry``, ``str``)."""
+    tags = {"str", "int", "float", "bool", "none", *(m.__name__ for m in _MODELS)}
+    return ".".join(p for p in loc if p not in tags and not any(c in p for c in "[("))
+
+
+_MODELS: tuple[type[BaseModel], ...] = ()   # set below, once the models exist
 
 
 def _allowed_keys(model: type[BaseModel], path: list[str]) -> list[str]:
@@ -365,11 +379,17 @@ def _check_names(spec: SweepSpec, source: str) -> None:
             except HetsimError as e:
                 raise HetsimError(f"{source}: {what}: {e}") from None
     if spec.kind == "mapping":
+        from hetsim.mapping import Pipeline, _is_file
         from hetsim.options import RunOptions
 
         try:
-            RunOptions.make(**{f: getattr(spec.base, f) for f in RUN_FIELDS
-                               if getattr(spec.base, f) is not None})
+            options = RunOptions.make(**{f: getattr(spec.base, f) for f in RUN_FIELDS
+                                         if getattr(spec.base, f) is not None})
+            # Options every pipeline would refuse (a periodic source without its interval, noise on
+            # the analytic engine) are refused once here rather than in every cell.
+            mappings = spec.axes.mapping or [spec.base.mapping]
+            if not spec.axes.run and not any(_is_file(str(m)) for m in mappings):
+                options.resolve(Pipeline(()))
         except HetsimError as err:
             raise HetsimError(f"{source}: base: {err}") from None
     if spec.kind == "explorer":
@@ -407,6 +427,9 @@ def _unknown(source: str, where: str, key: str, allowed) -> str:
     near = difflib.get_close_matches(str(key), [str(a) for a in allowed], n=1)
     hint = f" (did you mean {near[0]!r}?)" if near else ""
     return f"{source}: {where}: unknown {key!r}{hint}; allowed: {', '.join(map(str, allowed)) or 'none'}"
+
+
+_MODELS = (Range, AlgorithmEntry, ProblemSpec, MeasurementSpec, TerminationSpec, Base, Axes, SweepSpec)
 
 
 def json_schema() -> str:

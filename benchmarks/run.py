@@ -217,8 +217,10 @@ def available_parallelism(workers: int) -> float:
     return workers * alone / together
 
 
-def bench_sweep(dask: bool = True) -> dict:
-    """(f): every run in a fresh state (caches cleared; the pool forks this process)."""
+def bench_sweep(dask: bool = True, repeat: int = 1) -> dict:
+    """(f): every run in a fresh state (caches cleared; the pool forks this process). With
+    ``repeat`` > 1 the runs alternate (loop, pool, pool one per task, Dask, Dask one per task) and
+    each figure is the median: on a shared machine the load drifts between runs."""
     from hetsim.sweep import cells as sweep_cells
     from hetsim.sweep import expand, run_sweep, spec_from_dict
 
@@ -231,38 +233,57 @@ def bench_sweep(dask: bool = True) -> dict:
     workers = os.cpu_count() or 1
     load_before = os.getloadavg()
     parallelism_before = available_parallelism(workers)
-    clear()
-    t0 = time.perf_counter()
-    rows = [sweep_cells.run_cell(c.config) for c in cells]
-    sequential = time.perf_counter() - t0
-    assert all(status == "ok" for status, _, _ in rows), rows[0]
-    out = {"cells": len(cells), "workers": workers, "sequential_s": sequential}
-    for label, batch in (("pool", None), ("pool_one_per_task", 1)):
+    times: dict[str, list[float]] = {}
+    busy: dict[str, list[float]] = {}
+
+    def sequential_run() -> None:
         clear()
         t0 = time.perf_counter()
-        r = run_sweep(spec, workers=workers, batch=batch)
-        out[f"{label}_s"] = time.perf_counter() - t0
-        # How busy the workers were, and how much slower a cell ran in them than in the loop (the
-        # other engineers' processes share the cores).
-        out[f"{label}_busy_fraction"] = r.busy_s / (workers * out[f"{label}_s"])
-        out[f"{label}_cell_slowdown"] = r.busy_s / sequential
+        rows = [sweep_cells.run_cell(c.config) for c in cells]
+        times.setdefault("sequential", []).append(time.perf_counter() - t0)
+        assert all(status == "ok" for status, _, _ in rows), rows[0]
+
+    def sweep_run(label: str, **kw) -> None:
+        clear()
+        t0 = time.perf_counter()
+        r = run_sweep(spec, **kw)
+        times.setdefault(label, []).append(time.perf_counter() - t0)
+        busy.setdefault(label, []).append(r.busy_s)
         assert r.failed == 0
+
+    cluster = None
     if dask:
         from distributed import LocalCluster
 
-        with LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=None) as cluster:
-            for label, batch in (("dask", None), ("dask_one_per_task", 1)):
-                t0 = time.perf_counter()
-                r = run_sweep(spec, scheduler=cluster.scheduler_address, batch=batch)
-                out[f"{label}_s"] = time.perf_counter() - t0
-                assert r.failed == 0
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=None)
+    try:
+        for _ in range(repeat):
+            sequential_run()
+            sweep_run("pool", workers=workers)
+            sweep_run("pool_one_per_task", workers=workers, batch=1)
+            if cluster is not None:
+                sweep_run("dask", scheduler=cluster.scheduler_address)
+                sweep_run("dask_one_per_task", scheduler=cluster.scheduler_address, batch=1)
+    finally:
+        if cluster is not None:
+            cluster.close()
+    sequential = statistics.median(times["sequential"])
+    out: dict = {"cells": len(cells), "workers": workers, "repeat": repeat, "sequential_s": sequential,
+                 "sequential_cells_per_s": len(cells) / sequential}
     ideal = sequential / workers
-    for key in [k for k in out if k.endswith("_s") and k != "sequential_s"]:
-        name = key[:-2]
-        out[f"{name}_cells_per_s"] = len(cells) / out[key]
-        out[f"{name}_speedup"] = sequential / out[key]
-        out[f"{name}_overhead_per_cell_ms"] = 1e3 * (out[key] - ideal) / len(cells)
-    out["sequential_cells_per_s"] = len(cells) / sequential
+    for label, ts in times.items():
+        if label == "sequential":
+            continue
+        t = statistics.median(ts)
+        out[f"{label}_s"] = t
+        out[f"{label}_cells_per_s"] = len(cells) / t
+        out[f"{label}_speedup"] = sequential / t
+        out[f"{label}_overhead_per_cell_ms"] = 1e3 * (t - ideal) / len(cells)
+        # How busy the workers were, and how much slower a cell ran in them than in the loop (the
+        # other engineers' processes share the cores).
+        out[f"{label}_busy_fraction"] = statistics.median(
+            b / (workers * w) for b, w in zip(busy[label], ts, strict=True))
+        out[f"{label}_cell_slowdown"] = statistics.median(busy[label]) / sequential
     # DES cells without contention: the max-plus fast path (RunOptions.fast) against SimPy.
     for label, fast in (("des_fast", True), ("des_simpy", False)):
         des = spec_from_dict({
@@ -285,7 +306,7 @@ def bench_sweep(dask: bool = True) -> dict:
 
 
 def print_sweep(f: dict) -> None:
-    print(f"(f) sweep of {f['cells']:,} analytic cells, {f['workers']} workers (load average "
+    print(f"(f) sweep of {f['cells']:,} analytic cells, {f['workers']} workers, median of {f['repeat']} (load average "
           f"{f['load_average_before']:.2f} -> {f['load_average_after']:.2f}; {f['workers']} busy "
           f"processes got {f['available_parallelism_before']:.2f} -> "
           f"{f['available_parallelism_after']:.2f} cores): sequential loop "
@@ -313,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-dask", action="store_true", help="(f) without the Dask LocalCluster")
     args = ap.parse_args(argv)
     if args.only == "f":
-        f = bench_sweep(dask=not args.no_dask)
+        f = bench_sweep(dask=not args.no_dask, repeat=args.repeat)
         print(json.dumps({"sweep": f}, indent=2) if args.json else "", end="")
         if not args.json:
             print_sweep(f)
@@ -322,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
                "explorers": bench_explorers(args.repeat), "recurrence": bench_recurrence(args.repeat)}
     if not args.no_reproduce:
         results["reproduce"] = bench_reproduce()
-    results["sweep"] = bench_sweep(dask=not args.no_dask)
+    results["sweep"] = bench_sweep(dask=not args.no_dask, repeat=min(args.repeat, 3))
     if args.json:
         print(json.dumps(results, indent=2))
     else:

@@ -1,0 +1,77 @@
+"""hetsim: a discrete-event simulator of heterogeneous platforms for DNN mapping research.
+
+The top-level API, in the order of a study::
+
+    import hetsim
+
+    platform = hetsim.load_platform("hikey970")              # a platform YAML, by name or path
+    workload = hetsim.load_workload("resnet50")              # a workload (YAML, or a generated network)
+    pipe = hetsim.load_mapping("B4:1-35|s2:36-44|s2:45-54", platform, workload)
+    m = hetsim.evaluate(platform, workload, pipe, engine="des", frames=50)   # -> Metrics
+    m.throughput_fps, m.latency_s["p99"], m.energy_J
+
+    problem = hetsim.PipelineProblem(platform, workload, depths=[3])
+    result = hetsim.explore(problem, hetsim.make_explorer("Shisha"), seed=0)  # -> Exploration
+    [a.name for a in hetsim.algorithms()]                     # every registered algorithm
+
+Everything a user can get wrong raises :class:`HetsimError` with one line. The command line
+(``hetsim --help``) is a thin layer over these functions.
+"""
+
+from importlib import import_module
+from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING
+
+from hetsim.errors import HetsimError
+
+#: Where each name of the API lives; imported on first use, so that ``import hetsim`` (and the
+#: command line's start-up) does not pay for pandas, SimPy and networkx until they are needed.
+_API = {
+    "DagOptions": "hetsim.evaluate", "Result": "hetsim.evaluate", "evaluate": "hetsim.evaluate",
+    "simulate": "hetsim.evaluate", "Exploration": "hetsim.explore", "Measurement": "hetsim.explore",
+    "PipelineProblem": "hetsim.explore", "PlacementProblem": "hetsim.explore",
+    "algorithms": "hetsim.explore", "explore": "hetsim.explore", "make_explorer": "hetsim.explore",
+    "Pipeline": "hetsim.mapping", "Placement": "hetsim.mapping", "load_mapping": "hetsim.mapping",
+    "Metrics": "hetsim.metrics", "RunOptions": "hetsim.options", "Platform": "hetsim.platform",
+    "load_platform": "hetsim.platform", "Workload": "hetsim.workload",
+    "load_workload": "hetsim.workload",
+}
+
+if TYPE_CHECKING:
+    from hetsim.evaluate import DagOptions, Result, evaluate, simulate
+    from hetsim.explore import (
+        Exploration,
+        Measurement,
+        PipelineProblem,
+        PlacementProblem,
+        algorithms,
+        explore,
+        make_explorer,
+    )
+    from hetsim.mapping import Pipeline, Placement, load_mapping
+    from hetsim.metrics import Metrics
+    from hetsim.options import RunOptions
+    from hetsim.platform import Platform, load_platform
+    from hetsim.workload import Workload, load_workload
+
+
+def __getattr__(name: str):
+    module = _API.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hetsim' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+try:
+    __version__ = version("hetsim")
+except PackageNotFoundError:  # a source tree that is not installed
+    __version__ = "0+unknown"
+
+__all__ = [
+    "DagOptions", "Exploration", "HetsimError", "Measurement", "Metrics", "Pipeline", "PipelineProblem",
+    "Placement", "PlacementProblem", "Platform", "Result", "RunOptions", "Workload", "__version__",
+    "algorithms", "evaluate", "explore", "load_mapping", "load_platform", "load_workload",
+    "make_explorer", "simulate",
+]

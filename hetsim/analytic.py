@@ -37,7 +37,7 @@ from hetsim.metrics import (
 from hetsim.options import RunOptions
 from hetsim.platform import ExecutionPlace
 from hetsim.power import energy_J
-from hetsim.sim.tasks import TaskGraph, ep_units, lane_busy_s, list_schedule
+from hetsim.sim.tasks import TaskGraph, ep_peak_memory, ep_units, lane_busy_s, list_schedule
 from hetsim.workload.splits import count_compositions
 
 
@@ -124,6 +124,37 @@ def evaluate_pipeline(platform, workload, pipe: Pipeline, cost: CostModel,
     )
 
 
+def steady_energy_per_frame(platform, workload, pipe: Pipeline, cost: CostModel,
+                            state: DvfsState | None = None,
+                            times: Sequence[float] | None = None) -> float | None:
+    """Energy of one frame in the steady state of the closed-form schedule, J (None without a
+    power model): E(k + 1 frames) - E(k frames) for a k-stage pipeline, so the last frame overlaps
+    every frame still in flight as in the steady state (energy is linear in frames from there on:
+    one more frame adds one period of idle and static power, its stages' busy power, its link bytes
+    and its coherent time). ``times``: stage times to use instead of the cost model's (noisy
+    measurements)."""
+    if not platform.has_power_model:
+        return None
+    if times is None:
+        compute, transfer = stage_costs(pipe, workload, cost, state)
+        times = [c + x for c, x in zip(compute, transfer, strict=True)]
+    period = max(times)
+    k = len(pipe.stages)
+
+    def energy(frames: int) -> float:
+        start, end = periodic_schedule(times, period, frames)
+        coherent = coherent_time_s((s.ep, float(a), float(b)) for i, s in enumerate(pipe.stages)
+                                   for a, b in zip(start[i], end[i], strict=True))
+        units = [(s.ep, t * frames) for s, t in zip(pipe.stages, times, strict=True)]
+        makespan = sum(times) + (frames - 1) * period
+        link_bytes = pipeline_link_bytes(platform, workload, pipe, frames)
+        e = energy_J(platform, units, makespan, link_bytes, state, coherent)
+        assert e is not None
+        return e
+
+    return energy(k + 1) - energy(k)
+
+
 # -- DAG mappings -------------------------------------------------------------------------------
 def evaluate_placement(platform, workload, placement: Placement, tg: TaskGraph,
                        options: RunOptions) -> Metrics:
@@ -135,8 +166,7 @@ def evaluate_placement(platform, workload, placement: Placement, tg: TaskGraph,
     latency = float(finish.max()) if len(finish) else 0.0
     period = max(lane_busy_s(tg).values(), default=0.0)
     makespan = latency + (frames - 1) * period
-    durations = np.array([t.time_s for t in tg.tasks]) * frames
-    units = ep_units(tg, durations)
+    units = ep_units(tg, [t.time_s * frames for t in tg.tasks])
     by_ep, by_place = busy_summary(units)
     link_bytes: dict[str, float] = {}
     for t in tg.tasks:
@@ -152,6 +182,7 @@ def evaluate_placement(platform, workload, placement: Placement, tg: TaskGraph,
         stream_throughput_fps=per_second(frames, makespan),
         energy_J=energy_J(platform, units, makespan, link_bytes, options.state, coherent),
         core_busy_s=by_place, coherent_s=coherent, link_bytes=link_bytes,
+        ep_peak_memory_bytes=ep_peak_memory(tg, start, finish),
     )
 
 
@@ -226,13 +257,16 @@ class SplitScorer:
             out[:, j] = 1.0 / self.stage_times(bounds, order).max(axis=1)
         return ScoredSplits(bounds, orders, self.eps, out)
 
-    def best_split(self, order: Sequence[int]) -> tuple[tuple[int, ...], float]:
+    def best_split(self, order: Sequence[int],
+                   incapable: Sequence[np.ndarray | None] | None = None) -> tuple[tuple[int, ...], float]:
         """The best split of the layers over stages on EPs ``order`` (indices into ``eps``) and its
         throughput, without listing the C(M-1, k-1) splits: the min-max contiguous partition by
         dynamic programming, f_s(b) = min_a max(f_(s-1)(a), t_s(a, b)), O(k M^2).
 
         t_s(a, b) is :meth:`stage_times`'s expression for layers a+1..b (the same float
-        operations), so the throughput equals the largest of :meth:`score` exactly."""
+        operations), so the throughput equals the largest of :meth:`score` exactly.
+        ``incapable[s]``: prefix counts of the layers stage s's EP cannot run (None: it runs all);
+        a stage holding one is excluded. Throughput 0 when no split is feasible."""
         o = [int(e) for e in order]
         k, M = len(o), self.workload.num_layers
         if not 1 <= k <= M:
@@ -244,6 +278,9 @@ class SplitScorer:
         choice = []
         for s, e in enumerate(o):
             t = self.prefix[:, e][None, :] - self.prefix[:, e][:, None]     # t[a, b] = P[b] - P[a]
+            bad = incapable[s] if incapable is not None else None
+            if bad is not None:
+                t = np.where(bad[None, :] - bad[:, None] > 0, math.inf, t)
             if s + 1 < k:
                 nxt = o[s + 1]
                 cut = self.cut_bytes                                           # bytes leaving at b
@@ -259,7 +296,7 @@ class SplitScorer:
         bounds.append(0)
         bounds.reverse()
         split = tuple(bounds[i + 1] - bounds[i] for i in range(k))
-        return split, 1.0 / float(f[M])
+        return split, (1.0 / float(f[M]) if math.isfinite(f[M]) else 0.0)
 
     def stage_times(self, bounds: np.ndarray, order: Sequence[int]) -> np.ndarray:
         """(splits, k) stage times of every split in ``bounds`` (rows of :func:`split_boundaries`)

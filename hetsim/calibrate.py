@@ -2,13 +2,13 @@
 
 A paper gives measured throughputs of named configurations (Pipe-search Table 6: VGG16 [6,5,10] at
 1.22 frames/s under governor 1, ...). :func:`fit_platform` finds the platform parameters (any field
-an override can address, e.g. ``core_types.denver2.gemm_efficiency``) that make the simulator
+an override can address, e.g. ``core_types.denver2.roofline.gemm_efficiency``) that make the simulator
 reproduce those observations, by least squares on log throughput (scipy), within bounds. The fit is
 code, run by the reproduction itself, and its residuals are reported next to the claims: a
 parameter is never typed in until a figure looks right.
 
     fit = fit_platform("jetson-tx2", [Observation("vgg16", "D2:1-9|A2:10-21", 0.21, dvfs="governor3")],
-                       {"core_types.denver2.gemm_efficiency": (0.01, 1.0)})
+                       {"core_types.denver2.roofline.gemm_efficiency": (0.01, 1.0)})
     platform = fit.platform()
 """
 
@@ -24,7 +24,7 @@ from scipy.optimize import least_squares
 from hetsim.analytic import evaluate_pipeline
 from hetsim.cost import RooflineCostModel
 from hetsim.errors import HetsimError
-from hetsim.mapping import load_mapping
+from hetsim.mapping import Pipeline, load_mapping
 from hetsim.platform import Platform, load_platform
 from hetsim.workload import load_workload
 
@@ -68,6 +68,8 @@ def _analytic(platform: Platform, obs: Observation) -> float:
     workload = load_workload(obs.workload)
     cost = RooflineCostModel(platform)
     pipe = load_mapping(obs.mapping, platform, workload, cost)
+    if not isinstance(pipe, Pipeline):
+        raise HetsimError(f"observation {obs.mapping!r}: calibration fits pipelines, not placements")
     return evaluate_pipeline(platform, workload, pipe, cost).throughput_fps
 
 

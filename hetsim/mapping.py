@@ -268,8 +268,8 @@ def validate_placement(placement: Placement, platform: Platform, workload, sourc
         for op in workload.ops:
             if op.name not in placement.splits:
                 placed.setdefault(placement.ep_of[op.name].name, []).append(op.name)
-        for ep_name, ops in placement.order.items():
-            if ep_name not in placed and ops:
+        for ep_name, listed_ops in placement.order.items():
+            if ep_name not in placed and listed_ops:
                 raise HetsimError(f"{source}: order.{ep_name}: no op is placed on {ep_name}")
         for ep_name, ops in placed.items():
             listed = list(placement.order.get(ep_name, ()))
@@ -281,8 +281,8 @@ def validate_placement(placement: Placement, platform: Platform, workload, sourc
                 raise HetsimError(f"{source}: order.{ep_name} {what}; it must list exactly the "
                                   f"{len(ops)} ops placed on {ep_name}")
         chain = nx.DiGraph(g)
-        for ops in placement.order.values():
-            chain.add_edges_from(zip(ops, ops[1:], strict=False))
+        for plan in placement.order.values():
+            chain.add_edges_from(zip(plan, plan[1:], strict=False))
         if not nx.is_directed_acyclic_graph(chain):
             a, b = next((u, v) for u, v in nx.find_cycle(chain) if not g.has_edge(u, v))
             raise HetsimError(f"{source}: the plan's order runs {a} before {b}, but {b} (or an op "

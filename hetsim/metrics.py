@@ -58,6 +58,7 @@ class Metrics:
     core_busy_s: dict[str, float] = field(default_factory=dict)  # busy core-seconds per cluster/accelerator
     coherent_s: float = 0.0                # time two clusters were busy at once
     link_bytes: dict[str, float] = field(default_factory=dict)   # bytes moved over each link
+    ep_peak_memory_bytes: dict[str, float] = field(default_factory=dict)  # DAG mappings, per EP
 
     def to_dict(self) -> dict:
         d = asdict(self)

@@ -28,15 +28,15 @@ def energy_J(platform: Platform, units: Iterable[tuple[ExecutionPlace, float]], 
         if ep.cluster:
             core_busy[ep.cluster] = core_busy.get(ep.cluster, 0.0) + t * ep.cores
         else:
-            acc_busy[ep.accelerator] = acc_busy.get(ep.accelerator, 0.0) + t  # type: ignore[index]
+            acc_busy[ep.place] = acc_busy.get(ep.place, 0.0) + t
     total = 0.0
     for c in platform.clusters:
         lvl = platform.core_type(c.core_type).level(state.get(c.name) or c.dvfs)
         busy = min(core_busy.get(c.name, 0.0), c.cores * makespan_s)
-        total += busy * lvl.active_W_per_core + (c.cores * makespan_s - busy) * lvl.idle_W_per_core  # type: ignore[operator]
+        total += busy * (lvl.active_W_per_core or 0.0) + (c.cores * makespan_s - busy) * (lvl.idle_W_per_core or 0.0)
     for a in platform.accelerators:
         busy = min(acc_busy.get(a.name, 0.0), makespan_s)
-        total += busy * a.active_W + (makespan_s - busy) * a.idle_W  # type: ignore[operator]
+        total += busy * (a.active_W or 0.0) + (makespan_s - busy) * (a.idle_W or 0.0)
     if platform.power is not None:
         total += platform.power.static_W * makespan_s + platform.power.coherence_W * coherent_s
     links = {lk.name: lk for lk in platform.links}
@@ -58,10 +58,10 @@ def active_power_W(platform: Platform, units: Iterable[tuple[ExecutionPlace, flo
         if ep.cluster:
             c = platform.cluster(ep.cluster)
             lvl = platform.core_type(c.core_type).level(state.get(c.name) or c.dvfs)
-            total += t * ep.cores * (lvl.active_W_per_core - lvl.idle_W_per_core)
+            total += t * ep.cores * ((lvl.active_W_per_core or 0.0) - (lvl.idle_W_per_core or 0.0))
         else:
-            a = platform.accelerator(ep.accelerator)
-            total += t * (a.active_W - a.idle_W)
+            a = platform.accelerator(ep.place)
+            total += t * ((a.active_W or 0.0) - (a.idle_W or 0.0))
     if platform.power is not None:
         total += platform.power.coherence_W * coherent_s
     return total / makespan_s

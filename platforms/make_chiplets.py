@@ -47,7 +47,7 @@ HEADER = """\
 """
 
 BODY_TOP = """\
-schema: 1
+schema: 2
 name: chiplet-{conf}
 description: >-
   Shisha gem5 chiplet system {CONF} (Table 3): {fep_n} FEP x {fep_c} Big cores on 40 GB/s memory and
@@ -86,23 +86,27 @@ CORE_TYPES = """\
 # Cross-check, Fig. 9: stage times are then ~1 s, so extra link latency is invisible up to ~1 ms (0.1%)
 # and hurts from ~10-100 ms on, as the paper reports. Same e for both core types [assumption]: the paper
 # gives no per-type data, and digest 8.15 expects a 3-4x per-core Big:Little gap (here 4x).
+# Hardware facts at the top of a core type; the roofline cost model's fitted parameters in its
+# `roofline:` block (docs/platforms.md).
 core_types:
   - name: big
     macs_per_cycle: 8       # [assumption, digest 2.2] O3_ARM_v7a_3 has 2 SIMD FP units x 4 FP32 lanes; ~2x Little per cycle
-    gemm_efficiency: 0.0132 # [derived, rough] Fig. 4, see above
-    parallel_efficiency: [1.0]  # [assumption] Table 1 lists 4- and 8-core EP types; no per-width data
-    op_overhead_us: 0.0     # [assumption] not given
     default_dvfs: nominal
     dvfs:
       - {name: nominal, freq_MHz: 2000}   # [ext/assumption, digest 2.2] fs_bigLITTLE --big-cpu-clock default 2 GHz; the paper gives no frequency
+    roofline:
+      gemm_efficiency: 0.0132 # [derived, rough] Fig. 4, see above
+      parallel_efficiency: [1.0]  # [assumption] Table 1 lists 4- and 8-core EP types; no per-width data
+      op_overhead_us: 0.0     # [assumption] not given
   - name: little
     macs_per_cycle: 4       # [assumption, digest 2.2] MinorCPU: one SIMD FP unit x 4 FP32 lanes, half the Big core per cycle
-    gemm_efficiency: 0.0132 # [derived, rough] Fig. 4, see above
-    parallel_efficiency: [1.0]  # [assumption] as for big
-    op_overhead_us: 0.0     # [assumption] not given
     default_dvfs: nominal
     dvfs:
       - {name: nominal, freq_MHz: 1000}   # [ext/assumption, digest 2.2] fs_bigLITTLE --little-cpu-clock default 1 GHz
+    roofline:
+      gemm_efficiency: 0.0132 # [derived, rough] Fig. 4, see above
+      parallel_efficiency: [1.0]  # [assumption] as for big
+      op_overhead_us: 0.0     # [assumption] not given
 
 clusters:
 """

@@ -1,9 +1,15 @@
-"""Small platforms and workloads built in memory for engine tests."""
+"""Small platforms and workloads built in memory for engine tests; what CLI tests share."""
 
 from __future__ import annotations
 
 from hetsim.platform import platform_from_dict
 from hetsim.workload import workload_from_dict
+
+# Terminal-independent output: rich reads COLUMNS at print time (its Console resolves sys.stdout
+# and the size lazily), so a table wraps at 80 columns whatever terminal pytest runs in, as it
+# does in CI where no stream is a terminal. FORCE_COLOR would put ANSI codes in captured text.
+CLI_ENV: dict[str, str | None] = {"COLUMNS": "80", "LINES": "25", "FORCE_COLOR": None,
+                                  "TTY_COMPATIBLE": None, "TTY_INTERACTIVE": None}
 
 
 def two_cluster_platform(link_latency_ns: float = 1000.0, mem_bw: tuple[float, float] = (20.0, 10.0),
@@ -15,14 +21,15 @@ def two_cluster_platform(link_latency_ns: float = 1000.0, mem_bw: tuple[float, f
     level = lambda name, f, a, i: {"name": name, "freq_MHz": f,  # noqa: E731
                                    **({"active_W_per_core": a, "idle_W_per_core": i} if power else {})}
     return platform_from_dict({
-        "schema": 1, "name": "toy",
+        "schema": 2, "name": "toy",
         "memories": mems,
         "core_types": [
-            {"name": "fast", "macs_per_cycle": 8, "gemm_efficiency": 0.5,
-             "parallel_efficiency": [1, 0.95, 0.9, 0.85], "op_overhead_us": 20,
-             "dvfs": [level("hi", 2000, 1.0, 0.1), level("lo", 500, 0.2, 0.05)]},
-            {"name": "slow", "macs_per_cycle": 2, "gemm_efficiency": 0.6, "op_overhead_us": 30,
-             "dvfs": [level("hi", 1500, 0.3, 0.02)]},
+            {"name": "fast", "macs_per_cycle": 8,
+             "dvfs": [level("hi", 2000, 1.0, 0.1), level("lo", 500, 0.2, 0.05)],
+             "roofline": {"gemm_efficiency": 0.5, "parallel_efficiency": [1, 0.95, 0.9, 0.85],
+                          "op_overhead_us": 20}},
+            {"name": "slow", "macs_per_cycle": 2, "dvfs": [level("hi", 1500, 0.3, 0.02)],
+             "roofline": {"gemm_efficiency": 0.6, "op_overhead_us": 30}},
         ],
         "clusters": [
             {"name": "big", "symbol": "B", "core_type": "fast", "cores": 4, "memory": "m0"},
@@ -33,7 +40,7 @@ def two_cluster_platform(link_latency_ns: float = 1000.0, mem_bw: tuple[float, f
                    "latency_ns": link_latency_ns, "energy_pJ_per_byte": 10}],
         "power": {"static_W": 1.5} if power else None,
     } if power else {
-        "schema": 1, "name": "toy", "memories": mems,
+        "schema": 2, "name": "toy", "memories": mems,
         "core_types": [
             {"name": "fast", "macs_per_cycle": 8, "dvfs": [level("hi", 2000, 0, 0)]},
             {"name": "slow", "macs_per_cycle": 2, "dvfs": [level("hi", 1500, 0, 0)]},
@@ -66,3 +73,15 @@ def chain_workload(channels: list[int], kernels: list[int] | None = None, size: 
         "schema": 1, "name": name, "description": "test chain", "source": "tests",
         "input": {"h": size, "w": size, "c": 3}, "layer_kinds": ["conv", "fc"], "ops": ops,
     }, name)
+
+
+def assert_one_line_error(run, fragment: str) -> None:
+    """A user error: exit 2 and exactly one stderr line ``hetsim: error: ...`` naming
+    ``fragment``, no traceback. ``run`` is a conftest ``CliRun`` or a
+    ``subprocess.CompletedProcess``."""
+    assert run.returncode == 2, run.stderr + run.stdout
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1, run.stderr
+    assert lines[0].startswith("hetsim: error: "), lines[0]
+    assert "Traceback" not in run.stderr
+    assert fragment in lines[0], lines[0]

@@ -3,31 +3,16 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers import assert_one_line_error
 
 HERE = Path(__file__).parent
 MALFORMED = HERE / "malformed"
 
 
-def hetsim(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "hetsim", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=120)
-
-
-def assert_one_line_error(proc: subprocess.CompletedProcess, fragment: str) -> None:
-    assert proc.returncode == 2, proc.stderr + proc.stdout
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1, proc.stderr
-    assert lines[0].startswith("hetsim: error: "), lines[0]
-    assert "Traceback" not in proc.stderr
-    assert fragment in lines[0], lines[0]
-
-
-def test_simulate_json_fields():
+def test_simulate_json_fields(hetsim):
     p = hetsim("simulate", "--platform", "hikey970", "--workload", "resnet50",
                "--mapping", "B4:1-35|s2:36-44|s2:45-54", "--frames", "20", "--json")
     assert p.returncode == 0, p.stderr
@@ -41,7 +26,7 @@ def test_simulate_json_fields():
     assert out["energy_J"] is not None and out["energy_J"] > 0
 
 
-def test_simulate_engines_agree_without_contention():
+def test_simulate_engines_agree_without_contention(hetsim):
     args = ["simulate", "-p", "chiplet-c2", "-w", "resnet50-shisha",
             "-m", "FEP0:1-20|FEP1:21-35|SEP0:36-44|SEP1:45-50", "--json", "--frames", "30"]
     des = json.loads(hetsim(*args, "--no-contention").stdout)
@@ -49,7 +34,7 @@ def test_simulate_engines_agree_without_contention():
     assert des["throughput_fps"] == pytest.approx(ana["throughput_fps"], rel=1e-9)
 
 
-def test_simulate_same_seed_same_bytes():
+def test_simulate_same_seed_same_bytes(hetsim):
     args = ["simulate", "-p", "hikey970", "-w", "alexnet", "-m", "B4:1-9|s4:10-11", "--json",
             "--noise", "0.05", "--source", "poisson", "--interval", "0.05", "--frames", "40"]
     a, b, c = hetsim(*args, "--seed", "3"), hetsim(*args, "--seed", "3"), hetsim(*args, "--seed", "4")
@@ -57,7 +42,7 @@ def test_simulate_same_seed_same_bytes():
     assert a.stdout != c.stdout
 
 
-def test_simulate_writes_trace_and_gantt(tmp_path):
+def test_simulate_writes_trace_and_gantt(hetsim, tmp_path):
     trace, gantt = tmp_path / "t.json", tmp_path / "g.png"
     p = hetsim("simulate", "-p", "hikey970", "-w", "squeezenet", "-m", "B4:1-16|s4:17-26",
                "--frames", "10", "--trace", str(trace), "--gantt", str(gantt))
@@ -68,7 +53,7 @@ def test_simulate_writes_trace_and_gantt(tmp_path):
     assert "throughput" in p.stdout
 
 
-def test_dvfs_preset_and_set_override_change_results():
+def test_dvfs_preset_and_set_override_change_results(hetsim):
     base = ["simulate", "-p", "jetson-tx2", "-w", "vgg16", "-m", "D2:1-9|A2:10-21", "--json",
             "--engine", "analytic"]
     g1 = json.loads(hetsim(*base, "--dvfs", "governor1").stdout)["throughput_fps"]
@@ -81,7 +66,7 @@ def test_dvfs_preset_and_set_override_change_results():
     assert slow < fast
 
 
-def test_platforms_and_workloads_commands(tmp_path):
+def test_platforms_and_workloads_commands(hetsim, tmp_path):
     p = hetsim("platforms", "list")
     assert p.returncode == 0 and "hikey970" in p.stdout and "chiplet-c3" in p.stdout
     p = hetsim("platforms", "show", "hikey970")
@@ -97,9 +82,9 @@ def test_platforms_and_workloads_commands(tmp_path):
     assert p.returncode == 0 and len(json.loads(p.stdout)) == 21
 
 
-def test_validate_reports_every_error_with_field_path(tmp_path):
+def test_validate_reports_every_error_with_field_path(hetsim, tmp_path):
     bad = tmp_path / "bad.yaml"
-    bad.write_text("schema: 1\nname: x\nmemories: [{name: m, bandwidth_GBps: -1}]\n"
+    bad.write_text("schema: 2\nname: x\nmemories: [{name: m, bandwidth_GBps: -1}]\n"
                    "core_types: [{name: c, macs_per_cycle: 0, dvfs: [{name: a, freq_MHz: 1}]}]\n"
                    "clusters: [{name: k, core_type: c, cores: 1, memory: m}]\n")
     p = hetsim("platforms", "validate", str(bad))
@@ -119,19 +104,19 @@ def _expect(path: Path) -> str:
 
 
 @pytest.mark.parametrize("path", sorted((MALFORMED / "platforms").glob("*.yaml")), ids=lambda p: p.name)
-def test_malformed_platform_via_cli(path):
+def test_malformed_platform_via_cli(hetsim, path):
     p = hetsim("simulate", "-p", str(path), "-w", "alexnet", "-m", "B4:1-11")
     assert_one_line_error(p, _expect(path))
 
 
 @pytest.mark.parametrize("path", sorted((MALFORMED / "workloads").glob("*.yaml")), ids=lambda p: p.name)
-def test_malformed_workload_via_cli(path):
+def test_malformed_workload_via_cli(hetsim, path):
     p = hetsim("simulate", "-p", "hikey970", "-w", str(path), "-m", "B4:1-1")
     assert_one_line_error(p, _expect(path))
 
 
 @pytest.mark.parametrize("path", sorted((MALFORMED / "mappings").glob("*.yaml")), ids=lambda p: p.name)
-def test_malformed_mapping_file_via_cli(path):
+def test_malformed_mapping_file_via_cli(hetsim, path):
     p = hetsim("simulate", "-p", "hikey970", "-w", "resnet50", "-m", str(path))
     assert_one_line_error(p, _expect(path))
 
@@ -160,13 +145,13 @@ BAD_ARGS = [
 
 
 @pytest.mark.parametrize("extra,fragment", BAD_ARGS, ids=[f for _, f in BAD_ARGS])
-def test_bad_arguments_one_line(extra, fragment, tmp_path):
+def test_bad_arguments_one_line(hetsim, extra, fragment, tmp_path):
     p = hetsim("simulate", "-p", "hikey970", "-w", "resnet50", *extra, cwd=tmp_path)
     assert_one_line_error(p, fragment)
     assert not list(tmp_path.iterdir())        # nothing half-written
 
 
-def test_unknown_platform_and_workload_names():
+def test_unknown_platform_and_workload_names(hetsim):
     assert_one_line_error(hetsim("simulate", "-p", "nope", "-w", "alexnet", "-m", "B4:1-11"),
                           "unknown platform 'nope'")
     assert_one_line_error(hetsim("simulate", "-p", "hikey970", "-w", "nope", "-m", "B4:1-11"), "nope")
@@ -175,14 +160,14 @@ def test_unknown_platform_and_workload_names():
     assert_one_line_error(hetsim("simulate", "-p", "hikey970"), "Missing option")
 
 
-def test_reproduce_argument_errors(tmp_path):
+def test_reproduce_argument_errors(hetsim, tmp_path):
     assert_one_line_error(hetsim("reproduce", "--out", str(tmp_path)), "say what to reproduce")
     assert_one_line_error(hetsim("reproduce", "nopaper", "--out", str(tmp_path)), "unknown paper 'nopaper'")
     assert_one_line_error(hetsim("reproduce", "shisha:nofig", "--out", str(tmp_path)), "no experiment 'nofig'")
     assert not list(tmp_path.iterdir())
 
 
-def test_readme_real_output_is_current():
+def test_readme_real_output_is_current(hetsim):
     """The README shows real output: re-run its command and compare the figures it quotes."""
     readme = (HERE.parent / "README.md").read_text()
     p = hetsim("simulate", "-p", "hikey970", "-w", "resnet50", "-m", "B4:1-35|s2:36-44|s2:45-54",
@@ -193,7 +178,7 @@ def test_readme_real_output_is_current():
         assert line.strip() in readme, f"README's {key} line is stale; now: {line.strip()}"
 
 
-def test_explore_command(tmp_path):
+def test_explore_command(hetsim, tmp_path):
     trials = tmp_path / "trials.csv"
     p = hetsim("explore", "-p", "chiplet-c2", "-w", "resnet50-shisha", "-a", "Shisha", "--depth", "4",
                "--param", "heuristic=H1", "--json", "--trials", str(trials))
@@ -207,7 +192,7 @@ def test_explore_command(tmp_path):
     assert json.loads(p.stdout)["best_fps"] > 0
 
 
-def test_explore_errors(tmp_path):
+def test_explore_errors(hetsim, tmp_path):
     assert_one_line_error(hetsim("explore", "-p", "chiplet-c2", "-w", "resnet50-shisha", "-a", "GA"),
                           "unknown algorithm 'GA'")
     assert_one_line_error(hetsim("explore", "-p", "chiplet-c2", "-w", "resnet50-shisha", "--param", "alpha"),

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from hetsim.errors import HetsimError
-from hetsim.platform import json_schema, list_platforms, load_platform, validate_file
+from hetsim.platform import by_cores, json_schema, list_platforms, load_platform, validate_file
 
 ROOT = Path(__file__).resolve().parents[1]
 PLATFORMS = ROOT / "platforms"
@@ -36,7 +36,8 @@ def _peak_gmacps(platform, ep_name: str, level: str | None = None) -> float:
 def _effective_gmacps(platform, ep_name: str, level: str | None = None) -> float:
     ep = platform.ep(ep_name)
     t = platform.core_type(platform.cluster(ep.cluster).core_type)
-    return _peak_gmacps(platform, ep_name, level) * t.gemm_efficiency * t.par_eff(ep.cores)
+    return (_peak_gmacps(platform, ep_name, level) * t.roofline.gemm_efficiency
+            * by_cores(t.roofline.parallel_efficiency, ep.cores, scale_past_end=False))
 
 
 # -- every shipped file ----------------------------------------------------------------------
@@ -114,7 +115,7 @@ def test_hikey970_eps_and_numbers():
     assert _effective_gmacps(p, "s2") == pytest.approx(_effective_gmacps(p, "B1"), rel=0.15)
     assert _effective_gmacps(p, "s4") == pytest.approx(_effective_gmacps(p, "B2"), rel=0.15)
     for t in p.core_types:
-        assert t.gemm_tile_rows == 8
+        assert t.roofline.gemm_tile_rows == 8
 
 
 def test_hikey970_power_matches_table_viii_ranges():
@@ -190,8 +191,8 @@ def test_chiplet_configurations_follow_tables_1_and_3(name):
     # FEP cores are 2x Little per cycle at 2x the clock (digest 2.2 / 8.15: a 3-4x per-core gap).
     big = p.core_type("big")
     little = p.core_type("little")
-    ratio = (big.macs_per_cycle * big.level(None).freq_MHz * big.gemm_efficiency) / (
-        little.macs_per_cycle * little.level(None).freq_MHz * little.gemm_efficiency)
+    ratio = (big.macs_per_cycle * big.level(None).freq_MHz * big.roofline.gemm_efficiency) / (
+        little.macs_per_cycle * little.level(None).freq_MHz * little.roofline.gemm_efficiency)
     assert 3 <= ratio <= 4
 
 

@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import matplotlib
 
@@ -14,8 +12,8 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 from hetsim.errors import HetsimError  # noqa: E402
-from hetsim.experiment import claim_problems, load_papers, run_experiment, write_outcome  # noqa: E402
-from hetsim.platform import load_platform  # noqa: E402
+from hetsim.experiment import ClaimClass, claim_problems, load_papers, run_experiment, write_outcome  # noqa: E402
+from hetsim.platform import by_cores, load_platform  # noqa: E402
 
 EXPERIMENTS = load_papers(["pipesearch"])["pipesearch"]
 EXPECTED = {"vectors", "calibration", "fig1", "table3", "table4", "table5", "table6", "table7", "fig3", "fig4"}
@@ -31,17 +29,18 @@ def test_quick_experiment_claims_pass(eid):
     art = outcome.artifact
     assert isinstance(art.table, pd.DataFrame) and len(art.table)
     assert art.claims, "every experiment makes claims"
+    assert all(isinstance(c.kind, ClaimClass) for c in art.claims), "every claim has a class"
     problems = claim_problems(outcome)
     assert not problems, "\n".join(problems)
 
 
 def test_calibration_is_a_fit_of_table6():
-    from hetsim.experiments.pipesearch import (
+    from hetsim.experiments.pipesearch.calibration import (
         CALIBRATION_PARAMETERS,
-        TABLE6,
         calibrated_tx2,
         calibration_fit,
     )
+    from hetsim.experiments.pipesearch.paper import TABLE6
 
     fit = calibration_fit()
     assert set(fit.values) == set(CALIBRATION_PARAMETERS)
@@ -51,22 +50,23 @@ def test_calibration_is_a_fit_of_table6():
     assert fit.rms_log_error < 0.2
     tx2 = calibrated_tx2("governor3")
     a57 = tx2.core_type("cortex-a57")
-    assert a57.gemm_efficiency == pytest.approx(fit.values["core_types.cortex-a57.gemm_efficiency"])
-    assert a57.par_eff(2) == pytest.approx(fit.values["core_types.cortex-a57.parallel_efficiency.1"])
+    assert a57.roofline.gemm_efficiency == pytest.approx(fit.values["core_types.cortex-a57.roofline.gemm_efficiency"])
+    assert by_cores(a57.roofline.parallel_efficiency, 2, scale_past_end=False) == pytest.approx(
+        fit.values["core_types.cortex-a57.roofline.parallel_efficiency.1"])
     assert tx2.cluster("a57").dvfs == "powersave" and tx2.cluster("denver").dvfs == "performance"
 
 
 def test_list_entries_of_plain_values_are_addressed_by_index():
-    p = load_platform("jetson-tx2", ["core_types.cortex-a57.parallel_efficiency=[1.0, 1.0]",
-                                     "core_types.cortex-a57.parallel_efficiency.1=0.7"])
-    assert p.core_type("cortex-a57").parallel_efficiency == [1.0, 0.7]
+    p = load_platform("jetson-tx2", ["core_types.cortex-a57.roofline.parallel_efficiency=[1.0, 1.0]",
+                                     "core_types.cortex-a57.roofline.parallel_efficiency.1=0.7"])
+    assert p.core_type("cortex-a57").roofline.parallel_efficiency == [1.0, 0.7]
     with pytest.raises(HetsimError, match="index 1 is past the end"):
-        load_platform("jetson-tx2", ["core_types.cortex-a57.parallel_efficiency.1=0.7"])
+        load_platform("jetson-tx2", ["core_types.cortex-a57.roofline.parallel_efficiency.1=0.7"])
 
 
-def test_reproduce_cli_writes_csv_png_and_scorecard(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "hetsim", "reproduce", "pipesearch", "--quick", "--out",
-                           str(tmp_path)], capture_output=True, text=True)
+@pytest.mark.slow
+def test_reproduce_cli_writes_csv_png_and_scorecard(hetsim, tmp_path):
+    proc = hetsim("reproduce", "pipesearch", "--quick", "--out", tmp_path)
     assert proc.returncode == 0, proc.stderr
     out = tmp_path / "pipesearch"
     for eid in EXPECTED:
@@ -76,10 +76,12 @@ def test_reproduce_cli_writes_csv_png_and_scorecard(tmp_path):
     data = json.loads((tmp_path / "scorecard.json").read_text())
     assert data["quick"] is True
     assert {e["id"] for e in data["experiments"]} == EXPECTED
-    assert data["passed"] + data["failed"] == len(data["claims"]) > 50
+    assert data["passed"] + data["failed"] + data["fit_inputs"] == len(data["claims"]) > 50
+    assert data["fit_inputs"] == 4          # Table 6's four observations
+    assert set(data["independent"]) == {"pipesearch", "all"}
     md = (tmp_path / "scorecard.md").read_text()
     assert "## pipesearch:table6" in md and "calibration fit residual (FITTED" in md
-    # Deterministic: this process computes the same tables as the subprocess did.
+    # Deterministic: computing the tables again gives the same bytes as the command wrote.
     for eid in ("table3", "table6", "fig3"):
         write_outcome(run_experiment(EXPERIMENTS[eid], quick=True), tmp_path / "again")
         assert (tmp_path / "again" / "pipesearch" / f"{eid}.csv").read_bytes() == (out / f"{eid}.csv").read_bytes()

@@ -40,22 +40,6 @@ SMALL = {
 }
 
 
-def hetsim(*args: str, cwd: Path | None = None, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "hetsim", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=120, **kw)
-
-
-def cli(*args: str) -> int:
-    """``hetsim ARGS`` in this process: the exit code (0 when it returns)."""
-    from hetsim.cli import main
-
-    try:
-        main(list(args))
-    except SystemExit as e:
-        return int(e.code or 0)
-    return 0
-
-
 def write_spec(path: Path, data: dict) -> Path:
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
@@ -72,14 +56,14 @@ def write_spec(path: Path, data: dict) -> Path:
     (lambda d: d["base"].update(source="periodic"), "base: --source (source): a periodic source needs"),
     (lambda d: d["axes"].update(seed={"range": [9, 0, 1]}), "axes.seed: range [9.0, 0.0, 1.0]: the step"),
 ])
-def test_a_spec_with_a_typo_is_one_line_and_exit_2(tmp_path, capsys, patch, fragment):
+def test_a_spec_with_a_typo_is_one_line_and_exit_2(tmp_path, hetsim, patch, fragment):
     data = json.loads(json.dumps(SMALL))
     patch(data)
     spec = write_spec(tmp_path / "spec.yaml", data)
-    assert cli("sweep", str(spec), "--out", str(tmp_path / "out")) == 2
-    err = capsys.readouterr().err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("hetsim: error: "), err
+    p = hetsim("sweep", str(spec), "--out", str(tmp_path / "out"))
+    assert p.returncode == 2, p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("hetsim: error: "), p.stderr
     assert fragment in lines[0], lines[0]
     assert not (tmp_path / "out").exists()          # nothing written
 
@@ -118,7 +102,7 @@ def test_counting_zip_ranges_and_cells():
         run_sweep(spec_from_dict(big))
 
 
-def test_bad_cells_are_recorded_and_the_sweep_goes_on():
+def test_bad_cells_are_recorded_and_the_sweep_goes_on(hetsim):
     r = run_sweep(spec_from_dict(SMALL), workers=1)
     t = r.table
     assert len(t) == 12 and r.failed == 4
@@ -136,14 +120,20 @@ def test_bad_cells_are_recorded_and_the_sweep_goes_on():
 
 
 # -- backends ---------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_local_pool_and_dask_local_cluster_give_byte_identical_tables(tmp_path):
     from distributed import LocalCluster
 
     spec = spec_from_dict(SMALL)
     run_sweep(spec, tmp_path / "one", workers=1, plots=False)
     run_sweep(spec, tmp_path / "pool", workers=2, batch=2, plots=False)
-    with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster:
-        r = run_sweep(spec, tmp_path / "dask", scheduler=cluster.scheduler_address, plots=False)
+    env = dict(os.environ)   # Dask's nanny sets thread and malloc variables in this process
+    try:
+        with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster:
+            r = run_sweep(spec, tmp_path / "dask", scheduler=cluster.scheduler_address, plots=False)
+    finally:
+        os.environ.clear()
+        os.environ.update(env)
     assert r.ran == 12 and r.failed == 4
     one = (tmp_path / "one" / "results.csv").read_bytes()
     assert (tmp_path / "pool" / "results.csv").read_bytes() == one
@@ -157,6 +147,7 @@ def test_unreachable_scheduler_is_one_line(monkeypatch):
 
 
 # -- kill and resume --------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_a_killed_sweep_resumes_to_every_cell_exactly_once(tmp_path):
     # 60 cells of ~20 ms (the DES with DRAM contention: no fast path), one at a time.
     data = {"schema": 1, "name": "killme",
@@ -210,7 +201,7 @@ def test_resume_runs_only_new_cells_and_refuses_to_overwrite(tmp_path):
 
 
 # -- plots and the command line ------------------------------------------------------------------------
-def test_sweep_and_plot_commands(tmp_path, capsys):
+def test_sweep_and_plot_commands(tmp_path, hetsim):
     spec = write_spec(tmp_path / "s.yaml", SMALL)
     p = hetsim("sweep", str(spec), "--out", str(tmp_path / "out"), "--workers", "1")
     assert p.returncode == 0, p.stderr
@@ -221,12 +212,12 @@ def test_sweep_and_plot_commands(tmp_path, capsys):
                "latency_p99_s", "--hue", "mapping")
     assert p.returncode == 0, p.stderr
     assert (tmp_path / "out" / "plots" / "latency_p99_s-vs-memories.dram.bandwidth_GBps.png").is_file()
-    assert cli("plot", str(tmp_path / "out"), "--x", "memories.dram.bandwidth_GBps", "--y", "fps") == 2
-    assert "--y 'fps' is not a metric of this sweep" in capsys.readouterr().err
-    assert cli("sweep", str(spec), "--dry-run") == 0
-    assert "12 cells" in capsys.readouterr().out
-    assert cli("sweep", "--schema") == 0
-    schema = json.loads(capsys.readouterr().out)
+    p = hetsim("plot", str(tmp_path / "out"), "--x", "memories.dram.bandwidth_GBps", "--y", "fps")
+    assert p.returncode == 2 and "--y 'fps' is not a metric of this sweep" in p.stderr
+    p = hetsim("sweep", str(spec), "--dry-run")
+    assert p.returncode == 0 and "12 cells" in p.stdout
+    p = hetsim("sweep", "--schema")
+    schema = json.loads(p.stdout)
     assert schema["title"] == "hetsim sweep SPEC" and "base" in schema["properties"]
 
 

@@ -115,10 +115,11 @@ def test_optimum_refuses_a_des_stream():
 
 
 # -- Pipe-it's algorithms as explorers --------------------------------------------------------------
+@pytest.mark.slow
 def test_pipeit_explorer_makes_the_reproductions_designs():
     """Algorithm 3 as an explorer gives the Pipe-it reproduction's designs (Tables V and VI) on the
     calibrated board, from the measured and the predicted T, in one trial each."""
-    from hetsim.experiments.pipeit import setup
+    from hetsim.experiments.pipeit.runs import setup
 
     s = setup()
     for n, w in s.workloads.items():
@@ -152,6 +153,7 @@ def placement_explorer():
     del ALGORITHMS["OneEP-test"]
 
 
+@pytest.mark.slow
 def test_quick_tournament(tmp_path, placement_explorer):
     """Every registered explorer, a new one included by registering it, on equal terms; claims pass;
     the sweep with ``report: tournament`` writes the same tables."""
@@ -188,6 +190,7 @@ def test_quick_tournament(tmp_path, placement_explorer):
             assert (tmp_path / f"tournament-{kind}.{ext}").stat().st_size > 100
 
 
+@pytest.mark.slow
 def test_reproduce_tournament_quick_without_extra_explorers():
     (exp,) = select(["tournament:pipeline"], False)
     outcome = run_experiment(exp, quick=True)

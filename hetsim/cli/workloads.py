@@ -1,6 +1,8 @@
-"""``hetsim workloads list | show``."""
+"""``hetsim workloads list | show | import | export``."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import click
 from rich.markup import escape
@@ -12,7 +14,7 @@ from hetsim.errors import HetsimError
 
 @click.group()
 def workloads() -> None:
-    """List and show workloads."""
+    """List, show, import (from ONNX) and export (to ONNX) workloads."""
 
 
 @workloads.command("list")
@@ -49,3 +51,79 @@ def workloads_show(name, as_json) -> None:
     for row in df.itertuples(index=False):
         t.add_row(*[escape(fmt(v)) for v in row])
     console.print(t)
+
+
+def _out_yaml(out: str, name: str | None, default: str) -> tuple[str, Path]:
+    """The workload name and the file for ``--out`` (a .yaml file or a directory); the file name
+    must be the workload's name (the loader checks it)."""
+    path = Path(out)
+    if path.suffix in (".yaml", ".yml"):
+        wname = name or path.stem
+        if wname != path.stem:
+            raise HetsimError(f"--name {wname!r} must equal the file name of --out ({path.stem!r}): "
+                              "a workload file is loaded by its name")
+        return wname, path
+    if path.suffix:
+        raise HetsimError(f"--out {out}: a workload file ends in .yaml (or give a directory)")
+    wname = name or default
+    return wname, path / f"{wname}.yaml"
+
+
+@workloads.command("import")
+@click.argument("model", type=click.Path(dir_okay=False))
+@click.option("--out", "out", required=True,
+              help="Workload YAML to write (its file name is the workload's name), or a directory.")
+@click.option("--name", default=None, help="Workload name (default: the --out file name, else the "
+              "model's).")
+@click.option("--input-shape", "input_shapes", multiple=True, metavar="NAME=1x3x224x224",
+              help="Fix a graph input's dims (needed for symbolic dims such as a batch axis).")
+@click.option("--layers", default=None, metavar="SPEC",
+              help="Where layers start: hetsim kinds (conv,fc,matmul), ONNX op types (Conv,Gemm) "
+              "and/or re:PATTERN on node names, comma-separated. Default: conv,dw,fc,matmul.")
+@click.option("--allow-unknown", is_flag=True,
+              help="Import op types hetsim does not know as memory-bound ops (listed).")
+def workloads_import(model, out, name, input_shapes, layers, allow_unknown) -> None:
+    """Turn an ONNX model into a workload YAML (shape inference, op mapping, FLOPs and bytes)."""
+    from hetsim.validation import atomic_write
+    from hetsim.workload.loader import workload_yaml
+    from hetsim.workload.onnx_import import import_onnx, parse_input_shapes
+
+    wname, path = _out_yaml(out, name, Path(model).stem)
+    result = import_onnx(model, wname, input_shapes=parse_input_shapes(input_shapes),
+                         layers=layers, allow_unknown=allow_unknown)
+    text = workload_yaml(result.spec, header=f"Imported by `hetsim workloads import {model}`.\n"
+                         "'# L<i>' marks the op that starts layer i.")
+    with atomic_write(path) as f:
+        f.write(text)
+    w = result.workload
+    for line in result.report.lines():
+        console.print(escape(line), soft_wrap=True)
+    console.print(f"{escape(w.name)}: {w.num_layers} layers, {len(w.ops)} ops, "
+                  f"{w.total_macs / 1e9:.3f} GMAC, {sum(op.flops for op in w.ops) / 1e9:.3f} GFLOP, "
+                  f"{sum(op.weight_bytes for op in w.ops) / 2**20:.2f} MiB of weights")
+    console.print(f"wrote {escape(str(path))}")
+
+
+@workloads.command("export")
+@click.argument("name")
+@click.option("--out", "out", required=True, type=click.Path(dir_okay=False),
+              help="ONNX file to write.")
+@click.option("--weights", type=click.Choice(["external", "random"]), default="external",
+              show_default=True, help="external: weight dims only (no data, for import); random: "
+              "seeded random weights ONNX Runtime can run (for profiling).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random weights.")
+def workloads_export(name, out, weights, seed) -> None:
+    """Write a CNN workload as an ONNX model (NCHW, batch 1)."""
+    import onnx
+
+    from hetsim.validation import atomic_write
+    from hetsim.workload import load_workload
+    from hetsim.workload.onnx_export import workload_to_onnx
+
+    if not out.endswith(".onnx"):
+        raise HetsimError(f"--out {out}: an ONNX file ends in .onnx")
+    model = workload_to_onnx(load_workload(name), weights=weights, seed=seed)
+    onnx.checker.check_model(model)
+    with atomic_write(out, "wb") as f:
+        f.write(model.SerializeToString())
+    console.print(f"wrote {escape(out)} ({len(model.graph.node)} nodes, weights {weights})")

@@ -66,6 +66,12 @@ class CostModel:
     def transfer_time(self, nbytes: float, src: ExecutionPlace, dst: ExecutionPlace) -> float:
         return self.platform.route(src, dst).time_s(nbytes)
 
+    def measured_transfer_s(self, nbytes: float, src: ExecutionPlace,
+                            dst: ExecutionPlace) -> float | None:
+        """A transfer time measured on the real system (it already contains the contention it
+        met: the DES replays it as a plain delay), or None to model it on the platform's links."""
+        return None
+
     def supports(self, op, ep: ExecutionPlace) -> bool:
         """Whether ``ep`` can run ``op`` at all (an accelerator may lack an op kind)."""
         return True

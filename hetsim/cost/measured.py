@@ -1,13 +1,30 @@
-"""A cost model that replays measured times from a CSV table.
+"""A cost model that replays measured times from a table (a CSV, or ONNX Runtime profiles).
 
-This is Shisha's methodology (a database of per-layer times per EP type, filled from gem5) and the
-way to replay on-board measurements (Pipe-it's T matrix). Columns:
+This is Shisha's methodology (a database of per-layer times per EP type, filled from gem5), the way
+to replay on-board measurements (Pipe-it's T matrix) and the PIM paper's (per-op times per device
+from one profile run per device). Columns:
 
-    workload (optional), layer | op, ep, time_s [, bytes]
+    workload (optional), layer | op, ep, time_s [, other columns, ignored]
 
 ``layer`` is the 1-based layer index of the workload; ``op`` an op name. ``ep`` is an EP name
 (``B4``) or a cluster/accelerator name, which then applies to every EP of that place. A table keyed by
-layer charges the whole layer to its first op. Missing entries are an error, never a silent zero.
+layer charges the whole layer to its first op. In a table keyed by op, an op without an entry for
+an EP is *not capable* there (``supports`` is False, a mapping placing it there is rejected with
+one line), as an op missing from a device's profile. A layer missing from a layer table is an
+error, never a silent zero.
+
+Measured copies (ONNX Runtime's Memcpy nodes, ``hetsim costs import-ort``) come as a second table:
+
+    src, dst, bytes, time_s
+
+keyed by direction (EP or place names, as ``ep``) and bytes. A transfer of a measured size takes
+its measured time; another size is interpolated linearly between the nearest measured sizes of
+that direction (extrapolated from the two nearest outside them, or proportionally when only one
+size was measured). A direction without measurements uses the platform's links. A measured copy
+already contains the contention it met, so the DES replays it as a plain delay.
+
+``table`` may be a directory holding ``costs.csv`` and, optionally, ``transfers.csv`` (what
+``hetsim profile`` and ``hetsim costs import-ort`` write).
 """
 
 from __future__ import annotations
@@ -22,39 +39,112 @@ from hetsim.cost.base import CostModel, Demand, DvfsState
 from hetsim.errors import HetsimError
 from hetsim.platform import ExecutionPlace, Platform
 
+COSTS_FILE = "costs.csv"
+TRANSFERS_FILE = "transfers.csv"
+
+
+def _read_csv(path: Path, source: str) -> pd.DataFrame:
+    try:
+        return pd.read_csv(path)
+    except FileNotFoundError:
+        raise HetsimError(f"{source}: no such file") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as e:
+        raise HetsimError(f"{source}: not a readable CSV ({str(e).splitlines()[0]})") from None
+
+
+def _times(df: pd.DataFrame, source: str, column: str = "time_s") -> pd.Series:
+    times = pd.to_numeric(df[column], errors="coerce")
+    bad = df.index[times.isna() | (times < 0)]
+    if len(bad):
+        raise HetsimError(f"{source}: row {bad[0] + 2}: {column} {df[column][bad[0]]!r} is not "
+                          f"a {'time' if column == 'time_s' else 'number'} >= 0")
+    return times
+
 
 class MeasuredCostModel(CostModel):
     name = "measured"
 
-    def __init__(self, platform: Platform, table: str | os.PathLike | pd.DataFrame):
+    def __init__(self, platform: Platform, table: str | os.PathLike | pd.DataFrame,
+                 transfers: str | os.PathLike | pd.DataFrame | None = None):
         super().__init__(platform)
         if isinstance(table, pd.DataFrame):
             df, source = table.copy(), "<table>"
         else:
-            source = str(table)
-            try:
-                df = pd.read_csv(Path(table))
-            except FileNotFoundError:
-                raise HetsimError(f"{source}: no such file") from None
-            except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as e:
-                raise HetsimError(f"{source}: not a readable CSV ({str(e).splitlines()[0]})") from None
+            path = Path(table)
+            if path.is_dir():
+                if transfers is None and (path / TRANSFERS_FILE).is_file():
+                    transfers = path / TRANSFERS_FILE
+                path = path / COSTS_FILE
+            source = str(path)
+            df = _read_csv(path, source)
         self.source = source
         if "ep" not in df.columns or "time_s" not in df.columns or not ({"layer", "op"} & set(df.columns)):
             raise HetsimError(f"{source}: needs columns ep, time_s and layer or op; has {list(df.columns)}")
-        times = pd.to_numeric(df["time_s"], errors="coerce")
-        bad = df.index[times.isna() | (times < 0)]
-        if len(bad):
-            raise HetsimError(f"{source}: row {bad[0] + 2}: time_s {df['time_s'][bad[0]]!r} is not a time >= 0")
-        df["time_s"] = times
+        df["time_s"] = _times(df, source)
         self.keyed_by = "layer" if "layer" in df.columns else "op"
         if "workload" not in df.columns:
             df["workload"] = "*"
+        if self.keyed_by == "layer":
+            layers = pd.to_numeric(df["layer"], errors="coerce")
+            bad = df.index[layers.isna() | (layers < 1) | (layers % 1 != 0)]
+            if len(bad):
+                raise HetsimError(f"{source}: row {bad[0] + 2}: layer {df['layer'][bad[0]]}; layers are "
+                                  f"1-based integers (layer 1 is the first)")
         self._table: dict[tuple, float] = {}
         for row in df.itertuples(index=False):
             key = getattr(row, self.keyed_by)
             if self.keyed_by == "layer":
                 key = int(key)
-            self._table[(str(row.workload), key, str(row.ep))] = float(row.time_s)
+            self._table[(str(row.workload), key if self.keyed_by == "layer" else str(key),
+                         str(row.ep))] = float(row.time_s)
+        self._transfers = self._read_transfers(transfers)
+
+    # -- transfers -------------------------------------------------------------------------
+    def _read_transfers(self, transfers) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
+        if transfers is None:
+            return {}
+        if isinstance(transfers, pd.DataFrame):
+            df, source = transfers.copy(), "<transfers>"
+        else:
+            source = str(transfers)
+            df = _read_csv(Path(transfers), source)
+        missing = {"src", "dst", "bytes", "time_s"} - set(df.columns)
+        if missing:
+            raise HetsimError(f"{source}: needs columns src, dst, bytes, time_s; has {list(df.columns)}")
+        df["time_s"] = _times(df, source)
+        df["bytes"] = _times(df, source, "bytes")
+        out = {}
+        for (src, dst), g in df.groupby(["src", "dst"], sort=True):
+            # one time per size: the median of repeated sizes
+            per = g.groupby("bytes")["time_s"].median().sort_index()
+            out[(str(src), str(dst))] = (per.index.to_numpy(float), per.to_numpy(float))
+        return out
+
+    def measured_transfer_s(self, nbytes: float, src: ExecutionPlace,
+                            dst: ExecutionPlace) -> float | None:
+        """The measured time of copying ``nbytes`` from ``src`` to ``dst``; None if that direction
+        was never measured."""
+        if not self._transfers or nbytes <= 0:
+            return None
+        for s in (src.name, src.place):
+            for d in (dst.name, dst.place):
+                curve = self._transfers.get((s, d))
+                if curve is not None:
+                    return _interpolate(curve[0], curve[1], float(nbytes))
+        return None
+
+    def transfer_time(self, nbytes: float, src: ExecutionPlace, dst: ExecutionPlace) -> float:
+        measured = self.measured_transfer_s(nbytes, src, dst)
+        if measured is not None:
+            return measured
+        return super().transfer_time(nbytes, src, dst)
+
+    # -- ops -------------------------------------------------------------------------------
+    def measured_time(self, workload: str, key, ep: ExecutionPlace) -> float | None:
+        """The measured time of a layer (1-based index) or an op (name) of ``workload`` on ``ep``
+        (rows for the EP, then for its place; rows of the workload, then rows without one), or
+        None when the table has none."""
+        return self._lookup(workload, key, ep)
 
     def _lookup(self, workload: str, key, ep: ExecutionPlace) -> float | None:
         for w in (workload, "*"):
@@ -63,6 +153,13 @@ class MeasuredCostModel(CostModel):
                 if t is not None:
                     return t
         return None
+
+    def supports(self, op, ep: ExecutionPlace) -> bool:
+        """An op-keyed table can run ``op`` on ``ep`` only where it has a time for it (an op absent
+        from a device's profile is not capable there)."""
+        if self.keyed_by == "layer":
+            return True
+        return self._lookup(getattr(op, "workload", "*"), op.name, ep) is not None
 
     def layer_times(self, workload, ep: ExecutionPlace, state: DvfsState | None = None) -> np.ndarray:
         if self.keyed_by == "op":
@@ -80,7 +177,8 @@ class MeasuredCostModel(CostModel):
             raise HetsimError(f"{self.source} is keyed by layer; ask it for layer times")
         t = self._lookup(getattr(op, "workload", "*"), op.name, ep)
         if t is None:
-            raise HetsimError(f"{self.source}: no time for op {op.name} on {ep.name}")
+            raise HetsimError(f"{self.source}: no time for op {op.name} on {ep.name} (not capable "
+                              "there: it has no measurement)")
         # A measured time already contains whatever contention the measurement saw: fixed.
         return Demand(t, 0.0, 0.0)
 
@@ -88,3 +186,15 @@ class MeasuredCostModel(CostModel):
         if self.keyed_by == "layer":
             return [Demand(float(t), 0.0, 0.0) for t in self.layer_times(workload, ep, state)]
         return super().layer_demands(workload, ep, state)
+
+
+def _interpolate(sizes: np.ndarray, times: np.ndarray, nbytes: float) -> float:
+    """Piecewise-linear in bytes through the measured points; outside them, the line through the
+    two nearest; with one point, proportional to it."""
+    if len(sizes) == 1:
+        return float(times[0] * nbytes / sizes[0]) if sizes[0] > 0 else float(times[0])
+    if sizes[0] <= nbytes <= sizes[-1]:
+        return float(np.interp(nbytes, sizes, times))
+    i, j = (0, 1) if nbytes < sizes[0] else (-2, -1)
+    slope = (times[j] - times[i]) / (sizes[j] - sizes[i])
+    return float(max(times[i] + slope * (nbytes - sizes[i]), 0.0))

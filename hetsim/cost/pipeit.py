@@ -2,7 +2,8 @@
 
 * :class:`PipeitGroundTruth` plays the board: the "measured" time of every op on every homogeneous
   core configuration (B1..B4, s1..s4). Per op on ``n`` cores of one cluster, each core running at
-  e(n) = parallel_efficiency[n-1] of its single-core rate (shared-L2 contention)::
+  e(n) = parallel_efficiency[n-1] of its single-core rate (shared-L2 contention); parameters come
+  from the core type's ``roofline`` and ``pipeit`` blocks (:class:`PipeitGroundTruth`)::
 
       conv:  compute = (ceil(N/ts) / n) · ts·K·M_pad · groups / (per-core MAC/s · e(n) · gemm_efficiency)
              (row tiles of ts rows split evenly; M_pad = M rounded up to gemm_tile_cols, arm_gemm's
@@ -39,7 +40,7 @@ import pandas as pd
 
 from hetsim.cost.base import ZERO, CostModel, Demand, DvfsState
 from hetsim.errors import HetsimError
-from hetsim.platform import ExecutionPlace, Platform
+from hetsim.platform import ExecutionPlace, Platform, by_cores
 from hetsim.workload.ops import BYTES_PER_ELEMENT, VIEW_KINDS, Op, OpKind, Shape, window_out_size
 
 
@@ -65,25 +66,29 @@ class CoreParams:
         return min(threads * self.bandwidth_Bps_per_core, self.port_Bps)
 
     def parallel_efficiency(self, threads: int) -> float:
-        return self.parallel[min(threads, len(self.parallel)) - 1]
+        return by_cores(self.parallel, threads, scale_past_end=False)
 
 
 def core_params(platform: Platform, cluster: str, level: str | None = None) -> CoreParams:
+    """The ground truth's view of ``cluster``: hardware facts, the core type's ``roofline`` block
+    (efficiencies, overhead, row tiles: the ground truth is a fitted variant of the roofline) and
+    its ``pipeit`` block (column tiles, the GEMV rate)."""
     c = platform.cluster(cluster)
     t = platform.core_type(c.core_type)
+    r, q = t.roofline, t.pipeit
     lvl = t.level(level or c.dvfs)
     port = min(c.bandwidth_GBps or math.inf, platform.memory(c.memory).bandwidth_GBps) * 1e9
     per_core_bw = (t.bandwidth_GBps_per_core or math.inf) * 1e9
-    gemv = t.gemv_GBps_per_core * 1e9 if t.gemv_GBps_per_core else per_core_bw
+    gemv = q.gemv_GBps_per_core * 1e9 if q.gemv_GBps_per_core else per_core_bw
     if not math.isfinite(gemv):
-        raise HetsimError(f"core type {t.name}: the Pipe-it ground truth needs gemv_GBps_per_core or "
+        raise HetsimError(f"core type {t.name}: the Pipe-it ground truth needs pipeit.gemv_GBps_per_core or "
                           f"bandwidth_GBps_per_core (a fully connected layer is memory-bound)")
     return CoreParams(
         cluster=c.name, cores=c.cores, macs_per_s=t.macs_per_cycle * lvl.freq_MHz * 1e6,
-        gemm_efficiency=t.gemm_efficiency, dw_efficiency=t.dw_efficiency or t.gemm_efficiency,
+        gemm_efficiency=r.gemm_efficiency, dw_efficiency=r.dw_efficiency or r.gemm_efficiency,
         gemv_Bps_per_core=gemv, bandwidth_Bps_per_core=per_core_bw, port_Bps=port,
-        overhead_s=t.op_overhead_us * 1e-6, tile_rows=t.gemm_tile_rows, tile_cols=t.gemm_tile_cols,
-        parallel=tuple(t.parallel_efficiency))
+        overhead_s=r.op_overhead_us * 1e-6, tile_rows=r.gemm_tile_rows, tile_cols=q.gemm_tile_cols,
+        parallel=tuple(r.parallel_efficiency))
 
 
 def op_bytes(op: Op) -> int:
@@ -94,10 +99,12 @@ def op_bytes(op: Op) -> int:
 class PipeitGroundTruth(CostModel):
     """The stand-in for on-board measurements of Pipe-it's HiKey 970 (see the module docstring).
 
-    Parameters come from the platform (core types: ``gemm_efficiency``, ``dw_efficiency``,
-    ``gemv_GBps_per_core``, ``bandwidth_GBps_per_core``, ``op_overhead_us``, ``gemm_tile_rows``,
-    ``gemm_tile_cols``; clusters and memories: bandwidths), so that
-    :func:`hetsim.calibrate.fit_platform` can fit them as overrides.
+    Parameters come from the platform, so that :func:`hetsim.calibrate.fit_platform` can fit them as
+    overrides: a core type's ``roofline`` block (``gemm_efficiency``, ``dw_efficiency``,
+    ``parallel_efficiency``, ``op_overhead_us``, ``gemm_tile_rows``: this model is a fitted variant
+    of the roofline and shares its parameters), its ``pipeit`` block (``gemm_tile_cols``,
+    ``gemv_GBps_per_core``) and hardware facts (``bandwidth_GBps_per_core``; clusters and memories:
+    bandwidths). The roofline block's other fields are not read here.
     """
 
     name = "pipeit-ground-truth"

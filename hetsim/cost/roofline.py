@@ -1,12 +1,12 @@
 """The default cost model: GEMM throughput bounded by memory bandwidth (a roofline), per op.
 
-For an op on ``n`` cores of core type T at frequency f::
+For an op on ``n`` cores of core type T at frequency f, R = T's ``roofline`` block::
 
-    compute_s = MACs / (n * T.macs_per_cycle * f * eff * T.par_eff(n))
+    compute_s = MACs / (n * T.macs_per_cycle * f * eff * by_cores(R.parallel_efficiency, n))
     mem_s     = (input + output + weight + 2 * im2col bytes) / min(n * per-core, port, memory bandwidth)
-    op_time   = T.op_overhead (+ T.gemm_overhead for conv, fc) + max(compute_s, mem_s)
+    op_time   = R.op_overhead (+ R.gemm_overhead for conv, fc) + max(compute_s, mem_s)
 
-``eff`` is the core type's GEMM (or depthwise) efficiency. Three optional core-type fields, fitted
+``eff`` is the block's GEMM (or depthwise) efficiency. Three optional fields of the block, fitted
 on a real machine by ``hetsim calibrate host`` (docs/validation.md), add the steps a measured conv
 takes besides its multiply-adds: with ``im2col_GBps`` a conv builds its image matrix in a step of
 its own, im2col bytes / min(n * rate, bandwidth), before the GEMM (numpy and ARM-CL run it as a
@@ -20,111 +20,193 @@ rows of the im2col GEMM are dealt to the n threads in whole tiles of ts rows and
 decides (Pipe-it eq. 7 with integer iterations, ceil(ceil(N/ts)/n)), which makes small layers stop
 scaling: the concave speedups of Pipe-it Fig. 12. Only convolutions split along N this way; a fully
 connected layer (a GEMV, N = 1) is split along its outputs and uses the plain multicore rate. Ops that are not GEMMs (pooling, activation,
-eltwise, concat) are memory-bound: compute_s = 0.
+eltwise, concat) are memory-bound: compute_s = 0. An accelerator's rate is peak_GMACps x its
+``roofline.efficiency``. :meth:`RooflineCostModel.ep_rates` gives all of these for one EP.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from hetsim.cost.base import ZERO, CostModel, Demand, DvfsState
 from hetsim.errors import HetsimError
 from hetsim.platform import ExecutionPlace, Platform
+from hetsim.platform.schema import by_cores
+from hetsim.workload.ops import BLAS_GEMM_KINDS, DTYPE_BYTES, VIEW_KINDS
 
-_GEMM_KINDS = ("conv", "fc")
-_VIEW_KINDS = ("flatten", "reshape")
+# conv, fc and matmul run as BLAS GEMMs (GEMM efficiency, per-GEMM overhead); dw has its own
+# efficiency; every other kind is memory-bound; views and shape metadata cost nothing.
+_GEMM_KINDS = BLAS_GEMM_KINDS
+_VIEW_KINDS = VIEW_KINDS
 
 
-def _rate(value: float | list[float], cores: int) -> float:
-    """B/s of ``cores`` cores from a per-core rate (x cores) or a measured per-core-count list
-    (entry n-1; past its end the last entry scales with the cores)."""
-    if isinstance(value, list):
-        last = len(value)
-        return (value[cores - 1] if cores <= last else value[-1] * cores / last) * 1e9
-    return cores * value * 1e9
+@dataclass(frozen=True, slots=True)
+class EpRates:
+    """What the roofline model knows of one EP in one DVFS state, in SI units: the platform's
+    hardware facts and the ``roofline`` block of its core type (or accelerator), combined for the
+    EP's cores. Rates are sustained (peak x efficiency x parallel efficiency), not peak."""
+
+    gemm_MACps: float                 #: GEMM (conv, fc) rate of the whole EP
+    dw_MACps: float                   #: depthwise rate of the whole EP
+    gemm_MACps_per_core: float        #: one core's GEMM rate on this EP (tiles: the busiest thread decides)
+    bandwidth_Bps: float              #: min(n x per-core, cluster port, memory) bandwidth
+    overhead_s: float                 #: fixed cost of every op
+    gemm_overhead_s: float            #: fixed cost of a conv or fc on top of overhead_s
+    tile_rows: int | None             #: gemm_tile_rows (Pipe-it eq. 7), None: no tiling
+    kinds: frozenset[str] | None      #: op kinds the EP runs, None: all
+    im2col_Bps: float | None          #: im2col build rate (capped by the bandwidth), None: no step
+    gemm_pack_Bps: float | None       #: GEMM operand rate (capped by the bandwidth), None: free
+    kind_Bps: Mapping[str, float]     #: op kind -> rate (capped by the bandwidth) where not the bandwidth
+    #: Accelerators: sustained rate per listed datatype (``precisions`` x efficiency), MAC/s.
+    dtype_MACps: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    #: Accelerators: the datatype every op runs in (``compute_dtype``), None: the op's own.
+    compute_dtype: str | None = None
+    #: Accelerators: bytes of one element of ``compute_dtype`` (tensors are converted to it).
+    compute_bytes: float | None = None
+
+    def rate_for(self, dtype: str) -> float | None:
+        """The GEMM rate of an op whose tensors are ``dtype`` on this EP, MAC/s (None: the EP has
+        no rate for that datatype). Cores run every datatype at their FP32 rate [choice: the
+        schema has no per-datatype rate for cores]."""
+        run = self.compute_dtype or dtype
+        rate = self.dtype_MACps.get(run)
+        if rate is not None:
+            return rate
+        return self.gemm_MACps if self.gemm_MACps > 0 else None
 
 
 class RooflineCostModel(CostModel):
+    """The GEMM/roofline model (module docstring). Reads the hardware facts of the platform and
+    the ``roofline`` blocks of its core types and accelerators (defaults where a block is left out).
+
+        >>> cost = RooflineCostModel(load_platform("hikey970"))
+        >>> cost.ep_rates(cost.platform.ep("B4")).gemm_MACps / 1e9   # sustained GMAC/s of B4
+    """
+
     name = "roofline"
 
     def __init__(self, platform: Platform):
         super().__init__(platform)
-        self._ep_cache: dict[tuple, tuple] = {}
+        self._ep_cache: dict[tuple, EpRates] = {}
 
-    def _ep_params(self, ep: ExecutionPlace, state: DvfsState | None) -> tuple:
-        """(peak MAC/s for GEMM, for depthwise, per-core MAC/s, bandwidth B/s, overhead s, tile rows,
-        allowed kinds, im2col B/s or None, {kind: B/s}, GEMM packing B/s or None, extra fixed s of a
-        conv or fc) for ``ep`` in ``state``."""
+    def ep_rates(self, ep: ExecutionPlace, state: DvfsState | None = None) -> EpRates:
+        """The rates and fixed costs of ``ep`` in DVFS ``state`` (cached)."""
         level_name = (state or {}).get(ep.cluster) if ep.cluster else None
         key = (ep, level_name)
-        params = self._ep_cache.get(key)
-        if params is not None:
-            return params
+        rates = self._ep_cache.get(key)
+        if rates is not None:
+            return rates
         p = self.platform
         if ep.accelerator:
             a = p.accelerator(ep.accelerator)
-            rate = a.peak_GMACps * 1e9 * a.efficiency
+            eff = a.roofline.efficiency
+            # peak_GMACps: the rate of unlisted datatypes (0 when the accelerator has none).
+            rate = (a.peak_GMACps or 0.0) * 1e9 * eff
+            per_dtype = {pr.dtype: pr.peak_GMACps * 1e9 * eff for pr in a.precisions}
+            compute = a.precision(a.compute_dtype) if a.compute_dtype else None
             bw = min(a.bandwidth_GBps or math.inf, p.memory(a.memory).bandwidth_GBps) * 1e9
-            params = (rate, rate, rate, bw, a.op_overhead_us * 1e-6, None, frozenset(a.kinds), None, {},
-                      None, 0.0)
+            rates = EpRates(rate, rate, rate, bw, a.roofline.op_overhead_us * 1e-6, 0.0, None,
+                            frozenset(a.kinds), None, None, MappingProxyType({}),
+                            MappingProxyType(per_dtype), a.compute_dtype,
+                            compute.element_bytes if compute is not None else
+                            (DTYPE_BYTES[a.compute_dtype] if a.compute_dtype else None))
         else:
+            assert ep.cluster is not None  # an EP is an accelerator or cores of a cluster
             c = p.cluster(ep.cluster)
             t = p.core_type(c.core_type)
+            r = t.roofline
             try:
                 level = t.level(level_name or c.dvfs)
             except KeyError:
                 raise HetsimError(f"DVFS level {level_name!r} is not a level of core type {t.name} "
                                   f"(cluster {c.name}); levels: {[lv.name for lv in t.dvfs]}") from None
-            per_core = t.macs_per_cycle * level.freq_MHz * 1e6 * t.par_eff(ep.cores)
-            gemm = per_core * t.gemm_efficiency
-            dw = per_core * (t.dw_efficiency or t.gemm_efficiency)
+            n = ep.cores
+            per_core = t.macs_per_cycle * level.freq_MHz * 1e6 * by_cores(r.parallel_efficiency, n, False)
+            gemm = per_core * r.gemm_efficiency
+            dw = per_core * (r.dw_efficiency or r.gemm_efficiency)
             # n cores draw at most n x the per-core bandwidth, then the port, then the memory.
-            per_core = t.bandwidth_GBps_per_core * ep.cores if t.bandwidth_GBps_per_core else math.inf
-            bw = min(c.bandwidth_GBps or math.inf, p.memory(c.memory).bandwidth_GBps, per_core) * 1e9
-            kinds = frozenset(t.kinds) if t.kinds else None
-            im2col = min(_rate(t.im2col_GBps, ep.cores), bw) if t.im2col_GBps else None
-            pack = min(ep.cores * t.gemm_pack_GBps * 1e9, bw) if t.gemm_pack_GBps else None
-            kind_bw = {k: min(_rate(v, ep.cores), bw) for k, v in t.kind_GBps.items()}
-            g = t.gemm_overhead_us
-            gemm_fixed = (g[min(ep.cores, len(g)) - 1] if isinstance(g, list) else g) * 1e-6
-            params = (gemm * ep.cores, dw * ep.cores, gemm, bw, t.op_overhead_us * 1e-6,
-                      t.gemm_tile_rows, kinds, im2col, kind_bw, pack, gemm_fixed)
-        self._ep_cache[key] = params
-        return params
+            cores_bw = t.bandwidth_GBps_per_core * n if t.bandwidth_GBps_per_core else math.inf
+            bw = min(c.bandwidth_GBps or math.inf, p.memory(c.memory).bandwidth_GBps, cores_bw) * 1e9
+            im2col = min(by_cores(r.im2col_GBps, n, True) * 1e9, bw) if r.im2col_GBps else None
+            pack = min(by_cores(r.gemm_pack_GBps, n, True) * 1e9, bw) if r.gemm_pack_GBps else None
+            kind_bw = {k: min(by_cores(v, n, True) * 1e9, bw) for k, v in r.kind_GBps.items()}
+            rates = EpRates(gemm * n, dw * n, gemm, bw, r.op_overhead_us * 1e-6,
+                            by_cores(r.gemm_overhead_us, n, False) * 1e-6, r.gemm_tile_rows,
+                            frozenset(t.kinds) if t.kinds else None, im2col, pack,
+                            MappingProxyType(kind_bw))
+        self._ep_cache[key] = rates
+        return rates
 
     def supports(self, op, ep: ExecutionPlace) -> bool:
-        kinds = self._ep_params(ep, None)[6]
-        return kinds is None or op.kind in kinds or op.macs == 0
+        """Whether ``ep`` runs ``op``: its kind is in the EP's ``kinds`` (every op kind, docs/model.md;
+        views run anywhere: no kernel runs) and, on an accelerator, it has a rate for the op's
+        datatype (``peak_GMACps``, a listed precision or its ``compute_dtype``)."""
+        if op.kind in _VIEW_KINDS:
+            return True
+        r = self.ep_rates(ep)
+        if r.kinds is not None and op.kind not in r.kinds:
+            return False
+        return not (op.macs and r.rate_for(op.dtype) is None)
 
     def op_demand(self, op, ep: ExecutionPlace, state: DvfsState | None = None) -> Demand:
         if op.kind in _VIEW_KINDS:
             return ZERO  # a view of a tensor: no kernel runs, no byte moves
-        (gemm_rate, dw_rate, per_core_rate, bw, overhead, tile, _, im2col_bw, kind_bw, pack_bw,
-         gemm_fixed) = self._ep_params(ep, state)
+        r = self.ep_rates(ep, state)
+        bw = r.bandwidth_Bps
+        overhead = r.overhead_s
         if op.kind in _GEMM_KINDS:
-            overhead += gemm_fixed
+            overhead += r.gemm_overhead_s
         macs = op.macs
+        if ep.accelerator and (r.dtype_MACps or r.compute_dtype):
+            return self._accelerator_demand(op, r, overhead)
         if macs:
             if op.kind in _GEMM_KINDS:
+                tile = r.tile_rows
                 if tile and op.kind == "conv" and ep.cores > 1:
                     # Pipe-it eq. 7: iterations of `tile` rows, the busiest thread decides.
                     n_rows, k, m = op.gemm
                     tiles_per_thread = math.ceil(math.ceil(n_rows / tile) / ep.cores)
                     rows = min(tiles_per_thread * tile, n_rows)
-                    compute = rows * k * m * op.gemm_groups / per_core_rate
+                    compute = rows * k * m * op.gemm_groups / r.gemm_MACps_per_core
                 else:
-                    compute = macs / gemm_rate
+                    compute = macs / r.gemm_MACps
             else:
-                compute = macs / dw_rate
+                compute = macs / r.dw_MACps
         else:
             compute = 0.0
         nbytes = op.input_bytes + op.output_bytes + op.weight_bytes + 2 * op.im2col_bytes
-        busy = max(compute, nbytes / kind_bw.get(op.kind, bw))
+        busy = max(compute, nbytes / r.kind_Bps.get(op.kind, bw))
         if op.im2col_bytes:  # conv: steps before the multiply-adds, when the core type has them
-            if im2col_bw is not None:
+            if r.im2col_Bps is not None:
                 # A 1x1 stride-1 unpadded conv's image matrix is its input: a plain copy.
                 plain = op.kernel == (1, 1) and op.stride == 1 and op.pad == (0, 0)
-                busy += op.im2col_bytes / (bw if plain else im2col_bw)
-            if pack_bw is not None:
-                busy += (op.im2col_bytes + op.weight_bytes + op.output_bytes) / pack_bw
+                busy += op.im2col_bytes / (bw if plain else r.im2col_Bps)
+            if r.gemm_pack_Bps is not None:
+                busy += (op.im2col_bytes + op.weight_bytes + op.output_bytes) / r.gemm_pack_Bps
         return Demand(overhead, busy, float(nbytes))
+
+    def _accelerator_demand(self, op, r: EpRates, overhead: float) -> Demand:
+        """An op on an accelerator with per-datatype rates: MACs at the rate of the datatype it runs
+        in (its ``compute_dtype``, else the op's own), bytes scaled to that datatype's element size
+        (a network quantised to int8 moves a quarter of its FP32 bytes)."""
+        rate = r.rate_for(op.dtype)
+        if rate is None:
+            raise HetsimError(f"op {op.name} is {op.dtype}, for which the accelerator has no rate "
+                              f"(give peak_GMACps, or list {op.dtype} in precisions)")
+        scale = (r.compute_bytes / op.elem_bytes) if r.compute_bytes is not None else 1.0
+        compute = op.macs / rate if op.macs else 0.0
+        nbytes = (op.input_bytes + op.output_bytes + op.weight_bytes + 2 * op.im2col_bytes) * scale
+        busy = max(compute, nbytes / r.bandwidth_Bps)
+        return Demand(overhead, busy, float(nbytes))
+
+    def gather_demand(self, op, ep: ExecutionPlace, state: DvfsState | None = None) -> Demand:
+        """Gathering a split op's slices into its output on ``ep`` (the concat of μLayer / AutoDiCE):
+        the output is read and written once at the EP's bandwidth. [choice] No per-op overhead: the
+        runtime copies the slices, no kernel of the network runs."""
+        nbytes = 2.0 * op.output_bytes
+        if nbytes <= 0:
+            return ZERO
+        return Demand(0.0, nbytes / self.ep_rates(ep, state).bandwidth_Bps, nbytes)

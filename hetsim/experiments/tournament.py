@@ -29,7 +29,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from hetsim.errors import HetsimError  # noqa: E402
-from hetsim.experiment import Artifact, Context, experiment  # noqa: E402
+from hetsim.experiment import STRUCTURAL, Artifact, Context, experiment  # noqa: E402
 from hetsim.validation import atomic_write, read_yaml  # noqa: E402
 
 PAPER = "tournament"
@@ -281,13 +281,14 @@ def artifact(result, kind: str, ctx: Context) -> Artifact:
     claims = []
     ran = sorted(set(scored.loc[scored["status"] == "ok", "algorithm_name"]))
     claims.append(ctx.true(f"every registered {kind} explorer runs on at least one problem",
-                           len(registered), len(ran), set(registered) <= set(ran), "all registered"))
+                           len(registered), len(ran), set(registered) <= set(ran), "all registered",
+                           kind=STRUCTURAL))
     exact = scored[(scored["reference"] == "optimum") & (scored["status"] == "ok")]
     if not exact.empty:
         worst = float(exact["quality"].max())
         claims.append(ctx.true("no explorer's configuration beats the exact optimum of its space",
                                "<= 1", round(worst, 12), worst <= 1 + OPTIMUM_RTOL,
-                               f"quality <= 1 + {OPTIMUM_RTOL:g}"))
+                               f"quality <= 1 + {OPTIMUM_RTOL:g}", kind=STRUCTURAL))
     notes = [f"{kind.capitalize()} tournament ({setup}). {_explain(kind)}", markdown(summary, kind)]
     return Artifact(table, figure(summary, kind), claims, notes)
 

@@ -22,7 +22,7 @@ import inspect
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -31,8 +31,11 @@ from hetsim.errors import HetsimError
 from hetsim.explore.problem import Problem
 from hetsim.explore.termination import MaxTrials, Termination, as_terminations
 
+#: The problem an explorer solves (PipelineProblem, PlacementProblem, ...).
+P = TypeVar("P", bound=Problem)
 
-class Explorer:
+
+class Explorer(Generic[P]):
     """Base class of every search algorithm.
 
     Subclasses take their hyper-parameters as keyword arguments with defaults and store them
@@ -42,6 +45,9 @@ class Explorer:
 
     #: True when the algorithm never stops by itself (random walk): explore() then needs a termination.
     requires_termination = False
+    #: The objectives the algorithm can optimise (None: any the problem measures). Shisha and
+    #: Pipe-search balance stage times, i.e. optimise throughput only.
+    supported_objectives: tuple[str, ...] | None = None
 
     @property
     def name(self) -> str:
@@ -75,10 +81,10 @@ class Explorer:
         return f"{type(self).__name__}({', '.join(changed)})"
 
     # -- the algorithm --------------------------------------------------------------------
-    def validate(self, problem: Problem) -> None:
+    def validate(self, problem: P) -> None:
         """Check the parameters against each other and the problem; raise HetsimError."""
 
-    def run(self, session: Session) -> Any:
+    def run(self, session: Session[P]) -> Any:
         """Search; return the candidate the algorithm settles on (None: the best seen)."""
         raise NotImplementedError
 
@@ -95,7 +101,7 @@ class _Stop(Exception):  # noqa: N818 - control flow, not an error
         self.reason = reason
 
 
-class Session:
+class Session(Generic[P]):
     """One exploration in progress: random generators, tuning clock, cache, trial log, best.
 
     Explorers use :meth:`measure`, :meth:`charge_database`, :attr:`rng`, :meth:`is_cached` and
@@ -103,7 +109,7 @@ class Session:
     candidate is, how it is measured and which objective is best come from the problem.
     """
 
-    def __init__(self, problem: Problem, terminations: tuple[Termination, ...], seed: int,
+    def __init__(self, problem: P, terminations: tuple[Termination, ...], seed: int,
                  progress=None):
         self.problem = problem
         self.terminations = terminations
@@ -117,6 +123,7 @@ class Session:
         self.database_s = 0.0
         self.best: Any = None
         self.best_value = -math.inf if problem.maximize else math.inf
+        self.max_fps = 0.0    # the highest throughput seen (TargetThroughput, any objective)
         self._best_text: str | None = None
         self.info: dict[str, Any] = {}
         self.results: dict[Any, Any] = {}   # problem.key(candidate) -> its result
@@ -143,8 +150,14 @@ class Session:
 
     @property
     def best_fps(self) -> float:
-        """The best throughput so far (pipeline problems, whose objective is throughput)."""
-        return self.best_value
+        """The best throughput so far: the objective's best when it is throughput, else the highest
+        throughput of any trial."""
+        return self.best_value if self.problem.objective == "throughput" else self.max_fps
+
+    def better(self, a: float, b: float) -> bool:
+        """Whether objective value ``a`` beats ``b`` (more is better for throughput, less for the
+        others)."""
+        return a > b if self.problem.maximize else a < b
 
     def result(self, candidate) -> Any:
         """The result of a candidate measured before."""
@@ -154,12 +167,14 @@ class Session:
         """Whether measuring ``candidate`` now would be answered from the cache (no clock cost)."""
         return self.problem.key(candidate) in self.results and not self.problem.measurement.remeasure
 
-    def measure(self, candidate, phase: str = ""):
-        """Run one trial of ``candidate`` (or answer it from the cache) and log it."""
+    def measure(self, candidate, phase: str = "", again: bool = False):
+        """Run one trial of ``candidate`` (or answer it from the cache) and log it. ``again``
+        executes it even if it was measured before (an algorithm that re-runs the configuration it
+        is at: the trial costs its time and counts as a measurement, not as a new distinct one)."""
         if not self.problem.contains(candidate):
             raise HetsimError(f"explorer proposed {candidate}, which is outside the design space of "
                               f"{self.problem.name}")
-        if self.is_cached(candidate):
+        if self.is_cached(candidate) and not again:
             return self.record(candidate, self.result(candidate), cached=True, phase=phase)
         return self.record(candidate, self.problem.measure(candidate, self.noise_rng), phase=phase)
 
@@ -176,6 +191,9 @@ class Session:
             if split is not None:
                 self._splits.add(split)
         value = problem.value(result)
+        fps = getattr(result, "throughput_fps", None)
+        if fps is not None and fps > self.max_fps:
+            self.max_fps = float(fps)
         text = str(candidate)
         new_best = value > self.best_value if problem.maximize else value < self.best_value
         if new_best:
@@ -278,7 +296,7 @@ class Exploration:
     def fraction_splits_explored(self) -> float:
         """Distinct splits measured / distinct splits of the space, EPs not counted (Paper II's
         0.12% and 2.03%, 000 digest §8 item 13)."""
-        return self.n_distinct_splits / self.problem.split_space_size
+        return self.n_distinct_splits / self.problem.split_space_size  # type: ignore[attr-defined]
 
     def convergence(self) -> pd.DataFrame:
         """The best-so-far trace: the rows where the best improved, plus the last row."""
@@ -292,6 +310,7 @@ class Exploration:
     def summary(self) -> dict[str, Any]:
         """One row of scalars (see :func:`summarize`)."""
         splits = hasattr(self.problem, "split_space_size")   # pipelines: Paper II's split counts
+        fraction_splits = self.fraction_splits_explored if splits else None
         return {
             "algorithm": self.algorithm, "seed": self.seed, "problem": self.problem.name,
             "best_mapping": self.best_mapping, **self.problem.summary_fields(self.best),
@@ -299,7 +318,7 @@ class Exploration:
             "trials": self.n_trials, "measured": self.n_measured, "distinct": self.n_distinct,
             **({"distinct_splits": self.n_distinct_splits} if splits else {}),
             "space_size": self.space_size, "fraction_explored": self.fraction_explored,
-            **({"fraction_splits_explored": self.fraction_splits_explored} if splits else {}),
+            **({"fraction_splits_explored": fraction_splits} if splits else {}),
             "clock_s": self.clock_s, "database_s": self.database_s, "stop_reason": self.stop_reason,
         }
 
@@ -322,10 +341,20 @@ def explore(problem: Problem, explorer: Explorer, termination=None, seed: int = 
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
         raise HetsimError(f"explore: seed={seed!r} must be an integer >= 0")
     terms = as_terminations(termination)
+    if explorer.supported_objectives is not None and problem.objective not in explorer.supported_objectives:
+        from hetsim.explore.registry import algorithms
+
+        others = [a.name for a in algorithms(problem.kind)
+                  if (allowed := getattr(a.cls, "supported_objectives", None)) is None
+                  or problem.objective in allowed]
+        raise HetsimError(f"{explorer.name} optimises {' or '.join(explorer.supported_objectives)} only, not "
+                          f"{problem.objective}; for --objective {problem.objective} use "
+                          f"{', '.join(others) or 'another algorithm'}")
     explorer.validate(problem)
     if explorer.requires_termination and not terms:
-        raise HetsimError(f"{explorer.name} never stops by itself: pass termination=MaxTrials(n), "
-                          f"MaxClock(seconds) or TargetThroughput(fps)")
+        raise HetsimError(f"{explorer.name} never stops by itself: give a stopping rule (command line: "
+                          f"--max-trials N, --max-clock SECONDS or --target-fps FPS; Python: "
+                          f"termination=MaxTrials(n), MaxClock(seconds) or TargetThroughput(fps))")
     with _progress_bar(progress, explorer.name, terms) as bar:
         session = Session(problem, terms, int(seed), bar)
         try:

@@ -13,6 +13,7 @@ The papers give no hyper-parameters for these; the defaults are the digest's §5
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -27,7 +28,7 @@ from hetsim.explore.shisha import HEURISTICS, shisha_seed
 
 
 # -- exhaustive search ------------------------------------------------------------------------
-class ExhaustiveSearch(Explorer):
+class ExhaustiveSearch(Explorer[PipelineProblem]):
     """ES: measure every distinct configuration of the problem (splits x EP assignments).
 
     When the measurement is closed-form (analytic and noise-free) the whole space is scored at once
@@ -60,17 +61,18 @@ class ExhaustiveSearch(Explorer):
         check_choice(owner, "tie_order", self.tie_order, TIE_ORDERS)
         check_choice(owner, "charge_database", self.charge_database, (True, False))
 
-    def run(self, session: Session) -> Configuration:
+    def run(self, session: Session[PipelineProblem]) -> Configuration:
         problem = session.problem
         problem.check_enumerable(problem.distinct_space_size, "exhaustive search")
         if self.charge_database:
             session.charge_database(problem.distinct_space_size, "exhaustive search")
+        splits: dict[int, Sequence[tuple[int, ...]] | None] = dict.fromkeys(problem.depths)
         if self.order == "database":
             db = generate_database(problem.layer_weights(True), problem.depths, self.tie_order)
             splits = {p: db.lists[p] for p in problem.depths}
-        else:
-            splits = {p: None for p in problem.depths}
-        closed = problem.measurement.is_closed_form
+        # The vectorised scorer knows stage times, i.e. throughput; other objectives measure each.
+        closed = problem.measurement.is_closed_form and problem.objective == "throughput" \
+            and len(problem.objectives) == 1
         scorer = (SplitScorer(problem.platform, problem.workload, problem.cost,
                               [problem.platform.ep(e) for e in problem.eps], problem.state)
                   if closed else None)
@@ -100,10 +102,15 @@ def _scored(problem: PipelineProblem, scorer: SplitScorer, k: int, orders, split
     order_idx = [tuple(idx[e] for e in o) for o in orders]
     bounds = split_boundaries(problem.num_layers, k)
     stage_times = [scorer.stage_times(bounds, o) for o in order_idx]
+    for t, o in zip(stage_times, orders, strict=True):
+        mask = problem.incapable_mask(bounds, o)   # infeasible configurations: 0 f/s
+        if mask is not None:
+            t[mask] = math.inf
     throughput = [1.0 / t.max(axis=1) for t in stage_times]
     m = problem.measurement
     frames = m.frames
     splits = [tuple(int(x) for x in np.diff(b)) for b in bounds]
+    rows: Sequence[int]
     if split_order is None:
         rows = range(len(splits))
     else:
@@ -114,15 +121,17 @@ def _scored(problem: PipelineProblem, scorer: SplitScorer, k: int, orders, split
             times = stage_times[j][i]
             tp = float(throughput[j][i])
             total = float(times.sum())
-            if m.mode == "stages":
+            if not math.isfinite(total):
+                cost = 0.0   # an infeasible configuration never runs (PipelineProblem.capable)
+            elif m.mode == "stages":
                 cost = total * frames
             else:  # analytic stream: latency + (F - 1) periods
                 cost = total + (frames - 1) / tp
-            yield splits[i], eps, TrialResult(tuple(times.tolist()), tp, cost + m.trial_overhead_s)
+            yield splits[i], eps, TrialResult(tuple(times.tolist()), tp, cost + m.trial_overhead_s, total)
 
 
 # -- random walk -----------------------------------------------------------------------------
-class RandomWalk(Explorer):
+class RandomWalk(Explorer[PipelineProblem]):
     """RW: independent, uniformly random configurations of the space (random search; Paper I's
     "random configurations"). Never stops by itself: give a termination. A configuration drawn
     again is answered from the cache. Stops when every distinct configuration was measured."""
@@ -136,7 +145,7 @@ class RandomWalk(Explorer):
     def name(self) -> str:
         return "RW"
 
-    def run(self, session: Session) -> None:
+    def run(self, session: Session[PipelineProblem]) -> None:
         problem, rng = session.problem, session.rng
         total = problem.distinct_space_size
         while session.n_distinct < total:
@@ -205,7 +214,7 @@ def random_neighbour(problem: PipelineProblem, config: Configuration, rng: np.ra
         i = stages[rng.integers(len(stages))]
         left = int(rng.integers(1, split[i]))
         split[i:i + 1] = [left, split[i] - left]
-        eps.insert(i + 1, None if free else unused[rng.integers(len(unused))])
+        eps.insert(i + 1, "" if free else unused[rng.integers(len(unused))])   # free: set below
     else:  # merge
         i = int(rng.integers(k - 1))
         split[i:i + 2] = [split[i] + split[i + 1]]
@@ -216,10 +225,15 @@ def random_neighbour(problem: PipelineProblem, config: Configuration, rng: np.ra
     return Configuration(tuple(split), tuple(eps))
 
 
-class _LocalSearch(Explorer):
+class _LocalSearch(Explorer[PipelineProblem]):
     """Shared start-point logic of HC and SA."""
 
-    def _start(self, session: Session) -> Configuration:
+    start: str | Configuration
+    n_stages: int | None
+    vary_depth: bool
+    seed_heuristic: str
+
+    def _start(self, session: Session[PipelineProblem]) -> Configuration:
         problem = session.problem
         n = self.n_stages if self.n_stages is not None else max(
             d for d in problem.depths if problem.fixed_assignment or d <= len(problem.eps))
@@ -279,10 +293,11 @@ class HillClimbing(_LocalSearch):
         check_number(type(self).__name__, "patience", self.patience, low=1, integer=True)
         self._validate_start(problem)
 
-    def run(self, session: Session) -> Configuration:
+    def run(self, session: Session[PipelineProblem]) -> Configuration:
         problem, rng = session.problem, session.rng
         current = self._start(session)
-        current_fps = session.measure(current, "start").throughput_fps
+        # The problem's objective (throughput unless told otherwise).
+        current_value = problem.value(session.measure(current, "start"))
         accepted = session.info["accepted_trials"] = [session.n_trials]  # the climb's path
         fails = 0
         while fails < self.patience:
@@ -290,9 +305,9 @@ class HillClimbing(_LocalSearch):
             if nb is None:
                 break
             revisit = session.is_cached(nb)
-            fps = session.measure(nb, "climb").throughput_fps
-            if not revisit and fps > current_fps:
-                current, current_fps, fails = nb, fps, 0
+            value = problem.value(session.measure(nb, "climb"))
+            if not revisit and session.better(value, current_value):
+                current, current_value, fails = nb, value, 0
                 accepted.append(session.n_trials)
             else:
                 fails += 1
@@ -337,11 +352,14 @@ class SimulatedAnnealing(_LocalSearch):
             check_number(owner, "max_trials", self.max_trials, low=1, integer=True)
         self._validate_start(problem)
 
-    def run(self, session: Session) -> Configuration:
+    def run(self, session: Session[PipelineProblem]) -> Configuration:
         problem, rng = session.problem, session.rng
+        # Anneal a score that more is better of: the objective, negated when less is better
+        # (latency, energy, memory); T0 is a fraction of the start's |score|.
+        sign = 1.0 if problem.maximize else -1.0
         current = self._start(session)
-        current_fps = session.measure(current, "start").throughput_fps
-        t0 = self.t0_fraction * current_fps
+        current_score = sign * problem.value(session.measure(current, "start"))
+        t0 = self.t0_fraction * abs(current_score)
         if not 0 < t0 < math.inf:
             return current
         temperature = t0
@@ -353,11 +371,11 @@ class SimulatedAnnealing(_LocalSearch):
             nb = random_neighbour(problem, current, rng, self.vary_depth)
             if nb is None:
                 break
-            fps = session.measure(nb, "anneal").throughput_fps
+            score = sign * problem.value(session.measure(nb, "anneal"))
             trials += 1
-            delta = fps - current_fps
+            delta = score - current_score
             if delta > 0 or rng.random() < math.exp(delta / temperature):
-                current, current_fps = nb, fps
+                current, current_score = nb, score
                 accepted.append(session.n_trials)
             temperature *= self.cooling
         return session.best

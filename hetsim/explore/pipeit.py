@@ -342,6 +342,9 @@ class PipeIt(Explorer):
     platform with two symbol-named clusters, and contain the design (its depth).
     """
 
+    #: Eq. 11: Pipe-it maximises throughput only.
+    supported_objectives = ("throughput",)
+
     def __init__(self, prediction="measured", policy: str = "grow",
                  types: Sequence[str] | None = None, charge_profiling: bool = True):
         self.prediction = prediction
@@ -436,7 +439,8 @@ class PipeItA2(PipeIt):
     with links the measured throughput can be lower than T predicts. Parameters ``prediction``
     and ``charge_profiling`` as for :class:`PipeIt` (a measured T profiles every candidate EP);
     ``max_assignments`` refuses larger spaces (Algorithm 2 is a Python loop per assignment).
-    Trailing stages Algorithm 2 leaves empty are dropped; designs outside the space are skipped.
+    Trailing stages Algorithm 2 leaves empty are dropped; designs outside the space, or with a
+    stage on an EP that cannot run its layers (:meth:`PipelineProblem.capable`), are skipped.
     """
 
     def __init__(self, prediction="measured", charge_profiling: bool = True,
@@ -474,8 +478,8 @@ class PipeItA2(PipeIt):
                 alloc = work_flow(cast(Any, order), T, M)
                 kept = [(e, s) for e, s in zip(order, alloc, strict=True) if s[1] > s[0]]
                 config = Configuration(tuple(b - a for _, (a, b) in kept), tuple(e for e, _ in kept))
-                if not problem.contains(config):
-                    continue
+                if not problem.contains(config) or not problem.capable(config):
+                    continue   # outside the depths, or a stage on an EP that cannot run its layers
                 fps = throughput(T, cast(Any, config.eps), [s for _, s in kept])
                 if fps > best_fps:
                     best, best_fps = config, fps

@@ -18,6 +18,7 @@ the 000 digest §5.1-5.2.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -185,7 +186,7 @@ def _sum_sq(prefix: list, split: tuple[int, ...]):
 
 
 # -- Algorithm 2: online tuning ---------------------------------------------------------------
-class PipeSearch(Explorer):
+class PipeSearch(Explorer[PipelineProblem]):
     """Pipe-search's online tuner (Paper I Algorithm 2, 000 digest §5.2).
 
     Parameters
@@ -214,6 +215,9 @@ class PipeSearch(Explorer):
     charge_database : bool, default True
         Charge the database-generation cost (the problem's Measurement) before the first trial.
     """
+
+    #: Paper I / II balance stage times: they optimise throughput only.
+    supported_objectives = ("throughput",)
 
     def __init__(self, alpha: int = 10, hints: bool = True,
                  stage_eps: Callable[[int], Sequence[str]] | Mapping[int, Sequence[str]] | None = None,
@@ -260,11 +264,12 @@ class PipeSearch(Explorer):
         if isinstance(self.stage_eps, Mapping):
             table = self.stage_eps
             return lambda p: tuple(table[p])
-        if callable(self.stage_eps):
-            return lambda p: tuple(self.stage_eps(p))
+        rule = self.stage_eps
+        if callable(rule):
+            return lambda p: tuple(rule(p))
         return problem.stage_eps
 
-    def run(self, session: Session) -> Configuration:
+    def run(self, session: Session[PipelineProblem]) -> Configuration:
         problem = session.problem
         depths = problem.depths
         walk_dups = self.duplicates == "walk"
@@ -289,7 +294,7 @@ class PipeSearch(Explorer):
         s_min, ts_min = None, float("inf")
         for p in depths:
             seed_ts[p] = session.measure(config(p, 0), "init").bottleneck_s
-            if seed_ts[p] < ts_min:
+            if seed_ts[p] < ts_min or s_min is None:   # (every seed infeasible: the first)
                 s_min, ts_min = config(p, 0), seed_ts[p]
 
         def walk(p: int, c: int, phase: str) -> int:
@@ -303,8 +308,11 @@ class PipeSearch(Explorer):
                 else:
                     revisit = session.is_cached(conf)
                     ts = session.measure(conf, phase).bottleneck_s
-                if revisit or ts > ts_min or (equal_fails and ts == ts_min and conf != s_min):
-                    gamma += 1  # a repeat of Eq. 4's list is a non-improving trial too
+                # A repeat of Eq. 4's list is a non-improving trial too; so is an infeasible one
+                # (an EP that cannot run a layer: T_s = inf, which would otherwise tie an inf S_min).
+                if revisit or ts > ts_min or math.isinf(ts) or (equal_fails and ts == ts_min
+                                                                and conf != s_min):
+                    gamma += 1
                 else:                       # new (or equal) global minimum: reset the confidence
                     s_min, ts_min, gamma = conf, ts, 0
                 c += 1
@@ -313,6 +321,7 @@ class PipeSearch(Explorer):
         # Phase 1: every depth from its seed, gamma reset per depth (digest §8 item 5).
         visited = {p: walk(p, 0, "phase1") for p in depths}
         # Phase 2: refine within the depth of the best configuration, where phase 1 left off.
+        assert s_min is not None, "phase 1 measures at least one configuration"
         p_best = s_min.depth
         visited[p_best] = walk(p_best, visited[p_best], "phase2")
         session.info["visited"] = visited

@@ -105,11 +105,11 @@ class PlacementProblem(Problem):
         self._index = {n: i for i, n in enumerate(self.ops)}
         self._times: np.ndarray | None = None
 
-    @property  # type: ignore[override]
+    @property
     def name(self) -> str:
         return f"{self.workload.name} on {self.platform.name}"
 
-    @property  # type: ignore[override]
+    @property
     def design_space_size(self) -> int:
         """Op -> EP assignments with every op on an EP that can run it (orders not counted)."""
         options = np.isfinite(self.op_times()).sum(axis=1)

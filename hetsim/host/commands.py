@@ -79,8 +79,8 @@ def calibrate_host(out, name, quick) -> None:
     if fit.dw_efficiency is not None:
         t.add_row("dw_efficiency", f"{fit.dw_efficiency:.4f}")
     t.add_row("frame jitter (sigma of log time)", f"{jitter:.3f}")
-    for k, v in fit.residuals.items():
-        t.add_row(f"median |error| {k}", f"{v:.1%}")
+    for k, r in fit.residuals.items():
+        t.add_row(f"median |error| {k}", f"{r:.1%}")
     Console().print(t)
     click.echo(f"wrote {out_path} and {raw_path}")
 
@@ -115,7 +115,13 @@ def validate_host_cmd(platform_name, workload_name, mappings, frames, repeats, s
     """Run a workload for real (numpy, one pinned process per stage) and compare per-layer times
     and pipeline throughput with the DES on the calibrated platform."""
     from hetsim.host.executor import WorkloadRef
-    from hetsim.host.validate import measured_jitter, report_markdown, validate_host, write_report
+    from hetsim.host.validate import (
+        check_validation,
+        measured_jitter,
+        report_markdown,
+        validate_host,
+        write_report,
+    )
     from hetsim.platform import load_platform
     from hetsim.platform.loader import resolve_platform
 
@@ -124,6 +130,7 @@ def validate_host_cmd(platform_name, workload_name, mappings, frames, repeats, s
         noise_sigma = measured_jitter(resolve_platform(platform_name))
     ref = WorkloadRef(workload_name, scale)
     workload = ref.load()
+    check_validation(platform, ref, list(mappings) or None, frames, repeats)   # errors before the bar
     out = Path(out_dir) if out_dir else Path("results") / "validation" / workload.name
     console = Console(stderr=True)
     with _progress(console) as bar:

@@ -28,6 +28,7 @@ import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -310,7 +311,7 @@ def run_on_host(ref: WorkloadRef, stages: Sequence[tuple[int, int, Sequence[int]
         p.start()
         procs.append(p)
     try:
-        ready, records = 0, {}
+        ready, records = 0, dict[int, Any]()
         while ready < k:
             kind, i, payload = _get(results, procs)
             if kind == "error":

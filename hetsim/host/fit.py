@@ -39,6 +39,7 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from hetsim.host.microbench import Measurements
+from hetsim.platform.schema import by_cores
 
 _GB = 1e9
 
@@ -70,8 +71,7 @@ class HostFit:
         return min(n * self.core_bandwidth_Bps, self.memory_bandwidth_Bps)
 
     def par_eff(self, n: int) -> float:
-        pe = self.parallel_efficiency
-        return pe[min(n, len(pe)) - 1]
+        return by_cores(self.parallel_efficiency, n, scale_past_end=False)
 
     def gemm_time(self, n_rows: int, k: int, m: int, threads: int) -> float:
         a, b, c = n_rows * k * 4, k * m * 4, n_rows * m * 4
@@ -85,7 +85,7 @@ class HostFit:
         ``rates`` is None), as the cost model does."""
         bw = self.bw(threads)
         if rates is not None:
-            bw = min(bw, rates[threads - 1] if threads <= len(rates) else rates[-1] * threads / len(rates))
+            bw = min(bw, by_cores(rates, threads, scale_past_end=True))
         return self.op_overhead_s + nbytes / bw
 
 
@@ -227,23 +227,26 @@ def _g(x: float, digits: int = 4) -> str:
 
 def platform_dict(fit: HostFit, name: str = "host") -> dict:
     """The platform as a dict (what :func:`hetsim.platform.platform_from_dict` validates)."""
-    core = {
-        "name": "cpu",
-        "macs_per_cycle": fit.macs_per_cycle,
+    roofline: dict = {
         "gemm_efficiency": round(fit.gemm_efficiency, 4),
         "parallel_efficiency": [round(x, 4) for x in fit.parallel_efficiency],
         "op_overhead_us": round(fit.op_overhead_s * 1e6, 3),
         "gemm_overhead_us": [round(x * 1e6, 3) for x in fit.gemm_overhead_s] or 0.0,
-        "bandwidth_GBps_per_core": round(fit.core_bandwidth_Bps / _GB, 3),
         "gemm_pack_GBps": round(fit.gemm_pack_Bps / _GB, 3),
         "im2col_GBps": [round(x / _GB, 3) for x in fit.im2col_Bps],
         "kind_GBps": {k: [round(x / _GB, 3) for x in v] for k, v in sorted(fit.kind_Bps.items())},
-        "dvfs": [{"name": "nominal", "freq_MHz": fit.freq_MHz}],
     }
     if fit.dw_efficiency is not None:
-        core["dw_efficiency"] = round(fit.dw_efficiency, 4)
+        roofline["dw_efficiency"] = round(fit.dw_efficiency, 4)
+    core = {
+        "name": "cpu",
+        "macs_per_cycle": fit.macs_per_cycle,
+        "bandwidth_GBps_per_core": round(fit.core_bandwidth_Bps / _GB, 3),
+        "dvfs": [{"name": "nominal", "freq_MHz": fit.freq_MHz}],
+        "roofline": roofline,
+    }
     return {
-        "schema": 1, "name": name,
+        "schema": 2, "name": name,
         "memories": [{"name": "dram", "bandwidth_GBps": round(fit.memory_bandwidth_Bps / _GB, 3)}],
         "core_types": [core],
         "clusters": [{"name": "host", "symbol": "C", "core_type": "cpu", "cores": fit.cores,
@@ -255,6 +258,7 @@ def platform_yaml(fit: HostFit, m: Measurements, name: str = "host", raw_file: s
     """The platform YAML with a source comment on every number (what was measured, how fitted)."""
     d = platform_dict(fit, name)
     c = d["core_types"][0]
+    r = c["roofline"]
     mc = m.machine
     load = m.load
     lines = [
@@ -262,7 +266,7 @@ def platform_yaml(fit: HostFit, m: Measurements, name: str = "host", raw_file: s
         f"# Raw measurements: {raw_file or 'beside this file'}.",
         f"# Load average during calibration: {_load(load.get('loadavg_before'))} before, "
         f"{_load(load.get('loadavg_after'))} after ({load.get('wall_s', 0):.0f} s).",
-        "schema: 1",
+        "schema: 2",
         f"name: {name}",
         f"description: \"{mc['model']}, {fit.cores} cores, {mc['blas'][0]['internal_api'] if mc['blas'] else 'BLAS'}"
         f" {mc['blas'][0]['version'] if mc['blas'] else ''}; numpy {mc['numpy']}\"",
@@ -270,33 +274,36 @@ def platform_yaml(fit: HostFit, m: Measurements, name: str = "host", raw_file: s
         "  - name: dram",
         f"    bandwidth_GBps: {d['memories'][0]['bandwidth_GBps']}  # [measured] STREAM-like read (1-thread "
         f"GEMV, {_MB(m)} MB per core) on all {fit.cores} cores at once, summed",
-        "core_types:",
-        "  - name: cpu",
-        f"    macs_per_cycle: {_g(c['macs_per_cycle'])}  # [ext] {mc['isa']}, from /proc/cpuinfo flags",
-        f"    gemm_efficiency: {c['gemm_efficiency']}  # [fitted] 1-thread GEMM grid "
-        f"(median |error| {fit.residuals.get('gemm', float('nan')):.1%} over all thread counts)",
-        f"    parallel_efficiency: {c['parallel_efficiency']}  # [fitted] n-thread GEMM grid, entry n-1",
-        f"    op_overhead_us: {c['op_overhead_us']}  # [fitted] intercept of the GEMM grid",
-        f"    gemm_overhead_us: {c['gemm_overhead_us']}  # [fitted] median extra of a conv/fc inside a "
-        f"synthetic network, on 1, 2, ... cores (median |error| per op {fit.residuals.get('network ops', float('nan')):.1%})",
-        f"    bandwidth_GBps_per_core: {c['bandwidth_GBps_per_core']}  # [measured] STREAM-like read on 1 core",
-        f"    gemm_pack_GBps: {c['gemm_pack_GBps']}  # [fitted] GEMM time per operand byte (BLAS packing)",
-        f"    im2col_GBps: {c['im2col_GBps']}  # [fitted] executor's im2col copy on 1, 2, ... cores "
-        f"(median |error| {fit.residuals.get('im2col', float('nan')):.1%})",
     ]
-    if "dw_efficiency" in c:
-        lines.append(f"    dw_efficiency: {c['dw_efficiency']}  # [fitted] executor's depthwise kernel")
-    if c["kind_GBps"]:
-        lines.append("    kind_GBps:  # [fitted] executor's kernels on 1, 2, ... cores, GB/s (capped by the bandwidth)")
-        for k, v in c["kind_GBps"].items():
-            lines.append(f"      {k}: {v}  # median |error| {fit.residuals.get('kind ' + k, float('nan')):.1%}")
-    else:
-        lines.append("    kind_GBps: {}  # every kind measured keeps up with the memory")
     note = ("nominal, /proc/cpuinfo" if fit.freq_MHz == mc["nominal_MHz"] else
             f"nominal {mc['nominal_MHz']:g} MHz raised: the fitted GEMM rate exceeds the ISA peak there (turbo)")
     lines += [
+        "core_types:",
+        "  - name: cpu",
+        f"    macs_per_cycle: {_g(c['macs_per_cycle'])}  # [ext] {mc['isa']}, from /proc/cpuinfo flags",
+        f"    bandwidth_GBps_per_core: {c['bandwidth_GBps_per_core']}  # [measured] STREAM-like read on 1 core",
         "    dvfs:",
         f"      - {{name: nominal, freq_MHz: {_g(fit.freq_MHz, 6)}}}  # [measured] {note}",
+        "    roofline:  # the default cost model's fitted terms (hetsim/cost/roofline.py)",
+        f"      gemm_efficiency: {r['gemm_efficiency']}  # [fitted] 1-thread GEMM grid "
+        f"(median |error| {fit.residuals.get('gemm', float('nan')):.1%} over all thread counts)",
+        f"      parallel_efficiency: {r['parallel_efficiency']}  # [fitted] n-thread GEMM grid, entry n-1",
+        f"      op_overhead_us: {r['op_overhead_us']}  # [fitted] intercept of the GEMM grid",
+        f"      gemm_overhead_us: {r['gemm_overhead_us']}  # [fitted] median extra of a conv/fc inside a "
+        f"synthetic network, on 1, 2, ... cores (median |error| per op {fit.residuals.get('network ops', float('nan')):.1%})",
+        f"      gemm_pack_GBps: {r['gemm_pack_GBps']}  # [fitted] GEMM time per operand byte (BLAS packing)",
+        f"      im2col_GBps: {r['im2col_GBps']}  # [fitted] executor's im2col copy on 1, 2, ... cores "
+        f"(median |error| {fit.residuals.get('im2col', float('nan')):.1%})",
+    ]
+    if "dw_efficiency" in r:
+        lines.append(f"      dw_efficiency: {r['dw_efficiency']}  # [fitted] executor's depthwise kernel")
+    if r["kind_GBps"]:
+        lines.append("      kind_GBps:  # [fitted] executor's kernels on 1, 2, ... cores, GB/s (capped by the bandwidth)")
+        for k, v in r["kind_GBps"].items():
+            lines.append(f"        {k}: {v}  # median |error| {fit.residuals.get('kind ' + k, float('nan')):.1%}")
+    else:
+        lines.append("      kind_GBps: {}  # every kind measured keeps up with the memory")
+    lines += [
         "clusters:",
         f"  - {{name: host, symbol: C, core_type: cpu, cores: {fit.cores}, memory: dram}}  "
         "# [measured] the CPUs this process may use (sched_getaffinity)",

@@ -26,8 +26,10 @@ import multiprocessing as mp
 import os
 import platform as platform_mod
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import asdict, dataclass, field
+from functools import partial
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -124,7 +126,8 @@ def cpus() -> list[int]:
 
 def machine_info() -> dict:
     """CPU model, nominal clock, SIMD width (peak FP32 MAC/cycle), BLAS, as far as Linux tells."""
-    model, mhz, flags = platform_mod.processor() or "unknown", None, set()
+    model, mhz = platform_mod.processor() or "unknown", None
+    flags: set[str] = set()
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
@@ -179,11 +182,13 @@ def _time(fn: Callable[[], object]) -> float:
 
 
 # -- interleaved timing -----------------------------------------------------------------------
-Case = tuple[object, Callable[[], object]]  # (key, the call to time)
+K = TypeVar("K", bound=Hashable)
+#: (key, the call to time)
+Case = tuple[K, Callable[[], object]]
 
 
-def _interleaved(cases: dict[int, list[Case]], reps: int, cores: list[int], phase: str,
-                 progress: Progress) -> dict[tuple[int, object], list[float]]:
+def _interleaved(cases: dict[int, list[Case[K]]], reps: int, cores: list[int], phase: str,
+                 progress: Progress) -> dict[tuple[int, K], list[float]]:
     """Time every case of every thread count once per round, ``reps`` rounds after a warm-up
     round, pinned to as many cores and with as many BLAS threads as the thread count.
 
@@ -192,7 +197,7 @@ def _interleaved(cases: dict[int, list[Case]], reps: int, cores: list[int], phas
     would steal it from the thread being timed."""
     from threadpoolctl import threadpool_limits
 
-    times: dict[tuple[int, object], list[float]] = {}
+    times: dict[tuple[int, K], list[float]] = {}
     for rep in range(reps + 1):
         for threads, group in cases.items():
             pin_process(cores[:threads])
@@ -218,8 +223,9 @@ def bench_gemm(plan: BenchPlan, cores: list[int], progress: Progress) -> list[di
     rng = np.random.default_rng(0)
     mats = {(n, k, m): (rng.standard_normal((n, k), dtype=np.float32),
                         rng.standard_normal((k, m), dtype=np.float32)) for n, k, m in gemm_shapes(plan)}
-    cases = {t: [(shape, lambda a=a, b=b: a @ b) for shape, (a, b) in mats.items()]
-             for t in range(1, len(cores) + 1)}
+    cases: dict[int, list[Case[tuple[int, int, int]]]] = {
+        t: [(shape, partial(np.matmul, a, b)) for shape, (a, b) in mats.items()]
+        for t in range(1, len(cores) + 1)}
     times = _interleaved(cases, plan.gemm_reps, cores, "gemm", progress)
     return [{"n": n, "k": k, "m": m, "threads": t, "time_s": float(np.median(ts))}
             for (t, (n, k, m)), ts in times.items()]
@@ -276,7 +282,7 @@ def _single_op(kind: str, h: int, w: int, c: int):
     if kind in ("maxpool", "avgpool"):
         h, w = 2 * h + 1, 2 * w + 1
 
-    specs = {
+    specs: dict[str, list[dict[str, Any]]] = {
         "relu": [{"name": "x", "kind": "relu"}],
         "lrn": [{"name": "x", "kind": "lrn"}],
         "bn": [{"name": "x", "kind": "bn"}],
@@ -296,7 +302,7 @@ def _single_op(kind: str, h: int, w: int, c: int):
 def bench_im2col(plan: BenchPlan, cores: list[int], progress: Progress) -> list[dict]:
     rng = np.random.default_rng(1)
     workers = {t: Workers(KERNEL_THREADS) for t in range(1, len(cores) + 1)}
-    cases: dict[int, list[Case]] = {t: [] for t in workers}
+    cases: dict[int, list[Case[tuple[int, int, int, int, int, int]]]] = {t: [] for t in workers}
     nbytes = {}
     for h, w, c, k, s, p in plan.im2col_shapes:
         x = rng.standard_normal((h, w, c), dtype=np.float32)
@@ -304,8 +310,7 @@ def bench_im2col(plan: BenchPlan, cores: list[int], progress: Progress) -> list[
         buf = np.empty((oh, ow, k, k, c), dtype=np.float32)
         nbytes[(h, w, c, k, s, p)] = buf.nbytes
         for t, wk in workers.items():
-            cases[t].append(((h, w, c, k, s, p), lambda x=x, k=k, s=s, p=p, oh=oh, ow=ow, buf=buf, wk=wk:
-                             im2col(x, (k, k), s, (p, p), (oh, ow), wk, buf)))
+            cases[t].append(((h, w, c, k, s, p), partial(im2col, x, (k, k), s, (p, p), (oh, ow), wk, buf)))
     times = _interleaved(cases, plan.kind_reps, cores, "im2col", progress)
     for wk in workers.values():
         wk.close()
@@ -317,7 +322,7 @@ def bench_im2col(plan: BenchPlan, cores: list[int], progress: Progress) -> list[
 def bench_kinds(plan: BenchPlan, cores: list[int], progress: Progress) -> list[dict]:
     rng = np.random.default_rng(2)
     workers = {t: Workers(KERNEL_THREADS) for t in range(1, len(cores) + 1)}
-    cases: dict[int, list[Case]] = {t: [] for t in workers}
+    cases: dict[int, list[Case[tuple[str, int, int, int]]]] = {t: [] for t in workers}
     ops = {}
     for kind in plan.kinds:
         for h, w, c in plan.kind_shapes:
@@ -326,7 +331,7 @@ def bench_kinds(plan: BenchPlan, cores: list[int], progress: Progress) -> list[d
             xs = [rng.standard_normal(tuple(op.in_shape), dtype=np.float32) for _ in range(n_in)]
             for t, wk in workers.items():
                 kernel = compile_op(op, np.random.default_rng(0), wk)
-                cases[t].append(((kind, h, w, c), lambda kernel=kernel, xs=xs: kernel(xs)))
+                cases[t].append(((kind, h, w, c), partial(kernel, xs)))
     times = _interleaved(cases, plan.kind_reps, cores, "kinds", progress)
     for wk in workers.values():
         wk.close()

@@ -116,7 +116,7 @@ def default_mappings(platform, workload, cost, frames: int = 30, candidates: int
         orders = [(a, b) for a in range(len(eps)) for b in range(len(eps)) if a + b + 2 <= n]
         scored = SplitScorer(platform, workload, cost, eps).score(2, orders)
         flat = np.argsort(-scored.throughput, axis=None)[:candidates]
-        best, best_fps = None, -1.0
+        best, best_fps = f"{sym}1:1-{layers}", -1.0
         for idx in flat:
             i, j = np.unravel_index(int(idx), scored.throughput.shape)
             b = scored.boundaries[i]
@@ -156,14 +156,10 @@ def measured_jitter(platform_path: str | os.PathLike) -> float:
         return 0.0
 
 
-def validate_host(platform, ref: WorkloadRef, mappings: Sequence[str] | None = None, frames: int = 30,
-                  repeats: int = 3, seed: int = 0, warmup: int = 2, noise_sigma: float = 0.0,
-                  progress: Callable[[str, int, int], None] | None = None) -> Report:
-    """Run and simulate ``mappings`` (default: :func:`default_mappings`). The DES draws a seeded
-    lognormal factor of sigma ``noise_sigma`` per stage execution (the frame-to-frame jitter of the
-    real machine, which slows a balanced pipeline whose stages wait on each other) and runs 10x
-    the frames so that the noise averages out. ``progress(label, done, total)`` reports frames as
-    they complete."""
+def check_validation(platform, ref: WorkloadRef, mappings: Sequence[str] | None = None,
+                     frames: int = 30, repeats: int = 3) -> list[Pipeline]:
+    """The pipelines :func:`validate_host` will run (default: :func:`default_mappings`), after
+    checking every input: one-line errors before anything runs."""
     if repeats < 1:
         raise HetsimError(f"repeats must be at least 1 (got {repeats})")
     if frames < 3:
@@ -181,6 +177,20 @@ def validate_host(platform, ref: WorkloadRef, mappings: Sequence[str] | None = N
             if s.ep.cluster != host_cluster(platform).name:
                 raise HetsimError(f"mapping {text!r}: stage {s} is not on the host cluster")
         pipes.append(m)
+    return pipes
+
+
+def validate_host(platform, ref: WorkloadRef, mappings: Sequence[str] | None = None, frames: int = 30,
+                  repeats: int = 3, seed: int = 0, warmup: int = 2, noise_sigma: float = 0.0,
+                  progress: Callable[[str, int, int], None] | None = None) -> Report:
+    """Run and simulate ``mappings`` (default: :func:`default_mappings`). The DES draws a seeded
+    lognormal factor of sigma ``noise_sigma`` per stage execution (the frame-to-frame jitter of the
+    real machine, which slows a balanced pipeline whose stages wait on each other) and runs 10x
+    the frames so that the noise averages out. ``progress(label, done, total)`` reports frames as
+    they complete."""
+    pipes = check_validation(platform, ref, mappings, frames, repeats)
+    workload = ref.load()
+    cost = RooflineCostModel(platform)
     cpus = available_cpus()
     placement = [stage_cpus(p, cpus) for p in pipes]
 
@@ -203,7 +213,7 @@ def validate_host(platform, ref: WorkloadRef, mappings: Sequence[str] | None = N
     for pipe, cp, rs in zip(pipes, placement, runs, strict=True):
         sim = simulate(platform, workload, pipe, engine="des", cost=cost, frames=10 * frames,
                        noise_sigma=noise_sigma, seed=seed).metrics
-        layer_sim = []
+        layer_sim: list[float] = []
         for s in pipe.stages:
             layer_sim.extend(float(x) for x in cost.layer_times(workload, s.ep)[s.first - 1:s.last])
         times = np.vstack([r.layer_times_s for r in rs])

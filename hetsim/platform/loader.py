@@ -14,8 +14,9 @@ from pydantic import ValidationError
 
 from hetsim.errors import HetsimError
 from hetsim.paths import search_path
-from hetsim.platform.schema import Platform
-from hetsim.validation import error_lines, one_line, read_yaml
+from hetsim.platform.plausibility import plausibility_warnings
+from hetsim.platform.schema import SCHEMA_VERSION, Platform
+from hetsim.validation import error_lines, one_line, read_yaml, warn_once
 
 
 def list_platforms() -> list[str]:
@@ -46,13 +47,17 @@ def load_platform(name_or_path: str | os.PathLike, overrides: list[str] | None =
     """
     path = resolve_platform(name_or_path)
     data = copy.deepcopy(_read(path, path.stat().st_mtime if path.exists() else 0.0))
+    migrate(data)  # before the overrides: they address version 2's paths
     for ov in overrides or ():
         apply_override(data, ov, source=str(path))
     if dvfs:
         apply_dvfs(data, dvfs, source=str(path))
     # Name the overrides in errors: the file itself may be fine.
     source = f"{path} (with --set {' '.join(overrides)})" if overrides else str(path)
-    return platform_from_dict(data, source)
+    platform = platform_from_dict(data, source)
+    for line in plausibility_warnings(platform):
+        warn_once(f"{source}: {line}")
+    return platform
 
 
 @lru_cache(maxsize=64)
@@ -61,23 +66,79 @@ def _read(path: Path, _mtime: float) -> dict:
 
 
 def platform_from_dict(data: dict, source: str = "<platform>") -> Platform:
+    """Validate a platform dict (a version 1 dict is migrated first, on a copy)."""
+    if isinstance(data, dict) and data.get("schema") == 1:
+        data = copy.deepcopy(data)
+        migrate(data)
     try:
         return Platform.model_validate(data)
     except ValidationError as e:
         raise one_line(source, e) from None
 
 
-def validate_file(path: str | os.PathLike) -> list[str]:
-    """Every problem in a platform file, one line each with its field path ([] when valid)."""
+#: Schema 1 kept every cost model's parameters at the top of a core type or accelerator; schema 2
+#: moves them into one block per cost model: section -> block -> the fields it took from the top.
+V1_MOVES: dict[str, dict[str, tuple[str, ...]]] = {
+    "core_types": {
+        "roofline": ("gemm_efficiency", "dw_efficiency", "parallel_efficiency", "gemm_tile_rows",
+                     "op_overhead_us", "gemm_overhead_us", "gemm_pack_GBps", "im2col_GBps", "kind_GBps"),
+        "pipeit": ("gemm_tile_cols", "gemv_GBps_per_core"),
+    },
+    "accelerators": {"roofline": ("efficiency", "op_overhead_us")},
+}
+
+
+def migrate(data: dict) -> str | None:
+    """Bring a platform dict of an older schema version to the current one, in place.
+
+    Version 1 -> 2 moves each cost model's parameters into its block (:data:`V1_MOVES`). Returns a
+    one-line note of what was done (None for a current file). Malformed parts are left for the
+    validation to report; a field that its block already sets stays where it is (and is reported).
+    """
+    if data.get("schema") != 1:
+        return None
+    moved = 0
+    for section, blocks in V1_MOVES.items():
+        entries = data.get(section)
+        for entry in entries if isinstance(entries, list) else ():
+            if not isinstance(entry, dict):
+                continue
+            for block, fields in blocks.items():
+                present = [f for f in fields if f in entry]
+                if not present:
+                    continue
+                target = entry.setdefault(block, {})
+                if not isinstance(target, dict):
+                    continue
+                for f in present:
+                    if f not in target:
+                        target[f] = entry.pop(f)
+                        moved += 1
+    data["schema"] = SCHEMA_VERSION
+    names = sorted({b for section in V1_MOVES.values() for b in section})
+    return (f"schema 1, migrated to {SCHEMA_VERSION} on load: {moved} cost-model parameters moved into "
+            f"their blocks ({', '.join(names)})")
+
+
+def validate_file(path: str | os.PathLike, notes: list[str] | None = None,
+                  warnings: list[str] | None = None) -> list[str]:
+    """Every problem in a platform file, one line each with its field path ([] when valid).
+    ``notes``, when given, receives a line for each thing done to the file on load (a migration);
+    ``warnings`` a line for each implausible value (:mod:`hetsim.platform.plausibility`)."""
     p = Path(path)
     try:
         data = read_yaml(p)
     except HetsimError as e:
         return [str(e)]
+    note = migrate(data)
+    if note and notes is not None:
+        notes.append(note)
     try:
-        Platform.model_validate(data)
+        platform = Platform.model_validate(data)
     except ValidationError as e:
         return error_lines(str(p), e)
+    if warnings is not None:
+        warnings.extend(f"{p}: {line}" for line in plausibility_warnings(platform))
     return []
 
 
@@ -126,7 +187,7 @@ def apply_dvfs(data: dict, setting: str, source: str = "<platform>") -> None:
     else:
         raise HetsimError(f"--dvfs {setting!r}: {source} has no such preset; "
                           f"presets: {', '.join(presets) or 'none'} (or give cluster=level,...)")
-    clusters = {c.get("name"): c for c in data.get("clusters", []) if isinstance(c, dict)}
+    clusters = {str(c.get("name")): c for c in data.get("clusters", []) if isinstance(c, dict)}
     for cname, level in pairs.items():
         if cname not in clusters:
             raise HetsimError(f"--dvfs {setting!r}: no cluster {cname!r}; clusters: {', '.join(clusters)}")

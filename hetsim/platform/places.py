@@ -114,7 +114,7 @@ class Topology:
     def eps(self) -> list[ExecutionPlace]:
         """Every distinct EP: each cluster with 1..n cores (named by symbol when it has one, else
         the whole cluster by name), and each accelerator."""
-        out = []
+        out: list[ExecutionPlace] = []
         for c in self.platform.clusters:
             if c.symbol:
                 out.extend(self.ep(f"{c.symbol}{n}") for n in range(1, c.cores + 1))

@@ -31,7 +31,7 @@ from hetsim.options import RunOptions
 from hetsim.power import energy_J
 from hetsim.sim.bandwidth import BandwidthServer
 from hetsim.sim.noise import lognormal_factors
-from hetsim.sim.tasks import Task, TaskGraph, ep_units
+from hetsim.sim.tasks import Task, TaskGraph, ep_peak_memory, ep_units
 
 
 @dataclass
@@ -62,8 +62,7 @@ def run_dag(platform, tg: TaskGraph, options: RunOptions) -> DagRun:
     if options.contention:
         for t in tasks:
             if t.ep is not None and t.ep.memory not in memories:
-                memories[t.ep.memory] = BandwidthServer(
-                    env, platform.memory(t.ep.memory).bandwidth_GBps * 1e9, t.ep.memory)
+                memories[t.ep.memory] = BandwidthServer.for_memory(env, platform.memory(t.ep.memory))
         links = {lk.name: BandwidthServer(env, lk.bandwidth_GBps * 1e9, lk.name) for lk in platform.links}
 
     finished = [[env.event() for _ in range(n)] for _ in range(frames)]
@@ -86,13 +85,14 @@ def run_dag(platform, tg: TaskGraph, options: RunOptions) -> DagRun:
                     yield env.timeout(d.fixed_s * scale)
                 if d.busy_s > 0:
                     yield mem.transfer(d.bytes_, d.bytes_ / d.busy_s / scale)
-        elif t.route is not None and t.route.links and t.nbytes > 0:
-            link = links.get(t.route.bottleneck) if t.route.bottleneck else None
+        else:
+            link = (links.get(t.route.bottleneck) if t.route is not None and t.route.bottleneck
+                    and not t.measured else None)
             if link is None:
-                yield env.timeout(t.route.time_s(t.nbytes))
+                yield env.timeout(t.transfer_s)
             else:
-                yield env.timeout(t.route.latency_s)
-                yield link.transfer(t.nbytes, t.route.bandwidth_Bps)
+                yield env.timeout(t.fixed_s)
+                yield link.transfer(t.nbytes, t.route.bandwidth_Bps)  # type: ignore[union-attr]
         end[f, t.index] = env.now
         finished[f][t.index].succeed()
 
@@ -157,4 +157,5 @@ def dag_metrics(platform, workload, mapping, run: DagRun, options: RunOptions,
         energy_J=energy_J(platform, units, makespan, link_bytes, options.state, coherent),
         contention=options.contention, seed=options.seed, core_busy_s=by_place, coherent_s=coherent,
         link_bytes=link_bytes,
+        ep_peak_memory_bytes=ep_peak_memory(tg, run.start[0] - run.arrival[0], run.end[0] - run.arrival[0]),
     )

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+import networkx as nx
 import numpy as np
 
 from hetsim.cost import CostModel, Demand, DvfsState
@@ -46,9 +47,15 @@ class Task:
     lane: str | None                # exclusive lane, or None
     deps: tuple[int, ...]
     ep: ExecutionPlace | None = None        # compute: where it runs
+    dst: ExecutionPlace | None = None       # transfer: where the bytes land
+    out_bytes: float = 0.0                  # bytes of the buffer it fills (output, slice, copy)
+    weight_bytes: float = 0.0               # compute: parameters it reads
+    work_bytes: float = 0.0                 # compute: transient working memory (im2col)
     demand: Demand | None = None            # compute: its cost
     route: Route | None = None              # transfer: its route
     nbytes: float = 0.0                     # transfer: bytes moved
+    transfer_s: float = 0.0                 # transfer: uncontended time (the cost model's)
+    measured: bool = False                  # transfer: a measured copy (a plain delay, never contended)
     op: str | None = None                   # the workload op it belongs to
 
     @property
@@ -56,7 +63,16 @@ class Task:
         """Uncontended duration."""
         if self.kind == "compute":
             return self.demand.time_s if self.demand is not None else 0.0
-        return self.route.time_s(self.nbytes) if self.route is not None else 0.0
+        return self.transfer_s
+
+    @property
+    def fixed_s(self) -> float:
+        """A transfer's part that no link contention stretches: its time minus bytes / the route's
+        bandwidth (the route's latency, and whatever the cost model adds: synchronisation, layout
+        conversion)."""
+        if self.measured or self.route is None or not self.route.links:
+            return self.transfer_s
+        return max(self.transfer_s - self.nbytes / self.route.bandwidth_Bps, 0.0)
 
 
 @dataclass
@@ -91,25 +107,36 @@ def build_tasks(platform, workload, placement: Placement, cost: CostModel,
         return t.index
 
     def fetch(tensor: str, dst: ExecutionPlace, consumer: str) -> int:
-        """The task after which ``tensor`` is available on ``dst`` (adding its transfer)."""
+        """The task after which ``tensor`` is available on ``dst`` (adding its transfer: the cost
+        model prices it, so a model can charge synchronisation or layout conversion even where
+        the EPs share a memory)."""
         src_task, src = produced[tensor]
-        route = platform.route(src, dst)
         nbytes = g.nodes[tensor]["op"].output_bytes
-        if not route.links or nbytes <= 0:
+        if nbytes <= 0 or src.name == dst.name:
+            return src_task
+        measured = cost.measured_transfer_s(nbytes, src, dst)
+        seconds = measured if measured is not None else cost.transfer_time(nbytes, src, dst)
+        if seconds <= 0:
             return src_task
         key = (tensor, dst.name if caching else f"{dst.name}/{consumer}")
         if key not in cached:
             cached[key] = add("transfer", f"{tensor}->{dst.name}", _comm_lane(comm, dst), [src_task],
-                              route=route, nbytes=float(nbytes), op=consumer)
+                              route=platform.route(src, dst), nbytes=float(nbytes), transfer_s=seconds,
+                              measured=measured is not None, op=consumer, dst=dst,
+                              out_bytes=float(nbytes))
         return cached[key]
 
-    for op in workload.ops:
+    # Tasks are made in the order the lanes will run them, so that a tensor cached on an EP is
+    # fetched before the first of its consumers there.
+    op_order = _op_order(workload, placement, serial)
+    for op in (workload.op(name) for name in op_order):
         shares = placement.splits.get(op.name)
         home = placement.ep_of[op.name]
         if shares is None:
             deps = [fetch(p, home, op.name) for p in g.predecessors(op.name)]
             i = add("compute", op.name, home.name, deps, ep=home, demand=cost.op_demand(op, home, state),
-                    op=op.name)
+                    op=op.name, out_bytes=float(op.output_bytes), weight_bytes=float(op.weight_bytes),
+                    work_bytes=float(op.im2col_bytes))
             produced[op.name] = (i, home)
             continue
         # A split op: each share computes its slice of the output channels on its EP; the home EP
@@ -118,19 +145,27 @@ def build_tasks(platform, workload, placement: Placement, cost: CostModel,
         for s in shares:
             deps = [fetch(p, s.ep, op.name) for p in g.predecessors(op.name)]
             i = add("compute", f"{op.name}@{s.ep.name}", s.ep.name, deps, ep=s.ep,
-                    demand=cost.share_demand(op, s.ep, s.fraction, state), op=op.name)
-            route = platform.route(s.ep, home)
+                    demand=cost.share_demand(op, s.ep, s.fraction, state), op=op.name,
+                    out_bytes=op.output_bytes * s.fraction, weight_bytes=op.weight_bytes * s.fraction,
+                    work_bytes=op.im2col_bytes * s.fraction)
             nbytes = op.output_bytes * s.fraction
-            if route.links and nbytes > 0:
+            seconds = cost.transfer_time(nbytes, s.ep, home) if s.ep.name != home.name else 0.0
+            if seconds > 0:
                 parts.append(add("transfer", f"{op.name}@{s.ep.name}->{home.name}", _comm_lane(comm, home),
-                                 [i], route=route, nbytes=float(nbytes), op=op.name))
+                                 [i], route=platform.route(s.ep, home), nbytes=float(nbytes),
+                                 transfer_s=seconds, op=op.name, dst=home, out_bytes=float(nbytes)))
             else:
                 parts.append(i)
         k = add("compute", f"{op.name}:gather", home.name, parts, ep=home,
-                demand=cost.gather_demand(op, home, state), op=op.name)
+                demand=cost.gather_demand(op, home, state), op=op.name, out_bytes=float(op.output_bytes))
         produced[op.name] = (k, home)
 
-    lanes = _lane_orders(tasks, workload, placement, of_op, serial)
+    lanes: dict[str, list[int]] = {}
+    for name in op_order:
+        for i in of_op.get(name, ()):
+            lane = "serial" if serial else tasks[i].lane
+            if lane is not None:
+                lanes.setdefault(lane, []).append(i)
     sinks = tuple(produced[op.name][0] for op in workload.ops if g.out_degree(op.name) == 0)
     if serial:
         for t in tasks:
@@ -146,26 +181,19 @@ def _comm_lane(comm: Comm, dst: ExecutionPlace) -> str | None:
     return None
 
 
-def _lane_orders(tasks: list[Task], workload, placement: Placement, of_op: dict[str, list[int]],
-                 serial: bool) -> dict[str, list[int]]:
-    """Each lane's tasks in execution order: ops in the plan's per-EP order (else the workload's
-    topological order), each op's incoming transfers just before it."""
+def _op_order(workload, placement: Placement, serial: bool) -> list[str]:
+    """The order in which lanes run the ops: the workload's topological order, or with a plan one
+    global order consistent with the data dependencies and every EP's plan (ties: the workload's
+    order), so that each lane takes its tasks in it. Ops outside the plan (split shares and
+    gathers) fall where their inputs allow."""
     op_order = [op.name for op in workload.ops]
-    if placement.order is not None and not serial:
-        rank: dict[str, float] = {}
-        for ops in placement.order.values():
-            for pos, name in enumerate(ops):
-                rank[name] = pos
-        # Within an EP the plan decides; ops of different EPs keep their relative topological
-        # order (lanes are independent, so only the per-lane order matters).
-        op_order = sorted(op_order, key=lambda n: (rank.get(n, -1), op_order.index(n)))
-    lanes: dict[str, list[int]] = {}
-    for name in op_order:
-        for i in of_op.get(name, ()):
-            lane = "serial" if serial else tasks[i].lane
-            if lane is not None:
-                lanes.setdefault(lane, []).append(i)
-    return lanes
+    if placement.order is None or serial:
+        return op_order
+    position = {name: i for i, name in enumerate(op_order)}
+    chain = nx.DiGraph(workload.graph)
+    for ops in placement.order.values():
+        chain.add_edges_from(zip(ops, ops[1:], strict=False))
+    return list(nx.lexicographical_topological_sort(chain, key=position.__getitem__))
 
 
 def list_schedule(tg: TaskGraph) -> tuple[np.ndarray, np.ndarray]:
@@ -226,3 +254,45 @@ def ep_units(tg: TaskGraph, durations: Sequence[float]) -> list[tuple[ExecutionP
         ep, b = by_name.get(name, (eps[name], 0.0))
         by_name[name] = (ep, b + float(durations[t.index]))
     return list(by_name.values())
+
+
+def ep_peak_memory(tg: TaskGraph, start: Sequence[float] | np.ndarray, end: Sequence[float] | np.ndarray,
+                   weights: Literal["resident", "transient"] = "resident") -> dict[str, float]:
+    """Peak bytes held on each EP during one frame scheduled at ``start``/``end``.
+
+    Every task fills a buffer on its EP (an op's output, a split op's slice, a copy that landed)
+    from its start until the last task that reads it ends (a graph output: until the frame ends);
+    an op holds its working memory (im2col) while it runs. Weights are ``resident`` (loaded once and
+    kept, as most runtimes do) or ``transient`` (held only while their op runs: ncnn's light mode,
+    which frees what is no longer needed)."""
+    frame_end = max(end, default=0.0)
+    last_read = list(end)
+    for t in tg.tasks:
+        for d in t.deps:
+            last_read[d] = max(last_read[d], end[t.index])
+    for s in tg.sinks:
+        last_read[s] = frame_end
+    events: dict[str, list[tuple[float, float]]] = {}
+    resident: dict[str, float] = {}
+    for t in tg.tasks:
+        home = t.ep if t.kind == "compute" else t.dst
+        if home is None:
+            continue
+        ev = events.setdefault(home.name, [])
+        if t.out_bytes:
+            ev += [(start[t.index], t.out_bytes), (last_read[t.index], -t.out_bytes)]
+        if t.work_bytes:
+            ev += [(start[t.index], t.work_bytes), (end[t.index], -t.work_bytes)]
+        if t.weight_bytes:
+            if weights == "resident":
+                resident[home.name] = resident.get(home.name, 0.0) + t.weight_bytes
+            else:
+                ev += [(start[t.index], t.weight_bytes), (end[t.index], -t.weight_bytes)]
+    peak: dict[str, float] = {}
+    for name, ev in events.items():
+        level = top = 0.0
+        for _, delta in sorted(ev, key=lambda e: (e[0], e[1])):  # frees before allocations at a tie
+            level += delta
+            top = max(top, level)
+        peak[name] = top + resident.get(name, 0.0)
+    return peak

@@ -5,7 +5,8 @@
 >>> w.num_layers, w.layer(1).gemm
 (54, (12544, 147, 64))
 
-See docs/workloads.md for the file format and the shipped networks.
+See docs/workloads.md for the file format and the shipped networks, docs/import.md for ONNX
+(:mod:`hetsim.workload.onnx_import`, :mod:`hetsim.workload.onnx_export`).
 """
 
 from hetsim.workload.loader import (
@@ -14,26 +15,36 @@ from hetsim.workload.loader import (
     resolve_workload,
     search_path,
     workload_from_dict,
+    workload_yaml,
 )
-from hetsim.workload.model import Layer, Workload
+from hetsim.workload.model import Layer, NetInput, Workload
 from hetsim.workload.ops import (
+    BLAS_GEMM_KINDS,
     BYTES_PER_ELEMENT,
+    CNN_KINDS,
+    DTYPE_BYTES,
     GEMM_KINDS,
     POOL_KINDS,
     VIEW_KINDS,
     Op,
+    OpCounts,
     OpKind,
     Shape,
     window_out_size,
 )
 
 __all__ = [
+    "BLAS_GEMM_KINDS",
     "BYTES_PER_ELEMENT",
+    "CNN_KINDS",
+    "DTYPE_BYTES",
     "GEMM_KINDS",
     "POOL_KINDS",
     "VIEW_KINDS",
     "Layer",
+    "NetInput",
     "Op",
+    "OpCounts",
     "OpKind",
     "Shape",
     "Workload",
@@ -43,4 +54,5 @@ __all__ = [
     "search_path",
     "window_out_size",
     "workload_from_dict",
+    "workload_yaml",
 ]

@@ -8,6 +8,7 @@ pipeline stage = a run of consecutive layers, and a cut after layer c splits the
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +18,24 @@ import numpy as np
 import pandas as pd
 
 from hetsim.errors import HetsimError
-from hetsim.workload.ops import BYTES_PER_ELEMENT, Op, Shape
+from hetsim.workload.ops import DTYPE_BYTES, Op, Shape
+
+
+@dataclass(frozen=True)
+class NetInput:
+    """A network input: a graph input of an imported model, or the H×W×C image of a CNN."""
+
+    name: str
+    dims: tuple[int, ...]
+    dtype: str = "float32"
+
+    @property
+    def bytes_(self) -> int:
+        return math.prod(self.dims) * DTYPE_BYTES[self.dtype]
+
+    @property
+    def shape(self) -> Shape:
+        return Shape.of_dims(self.dims)
 
 
 @dataclass(frozen=True)
@@ -65,7 +83,8 @@ class Workload:
 
     Attributes:
         name, description, source: identification and citation.
-        input_shape: the network input H×W×C.
+        input_shape: the (first) network input H×W×C.
+        inputs: every network input by name (:class:`NetInput`), the first being ``input_shape``'s.
         graph: ``networkx.DiGraph`` (frozen); node = op name with attribute ``op`` (the Op) and
             ``layer``; edge producer -> consumer with attribute ``bytes`` (the producer's tensor).
         ops: all ops in file order, which is a topological order.
@@ -75,11 +94,15 @@ class Workload:
 
     def __init__(self, name: str, ops: Sequence[Op], *, input_shape: Shape,
                  layer_kinds: Sequence[str], description: str = "", source: str = "",
-                 path: Path | None = None):
+                 path: Path | None = None, inputs: Sequence[NetInput] | None = None):
         self.name = name
         self.description = description
         self.source = source
         self.input_shape = input_shape
+        if not inputs:
+            inputs = [NetInput("input", input_shape.nchw())]
+        self.inputs: dict[str, NetInput] = {t.name: t for t in inputs}
+        self.input_name = inputs[0].name
         self.layer_kinds = tuple(str(k) for k in layer_kinds)
         self.path = path
         self.ops: tuple[Op, ...] = tuple(ops)
@@ -87,6 +110,11 @@ class Workload:
         if len(self._by_name) != len(self.ops):
             raise ValueError(f"workload {name}: duplicate op names")
 
+        for op in self.ops:
+            for net in op.net_inputs:
+                if net not in self.inputs:
+                    raise ValueError(f"workload {name}: op {op.name} reads unknown network input "
+                                     f"{net!r}")
         graph = nx.DiGraph(name=name)
         for op in self.ops:
             graph.add_node(op.name, op=op, layer=op.layer)
@@ -129,10 +157,10 @@ class Workload:
         L = self.num_layers
         diff = np.zeros(L + 2, dtype=np.int64)
         last_reader: dict[str, int] = {}
-        input_last = 1
+        input_last: dict[str, int] = {}
         for op in self.ops:
-            if not op.inputs:
-                input_last = max(input_last, op.layer)
+            for net in self.net_inputs_of(op):
+                input_last[net] = max(input_last.get(net, 1), op.layer)
             for src in op.inputs:
                 last_reader[src] = max(last_reader.get(src, 0), op.layer)
         for src, q in last_reader.items():
@@ -140,10 +168,11 @@ class Workload:
             if q > producer.layer:
                 diff[producer.layer] += producer.output_bytes
                 diff[q] -= producer.output_bytes
-        if input_last > 1:
-            nbytes = self.input_shape.elements * BYTES_PER_ELEMENT
-            diff[1] += nbytes
-            diff[input_last] -= nbytes
+        for net, q in input_last.items():
+            if q > 1:
+                nbytes = self.inputs[net].bytes_
+                diff[1] += nbytes
+                diff[q] -= nbytes
         cuts = np.cumsum(diff)[: L + 1]
         cuts[0] = 0
         return self._readonly(cuts)
@@ -152,6 +181,13 @@ class Workload:
     def _readonly(a: np.ndarray) -> np.ndarray:
         a.setflags(write=False)
         return a
+
+    def net_inputs_of(self, op: Op) -> tuple[str, ...]:
+        """Names of the network inputs ``op`` reads: its ``net_inputs``, or the (first) network
+        input for a CNN-kind op without producers (the file format's ``inputs: []``)."""
+        if op.net_inputs:
+            return op.net_inputs
+        return (self.input_name,) if not op.inputs and not op.explicit else ()
 
     # -- queries ------------------------------------------------------------------------------
     def layer(self, i: int) -> Layer:

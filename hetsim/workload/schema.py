@@ -9,10 +9,37 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, Strict, Tag
+
+from hetsim.workload.ops import DTYPE_BYTES
 
 # Strict ints: a YAML "3" (string) or a bool must not silently become a size.
 PosInt = Annotated[int, Strict(), Field(gt=0)]
+NonNegInt = Annotated[int, Strict(), Field(ge=0)]
+#: An element type (ONNX's names in lower case).
+DType = Literal["float32", "float16", "bfloat16", "float64", "int8", "uint8", "int16", "uint16",
+                "int32", "uint32", "int64", "uint64", "bool"]
+assert set(DType.__args__) == set(DTYPE_BYTES)  # type: ignore[attr-defined]
+
+
+def _is_dims(value: Any) -> bool:
+    return isinstance(value, list | tuple) and all(
+        isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in value)
+
+
+def _dims_list(value: Any) -> tuple[tuple[int, ...], ...]:
+    """``[1, 128, 768]`` (one output) or ``[[1, 64], [1, 64]]`` (several): a tuple of dims."""
+    if _is_dims(value):
+        return (tuple(value),)
+    if (isinstance(value, list | tuple) and value
+            and all(isinstance(d, list | tuple) and _is_dims(d) for d in value)):
+        return tuple(tuple(d) for d in value)
+    raise ValueError("must be the output dims [d0, d1, ...] (ints >= 0) or a list of them, one "
+                     "per output")
+
+
+#: Output dims of a generic op: one list of ints, or one list per output.
+DimsList = Annotated[tuple[tuple[int, ...], ...], BeforeValidator(_dims_list)]
 
 
 def _pair(minimum: int, what: str):
@@ -49,6 +76,23 @@ class ShapeSpec(_Model):
     c: PosInt
 
 
+class TensorSpec(_Model):
+    """A named network input of any rank (an imported model's graph input)."""
+
+    name: Annotated[str, Field(min_length=1)]
+    dims: list[NonNegInt]
+    dtype: DType = "float32"
+
+
+def _input_form(value: Any) -> str:
+    return "tensor" if isinstance(value, dict) and ("dims" in value or "name" in value) else "hwc"
+
+
+#: ``{h, w, c}`` or ``{name, dims, dtype}``.
+InputSpec = Annotated[Annotated[ShapeSpec, Tag("hwc")] | Annotated[TensorSpec, Tag("tensor")],
+                      Discriminator(_input_form)]
+
+
 class OpSpec(_Model):
     """One op as written in the file. Which fields apply depends on ``kind`` (loader checks)."""
 
@@ -76,6 +120,27 @@ class OpSpec(_Model):
     input_shape: ShapeSpec | None = None
     #: Override the workload's ``layer_kinds`` for this op.
     layer_start: bool | None = None
+    #: conv/dw: kernel dilation (ONNX ``dilations``).
+    dilation: PosInt | None = None
+    #: The source framework's op type (``Conv``, ``MatMul``, ``Erf``...), kept for capability rules
+    #: and for matching measured profiles.
+    op_type: str | None = None
+    #: Element type of the op's output (default float32).
+    dtype: DType | None = None
+    #: Output dims of a generic op (any kind): given dims switch shape inference off and take the
+    #: counts below as written (see docs/workloads.md, "Generic ops").
+    dims: DimsList | None = None
+    #: Counts: required or defaulted for generic ops, overrides of the derived value for CNN ops.
+    macs: NonNegInt | None = None
+    flops: NonNegInt | None = None
+    input_bytes: NonNegInt | None = None
+    output_bytes: NonNegInt | None = None
+    weight_bytes: NonNegInt | None = None
+    im2col_bytes: NonNegInt | None = None
+    #: (N, K, M) of the op's GEMM, per group/batch element.
+    gemm: tuple[PosInt, PosInt, PosInt] | None = None
+    #: How many GEMMs of size ``gemm`` the op runs (batched matmul, RNN time steps).
+    gemm_groups: NonNegInt | None = None
 
 
 class WorkloadSpec(_Model):
@@ -85,7 +150,10 @@ class WorkloadSpec(_Model):
     name: Annotated[str, Field(min_length=1)]
     description: str = ""
     source: str = ""
-    input: ShapeSpec
+    #: The network input: ``{h, w, c}`` or a named tensor ``{name, dims, dtype}``.
+    input: InputSpec
+    #: Further named network inputs (an imported model with several graph inputs).
+    extra_inputs: list[TensorSpec] = Field(default_factory=list)
     #: Op kinds that start a new layer; other ops join the layer of the op before them.
     layer_kinds: Annotated[list[str], Field(min_length=1)]
     ops: Annotated[list[OpSpec], Field(min_length=1)]

@@ -138,13 +138,13 @@ def cv_rank(weights: Sequence[Real], split: Sequence[int]) -> int:
 def exact_weights(weights: Sequence[Real]) -> list:
     """Weights as Python ints, or exact Fractions for non-integral values (a float is a dyadic
     rational, so nothing is rounded)."""
-    out = []
+    out: list[int | Fraction] = []
     for x in weights:
         if isinstance(x, Integral):
             out.append(int(x))
             continue
-        fr = x if isinstance(x, Rational) else Fraction(float(x))
-        out.append(int(fr) if fr.denominator == 1 else Fraction(fr))
+        fr = Fraction(x) if isinstance(x, Rational) else Fraction(float(x))
+        out.append(int(fr) if fr.denominator == 1 else fr)
     return out
 
 

@@ -27,6 +27,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from hetsim.workload.ops import window_out_size
+
 Dims = tuple[int, ...]
 
 _DTYPES = {"float32": TensorProto.FLOAT, "int64": TensorProto.INT64, "float16": TensorProto.FLOAT16,
@@ -196,9 +198,10 @@ class OnnxGraph:
         kh, kw = _pair(kernel)
         s = stride or kh
         pads = _resolve_pads(pad, h, w, kh, kw, s)
-        rnd = math.ceil if ceil else math.floor
-        oh = int(rnd((h + pads[0] + pads[2] - kh) / s)) + 1
-        ow = int(rnd((w + pads[1] + pads[3] - kw) / s)) + 1
+        # ONNX's rule (as Caffe's and PyTorch's): with ceil_mode the last window must still start
+        # inside the input or its leading pad.
+        oh = window_out_size(h, kh, s, (pads[0], pads[2]), ceil)
+        ow = window_out_size(w, kw, s, (pads[1], pads[3]), ceil)
         op = "MaxPool" if kind == "max" else "AveragePool"
         attrs: dict[str, Any] = {"kernel_shape": [kh, kw], "strides": [s, s], "pads": pads}
         if ceil:

@@ -41,7 +41,7 @@ def sweep(spec, out, workers, scheduler, resume, force, batch, dry_run, no_plots
     s = load_spec(spec)
     if dry_run:
         n = check_count(s, force)
-        console.print(f"{s.source}: {n:,} cells ({describe(s)}), {s.kind} cells")
+        console.print(f"{s.source}: {n:,} cells ({describe(s)}), {s.kind} cells", soft_wrap=True)
         return
     if out is None:
         raise HetsimError("--out DIR is required: where the journal, results.csv and plots go")
@@ -51,10 +51,11 @@ def sweep(spec, out, workers, scheduler, resume, force, batch, dry_run, no_plots
     result = run_sweep(s, out, workers=workers, scheduler=scheduler, resume=resume, force=force,
                        batch=batch, progress=True, plots=not no_plots, console=console)
     ok = len(result.table) - result.failed
-    rate = f", {result.cells_per_s:.1f} cells/s" if result.ran else ""
     console.print(f"done: {ok:,} cells ok, {result.failed:,} failed"
-                  + (f", {result.skipped:,} from before" if result.skipped else "")
-                  + f" ({result.ran:,} run in {result.seconds:.1f} s{rate})")
+                  + (f", {result.skipped:,} from before" if result.skipped else ""), soft_wrap=True)
+    if result.ran:
+        console.print(f"ran {result.ran:,} cells in {result.seconds:.1f} s ({result.cells_per_s:.1f} "
+                      f"cells/s)", soft_wrap=True)
     for line in summarize_errors(result.errors):
         console.print(f"  [red]{escape(line)}[/red]", highlight=False)
     for f in result.files:

@@ -243,7 +243,10 @@ def run_sweep(spec: SweepSpec, out: str | os.PathLike | None = None, *, workers:
     wanted = {c.id for c in cells}
     skipped = sum(1 for i in records if i in wanted)
     todo = [c for c in cells if c.id not in records]
-    say = console.print if (console is not None and progress) else (lambda *a, **k: None)
+    def say(text: str) -> None:
+        if console is not None and progress:
+            console.print(text, soft_wrap=True)
+
     label = spec.name or Path(spec.source).stem
     say(f"sweep {escape(label)}: {n:,} cell{'s' if n != 1 else ''} ({escape(describe(spec))})"
         + (f"; {skipped:,} done before, {len(todo):,} to run" if skipped else ""))

@@ -223,7 +223,9 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
         raise HetsimError("--cores and --eps both choose the stages' EPs: give one of them")
     if cores is not None and assignment_kind is not None:
         raise HetsimError("--cores and --assignment both choose how stages get EPs: give one of them")
-    if assignment_kind is None and algorithm == "Pipe-it" and cores is None:
+    every = platform.eps()
+    shared = len({ep.place for ep in every}) < len(every)   # core counts of a cluster (B1..B4)
+    if assignment_kind is None and algorithm == "Pipe-it" and cores is None and shared:
         assignment_kind = "cores"
         _note("Pipe-it: stages on disjoint core groups (--assignment cores), the space Algorithm 3 "
               "merges cores in")
@@ -232,8 +234,13 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
         for n in names or ():
             platform.ep(n)   # unknown names: one line naming the EP and the forms allowed
         assignment = "cores"
-        # At most one stage per core (and per accelerator); PipelineProblem checks the EPs given.
-        n_eps = sum(c.cores for c in platform.clusters) + len(platform.accelerators)
+        # The most stages the platform's EPs allow (one per core where a cluster's cores are EPs,
+        # one per whole cluster or accelerator otherwise); PipelineProblem checks the EPs given.
+        smallest: dict[str, int] = {}
+        for ep in every:
+            smallest[ep.place] = min(ep.cores, smallest.get(ep.place, ep.cores))
+        n_eps = sum((platform.cluster(pl).cores if pl in {c.name for c in platform.clusters} else 1) // c
+                    for pl, c in smallest.items())
     elif cores is not None:
         total_cores = sum(c.cores for c in platform.clusters)
         if cores > total_cores:

@@ -302,10 +302,15 @@ def big_little(platform, types: Sequence[str] | None = None) -> tuple[str, str]:
             raise HetsimError(f"Pipe-it: types={list(types)!r} must name two cluster symbols of "
                               f"{platform.name} (Big first); symbols: {', '.join(sorted(symbols))}")
         return str(types[0]), str(types[1])
-    if len(clusters) != 2:
+    if len(clusters) < 2:
+        raise HetsimError(f"Pipe-it: Algorithm 3 divides the cores of a big.LITTLE platform (two clusters "
+                          f"whose cores are EPs, B1..B4 and s1..s4); {platform.name} has "
+                          f"{len(clusters) or 'no'} such cluster{'s' if len(clusters) != 1 else ''}: "
+                          f"Pipe-it-A2 runs Algorithm 2 on any space")
+    if len(clusters) > 2:
         raise HetsimError(f"Pipe-it: Algorithm 3 divides the cores of two clusters (Big and Small); "
-                          f"{platform.name} has {len(clusters)} clusters with symbols "
-                          f"({', '.join(c.name for c in clusters) or 'none'}): pass types=(big, small)")
+                          f"{platform.name} has {len(clusters)} ({', '.join(c.name for c in clusters)}): "
+                          f"pass types=(big, small)")
 
     def peak(c) -> float:
         ct = platform.core_type(c.core_type)
@@ -379,12 +384,12 @@ class PipeIt(Explorer):
     def validate(self, problem: Problem) -> None:
         problem = self._check_prediction(problem)
         _check_choice(type(self).__name__, "policy", self.policy, MERGE_POLICIES)
+        big_little(problem.platform, self.types)
         if problem.assignment != "cores":
             raise HetsimError(f"Pipe-it: Algorithm 3 divides the cores of a big.LITTLE platform into "
                               f"stages; {problem.name} gives each stage a "
                               f"{'whole EP' if problem.assignment == 'permutations' else 'fixed EP'}: "
                               f"use assignment='cores' (Pipe-it-A2 runs Algorithm 2 on any space)")
-        big_little(problem.platform, self.types)
 
     def _model(self, problem: PipelineProblem) -> CostModel:
         if isinstance(self.prediction, CostModel):

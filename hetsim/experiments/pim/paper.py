@@ -5,6 +5,8 @@ digest's derivation rather than the paper's, its comment says so.
 
 from __future__ import annotations
 
+from hetsim.experiment import ClaimClass as CC
+
 PAPER = "pim"
 
 #: Table 3 (§4.5): CG and DCG sizes with three devices, and the profiling counts.
@@ -49,17 +51,10 @@ FIG13_WINDOW = 15
 
 # -- claim classes ------------------------------------------------------------------------------------
 #: The class of each claim (hetsim.experiment's claim classes: what an agreement is evidence of).
-PREDICTION, FIT_INPUT, FIT_DEPENDENT = "prediction", "fit input", "fit-dependent"
-STRUCTURAL, VECTOR = "structural", "verification vector"
+PREDICTION, FIT_INPUT, FIT_DEPENDENT = CC.PREDICTION, CC.FIT_INPUT, CC.FIT_DEPENDENT
+STRUCTURAL, VECTOR = CC.STRUCTURAL, CC.VECTOR
 
 
-def claim(ctx, method: str, *args, kind: str, **kwargs):
-    """``ctx.<method>(*args, **kwargs)`` with the claim's class ``kind`` (passed to the experiment
-    framework when it takes one, else recorded on the claim)."""
-    fn = getattr(ctx, method)
-    try:
-        return fn(*args, kind=kind, **kwargs)
-    except TypeError:
-        c = fn(*args, **kwargs)
-        c.kind = kind
-        return c
+def claim(ctx, method: str, *args, kind, **kwargs):
+    """``ctx.<method>(*args, **kwargs)`` with the claim's class ``kind``."""
+    return getattr(ctx, method)(*args, kind=kind, **kwargs)

@@ -129,7 +129,7 @@ def test_the_platform_names_its_cost_model():
     assert isinstance(cost, PimCostModel) and len(cost.forms) == 245
     with pytest.raises(HetsimError, match="needs the workload"):
         make_cost_model(plat)
-    with pytest.raises(HetsimError, match="workload 'resnet50': the PIM cost model needs the Table 2 form"):
+    with pytest.raises(HetsimError, match="workload .resnet50.: the PIM cost model .* needs the Table 2 form"):
         PimCostModel.for_workload(plat, "resnet50")
     gpu = load_platform("pim-zynq", ["accelerators.PIM.kind=gpu"])
     with pytest.raises(HetsimError, match="accelerator PIM is a gpu"):

@@ -186,7 +186,7 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
     _NOTES.clear()
     platform = load_platform(platform_name, list(overrides), dvfs)
     workload = load_workload(workload_name)
-    cost = make_cost_model(platform, cost_table, fallback)
+    cost = make_cost_model(platform, cost_table, fallback, workload)
     if isinstance(cost, CompositeCostModel):
         measured, total = cost.coverage(workload, [platform.ep(n) for n in _places(platform)])
         _note(f"--cost-table: {measured} of {total} ({cost.keyed_by}, EP) times measured on "

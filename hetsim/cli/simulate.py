@@ -64,7 +64,7 @@ def simulate(ctx, platform_name, workload_name, mapping, engine, frames, no_cont
         raise HetsimError("--trace and --gantt need the des engine (--engine des; the analytic engine has no timeline)")
     platform = load_platform(platform_name, list(overrides), dvfs)
     workload = load_workload(workload_name)
-    cost = make_cost_model(platform, cost_table, fallback)
+    cost = make_cost_model(platform, cost_table, fallback, workload)
     m = load_mapping(mapping, platform, workload, cost)
     result = run_simulation(platform, workload, m, options, cost=cost)
     if trace:

@@ -93,10 +93,11 @@ class PimCostModel(CostModel):
 
         name = workload if isinstance(workload, str) else workload.name
         if name not in GENERATORS:
-            raise HetsimError(f"workload {name!r}: the PIM cost model needs the Table 2 form of every "
-                              "op, read from the ONNX model; allowed: a generated network "
-                              f"({', '.join(n for n in GENERATORS if n.startswith(('bert', 'roberta', 'gpt2')))}) "
-                              "or PimCostModel.for_onnx(platform, 'model.onnx')")
+            raise HetsimError(f"workload {name!r}: the PIM cost model ({platform.name}'s runtime.cost_model) "
+                              "needs the Table 2 form of every op, read from its ONNX model; allowed: the "
+                              "paper's transformers (bert-small-p16, roberta-base-p16, gpt2-p16, any p), "
+                              "PimCostModel.for_onnx(platform, 'model.onnx') in Python, --cost-table, or "
+                              "--set runtime.cost_model=roofline")
         return cls.for_onnx(platform, GENERATORS[name]())
 
     # -- roles -----------------------------------------------------------------------------------

@@ -93,6 +93,8 @@ class Duet(_Scheme):
     """DUET(x): fastest device per op, then a communication-aware correction of the first x of the
     ops (:mod:`hetsim.explore.pim.duet`)."""
 
+    supported_objectives = ("latency",)   # the serial model's latency
+
     def __init__(self, x: float = 0.5, passes: int = 1):
         self.x = x
         self.passes = passes
@@ -115,6 +117,8 @@ class OptimalPartitioning(_Scheme):
     measured, so the tuning clock pays for them), then the modified ALS DP over the profiled costs
     (``mode="paper"``, or the path-aware ``"path"``). ``session.info["profiling"]`` holds the run
     counts, the DA classes left after the node runs and the sweep and DP times."""
+
+    supported_objectives = ("latency",)   # the serial model's latency
 
     def __init__(self, mode: str = "paper", profile: bool = True):
         self.mode = mode
@@ -155,6 +159,8 @@ class OptimalPartitioning(_Scheme):
 class ExactPartitioning(_Scheme):
     """The exact optimum of the sequential model by integer programming (:func:`hetsim.explore.pim.exact.milp`):
     ``solver="cp-sat"`` (OR-Tools) or ``"highs"`` (scipy), within ``time_limit_s``."""
+
+    supported_objectives = ("latency",)   # the serial model's latency
 
     def __init__(self, solver: str = "cp-sat", time_limit_s: float = 60.0):
         self.solver = solver

@@ -25,7 +25,7 @@ With ``C`` = the core type's ``pim`` block and ``U`` the PIM unit's, ``E`` an op
   parallel overhead + t / parallel speedup`` (fork/join and task granularity: CPU_P is no faster
   than CPU_S on small element-wise ops, Fig. 8(a); near 4x on a MatMul, Fig. 8(b)).
 * **PIM**, only the ops of the ``forms`` table (Table 2 rows): ``U.op_overhead +`` for a MatMul
-  ``N·K·M / peak_GMACps`` (the weight is streamed once per activation row: no reuse, time linear in
+  ``N·K·M /`` the unit's rate (:func:`pim_rate_GMACps`: its ``compute_dtype``'s, bfloat16) (the weight is streamed once per activation row: no reuse, time linear in
   p), for a Gemm that plus the bias add ``U.elementwise_ns · N·M`` and, when the weight must be
   transposed first (Table 2 Gemm (2)), ``U.transpose_ns_per_weight · K·M``; element-wise
   ``U.elementwise_ns · E`` (all element-wise forms of one size cost the same, §4.2).
@@ -163,7 +163,7 @@ class PimCostModel(CostModel):
         if form.operator in ("Gemm", "MatMul"):
             n, k, m = op.gemm
             groups = op.gemm_groups or 1
-            ns = n * k * m * groups / acc.peak_GMACps        # GMAC/s = MAC per ns
+            ns = n * k * m * groups / pim_rate_GMACps(acc)    # GMAC/s = MAC per ns
             if form.operator == "Gemm":
                 ns += u.elementwise_ns * out                  # the bias add
                 if form.row == 2:
@@ -188,6 +188,17 @@ class PimCostModel(CostModel):
         if rs == PIM:
             dma_ns += unit.uncacheable_read_ns_per_byte * wire
         return (unit.copy_setup_us * 1e3 + unit.conversion_ns_per_element * n + dma_ns) * 1e-9
+
+
+def pim_rate_GMACps(acc) -> float:
+    """A PIM unit's MAC rate: that of the datatype it computes in (``compute_dtype``: Silent-PIM's
+    bfloat16), else its ``peak_GMACps``."""
+    listed = acc.precision(acc.compute_dtype) if acc.compute_dtype else None
+    rate = listed.peak_GMACps if listed is not None else acc.peak_GMACps
+    if rate is None:
+        raise HetsimError(f"accelerator {acc.name}: no MAC rate; allowed: peak_GMACps, or compute_dtype "
+                          "naming one of its precisions")
+    return float(rate)
 
 
 def _elements(op, nbytes: int) -> int:
@@ -215,4 +226,4 @@ def table2_row(form) -> str:
     return f"{form.operator} ({form.row})"
 
 
-__all__ = ["FUNCTION_OP_TYPES", "PimCostModel", "table2_row"]
+__all__ = ["FUNCTION_OP_TYPES", "PimCostModel", "pim_rate_GMACps", "table2_row"]

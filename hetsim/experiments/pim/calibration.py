@@ -1,7 +1,7 @@
 """Calibration of pim-zynq's cost model from the paper's stated ratios (seed 003).
 
 The paper gives no absolute time. hetsim takes the absolute scale from two hardware anchors in
-``platforms/pim-zynq.yaml`` (the PIM unit's ``peak_GMACps`` and one A53 core's streaming bandwidth
+``platforms/pim-zynq.yaml`` (the PIM unit's bfloat16 rate and one A53 core's streaming bandwidth
 ``bandwidth_GBps_per_core``, with ONNX Runtime's per-node overhead: [derived] or [assumption]
 there) and fits every other constant of the PIM cost model (:mod:`hetsim.cost.pim`) by code:
 
@@ -45,6 +45,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from hetsim.cost.pim import pim_rate_GMACps
 from hetsim.errors import HetsimError
 from hetsim.platform import Platform, load_platform
 
@@ -122,7 +123,7 @@ def fig8_values(base: Platform, order: str = FIG8_EW_CPU_P_ORDER) -> dict[str, f
         raise HetsimError(f"Fig. 8 element-wise CPU_P order {order!r}; allowed: "
                           f"{', '.join(FIG8_EW_CPU_P_ORDERS)}")
     core = base.core_type("cortex-a53")
-    peak = base.accelerator("PIM").peak_GMACps           # MAC per ns
+    peak = pim_rate_GMACps(base.accelerator("PIM"))       # MAC per ns
     o_ns = core.pim.op_overhead_us * 1e3
     s_ns = ELEMENTWISE_BYTES_PER_ELEMENT / _core_bandwidth(base)   # ns per element
     p = np.array(FIG8_P, dtype=float)

@@ -19,6 +19,10 @@
     plain sequential loop over the same cells in one process (goal >= 1.7x on 2 cores), and on a
     Dask LocalCluster (as many single-threaded workers as cores), in batches and one task per cell:
     the overhead per cell over the ideal parallel time. `--only f` runs (f) alone.
+(g) PIM partitioning (seed 003): the ALS DP (OPT) on GPT-2 at p = 64 (1,963 ops, 2,622 DCG nodes)
+    in milliseconds, the path-aware DP and the exact MILP (CP-SAT) on the same graph; Algorithm 1's
+    profiling plan (node runs and edge-profiling sweep) on the three models at p = 16; Fig. 13's
+    exhaustive enumeration of a 15-op window (paths/s). `--only g` runs (g) alone.
 
 Medians over --repeat runs; the machines are shared and noisy, so quote ratios from one run.
 """
@@ -328,14 +332,57 @@ def print_sweep(f: dict) -> None:
               f"ms/cell over the ideal)")
 
 
+def bench_pim(repeat: int) -> dict:
+    from hetsim.experiments.pim import runs
+    from hetsim.experiments.pim.optimality import widest_window
+    from hetsim.explore.pim import als_dp, enumerate_paths, milp, plan_profiling
+
+    g = runs.dcg("gpt2", 64)
+    out: dict = {"ops": g.n_ops, "dcg_nodes": g.counts().V_d,
+                 "dp_ms": _median_time(lambda: als_dp(g), repeat) * 1e3,
+                 "dp_path_ms": _median_time(lambda: als_dp(g, "path"), max(1, repeat // 2)) * 1e3,
+                 "milp_s": _median_time(lambda: milp(g, "cp-sat", 60.0), 1)}
+    sweep = {}
+    for model in runs.MODELS:
+        d = runs.dcg(model, 16)
+        sweep[model] = {"plan_ms": _median_time(lambda d=d: plan_profiling(d), repeat) * 1e3,
+                        "sweep_ms": plan_profiling(d).sweep_seconds * 1e3}
+    out["profiling"] = sweep
+    b = runs.dcg("bert-small", 16)
+    w = b.window(widest_window(b, 15), 15, host=b.devices.index("CPU_S"))
+    result = {}
+
+    def enum():
+        result["e"] = enumerate_paths(w)
+
+    t = _median_time(enum, 1)
+    out["window_paths"] = result["e"].n_paths
+    out["enumeration_s"] = t
+    out["paths_per_s"] = result["e"].n_paths / t
+    return out
+
+
+def print_pim(g: dict) -> None:
+    prof = ", ".join(f"{m} {v['plan_ms']:.1f} ms (sweep {v['sweep_ms']:.1f})" for m, v in g["profiling"].items())
+    print(f"(g) PIM: OPT's DP on GPT-2 p=64 ({g['ops']:,} ops, {g['dcg_nodes']:,} DCG nodes) {g['dp_ms']:.1f} ms, "
+          f"path-aware {g['dp_path_ms']:.0f} ms, MILP (CP-SAT) {g['milp_s']:.2f} s; profiling plan at p=16: {prof}; "
+          f"Fig. 13 window: {g['window_paths']:,} paths in {g['enumeration_s']:.2f} s = {g['paths_per_s']:,.0f} paths/s")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--repeat", type=int, default=5, help="runs per figure (median)")
     ap.add_argument("--no-reproduce", action="store_true", help="skip the reproduction timings (d)")
-    ap.add_argument("--only", choices=["f"], default=None, help="run one figure alone")
+    ap.add_argument("--only", choices=["f", "g"], default=None, help="run one figure alone")
     ap.add_argument("--no-dask", action="store_true", help="(f) without the Dask LocalCluster")
     args = ap.parse_args(argv)
+    if args.only == "g":
+        g = bench_pim(args.repeat)
+        print(json.dumps({"pim": g}, indent=2) if args.json else "", end="")
+        if not args.json:
+            print_pim(g)
+        return 0
     if args.only == "f":
         f = bench_sweep(dask=not args.no_dask, repeat=args.repeat)
         print(json.dumps({"sweep": f}, indent=2) if args.json else "", end="")
@@ -347,6 +394,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_reproduce:
         results["reproduce"] = bench_reproduce()
     results["sweep"] = bench_sweep(dask=not args.no_dask, repeat=min(args.repeat, 3))
+    results["pim"] = bench_pim(args.repeat)
     if args.json:
         print(json.dumps(results, indent=2))
     else:
@@ -373,6 +421,7 @@ def main(argv: list[str] | None = None) -> int:
               f"(x{m['speedup_noise']:.0f}); largest relative deviation from the DES "
               f"{m['max_rel_deviation_vs_des']:.1e}")
         print_sweep(results["sweep"])
+        print_pim(results["pim"])
     return 0
 
 

@@ -150,3 +150,12 @@ def test_the_des_replays_the_list_schedule_with_the_new_options(bert8, residency
     run = run_dag(problem.platform, tg, RunOptions.make(frames=1, contention=False).resolve(placement))
     assert run.start[0] == pytest.approx(start, rel=1e-12, abs=1e-15)
     assert run.end[0] == pytest.approx(finish, rel=1e-12, abs=1e-15)
+
+
+def test_an_accelerators_precision_is_set_by_its_dtype():
+    from hetsim.cost.pim import pim_rate_GMACps
+
+    fast = load_platform("pim-zynq", ["accelerators.PIM.precisions.bfloat16.peak_GMACps=19.2"])
+    assert pim_rate_GMACps(fast.accelerator("PIM")) == 19.2
+    with pytest.raises(HetsimError, match="no entry named 'int8'"):
+        load_platform("pim-zynq", ["accelerators.PIM.precisions.int8.peak_GMACps=1"])

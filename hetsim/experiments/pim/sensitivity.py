@@ -13,6 +13,7 @@ from hetsim.experiment import Artifact, Context
 from hetsim.experiments.pim import calibration as cal
 from hetsim.experiments.pim import runs
 from hetsim.experiments.pim.paper import FIG9_RANGES, STRUCTURAL, claim
+from hetsim.explore.pim import Dcg
 
 #: Copy factors (times the anchors' copy; the calibration's is about 2.65).
 COPY_FACTORS = (0.3, 1.0, 2.0, 3.0, 5.0, 10.0)
@@ -46,7 +47,7 @@ def headline(values: dict[str, float], factor: float = 1.0, copies: str = "memor
 
 
 @lru_cache(maxsize=4)
-def _dcgs(values: tuple[tuple[str, float], ...], ps) -> dict[tuple[str, int], object]:
+def _dcgs(values: tuple[tuple[str, float], ...], ps) -> dict[tuple[str, int], Dcg]:
     plat = cal._platform(dict(values))
     return {(m, p): runs.problem_dcg(m, p, plat) for m in runs.MODELS for p in ps}
 

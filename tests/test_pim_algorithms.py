@@ -260,7 +260,7 @@ def bert8():
 
 
 def test_the_schemes_are_registered_placement_explorers():
-    for name in ("CPU_S-only", "Priority", "Priority-PIM", "DUET", "OPT", "OPT-path", "MILP"):
+    for name in ("Priority", "DUET", "OPT", "OPT-path", "MILP"):
         assert get_algorithm(name).problem == "placement"
 
 
@@ -272,8 +272,9 @@ def test_opt_profiles_then_partitions_and_beats_every_baseline(bert8):
     prof = opt.info["profiling"]
     assert (prof["node_runs"], prof["edge_runs"], prof["da_classes"], prof["da_left_after_node_runs"]) == (3, 1, 20, 4)
     assert opt.clock_s > opt.best_value                     # the profiling runs cost tuning time
-    for name, params in (("CPU_S-only", {}), ("Priority", {}), ("Priority-PIM", {}), ("DUET", {"x": 0.0}),
-                         ("DUET", {})):
+    for name, params in (("Priority", {"order": ["CPU_S"]}), ("Priority", {"order": ["CPU_P", "PIM", "CPU_S"]}),
+                         ("Priority", {"order": ["PIM", "CPU_P", "CPU_S"]}), ("Priority", {}),
+                         ("DUET", {"x": 0.0}), ("DUET", {})):
         other = explore(bert8, make_explorer(name, **params), seed=0)
         assert opt.best_value <= other.best_value + 1e-12, name
     exact = explore(bert8, make_explorer("MILP"), seed=0)

@@ -92,12 +92,13 @@ def test_opt_is_the_exact_optimum_of_a_15_node_window():
 # -- the command line --------------------------------------------------------------------------------------
 def test_explore_runs_the_papers_schemes(hetsim):
     out = {}
-    for algorithm in ("OPT", "Priority-PIM", "CPU_S-only"):
-        r = hetsim("explore", "-p", "pim-zynq", "-w", "bert-small-p8", "-a", algorithm, "--json")
+    for label, algorithm, params in (("OPT", "OPT", ()), ("PIM first", "Priority", ("--param", "order=[PIM,CPU_P,CPU_S]")),
+                                     ("CPU_S", "Priority", ("--param", "order=[CPU_S]"))):
+        r = hetsim("explore", "-p", "pim-zynq", "-w", "bert-small-p8", "-a", algorithm, *params, "--json")
         assert r.returncode == 0, r.stderr
-        out[algorithm] = json.loads(r.stdout)
-    assert out["OPT"]["trials"] == 5
-    assert out["OPT"]["best_latency_s"] < out["Priority-PIM"]["best_latency_s"] < out["CPU_S-only"]["best_latency_s"]
+        out[label] = json.loads(r.stdout)
+    assert out["OPT"]["trials"] == 5 and out["CPU_S"]["algorithm"] == "CPU_S only"
+    assert out["OPT"]["best_latency_s"] < out["PIM first"]["best_latency_s"] < out["CPU_S"]["best_latency_s"]
     r = hetsim("explore", "-p", "pim-zynq", "-w", "bert-small-p8", "-a", "DUET", "--param", "x=0.25", "--json")
     assert json.loads(r.stdout)["algorithm"] == "DUET(x=25%)"
 

@@ -103,7 +103,7 @@ def _places(platform) -> list[str]:
 @click.option("--algorithm", "-a", default=None,
               help="A pipeline algorithm of the registry (default Shisha; NSGA-II-pipe with --pareto): "
                    "Shisha, PS, PS-nohints, ES, RW, HC, SA, HC_s, SA_s, NSGA-II-pipe, ...; or a placement "
-                   "algorithm (op -> EP): OPT, OPT-path, MILP, DUET, Priority, Priority-PIM, CPU_S-only "
+                   "algorithm (op -> EP): OPT, OPT-path, MILP, DUET, Priority "
                    "(docs/explorers.md says which fits which platform).")
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
               help="An algorithm parameter, e.g. heuristic=H1 or alpha=15 (repeatable; "

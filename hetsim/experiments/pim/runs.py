@@ -30,9 +30,9 @@ QUICK_LENGTHS = (8, 64)
 
 #: The seven schemes of §4.3, label -> (registered explorer, its parameters).
 SCHEMES: dict[str, tuple[str, dict]] = {
-    "CPU_S only": ("CPU_S-only", {}),
-    "(CPU_P,PIM,CPU_S)": ("Priority", {}),
-    "(PIM,CPU_P,CPU_S)": ("Priority-PIM", {}),
+    "CPU_S only": ("Priority", {"order": ("CPU_S",)}),
+    "(CPU_P,PIM,CPU_S)": ("Priority", {"order": ("CPU_P", "PIM", "CPU_S")}),
+    "(PIM,CPU_P,CPU_S)": ("Priority", {"order": ("PIM", "CPU_P", "CPU_S")}),
     "DUET(x=0%)": ("DUET", {"x": 0.0}),
     "DUET(x=25%)": ("DUET", {"x": 0.25}),
     "DUET(x=50%)": ("DUET", {"x": 0.5}),

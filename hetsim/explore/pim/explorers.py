@@ -8,11 +8,12 @@ its cost tables the node and edge costs), decides one device per op, and measure
     result = explore(problem, make_explorer("OPT"), seed=0)
     result.best_value, result.info["profiling"]          # latency (s); runs, DA classes left
 
-Registered names (``hetsim explore -a NAME``): ``CPU_S-only``, ``Priority`` (default order
-CPU_P, PIM, CPU_S), ``Priority-PIM`` (PIM, CPU_P, CPU_S), ``DUET`` (x = 0.5), ``OPT`` (the
+Registered names (``hetsim explore -a NAME``): ``Priority`` (a provider priority list: the
+paper's CPU_S only is ``order=[CPU_S]``, its two lists ``order=[CPU_P,PIM,CPU_S]`` and
+``[PIM,CPU_P,CPU_S]``; by default the problem's EPs in order), ``DUET`` (x = 0.5), ``OPT`` (the
 paper's ALS DP after Algorithm 1's profiling runs), ``OPT-path`` (the path-aware DP) and ``MILP``
-(the exact optimum, CP-SAT or HiGHS). They work on any placement problem whose EPs the names
-given fit: on hikey970, ``Priority`` with ``order=["big", "little"]`` is big-first.
+(the exact optimum, CP-SAT or HiGHS). They run on any placement problem: on hikey970, ``Priority``
+with ``order=[big, little]`` is big-first.
 """
 
 from __future__ import annotations
@@ -68,25 +69,31 @@ class PriorityList(_Scheme):
     it. ``order=("CPU_S",)`` is the paper's CPU_S-only baseline; (CPU_P, PIM, CPU_S) never uses
     PIM (every PIM op runs on CPU_P), (PIM, CPU_P, CPU_S) uses it wherever it can."""
 
-    def __init__(self, order: Sequence[str] = ("CPU_P", "PIM", "CPU_S")):
+    def __init__(self, order: Sequence[str] | None = None):
         self.order = order
+
+    def _order(self, eps: Sequence[str]) -> list[str]:
+        if self.order is None:
+            return list(eps)
+        return [self.order] if isinstance(self.order, str) else list(self.order)
 
     @property
     def name(self) -> str:
-        order = [self.order] if isinstance(self.order, str) else list(self.order)
+        if self.order is None:
+            return "Priority"
+        order = self._order(())
         return f"{order[0]} only" if len(order) == 1 else f"({','.join(order)})"
 
     def validate(self, problem) -> None:
         super().validate(problem)
-        order = [self.order] if isinstance(self.order, str) else list(self.order)
+        order = self._order(problem.eps)
         bad = [e for e in order if e not in problem.eps]
         if bad or not order or len(set(order)) != len(order):
             raise HetsimError(f"{type(self).__name__}: order={order!r}; allowed: distinct EPs of the "
                               f"problem, {list(problem.eps)}")
 
     def assign(self, dcg, session):
-        order = [self.order] if isinstance(self.order, str) else list(self.order)
-        return priority_assignment(dcg, [dcg.devices.index(e) for e in order])
+        return priority_assignment(dcg, [dcg.devices.index(e) for e in self._order(dcg.devices)])
 
 
 class Duet(_Scheme):
@@ -183,12 +190,9 @@ class ExactPartitioning(_Scheme):
 
 
 PAPER = "PIM partitioning (seed 003)"
-register("CPU_S-only", PriorityList, "placement", PAPER, "every op on CPU_S (the speedup reference)",
-         order=("CPU_S",))
 register("Priority", PriorityList, "placement", PAPER,
-         "ONNX Runtime provider priority list: each op on the first EP of `order` that runs it")
-register("Priority-PIM", PriorityList, "placement", PAPER, "priority list (PIM, CPU_P, CPU_S)",
-         order=("PIM", "CPU_P", "CPU_S"))
+         "ONNX Runtime provider priority list: each op on the first EP of `order` that runs it (default: "
+         "the problem's EPs in order); the paper's CPU_S only is order=[CPU_S]")
 register("DUET", Duet, "placement", PAPER,
          "fastest device per op, then a communication-aware correction of the first x of the ops")
 register("OPT", OptimalPartitioning, "placement", PAPER,

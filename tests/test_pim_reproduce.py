@@ -53,6 +53,21 @@ def test_the_calibration_fits_the_shipped_values():
 
 
 # -- the counts -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("model", list(runs.MODELS))
+def test_the_dcg_of_the_imported_workload_has_the_zoo_models_counts(model):
+    """The DCG built on the placement problem (the ONNX model imported as a workload, capability
+    from the PIM cost model) counts what the zoo counts on the ONNX graph itself: Tables 1 and 3."""
+    from hetsim.explore.pim import Dcg
+    from hetsim.workload.zoo.transformers import dcg_counts
+
+    for devices in (("CPU_S", "CPU_P", "PIM"), ("CPU_S", "PIM")):
+        ours = Dcg.from_problem(runs.problem(model, 8), list(devices)).counts()
+        theirs = dcg_counts(runs.onnx_model(model, 8), devices)
+        assert (ours.V_c, ours.E_c, ours.V_d, ours.E_d, ours.DA) == (theirs.V_c, theirs.E_c, theirs.V_d,
+                                                                    theirs.E_d, theirs.DA)
+        assert ours.log3_paths == pytest.approx(theirs.log3_paths)
+
+
 def test_da_structure_does_not_depend_on_p():
     """DA classes are keyed by bytes (Tables 1 and 3), and at some p two shapes have equal bytes and
     merge (BERT 20 / 22 / 22 / 20 at p = 8 / 16 / 32 / 64). Keyed by the tensor's shape as a function

@@ -218,3 +218,13 @@ def test_opt_on_real_onnx_runtime_profiles_of_this_machine(hetsim, tmp_path):
     assert opt["best_latency_s"] == pytest.approx(costs.groupby("op").time_s.min().sum(), rel=1e-9)
     for ep in eps.split(","):
         assert opt["best_latency_s"] <= costs[costs.ep == ep].time_s.sum() + 1e-12
+
+
+@pytest.mark.parametrize(("args", "fragment"), [
+    (("--depth", "2"), "--depth is for pipeline algorithms; OPT places ops"),
+    (("--objective", "energy"), "--objective energy: pim-zynq has no power model"),
+    (("--param", "foo=1"), "--param foo: OPT has no parameter 'foo'"),
+    (("--eps", "GPU"), "--eps 'GPU': no such EP on pim-zynq"),
+])
+def test_placement_explore_errors_name_the_flag(hetsim, args, fragment):
+    assert_one_line_error(hetsim("explore", "-p", "pim-zynq", "-w", "bert-small-p8", "-a", "OPT", *args), fragment)

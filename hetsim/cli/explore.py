@@ -367,7 +367,7 @@ def _explore_placement(platform_name, workload_name, algorithm, params, eps, obj
     sequential executor), or on a measured table (--cost-table)."""
     from hetsim.cost import make_cost_model
     from hetsim.explore import MaxClock, MaxTrials, Measurement, PlacementProblem, explore
-    from hetsim.explore.registry import make_explorer
+    from hetsim.explore.registry import get_algorithm, make_explorer
     from hetsim.platform import load_platform
     from hetsim.validation import atomic_write
     from hetsim.workload import load_workload
@@ -375,8 +375,17 @@ def _explore_placement(platform_name, workload_name, algorithm, params, eps, obj
     if objective not in (None, "latency", "energy"):
         raise HetsimError(f"--objective {objective}: a placement is scored per inference; allowed: latency, energy")
     platform = load_platform(platform_name, list(overrides), dvfs)
+    if objective == "energy" and not platform.has_power_model:
+        raise HetsimError(f"--objective energy: {platform.name} has no power model (docs/platforms.md); "
+                          "allowed here: latency")
     workload = load_workload(workload_name)
     kwargs = _parse_params(params)
+    allowed = get_algorithm(algorithm).parameters()
+    for key in kwargs:
+        if key not in allowed:
+            listing = ", ".join(f"{k}={v!r}" for k, v in allowed.items()) or "none"
+            raise HetsimError(f"--param {key}: {algorithm} has no parameter {key!r}; its parameters (with "
+                              f"defaults): {listing}")
     explorer = make_explorer(algorithm, **kwargs)
     names = [e.strip() for e in eps.split(",") if e.strip()] if eps else None
     if names is not None:

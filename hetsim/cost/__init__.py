@@ -1,12 +1,13 @@
 """Cost models: how long an op takes on an execution place, and a transfer between two."""
 
 from hetsim.cost.base import ZERO, CostModel, Demand, DvfsState
+from hetsim.cost.hope import HopeCostModel
 from hetsim.cost.measured import MeasuredCostModel
 from hetsim.cost.roofline import EpRates, RooflineCostModel
 
 __all__ = [
-    "ZERO", "CostModel", "Demand", "DvfsState", "EpRates", "MeasuredCostModel", "RooflineCostModel",
-    "make_cost_model",
+    "ZERO", "CostModel", "Demand", "DvfsState", "EpRates", "HopeCostModel", "MeasuredCostModel",
+    "RooflineCostModel", "make_cost_model",
 ]
 
 

@@ -13,7 +13,10 @@ topological order); a transfer holds no lane by default (``comm="free"``: it ove
 everything, as a DMA does), the consumer's EP (``comm="consumer"``: HOPE charges a communication
 operator to the device that needs the data), or a copy lane per destination (``comm="copy"``).
 With ``serial=True`` every task shares one lane (the PIM paper's executor: one op at a time, copies
-before the op that needs them, nothing overlaps).
+before the op that needs them, nothing overlaps). A *sequential* placement (MOSAIC's slices,
+μLayer's layers) also runs one op at a time, in the same global order, but each op's tasks keep
+their lanes: every task of an op waits for the op before it to finish (its output gathered), and
+the shares of a split op run in parallel on their EPs.
 
 :func:`list_schedule` gives the closed form: each task starts when its inputs are done and its
 lane is free. The DES (:mod:`hetsim.sim.dag`) runs the same tasks and, without contention and
@@ -106,6 +109,8 @@ def build_tasks(platform, workload, placement: Placement, cost: CostModel,
         of_op.setdefault(kw["op"], []).append(t.index)
         return t.index
 
+    barrier: list[int] = []   # sequential: the final task of the op before (every task waits for it)
+
     def fetch(tensor: str, dst: ExecutionPlace, consumer: str) -> int:
         """The task after which ``tensor`` is available on ``dst`` (adding its transfer: the cost
         model prices it, so a model can charge synchronisation or layout conversion even where
@@ -120,7 +125,8 @@ def build_tasks(platform, workload, placement: Placement, cost: CostModel,
             return src_task
         key = (tensor, dst.name if caching else f"{dst.name}/{consumer}")
         if key not in cached:
-            cached[key] = add("transfer", f"{tensor}->{dst.name}", _comm_lane(comm, dst), [src_task],
+            cached[key] = add("transfer", f"{tensor}->{dst.name}", _comm_lane(comm, dst),
+                              _union([src_task], barrier),
                               route=platform.route(src, dst), nbytes=float(nbytes), transfer_s=seconds,
                               measured=measured is not None, op=consumer, dst=dst,
                               out_bytes=float(nbytes))
@@ -134,17 +140,19 @@ def build_tasks(platform, workload, placement: Placement, cost: CostModel,
         home = placement.ep_of[op.name]
         if shares is None:
             deps = [fetch(p, home, op.name) for p in g.predecessors(op.name)]
-            i = add("compute", op.name, home.name, deps, ep=home, demand=cost.op_demand(op, home, state),
-                    op=op.name, out_bytes=float(op.output_bytes), weight_bytes=float(op.weight_bytes),
-                    work_bytes=float(op.im2col_bytes))
+            i = add("compute", op.name, home.name, _union(deps, barrier), ep=home,
+                    demand=cost.op_demand(op, home, state), op=op.name, out_bytes=float(op.output_bytes),
+                    weight_bytes=float(op.weight_bytes), work_bytes=float(op.im2col_bytes))
             produced[op.name] = (i, home)
+            if placement.sequential:
+                barrier[:] = [i]
             continue
         # A split op: each share computes its slice of the output channels on its EP; the home EP
         # gathers the slices (the concat of AutoDiCE / μLayer) before any consumer reads them.
         parts = []
         for s in shares:
             deps = [fetch(p, s.ep, op.name) for p in g.predecessors(op.name)]
-            i = add("compute", f"{op.name}@{s.ep.name}", s.ep.name, deps, ep=s.ep,
+            i = add("compute", f"{op.name}@{s.ep.name}", s.ep.name, _union(deps, barrier), ep=s.ep,
                     demand=cost.share_demand(op, s.ep, s.fraction, state), op=op.name,
                     out_bytes=op.output_bytes * s.fraction, weight_bytes=op.weight_bytes * s.fraction,
                     work_bytes=op.im2col_bytes * s.fraction)
@@ -159,6 +167,8 @@ def build_tasks(platform, workload, placement: Placement, cost: CostModel,
         k = add("compute", f"{op.name}:gather", home.name, parts, ep=home,
                 demand=cost.gather_demand(op, home, state), op=op.name, out_bytes=float(op.output_bytes))
         produced[op.name] = (k, home)
+        if placement.sequential:
+            barrier[:] = [k]
 
     lanes: dict[str, list[int]] = {}
     for name in op_order:
@@ -171,6 +181,11 @@ def build_tasks(platform, workload, placement: Placement, cost: CostModel,
         for t in tasks:
             t.lane = "serial"
     return TaskGraph(tasks, lanes, sinks)
+
+
+def _union(deps: list[int], extra: list[int]) -> list[int]:
+    """``deps`` plus the tasks of ``extra`` it lacks (a dependency is listed once)."""
+    return deps + [d for d in extra if d not in deps]
 
 
 def _comm_lane(comm: Comm, dst: ExecutionPlace) -> str | None:

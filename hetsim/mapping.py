@@ -346,6 +346,19 @@ class MappingFile(_FileModel):
         return self
 
 
+def placement_dict(placement: Placement) -> dict:
+    """A placement as the mapping file's keys (what :func:`load_mapping` reads back): ``placement``,
+    and ``order``, ``splits``, ``sequential`` when it has them."""
+    out: dict = {"placement": {op: ep.name for op, ep in placement.ep_of.items()}}
+    if placement.order is not None:
+        out["order"] = {ep: list(ops) for ep, ops in placement.order.items()}
+    if placement.splits:
+        out["splits"] = {op: {s.ep.name: s.fraction for s in shares} for op, shares in placement.splits.items()}
+    if placement.sequential:
+        out["sequential"] = True
+    return out
+
+
 def load_mapping(spec: str, platform: Platform, workload, cost=None) -> Mapping_:
     """A mapping from its string form or from a YAML/JSON file."""
     text = str(spec).strip()

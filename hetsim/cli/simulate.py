@@ -34,17 +34,25 @@ from hetsim.errors import HetsimError
 @click.option("--cost-table", type=click.Path(), default=None,
               help="Replay measured times from a CSV (columns layer|op, ep, time_s), or a directory "
               "written by `hetsim profile` / `hetsim costs import-ort` (costs.csv, transfers.csv).")
+@click.option("--cost-model", type=click.Choice(["roofline", "hope"]), default="roofline", show_default=True,
+              help="The cost model (hope: HOPE's, docs/papers/hope.md); --cost-table replays measurements.")
+@click.option("--comm", type=click.Choice(["free", "consumer", "copy"]), default=None,
+              help="DAG mappings: transfers overlap everything (free, the default), occupy the consuming "
+              "EP (consumer: HOPE's runtime) or a copy lane per destination (copy).")
+@click.option("--no-caching", is_flag=True, help="DAG mappings: move a tensor once per consuming op, "
+              "not once per destination EP.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--trace", type=click.Path(dir_okay=False), default=None, help="Write a Chrome/Perfetto trace.")
 @click.option("--gantt", type=click.Path(dir_okay=False), default=None, help="Write a Gantt chart PNG.")
 @click.pass_context
 def simulate(ctx, platform_name, workload_name, mapping, engine, frames, no_contention, seed, noise_sigma,
-             source, interval_s, buffer_frames, in_flight, dvfs, overrides, cost_table, as_json, trace,
-             gantt):
+             source, interval_s, buffer_frames, in_flight, dvfs, overrides, cost_table, cost_model, comm,
+             no_caching, as_json, trace, gantt):
     """Simulate one mapping of a workload on a platform."""
     from hetsim.cost import make_cost_model
+    from hetsim.evaluate import DagOptions
     from hetsim.evaluate import simulate as run_simulation
-    from hetsim.mapping import load_mapping
+    from hetsim.mapping import Placement, load_mapping
     from hetsim.platform import load_platform
     from hetsim.sim.trace import plot_gantt, write_chrome_trace
     from hetsim.workload import load_workload
@@ -56,9 +64,14 @@ def simulate(ctx, platform_name, workload_name, mapping, engine, frames, no_cont
         raise HetsimError("--trace and --gantt need the des engine (--engine des; the analytic engine has no timeline)")
     platform = load_platform(platform_name, list(overrides), dvfs)
     workload = load_workload(workload_name)
-    cost = make_cost_model(platform, cost_table)
+    cost = make_cost_model(platform, cost_table, cost_model)
     m = load_mapping(mapping, platform, workload, cost)
-    result = run_simulation(platform, workload, m, options, cost=cost)
+    dag = None
+    if comm is not None or no_caching:
+        if not isinstance(m, Placement):
+            raise HetsimError("--comm and --no-caching apply to DAG mappings (placement files), not to pipelines")
+        dag = DagOptions(comm=comm or "free", caching=not no_caching)
+    result = run_simulation(platform, workload, m, options, cost=cost, dag=dag)
     if trace:
         write_chrome_trace(result.intervals, trace, f"{workload.name} on {platform.name}: {m}")
     if gantt:

@@ -99,20 +99,25 @@ def mosaic(view: SchedView) -> Plan:
     return Plan.of(state, slices=slices, dp_estimate_s=float(min(dp[n - 1])))
 
 
-def starpu_dmdar(view: SchedView) -> Plan:
+def starpu_dmdar(view: SchedView, data_aware: bool = True) -> Plan:
     """StarPU-DMDAR with a perfect performance model (module docstring): ops in the order they
-    become ready (ties: the workload's order), each to the EP of its earliest expected end."""
+    become ready (ties: the workload's order), each to the EP of its earliest expected end.
+    ``data_aware=False`` is StarPU's ``dm`` policy: the expected end leaves the input transfers out
+    (what a runtime that cannot price them sees)."""
     state = PlanState(view)
     waiting = [len(p) for p in view.preds]
     ready = [(0.0, i) for i in range(view.n) if not waiting[i]]
     heapq.heapify(ready)
     while ready:
-        _, i = heapq.heappop(ready)
+        t, i = heapq.heappop(ready)
         best_d, best_f = -1, math.inf
         for d in view.capable[i]:
-            mark = state.mark()
-            f = state.append(i, d)
-            state.rollback(mark)
+            if data_aware:
+                mark = state.mark()
+                f = state.append(i, d)
+                state.rollback(mark)
+            else:
+                f = max(t, state.avail[d]) + view.cl_list[i][d]
             if f < best_f:
                 best_d, best_f = d, f
         state.append(i, best_d)

@@ -122,12 +122,19 @@ class Mosaic(DagScheduler):
 
 class StarPU(DagScheduler):
     """StarPU's DMDAR policy with exact cost tables: each op, when ready, to the EP where it
-    would end first (digest §8.2)."""
+    would end first (digest §8.2). ``data_aware=False``: StarPU's ``dm`` policy, which leaves the
+    input transfers out of the expected end."""
 
     label = "StarPU-DMDAR"
 
+    def __init__(self, data_aware: bool = True):
+        self.data_aware = data_aware
+
+    def check(self, problem):
+        check_choice(self.label, "data_aware", self.data_aware, (True, False))
+
     def schedule(self, view, seed):
-        return starpu_dmdar(view), {}
+        return starpu_dmdar(view, self.data_aware), {}
 
 
 class Heft(DagScheduler):
@@ -227,23 +234,25 @@ class HopeLP(DagScheduler):
 
 class MuLayer(DagScheduler):
     """μLayer's single-layer acceleration (digest §8.3): one op at a time, each compute op's output
-    channels split between ``cpu`` and ``gpu`` so that both finish together, when that is faster
-    than either alone. ``split=False``: each op whole on the faster EP."""
+    channels split between ``cpu`` and ``gpu`` so that both finish together (``always_split=False``:
+    only when that is faster than either alone); ``split=False``: each op whole where it ends first."""
 
     label = "muLayer"
 
-    def __init__(self, cpu: str = "cpu", gpu: str = "gpu", split: bool = True):
+    def __init__(self, cpu: str = "cpu", gpu: str = "gpu", split: bool = True, always_split: bool = True):
         self.cpu = cpu
         self.gpu = gpu
         self.split = split
+        self.always_split = always_split
 
     def check(self, problem):
         check_choice(self.label, "split", self.split, (True, False))
+        check_choice(self.label, "always_split", self.always_split, (True, False))
 
     def schedule(self, view, seed):
         c = _ep_index(view, self.cpu, self.label, "cpu")
         g = _ep_index(view, self.gpu, self.label, "gpu")
-        placement, estimate, n_split = mulayer_placement(view, c, g, self.split)
+        placement, estimate, n_split = mulayer_placement(view, c, g, self.split, self.always_split)
         return placement, {"predicted_latency_s": estimate, "split_ops": n_split}
 
 

@@ -7,13 +7,15 @@ share of its output channels on each of the two EPs, in parallel, and its slices
 its home EP (the one with the larger share), which pays the cost model's per-layer
 synchronisation (:meth:`HopeCostModel.gather_demand`).
 
-For each op in order, μLayer takes the fastest of: the op whole on either EP, or split with the
-CPU's share r chosen so that both EPs finish together (channel-wise workload distribution), in
-whole channels, at least one per EP. Times count the op's input transfers to the EPs that need
-them (each tensor moved to an EP once) and, for a split, the slice moved to the home EP and the
-gather. Only ops with multiply-accumulates (conv, depthwise, fully connected, matmul) are split
-[choice: μLayer distributes the compute layers]; FP32, no processor-friendly quantization
-[paper]; no branch distribution ("single-layer acceleration" [paper]).
+Every op with multiply-accumulates (conv, depthwise, fully connected, matmul: μLayer's layers)
+is split, the CPU's share r chosen so that both EPs finish together (channel-wise workload
+distribution), in whole channels, at least one per EP; every other op runs whole on the EP where
+it ends first. With ``always_split=False`` a compute op is split only when that is faster than
+running it whole [an alternative reading: μLayer as its paper describes it distributes every
+layer]. Times count the op's input transfers to the EPs that need them (each tensor moved to an EP
+once) and, for a split, the slice moved to the home EP and the gather. FP32, no
+processor-friendly quantization [paper]; no branch distribution ("single-layer acceleration"
+[paper]).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from hetsim.explore.hope.view import SchedView
 SPLIT_KINDS = frozenset({"conv", "dw", "fc", "matmul"})
 
 
-def mulayer(view: SchedView, cpu: int, gpu: int, split: bool = True):
+def mulayer(view: SchedView, cpu: int, gpu: int, split: bool = True, always_split: bool = True):
     """The μLayer mapping over EPs ``cpu`` and ``gpu`` (indices into the view's EPs): (home EP index
     per op, {op index: (home, other, home's fraction)}, the estimated latency, s)."""
     problem = view.problem
@@ -45,11 +47,12 @@ def mulayer(view: SchedView, cpu: int, gpu: int, split: bool = True):
                        if d != home[p] and (not view.caching or d not in where[p]))
 
         options: list[tuple[float, int, tuple[int, int, float] | None]] = []
+        splittable = (split and str(op.kind) in SPLIT_KINDS and op.out_shape.c >= 2
+                      and all(d in view.capable[i] for d in pair))
         for d in pair:
-            if d in view.capable[i]:
+            if d in view.capable[i] and not (splittable and always_split):
                 options.append((fetch_s(d) + view.cl_list[i][d], d, None))
-        if (split and str(op.kind) in SPLIT_KINDS and op.out_shape.c >= 2
-                and all(d in view.capable[i] for d in pair)):
+        if splittable:
             dc = cost.op_demand(op, eps[cpu], problem.state)
             dg = cost.op_demand(op, eps[gpu], problem.state)
             xc, xg = fetch_s(cpu), fetch_s(gpu)
@@ -82,10 +85,10 @@ def mulayer(view: SchedView, cpu: int, gpu: int, split: bool = True):
     return home, splits, total
 
 
-def mulayer_placement(view: SchedView, cpu: int, gpu: int, split: bool = True):
+def mulayer_placement(view: SchedView, cpu: int, gpu: int, split: bool = True, always_split: bool = True):
     """The μLayer mapping as a sequential split :class:`~hetsim.mapping.Placement`, and its
     estimated latency (s)."""
-    home, splits, estimate = mulayer(view, cpu, gpu, split)
+    home, splits, estimate = mulayer(view, cpu, gpu, split, always_split)
     spec = {view.names[i]: {view.eps[h]: frac, view.eps[o]: 1.0 - frac}
             for i, (h, o, frac) in splits.items()}
     placement = view.problem.placement([int(d) for d in home], splits=spec, sequential=True)

@@ -62,8 +62,7 @@ def run_dag(platform, tg: TaskGraph, options: RunOptions) -> DagRun:
     if options.contention:
         for t in tasks:
             if t.ep is not None and t.ep.memory not in memories:
-                memories[t.ep.memory] = BandwidthServer(
-                    env, platform.memory(t.ep.memory).bandwidth_GBps * 1e9, t.ep.memory)
+                memories[t.ep.memory] = BandwidthServer.for_memory(env, platform.memory(t.ep.memory))
         links = {lk.name: BandwidthServer(env, lk.bandwidth_GBps * 1e9, lk.name) for lk in platform.links}
 
     finished = [[env.event() for _ in range(n)] for _ in range(frames)]

@@ -61,31 +61,47 @@ def write_chrome_trace(intervals: list[Interval], path, title: str = "hetsim") -
         json.dump(chrome_trace(intervals, title), f)
 
 
+def draw_gantt(ax, intervals: list[Interval], max_frames: int = 12, title: str = "",
+               labels: bool = True) -> None:
+    """Draw one row per lane, one bar per piece of work, on matplotlib axes ``ax``: coloured by frame
+    (the first ``max_frames``), transfers hatched. One frame of a DAG: compute blue, transfers orange."""
+    import matplotlib.pyplot as plt
+
+    shown = [iv for iv in intervals if iv.frame < max_frames]
+    lanes = list(dict.fromkeys(iv.lane for iv in intervals))
+    one_frame = all(iv.frame == 0 for iv in shown)
+    cmap = plt.get_cmap("tab20")
+    for iv in shown:
+        y = lanes.index(iv.lane)
+        if one_frame:
+            colour = "tab:orange" if iv.category == "transfer" else "tab:blue"
+        else:
+            colour = cmap(iv.frame % 20)
+        hatch = "//" if iv.category == "transfer" else None
+        ax.broken_barh([(iv.start_s * 1e3, (iv.end_s - iv.start_s) * 1e3)], (y - 0.4, 0.8),
+                       facecolors=colour, edgecolor="black", linewidth=0.3, hatch=hatch)
+        width = (iv.end_s - iv.start_s) * 1e3
+        if labels and not one_frame and iv.category == "compute" and len(shown) <= 80 and width > 0:
+            ax.text((iv.start_s * 1e3) + width / 2, y, str(iv.frame), ha="center", va="center", fontsize=7)
+    ax.set_yticks(range(len(lanes)), lanes)
+    ax.invert_yaxis()
+    ax.set_xlabel("time (ms)")
+    default = ("one frame (blue = compute, orange hatched = transfer)" if one_frame else
+               f"first {max_frames} frames (number = frame, hatched = transfer)")
+    ax.set_title(title or default)
+    ax.grid(axis="x", alpha=0.3)
+
+
 def plot_gantt(intervals: list[Interval], path, title: str = "", max_frames: int = 12) -> None:
-    """One row per lane, one bar per piece of work, coloured by frame (the first ``max_frames``)."""
+    """:func:`draw_gantt` into a PNG file."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    shown = [iv for iv in intervals if iv.frame < max_frames]
     lanes = list(dict.fromkeys(iv.lane for iv in intervals))
-    cmap = plt.get_cmap("tab20")
     fig, ax = plt.subplots(figsize=(11, 0.6 * len(lanes) + 1.6))
-    for iv in shown:
-        y = lanes.index(iv.lane)
-        colour = cmap(iv.frame % 20)
-        hatch = "//" if iv.category == "transfer" else None
-        ax.broken_barh([(iv.start_s * 1e3, (iv.end_s - iv.start_s) * 1e3)], (y - 0.4, 0.8),
-                       facecolors=colour, edgecolor="black", linewidth=0.3, hatch=hatch)
-        width = (iv.end_s - iv.start_s) * 1e3
-        if iv.category == "compute" and len(shown) <= 80 and width > 0:
-            ax.text((iv.start_s * 1e3) + width / 2, y, str(iv.frame), ha="center", va="center", fontsize=7)
-    ax.set_yticks(range(len(lanes)), lanes)
-    ax.invert_yaxis()
-    ax.set_xlabel("time (ms)")
-    ax.set_title(title or f"first {max_frames} frames (number = frame, hatched = transfer)")
-    ax.grid(axis="x", alpha=0.3)
+    draw_gantt(ax, intervals, max_frames, title)
     fig.tight_layout()
     with atomic_write(path, "wb") as f:
         fig.savefig(f, format="png", dpi=120)

@@ -10,19 +10,19 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from hetsim.experiment import Artifact, Context  # noqa: E402
+from hetsim.experiment import (  # noqa: E402
+    FIT_DEPENDENT,
+    FIT_INPUT,
+    PREDICTION,
+    STRUCTURAL,
+    VECTOR,
+    Artifact,
+    Context,
+)
 from hetsim.experiments.hope.paper import MODELS, QUICK_FEW, QUICK_MODELS  # noqa: E402
 
-try:   # claim classes (docs/papers/<paper>.md, "Claim classes"), when the framework has them
-    from hetsim.experiment import FIT_DEPENDENT, FIT_INPUT, PREDICTION, STRUCTURAL, VECTOR  # type: ignore[attr-defined]
-    _CLASSES = True
-except ImportError:   # pragma: no cover - the framework before claim classes
-    PREDICTION, FIT_INPUT, FIT_DEPENDENT = "prediction", "fit input", "fit-dependent"
-    STRUCTURAL, VECTOR = "structural", "verification vector"
-    _CLASSES = False
-
-__all__ = ["FIT_DEPENDENT", "FIT_INPUT", "PREDICTION", "STRUCTURAL", "VECTOR", "artifact", "close",
-           "equal", "figure", "models", "true", "within"]
+__all__ = ["FIT_DEPENDENT", "FIT_INPUT", "PREDICTION", "STRUCTURAL", "VECTOR", "artifact", "figure",
+           "grouped_bars", "models"]
 
 
 def models(ctx: Context, few: bool = False) -> tuple[str, ...]:
@@ -30,28 +30,6 @@ def models(ctx: Context, few: bool = False) -> tuple[str, ...]:
     if not ctx.quick:
         return tuple(MODELS)
     return QUICK_FEW if few else QUICK_MODELS
-
-
-def _kind(kw: dict, kind) -> dict:
-    if _CLASSES:
-        kw["kind"] = kind
-    return kw
-
-
-def close(ctx: Context, claim: str, paper_value, sim_value, *, kind, rel=None, abs_=None):
-    return ctx.close(claim, paper_value, sim_value, rel, abs_, **_kind({}, kind))
-
-
-def within(ctx: Context, claim: str, paper_value, sim_value, lo: float, hi: float, *, kind):
-    return ctx.within(claim, paper_value, sim_value, lo, hi, **_kind({}, kind))
-
-
-def equal(ctx: Context, claim: str, paper_value, sim_value, *, kind):
-    return ctx.equal(claim, paper_value, sim_value, **_kind({}, kind))
-
-
-def true(ctx: Context, claim: str, paper_value, sim_value, ok: bool, tolerance: str, *, kind):
-    return ctx.true(claim, paper_value, sim_value, ok, tolerance, **_kind({}, kind))
 
 
 def figure(rows: int, cols: int, size: tuple[float, float]):

@@ -8,7 +8,6 @@ from hetsim.experiment import Context
 from hetsim.experiments.hope._common import (
     PREDICTION,
     artifact,
-    close,
     figure,
     grouped_bars,
     models,
@@ -29,13 +28,13 @@ def fig7(ctx: Context):
     red = reductions(table, {("HOPE:LP", "StarPU"): None, ("HOPE:GS", "StarPU"): None, ("HOPE:LP", "CPU"): None})
     lp = red.set_index("model")["HOPE:LP vs StarPU"]
     gs = red.set_index("model")["HOPE:GS vs StarPU"]
-    claims = [close(ctx, f"{m}: HOPE:LP vs StarPU on big + LITTLE (%)", FIG7_LP_VS_STARPU[m], round(float(lp[m]), 2),
+    claims = [ctx.close(f"{m}: HOPE:LP vs StarPU on big + LITTLE (%)", FIG7_LP_VS_STARPU[m], round(float(lp[m]), 2),
                     abs_=PP, kind=PREDICTION) for m in model_list]
     if not ctx.quick:
         paper_mean = sum(FIG7_LP_VS_STARPU.values()) / len(FIG7_LP_VS_STARPU)
-        claims.append(close(ctx, "HOPE:LP vs StarPU on big + LITTLE, average over the 7 models (%)",
+        claims.append(ctx.close("HOPE:LP vs StarPU on big + LITTLE, average over the 7 models (%)",
                             round(paper_mean, 2), round(float(lp.mean()), 2), abs_=PP, kind=PREDICTION))
-    claims.append(close(ctx, "HOPE:GS performs like StarPU (no communication to save; average reduction, %)", 0.0,
+    claims.append(ctx.close("HOPE:GS performs like StarPU (no communication to save; average reduction, %)", 0.0,
                         round(float(gs.mean()), 2), abs_=PP, kind=PREDICTION))
     fig, axes = figure(1, 1, (11, 3.6))
     grouped_bars(axes[0, 0], table, SERIES, "normalised", model_list, "latency / big cores only",

@@ -8,11 +8,9 @@ from hetsim.experiments.hope._common import (
     PREDICTION,
     STRUCTURAL,
     artifact,
-    close,
     figure,
     grouped_bars,
     models,
-    true,
 )
 from hetsim.experiments.hope.overall import latency_table, reductions
 from hetsim.experiments.hope.paper import FIG5, PP, PP_MAX
@@ -36,9 +34,9 @@ def fig5(ctx: Context):
             top, mean = FIG5[preset][base]
             col = sub[f"HOPE:LP vs {base}"]
             if not ctx.quick:
-                claims.append(close(ctx, f"{preset} frequency: HOPE:LP vs {base}, average reduction (%)", mean,
+                claims.append(ctx.close(f"{preset} frequency: HOPE:LP vs {base}, average reduction (%)", mean,
                                     round(float(col.mean()), 2), abs_=PP, kind=PREDICTION))
-            claims.append(close(ctx, f"{preset} frequency: HOPE:LP vs {base}, largest reduction (%)", top,
+            claims.append(ctx.close(f"{preset} frequency: HOPE:LP vs {base}, largest reduction (%)", top,
                                 round(float(col.max()), 2), abs_=PP_MAX, kind=PREDICTION))
     # The CPU version slows down as the clock drops; the GPU version does not move.
     lat = table.pivot_table(index=["cpu_frequency", "model"], columns="version", values="latency_ms")
@@ -46,7 +44,7 @@ def fig5(ctx: Context):
                      for m in model_list)
     gpu_same = all(abs(lat.loc[("min", m), "GPU"] - lat.loc[("max", m), "GPU"]) <=
                    0.5 * abs(lat.loc[("min", m), "CPU"] - lat.loc[("max", m), "CPU"]) for m in model_list)
-    claims.append(true(ctx, "the CPU version slows as the CPU clock drops, the GPU version much less "
+    claims.append(ctx.true("the CPU version slows as the CPU clock drops, the GPU version much less "
                        "(every model)", "yes", "yes" if cpu_slower and gpu_same else "no",
                        cpu_slower and gpu_same, "every model", kind=STRUCTURAL))
     fig, axes = figure(len(presets), 1, (11, 3.2 * len(presets)))

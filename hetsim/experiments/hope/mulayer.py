@@ -16,12 +16,9 @@ from hetsim.experiments.hope._common import (
     FIT_DEPENDENT,
     FIT_INPUT,
     artifact,
-    close,
     figure,
     grouped_bars,
     models,
-    true,
-    within,
 )
 from hetsim.experiments.hope.calibration import SyncFit, fit_split_sync
 from hetsim.experiments.hope.paper import ABSTRACT_MULAYER, FIG6, PLATFORMS, PP, PP_MAX
@@ -69,23 +66,23 @@ def fig6(ctx: Context):
     for name, (label, _) in PLATFORMS.items():
         gs_max, lp_max, avg = FIG6[name]
         sub = red.loc[label]
-        claims.append(close(ctx, f"[fit] {label}: HOPE:LP's average reduction over μLayer (%)", avg,
+        claims.append(ctx.close(f"[fit] {label}: HOPE:LP's average reduction over μLayer (%)", avg,
                             round(float(sub["HOPE:LP"].mean()), 2), abs_=0.5, kind=FIT_INPUT))
-        claims.append(close(ctx, f"{label}: HOPE:GS's largest reduction over μLayer (%)", gs_max,
+        claims.append(ctx.close(f"{label}: HOPE:GS's largest reduction over μLayer (%)", gs_max,
                             round(float(sub["HOPE:GS"].max()), 2), abs_=PP_MAX, kind=FIT_DEPENDENT))
-        claims.append(close(ctx, f"{label}: HOPE:LP's largest reduction over μLayer (%)", lp_max,
+        claims.append(ctx.close(f"{label}: HOPE:LP's largest reduction over μLayer (%)", lp_max,
                             round(float(sub["HOPE:LP"].max()), 2), abs_=PP_MAX, kind=FIT_DEPENDENT))
-        claims.append(close(ctx, f"{label}: LSTM, no reduction over μLayer (HOPE:LP, %)", 0.0,
+        claims.append(ctx.close(f"{label}: LSTM, no reduction over μLayer (HOPE:LP, %)", 0.0,
                             round(float(sub.loc["LSTM", "HOPE:LP"]), 2), abs_=PP, kind=FIT_DEPENDENT))
     if not ctx.quick:
         top = float(red["HOPE:LP"].max())
-        claims.append(within(ctx, "largest reduction over μLayer, any phone (abstract 41.8, text 40.6; %)",
+        claims.append(ctx.within("largest reduction over μLayer, any phone (abstract 41.8, text 40.6; %)",
                              "40.6-41.8", round(top, 2), 40.6 - PP_MAX, ABSTRACT_MULAYER[0] + PP_MAX,
                              kind=FIT_DEPENDENT))
     avgs = red["HOPE:LP"].groupby(level="phone").mean()
-    claims.append(true(ctx, "LE gains least over μLayer (its CPU and GPU are imbalanced)", "LE",
+    claims.append(ctx.true("LE gains least over μLayer (its CPU and GPU are imbalanced)", "LE",
                        str(avgs.idxmin()), avgs.idxmin() == "LE", "the smallest average", kind=FIT_DEPENDENT))
-    claims.append(close(ctx, "average over the three phones (abstract, %)", ABSTRACT_MULAYER[1],
+    claims.append(ctx.close("average over the three phones (abstract, %)", ABSTRACT_MULAYER[1],
                         round(float(avgs.mean()), 2), abs_=PP, kind=FIT_DEPENDENT))
     fig, axes = figure(3, 1, (11, 9.6))
     for ax, (label, _) in zip(axes[:, 0], PLATFORMS.values(), strict=True):

@@ -12,7 +12,7 @@ import pandas as pd
 from hetsim.cost.hope import HopeCostModel
 from hetsim.evaluate import DagOptions
 from hetsim.experiment import Context
-from hetsim.experiments.hope._common import STRUCTURAL, artifact, figure, true
+from hetsim.experiments.hope._common import STRUCTURAL, artifact, figure
 from hetsim.experiments.hope.calibration import phone
 from hetsim.experiments.hope.paper import MODELS, PLATFORMS
 from hetsim.experiments.hope.runs import COMM
@@ -65,7 +65,7 @@ def optimality(ctx: Context):
     table = pd.DataFrame(rows)
     # every op's time is rounded to 1 us in the model: the bound may be off by that much per op
     ok = bool((table.latency_ms >= table.bound_ms - table.ops * 1e-3).all())
-    claims = [true(ctx, "the exact model's bound lies below every scheduler's latency (instances)", "all",
+    claims = [ctx.true("the exact model's bound lies below every scheduler's latency (instances)", "all",
                    f"{len(table) // (len(HEURISTICS) + 1)} instances", ok, "every one (1 us per op rounding)",
                    kind=STRUCTURAL)]
     fig, axes = figure(1, 1, (9, 4))

@@ -9,11 +9,9 @@ from hetsim.experiment import Context
 from hetsim.experiments.hope._common import (
     PREDICTION,
     artifact,
-    close,
     figure,
     grouped_bars,
     models,
-    true,
 )
 from hetsim.experiments.hope.paper import (
     ABSTRACT_MOSAIC,
@@ -69,31 +67,31 @@ def fig4_claims(ctx: Context, table: pd.DataFrame, red: pd.DataFrame, model_list
     for (a, b), paper in COMPARISONS.items():
         col = f"{a} vs {b}"
         for m in model_list:
-            claims.append(close(ctx, f"{m}: {a} vs {b}, reduction averaged over LE, ME, HE (%)", paper[m],
+            claims.append(ctx.close(f"{m}: {a} vs {b}, reduction averaged over LE, ME, HE (%)", paper[m],
                                 round(float(avg.loc[m, col]), 2), abs_=PP, kind=PREDICTION))
     if not ctx.quick:
         for (a, b), (top, mean) in ((("HOPE:LP", "MOSAIC"), ABSTRACT_MOSAIC), (("HOPE:LP", "StarPU"), ABSTRACT_STARPU)):
             col = f"{a} vs {b}"
-            claims.append(close(ctx, f"{a} vs {b}: average reduction over the 7 models (abstract, %)", mean,
+            claims.append(ctx.close(f"{a} vs {b}: average reduction over the 7 models (abstract, %)", mean,
                                 round(float(avg[col].mean()), 2), abs_=PP, kind=PREDICTION))
-            claims.append(close(ctx, f"{a} vs {b}: largest reduction, any phone and model (abstract, %)", top,
+            claims.append(ctx.close(f"{a} vs {b}: largest reduction, any phone and model (abstract, %)", top,
                                 round(float(red[col].max()), 2), abs_=PP_MAX, kind=PREDICTION))
         gain = avg["HOPE:LP vs MOSAIC"]
         top2 = set(gain.nlargest(2).index)
-        claims.append(true(ctx, "the NAS-style large models (PN-L, NAS-L) gain most over MOSAIC", "PN-L, NAS-L",
+        claims.append(ctx.true("the NAS-style large models (PN-L, NAS-L) gain most over MOSAIC", "PN-L, NAS-L",
                            ", ".join(sorted(top2)), top2 == {"PN-L", "NAS-L"}, "the 2 largest", kind=PREDICTION))
     # Ordering LP <= GS <= StarPU < MOSAIC, on the latency averaged over the phones (normalised).
     norm = table.pivot_table(index="model", columns="version", values="normalised", aggfunc="mean")
     ordered = [m for m in model_list if norm.loc[m, "HOPE:LP"] <= norm.loc[m, "HOPE:GS"] <= norm.loc[m, "StarPU"]
                < norm.loc[m, "MOSAIC"]]
     need = MOST if not ctx.quick else (len(model_list) + 1) // 2 + 1
-    claims.append(true(ctx, "HOPE:LP <= HOPE:GS <= StarPU < MOSAIC on most models (models where it holds)",
+    claims.append(ctx.true("HOPE:LP <= HOPE:GS <= StarPU < MOSAIC on most models (models where it holds)",
                        f">= {need} of {len(model_list)}", ", ".join(ordered) or "none", len(ordered) >= need,
                        f">= {need} models", kind=PREDICTION))
     lat = table.pivot_table(index=["phone", "model"], columns="version", values="latency_ms")
     for label in lat.index.get_level_values("phone").unique():
         ratio = lat.loc[(label, "PN-M"), "HOPE:LP"] / lat.loc[(label, "PN-M"), "CPU"]
-        claims.append(close(ctx, f"{label}: PN-M, HOPE:LP similar to CPU alone (HOPE:LP / CPU)", 1.0,
+        claims.append(ctx.close(f"{label}: PN-M, HOPE:LP similar to CPU alone (HOPE:LP / CPU)", 1.0,
                             round(float(ratio), 4), abs_=PNM_SIMILAR_TO_CPU, kind=PREDICTION))
     return claims
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from hetsim.experiment import Context
-from hetsim.experiments.hope._common import VECTOR, artifact, equal, figure, models
+from hetsim.experiments.hope._common import VECTOR, artifact, figure, models
 from hetsim.experiments.hope.paper import EPS, NT
 from hetsim.experiments.hope.runs import Setting, problem
 from hetsim.explore.hope.partition import bisect, partition
@@ -43,11 +43,11 @@ def fig1(ctx: Context):
     table = pd.DataFrame(rows)
     crossing = sum(1 for a in v0 if any(s in v1 for s in succs[a]))
     claims = [
-        equal(ctx, "Fig. 1: cut at upward rank", 5, info["level"], kind=VECTOR),
-        equal(ctx, "Fig. 1: vertices with uprank <= 5 and > 5", [6, 7], [len(v0), len(v1)], kind=VECTOR),
-        equal(ctx, "Fig. 1: balance bound (1 + 0.2) x 13 / 2", 7.8, round(bound, 6), kind=VECTOR),
-        equal(ctx, "Fig. 1: vertex cut", 1, crossing, kind=VECTOR),
-        equal(ctx, "Fig. 1: the coarse graph is acyclic (edges V1 -> V0)", 0,
+        ctx.equal("Fig. 1: cut at upward rank", 5, info["level"], kind=VECTOR),
+        ctx.equal("Fig. 1: vertices with uprank <= 5 and > 5", [6, 7], [len(v0), len(v1)], kind=VECTOR),
+        ctx.equal("Fig. 1: balance bound (1 + 0.2) x 13 / 2", 7.8, round(bound, 6), kind=VECTOR),
+        ctx.equal("Fig. 1: vertex cut", 1, crossing, kind=VECTOR),
+        ctx.equal("Fig. 1: the coarse graph is acyclic (edges V1 -> V0)", 0,
               sum(1 for a in v1 for s in succs[a] if s in v0), kind=VECTOR),
     ]
     fig, axes = figure(1, 1, (6, 3.5))

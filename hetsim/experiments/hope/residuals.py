@@ -7,7 +7,7 @@ import pandas as pd
 
 from hetsim.cost.hope import HopeCostModel
 from hetsim.experiment import Context
-from hetsim.experiments.hope._common import FIT_INPUT, PREDICTION, artifact, close, figure, true
+from hetsim.experiments.hope._common import FIT_INPUT, PREDICTION, artifact, figure
 from hetsim.experiments.hope.calibration import calibration, phone
 from hetsim.experiments.hope.paper import (
     LE_CONV_MIN_S,
@@ -54,14 +54,14 @@ def calibration_experiment(ctx: Context):
         {"quantity": "LE CPU: slowest Conv2D (ms)", "start": LE_CONV_MIN_S * 1e3, "fitted": conv.latency_ms.max()},
     ])
     claims = [
-        close(ctx, "[fit] PN-M on HE, CPU only (ms)", PNM_HE_CPU_S * 1e3, c.pnm_cpu_s * 1e3, rel=0.01,
+        ctx.close("[fit] PN-M on HE, CPU only (ms)", PNM_HE_CPU_S * 1e3, c.pnm_cpu_s * 1e3, rel=0.01,
               kind=FIT_INPUT),
-        close(ctx, "[fit] PN-M on HE, GPU only (ms)", PNM_HE_GPU_S * 1e3, c.pnm_gpu_s * 1e3, rel=0.01,
+        ctx.close("[fit] PN-M on HE, GPU only (ms)", PNM_HE_GPU_S * 1e3, c.pnm_gpu_s * 1e3, rel=0.01,
               kind=FIT_INPUT),
-        true(ctx, "LE: ReLU takes less than 0.1 ms (median standalone ReLU on the CPU, ms)", "< 0.1",
+        ctx.true("LE: ReLU takes less than 0.1 ms (median standalone ReLU on the CPU, ms)", "< 0.1",
              round(float(relu.latency_ms.median()), 4), bool(relu.latency_ms.median() < 0.1), "< 0.1 ms",
              kind=PREDICTION),
-        true(ctx, "LE: Conv2D may take more than 3 ms (slowest conv on the CPU, ms)", "> 3",
+        ctx.true("LE: Conv2D may take more than 3 ms (slowest conv on the CPU, ms)", "> 3",
              round(float(conv.latency_ms.max()), 2), bool(conv.latency_ms.max() > 3.0), "> 3 ms",
              kind=PREDICTION),
     ]

@@ -4,7 +4,7 @@ and phone: HOPE:GS "less than one second", HOPE:LP "several seconds" (§1, §3).
 from __future__ import annotations
 
 from hetsim.experiment import Context
-from hetsim.experiments.hope._common import PREDICTION, artifact, figure, models, true, within
+from hetsim.experiments.hope._common import PREDICTION, artifact, figure, models
 from hetsim.experiments.hope.overall import latency_table, settings_fig4
 from hetsim.experiments.hope.paper import GS_MAX_S, LP_SECONDS
 
@@ -19,14 +19,14 @@ def times(ctx: Context):
     largest = "NAS-L" if "NAS-L" in model_list else max(model_list, key=lambda m: gs[gs.model == m].latency_ms.max())
     lp_largest = float(lp[lp.model == largest].schedule_s.max())
     claims = [
-        true(ctx, "HOPE:GS schedules in less than one second (slowest model and phone, s)", "< 1",
+        ctx.true("HOPE:GS schedules in less than one second (slowest model and phone, s)", "< 1",
              round(float(gs.schedule_s.max()), 3), bool(gs.schedule_s.max() < GS_MAX_S), "< 1 s", kind=PREDICTION),
-        true(ctx, "HOPE:LP is slower than HOPE:GS on every model and phone", "yes",
+        ctx.true("HOPE:LP is slower than HOPE:GS on every model and phone", "yes",
              "yes" if all(lp.schedule_s.to_numpy() > gs.schedule_s.to_numpy()) else "no",
              bool(all(lp.schedule_s.to_numpy() > gs.schedule_s.to_numpy())), "every run", kind=PREDICTION),
     ]
     if not ctx.quick:
-        claims.append(within(ctx, f"HOPE:LP takes several seconds ({largest}, slowest phone, s)", "several",
+        claims.append(ctx.within(f"HOPE:LP takes several seconds ({largest}, slowest phone, s)", "several",
                              round(lp_largest, 2), *LP_SECONDS, kind=PREDICTION))
     fig, axes = figure(1, 1, (9, 4))
     for v in SCHEDULERS:

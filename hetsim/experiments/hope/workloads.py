@@ -7,7 +7,7 @@ import networkx as nx
 import pandas as pd
 
 from hetsim.experiment import Context
-from hetsim.experiments.hope._common import PREDICTION, VECTOR, artifact, equal, figure, true
+from hetsim.experiments.hope._common import PREDICTION, VECTOR, artifact, figure
 from hetsim.experiments.hope.paper import MODELS, OPS_MIN, OPS_NAS_L, SHAPES_NAS_L
 from hetsim.workload import load_workload
 
@@ -31,10 +31,10 @@ def workloads(ctx: Context):
     largest = max(ops, key=lambda m: ops[m])
     nas = table.set_index("model").loc["NAS-L"]
     claims = [
-        equal(ctx, "fewest operators of the seven (SQZ; MNN ops)", OPS_MIN, int(min(ops.values())), kind=VECTOR),
-        equal(ctx, "NAS-L operators (MNN ops)", OPS_NAS_L, int(nas.mnn_ops), kind=PREDICTION),
-        equal(ctx, "NAS-L distinct tensor shapes", SHAPES_NAS_L, int(nas.distinct_shapes), kind=PREDICTION),
-        true(ctx, "NAS-L has the most operators", "NAS-L", largest, largest == "NAS-L", "exact", kind=VECTOR),
+        ctx.equal("fewest operators of the seven (SQZ; MNN ops)", OPS_MIN, int(min(ops.values())), kind=VECTOR),
+        ctx.equal("NAS-L operators (MNN ops)", OPS_NAS_L, int(nas.mnn_ops), kind=PREDICTION),
+        ctx.equal("NAS-L distinct tensor shapes", SHAPES_NAS_L, int(nas.distinct_shapes), kind=PREDICTION),
+        ctx.true("NAS-L has the most operators", "NAS-L", largest, largest == "NAS-L", "exact", kind=VECTOR),
     ]
     fig, axes = figure(1, 2, (11, 3.8))
     axes[0, 0].bar(table.model, table.mnn_ops, color="tab:blue", label="hetsim (MNN-style fusion)")

@@ -24,7 +24,7 @@ from hetsim.explore._checks import check_choice, check_number
 from hetsim.explore.base import Explorer, Session
 from hetsim.explore.hope.baselines import heft, mosaic, single_device, starpu_dmdar
 from hetsim.explore.hope.gs import hope_gs
-from hetsim.explore.hope.lp import hope_lp
+from hetsim.explore.hope.lp import ILPS, hope_lp
 from hetsim.explore.hope.milp import UNIT_S, solve_engine_cpsat
 from hetsim.explore.hope.mulayer import mulayer_placement
 from hetsim.explore.hope.partition import CUTS, EPS, NT
@@ -202,13 +202,16 @@ class HopeLP(DagScheduler):
     tie_break : bool
         Among optimal plans of a module, the one whose ops end earliest (sum of ends); off by
         default: it makes CP-SAT 2-3x slower and the plan keeps only the per-device order.
+    ilp : {"paper", "engine"}
+        The module model: HOPE's ILP (per-edge communication inside the consumer's time, no
+        caching), or the engine's rules (caching, transfers on their lanes): an ablation.
     """
 
     label = "HOPE:LP"
 
     def __init__(self, nt: int = NT, eps: float = EPS, cut: str = "level",
                  merge_threshold_s: float | None = 1e-4, time_limit_s: float = 20.0,
-                 unit_s: float = UNIT_S, tie_break: bool = False):
+                 unit_s: float = UNIT_S, tie_break: bool = False, ilp: str = "paper"):
         self.nt = nt
         self.eps = eps
         self.cut = cut
@@ -216,8 +219,10 @@ class HopeLP(DagScheduler):
         self.time_limit_s = time_limit_s
         self.unit_s = unit_s
         self.tie_break = tie_break
+        self.ilp = ilp
 
     def check(self, problem):
+        check_choice(self.label, "ilp", self.ilp, ILPS)
         check_number(self.label, "nt", self.nt, low=2, integer=True)
         check_number(self.label, "eps", self.eps, low=0.0)
         check_choice(self.label, "cut", self.cut, CUTS)
@@ -229,7 +234,7 @@ class HopeLP(DagScheduler):
 
     def schedule(self, view, seed):
         return hope_lp(view, self.nt, self.eps, self.cut, self.merge_threshold_s, self.time_limit_s, seed,
-                       self.unit_s, self.tie_break, self.label), {}
+                       self.unit_s, self.tie_break, self.label, self.ilp), {}
 
 
 class MuLayer(DagScheduler):

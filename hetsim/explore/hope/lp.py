@@ -12,19 +12,30 @@ that it "solves ILP for each subgraph individually"; digest §2.3, §11.6):
 * a device's work starts after what the plan so far has put on it;
 * the module's solution is appended to the plan, each device's super-ops in the order of their
   ILP start times.
+
+``ilp="engine"`` solves each module under the engine's rules instead
+(:func:`~hetsim.explore.hope.milp.solve_engine_cpsat`: tensor caching, transfers as intervals on
+their lanes, the copies already made reused): an ablation of the paper's ILP simplifications.
 """
 
 from __future__ import annotations
 
-from hetsim.explore.hope.milp import UNIT_S, Instance, solve_paper_cpsat
+from hetsim.errors import HetsimError
+from hetsim.explore.hope.milp import UNIT_S, Instance, solve_engine_cpsat, solve_paper_cpsat
 from hetsim.explore.hope.partition import EPS, NT, partition
 from hetsim.explore.hope.view import Plan, PlanState, SchedView, group_times, merge_short_ops
+
+#: The module models: HOPE's ILP (eqs. 1-6), or the engine's rules.
+ILPS = ("paper", "engine")
 
 
 def hope_lp(view: SchedView, nt: int = NT, eps: float = EPS, cut: str = "level",
             merge_threshold_s: float | None = 1e-4, time_limit_s: float = 20.0, seed: int = 0,
-            unit_s: float = UNIT_S, tie_break: bool = False, name: str = "HOPE:LP") -> Plan:
+            unit_s: float = UNIT_S, tie_break: bool = False, name: str = "HOPE:LP",
+            ilp: str = "paper") -> Plan:
     """HOPE:LP (module docstring); ``merge_threshold_s=None`` solves the op graph unmerged."""
+    if ilp not in ILPS:
+        raise HetsimError(f"{name}: ilp={ilp!r}; allowed: {', '.join(ILPS)}")
     groups = merge_short_ops(view, merge_threshold_s)
     gt = group_times(view, groups).tolist()
     modules = partition(list(range(groups.n)), groups.preds, groups.succs, nt, eps, cut)
@@ -60,7 +71,10 @@ def hope_lp(view: SchedView, nt: int = NT, eps: float = EPS, cut: str = "level",
         ops = [view.names[i] for g in mod for i in members[g]]
         where = (f"{name}: the ILP of module {mi + 1} of {len(modules)} ({len(mod)} super-ops, "
                  f"ops {ops[0]}..{ops[-1]})")
-        sol = solve_paper_cpsat(inst, time_limit_s, seed, unit_s, tie_break, where)
+        if ilp == "paper":
+            sol = solve_paper_cpsat(inst, time_limit_s, seed, unit_s, tie_break, where)
+        else:
+            sol = solve_engine_cpsat(view, time_limit_s, seed, unit_s, where, groups, mod, state)
         solve_s += sol.wall_s
         proven += sol.optimal
         sizes.append(len(mod))

@@ -318,70 +318,135 @@ def solve_paper_highs(inst: Instance, time_limit_s: float = 20.0, where: str = "
 
 # -- the engine's model ---------------------------------------------------------------------------------
 def solve_engine_cpsat(view, time_limit_s: float = 20.0, seed: int = 0, unit_s: float = UNIT_S,
-                       where: str = "exact model") -> Solution:
-    """The whole graph of a :class:`~hetsim.explore.hope.view.SchedView` under the engine's rules
-    (module docstring): tensor caching when the view's problem has it, transfers on the view's
-    communication lanes. Its optimum bounds the latency of every plan from below."""
+                       where: str = "exact model", groups=None, module: Sequence[int] | None = None,
+                       state=None) -> Solution:
+    """The engine's rules (module docstring) over a :class:`~hetsim.explore.hope.view.SchedView`:
+    tensor caching when the view's problem has it, transfers on its communication lanes. Its
+    optimum bounds the latency of every plan from below.
+
+    By default the whole graph, op by op. With ``groups`` (super-ops, :class:`Groups`), ``module``
+    (the super-ops to place) and ``state`` (the :class:`PlanState` of the plan so far) it is a
+    module of HOPE:LP's rolling horizon under the engine's rules: a super-op lasts the sum of its
+    members, its members' outputs are ready when it ends; an input made earlier is ready when the
+    plan so far finishes it (or when its copy already landed on a device), and a device's work
+    starts after what the plan has put on it. Vertex i of the solution is ``module[i]``."""
     from ortools.sat.python import cp_model
 
-    n, D = view.n, view.D
-    caps = view.capable
+    D = view.D
     cl = view.cl_list
-    worst = 0.0
-    for i in range(n):
-        worst += max(cl[i][d] for d in caps[i])
-        worst += sum(max(max(row) for row in view.comm_table(p)) for p in view.preds[i])
-    H = _units(worst, unit_s) + 1
+    if groups is None:
+        members = [[i] for i in range(view.n)]
+        of = list(range(view.n))
+    else:
+        members, of = groups.members, groups.of
+    nodes = list(module) if module is not None else list(range(len(members)))
+    local = {g: j for j, g in enumerate(nodes)}
+    n = len(nodes)
+    caps = [sorted(set.intersection(*(set(view.capable[i]) for i in members[g]))) for g in nodes]
+    dur = [{d: sum(cl[i][d] for i in members[g]) for d in caps[j]} for j, g in enumerate(nodes)]
+    for j, g in enumerate(nodes):
+        if not caps[j]:
+            raise HetsimError(f"{where}: {view.names[members[g][0]]} can run on no EP: the model is infeasible")
+    avail = list(state.avail) if state is not None else [0.0] * D
+    copy_avail = list(state.copy_avail) if state is not None else [0.0] * D
+    # tensors read across super-ops: producer op -> (consumer vertices in the module)
+    readers: dict[int, list[int]] = {}
+    for j, g in enumerate(nodes):
+        inside = set(members[g])
+        for i in members[g]:
+            for k in view.preds[i]:
+                if k not in inside and j not in readers.setdefault(k, []):
+                    readers[k].append(j)
+    worst = sum(max(dur[j].values()) for j in range(n))
+    worst += sum(max(max(row) for row in view.comm_table(k)) * (1 if view.caching else len(r))
+                 for k, r in readers.items())
+    start0 = max([*avail, *copy_avail, *((state.fin[k] for k in readers if state.dev[k] >= 0)
+                                         if state is not None else ())], default=0.0)
+    H = _units(worst + start0, unit_s) + 1
     m = cp_model.CpModel()
-    x = {(i, d): m.new_bool_var(f"x{i}_{d}") for i in range(n) for d in caps[i]}
-    s = [m.new_int_var(0, H, f"s{i}") for i in range(n)]
-    e = [m.new_int_var(0, H, f"e{i}") for i in range(n)]
+    x = {(j, d): m.new_bool_var(f"x{j}_{d}") for j in range(n) for d in caps[j]}
+    s = [m.new_int_var(0, H, f"s{j}") for j in range(n)]
+    e = [m.new_int_var(0, H, f"e{j}") for j in range(n)]
     lanes: list[list] = [[] for _ in range(D)]
     copy_lanes: list[list] = [[] for _ in range(D)]
-    for i in range(n):
-        m.add_exactly_one(x[i, d] for d in caps[i])
-        for d in caps[i]:
-            lanes[d].append(m.new_optional_fixed_size_interval_var(s[i], _units(cl[i][d], unit_s), x[i, d],
-                                                                   f"I{i}_{d}"))
-            m.add(e[i] == s[i] + _units(cl[i][d], unit_s)).only_enforce_if(x[i, d])
-        for p in view.preds[i]:
-            m.add(s[i] >= e[p])
-    for k in range(n):
-        consumers = view.succs[k]
-        if not consumers:
-            continue
+    for j in range(n):
+        m.add_exactly_one(x[j, d] for d in caps[j])
+        for d in caps[j]:
+            lanes[d].append(m.new_optional_fixed_size_interval_var(s[j], _units(dur[j][d], unit_s), x[j, d],
+                                                                   f"I{j}_{d}"))
+            m.add(e[j] == s[j] + _units(dur[j][d], unit_s)).only_enforce_if(x[j, d])
+            if avail[d] > 0:
+                m.add(s[j] >= _units(avail[d], unit_s)).only_enforce_if(x[j, d])
+
+    def lane_of(d: int, iv, ts) -> None:
+        if view.comm == "consumer":
+            lanes[d].append(iv)
+            if avail[d] > 0:
+                m.add(ts >= _units(avail[d], unit_s))
+        elif view.comm == "copy":
+            copy_lanes[d].append(iv)
+            if copy_avail[d] > 0:
+                m.add(ts >= _units(copy_avail[d], unit_s))
+
+    for k, cons in readers.items():
         table = view.comm_table(k)
+        gk = of[k]
+        placed = state is not None and state.dev[k] >= 0 and gk not in local
+        for j in cons:
+            if placed:
+                m.add(s[j] >= _units(state.fin[k], unit_s))
+            else:
+                m.add(s[j] >= e[local[gk]])
+        if placed:
+            src = state.dev[k]
+            for d in range(D):
+                c = _units(table[src][d], unit_s) if d != src else 0
+                rd = [j for j in cons if d in caps[j]]
+                if not rd or c <= 0:
+                    continue
+                key_cached = state.cache.get((k, d)) if view.caching else None
+                if key_cached is not None:
+                    for j in rd:
+                        m.add(s[j] >= _units(key_cached, unit_s)).only_enforce_if(x[j, d])
+                    continue
+                for grp in ([rd] if view.caching else [[j] for j in rd]):
+                    y = m.new_bool_var(f"y{k}_{d}_{grp[0]}")
+                    for j in grp:
+                        m.add_implication(x[j, d], y)
+                    m.add_bool_or([x[j, d] for j in grp]).only_enforce_if(y)
+                    ts = m.new_int_var(_units(state.fin[k], unit_s), H, f"ts{k}_{d}_{grp[0]}")
+                    te = m.new_int_var(0, H, f"te{k}_{d}_{grp[0]}")
+                    iv = m.new_optional_interval_var(ts, c, te, y, f"T{k}_{d}_{grp[0]}")
+                    for j in grp:
+                        m.add(s[j] >= te).only_enforce_if(x[j, d])
+                    lane_of(d, iv, ts)
+            continue
+        jk = local[gk]
         for d in range(D):
-            cost_to_d = {a: _units(table[a][d], unit_s) for a in caps[k] if a != d}
-            if not any(cost_to_d.values()):
+            cost_to_d = {a: _units(table[a][d], unit_s) for a in caps[jk] if a != d}
+            rd = [j for j in cons if d in caps[j]]
+            if not rd or not any(cost_to_d.values()):
                 continue
-            readers = [h for h in consumers if d in caps[h]]
-            if not readers:
-                continue
-            groups = [readers] if view.caching else [[h] for h in readers]
-            for grp in groups:
+            for grp in ([rd] if view.caching else [[j] for j in rd]):
                 y = m.new_bool_var(f"y{k}_{d}_{grp[0]}")
-                not_here = [x[k, d].Not()] if d in caps[k] else []
-                for h in grp:
-                    if not_here:
-                        m.add_implication(x[h, d], y).only_enforce_if(not_here[0])
+                here = x[jk, d] if d in caps[jk] else None
+                for j in grp:
+                    if here is not None:
+                        m.add_implication(x[j, d], y).only_enforce_if(here.Not())
                     else:
-                        m.add_implication(x[h, d], y)
-                if d in caps[k]:
-                    m.add_implication(x[k, d], y.Not())
-                m.add_bool_or([x[h, d] for h in grp]).only_enforce_if(y)
-                dur = m.new_int_var(0, H, f"c{k}_{d}_{grp[0]}")
-                m.add(dur == sum(x[k, a] * c for a, c in cost_to_d.items()))
+                        m.add_implication(x[j, d], y)
+                if here is not None:
+                    m.add_implication(here, y.Not())
+                m.add_bool_or([x[j, d] for j in grp]).only_enforce_if(y)
+                c = m.new_int_var(0, H, f"c{k}_{d}_{grp[0]}")
+                m.add(c == sum(x[jk, a] * v for a, v in cost_to_d.items()))
                 ts = m.new_int_var(0, H, f"ts{k}_{d}_{grp[0]}")
                 te = m.new_int_var(0, H, f"te{k}_{d}_{grp[0]}")
-                iv = m.new_optional_interval_var(ts, dur, te, y, f"T{k}_{d}_{grp[0]}")
-                m.add(ts >= e[k]).only_enforce_if(y)
-                for h in grp:
-                    m.add(s[h] >= te).only_enforce_if([x[h, d], y])
-                if view.comm == "consumer":
-                    lanes[d].append(iv)
-                elif view.comm == "copy":
-                    copy_lanes[d].append(iv)
+                iv = m.new_optional_interval_var(ts, c, te, y, f"T{k}_{d}_{grp[0]}")
+                m.add(ts >= e[jk]).only_enforce_if(y)
+                for j in grp:
+                    m.add(s[j] >= te).only_enforce_if([x[j, d], y])
+                lane_of(d, iv, ts)
     for d in range(D):
         for lane in (lanes[d], copy_lanes[d]):
             if len(lane) > 1:
@@ -390,6 +455,6 @@ def solve_engine_cpsat(view, time_limit_s: float = 20.0, seed: int = 0, unit_s: 
     m.add_max_equality(z, e)
     m.minimize(z)
     solver, optimal, wall, status = _solve(m, time_limit_s, seed, where)
-    dev = [next(d for d in caps[i] if solver.value(x[i, d])) for i in range(n)]
+    dev = [next(d for d in caps[j] if solver.value(x[j, d])) for j in range(n)]
     return Solution(dev, [solver.value(v) * unit_s for v in s], [solver.value(v) * unit_s for v in e],
                     solver.value(z) * unit_s, optimal, solver.best_objective_bound * unit_s, wall, status)

@@ -34,14 +34,16 @@ COMPARISONS = {("HOPE:LP", "MOSAIC"): LP_VS_MOSAIC, ("HOPE:LP", "StarPU"): LP_VS
 
 def latency_table(settings: dict[str, Setting], model_list, versions=tuple(VERSIONS)) -> pd.DataFrame:
     """One row per (phone, model, version): latency (ms), normalised to GPU-only when it runs,
-    and the scheduler's wall time."""
+    the scheduler's wall time and each device's peak memory (MB)."""
     rows = []
     for label, setting in settings.items():
         for m in model_list:
             for v in versions:
                 r = run(setting, m, v)
+                devices = setting.devices()
                 rows.append({"phone": label, "model": m, "version": v, "latency_ms": r.latency_s * 1e3,
-                             "schedule_s": r.wall_s})
+                             "schedule_s": r.wall_s,
+                             **{f"peak_MB_{d}": r.peak_memory_bytes.get(d, 0.0) / 1e6 for d in devices}})
     table = pd.DataFrame(rows)
     if "GPU" in versions:
         gpu = table[table.version == "GPU"].set_index(["phone", "model"])["latency_ms"]

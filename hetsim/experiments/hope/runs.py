@@ -51,12 +51,14 @@ class Setting:
 @dataclass(frozen=True)
 class Run:
     """One version on one model in one setting: the simulated latency of one inference (s), the
-    scheduler's wall time (s) and what it reported."""
+    scheduler's wall time (s), the peak memory of each device during the inference (bytes: weights
+    resident, every buffer and cached copy until its last reader) and what the scheduler reported."""
 
     latency_s: float
     wall_s: float
     placement: object = field(repr=False, compare=False)
     info: dict = field(repr=False, compare=False, default_factory=dict)
+    peak_memory_bytes: dict = field(repr=False, compare=False, default_factory=dict)
 
 
 @lru_cache(maxsize=256)
@@ -71,7 +73,9 @@ def problem(setting: Setting, model: str) -> PlacementProblem:
 def run(setting: Setting, model: str, version: str, params: tuple[tuple[str, Any], ...] = ()) -> Run:
     """Schedule ``model`` with ``version`` (a label of :data:`ALGORITHMS`) and simulate the plan."""
     r = explore(problem(setting, model), make_explorer(ALGORITHMS[version], **dict(params)), seed=0)
-    return Run(r.best_value, float(r.info["schedule_wall_s"]), r.best, dict(r.info))
+    metrics = r.best_result.metrics
+    return Run(r.best_value, float(r.info["schedule_wall_s"]), r.best, dict(r.info),
+               dict(metrics.ep_peak_memory_bytes or {}))
 
 
 def latency(setting: Setting, model: str, version: str, **params) -> float:

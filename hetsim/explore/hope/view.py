@@ -295,13 +295,6 @@ def group_times(view: SchedView, groups: Groups) -> np.ndarray:
     return np.array([view.cl[m].sum(axis=0) for m in groups.members]).reshape(groups.n, view.D)
 
 
-def check_plan_order(view: SchedView, order: Sequence[Sequence[int]]) -> None:
-    """Every op exactly once over the EPs' orders (a programming check of the schedulers)."""
-    seen = sorted(i for ops in order for i in ops)
-    if seen != list(range(view.n)):
-        raise AssertionError("a plan must place every op exactly once")
-
-
 @dataclass
 class Plan:
     """A scheduler's output: the EP of every op, each EP's ops in execution order, whether the ops

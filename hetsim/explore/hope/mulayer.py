@@ -42,9 +42,11 @@ def mulayer(view: SchedView, cpu: int, gpu: int, split: bool = True, always_spli
         op = w.op(view.names[i])
 
         def fetch_s(d: int, i: int = i) -> float:
-            # the inputs not on d yet (without caching, every input not made on d)
-            return sum(view.C(p, home[p], d) for p in view.preds[i]
-                       if d != home[p] and (not view.caching or d not in where[p]))
+            # the inputs not on d yet (without caching, every input not made on d), moved one after
+            # another on d's lane or copy lane, or all at once without a lane (comm="free")
+            times = [view.C(p, home[p], d) for p in view.preds[i]
+                     if d != home[p] and (not view.caching or d not in where[p])]
+            return (max(times, default=0.0) if view.comm == "free" else sum(times))
 
         options: list[tuple[float, int, tuple[int, int, float] | None]] = []
         splittable = (split and str(op.kind) in SPLIT_KINDS and op.out_shape.c >= 2
@@ -64,11 +66,19 @@ def mulayer(view: SchedView, cpu: int, gpu: int, split: bool = True, always_spli
             r = n_cpu / channels
             t_cpu = xc + cost.share_demand(op, eps[cpu], r, problem.state).time_s
             t_gpu = xg + cost.share_demand(op, eps[gpu], 1 - r, problem.state).time_s
+            t_of = {cpu: (t_cpu, xc), gpu: (t_gpu, xg)}
             for h, o, share_o in ((cpu, gpu, 1 - r), (gpu, cpu, r)):
                 back = cost.transfer_time(op.output_bytes * share_o, eps[o], eps[h])
                 gather = cost.gather_demand(op, eps[h], problem.state).time_s
+                (t_h, x_h), (t_o, _) = t_of[h], t_of[o]
+                if view.comm == "consumer":     # the slice lands on h's lane after h's share
+                    t = max(t_h, t_o) + back
+                elif view.comm == "copy":       # on h's copy lane, after h's inputs
+                    t = max(t_h, max(t_o, x_h) + back)
+                else:
+                    t = max(t_h, t_o + back)
                 frac_h = r if h == cpu else 1 - r
-                options.append((max(t_cpu, t_gpu) + back + gather, h, (h, o, frac_h)))
+                options.append((t + gather, h, (h, o, frac_h)))
         if not options:
             raise HetsimError(f"μLayer: op {op.name} (kind {op.kind}) runs on neither "
                               f"{view.eps[cpu]} nor {view.eps[gpu]}")

@@ -73,6 +73,7 @@ def draw_gantt(ax, intervals: list[Interval], max_frames: int = 12, title: str =
     cmap = plt.get_cmap("tab20")
     for iv in shown:
         y = lanes.index(iv.lane)
+        colour: str | tuple[float, ...]
         if one_frame:
             colour = "tab:orange" if iv.category == "transfer" else "tab:blue"
         else:

@@ -3,6 +3,8 @@ paper's operator-latency anchors on LE as checks (ReLU < 0.1 ms, Conv2D up to mo
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import pandas as pd
 
 from hetsim.cost.hope import HopeCostModel
@@ -20,7 +22,8 @@ from hetsim.experiments.hope.paper import (
 from hetsim.workload import load_workload
 
 
-def op_latencies(ctx: Context) -> pd.DataFrame:
+@lru_cache(maxsize=1)
+def op_latencies() -> pd.DataFrame:
     """cl of every op of the models on every phone's CPU device and GPU (ms)."""
     rows = []
     for name, (label, cpu) in PLATFORMS.items():
@@ -39,7 +42,7 @@ def op_latencies(ctx: Context) -> pd.DataFrame:
 
 def calibration_experiment(ctx: Context):
     c = calibration()
-    ops = op_latencies(ctx)
+    ops = op_latencies()
     le_cpu = ops[(ops.phone == "LE") & (ops.device == "CPU")]
     relu = le_cpu[le_cpu.op_type == "Relu"]
     conv = le_cpu[le_cpu.kind == "conv"]

@@ -438,11 +438,11 @@ def solve_engine_cpsat(view, time_limit_s: float = 20.0, seed: int = 0, unit_s: 
                 if here is not None:
                     m.add_implication(here, y.Not())
                 m.add_bool_or([x[j, d] for j in grp]).only_enforce_if(y)
-                c = m.new_int_var(0, H, f"c{k}_{d}_{grp[0]}")
-                m.add(c == sum(x[jk, a] * v for a, v in cost_to_d.items()))
+                size = m.new_int_var(0, H, f"c{k}_{d}_{grp[0]}")
+                m.add(size == sum(x[jk, a] * v for a, v in cost_to_d.items()))
                 ts = m.new_int_var(0, H, f"ts{k}_{d}_{grp[0]}")
                 te = m.new_int_var(0, H, f"te{k}_{d}_{grp[0]}")
-                iv = m.new_optional_interval_var(ts, c, te, y, f"T{k}_{d}_{grp[0]}")
+                iv = m.new_optional_interval_var(ts, size, te, y, f"T{k}_{d}_{grp[0]}")
                 m.add(ts >= e[jk]).only_enforce_if(y)
                 for j in grp:
                     m.add(s[j] >= te).only_enforce_if([x[j, d], y])

@@ -38,6 +38,8 @@ def figure(rows: int, cols: int, size: tuple[float, float]):
 
 
 def artifact(table: pd.DataFrame, fig, claims: Iterable, notes: Iterable[str] = ()) -> Artifact:
+    if fig is not None:
+        fig.tight_layout()
     return Artifact(table, fig, list(claims), list(notes))
 
 

@@ -1,29 +1,38 @@
 """Cost models: how long an op takes on an execution place, and a transfer between two."""
 
 from hetsim.cost.base import ZERO, CostModel, Demand, DvfsState
+from hetsim.cost.composite import CompositeCostModel
 from hetsim.cost.hope import HopeCostModel
 from hetsim.cost.measured import MeasuredCostModel
 from hetsim.cost.roofline import EpRates, RooflineCostModel
 
 __all__ = [
-    "COST_MODELS", "ZERO", "CostModel", "Demand", "DvfsState", "EpRates", "HopeCostModel",
-    "MeasuredCostModel", "RooflineCostModel", "make_cost_model",
+    "COST_MODELS", "ZERO", "CompositeCostModel", "CostModel", "Demand", "DvfsState", "EpRates",
+    "HopeCostModel", "MeasuredCostModel", "RooflineCostModel", "make_cost_model",
 ]
 
 
 #: Cost models by name (``--cost-model``): the roofline, and HOPE's (docs/papers/hope.md).
 COST_MODELS = ("roofline", "hope")
+#: ``--fallback`` values: the cost models a measured table can fall back on.
+FALLBACKS = ("roofline",)
 
 
-def make_cost_model(platform, table=None, model: str = "roofline") -> CostModel:
-    """The cost model called ``model`` (:data:`COST_MODELS`), or a measured table when ``table``
-    (a CSV path) is given."""
+def make_cost_model(platform, table=None, fallback: str | None = None, model: str = "roofline") -> CostModel:
+    """The cost model called ``model`` (:data:`COST_MODELS`: the roofline, or HOPE's); a measured
+    table when ``table`` (a CSV path or a directory) is given; that table mixed with the
+    ``fallback`` model for the entries it lacks (``"roofline"``: :class:`CompositeCostModel`)."""
     from hetsim.errors import HetsimError
 
-    if table is not None:
-        return MeasuredCostModel(platform, table)
-    if model == "hope":
-        return HopeCostModel(platform)
-    if model != "roofline":
+    if model not in COST_MODELS:
         raise HetsimError(f"cost model {model!r}; allowed: {', '.join(COST_MODELS)}")
-    return RooflineCostModel(platform)
+    if fallback is not None and fallback not in FALLBACKS:
+        raise HetsimError(f"--fallback {fallback!r}: allowed: {', '.join(FALLBACKS)}")
+    if table is None:
+        if fallback is not None:
+            raise HetsimError("--fallback applies to a measured table: give --cost-table FILE too")
+        return HopeCostModel(platform) if model == "hope" else RooflineCostModel(platform)
+    measured = MeasuredCostModel(platform, table)
+    if fallback is None:
+        return measured
+    return CompositeCostModel(measured, RooflineCostModel(platform))

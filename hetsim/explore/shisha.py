@@ -224,6 +224,9 @@ class Shisha(Explorer[PipelineProblem]):
         counts the failure without a trial (hetsim 0.1's reading). docs/papers/shisha.md argues it.
     """
 
+    #: Paper I / II balance stage times: they optimise throughput only.
+    supported_objectives = ("throughput",)
+
     def __init__(self, heuristic: str = "H3", alpha: int = 10, n_stages: int | None = None,
                  start: str = "seed", ranking: str | None = None, balancing: str | None = None,
                  after_worse: str = "continue", lightest_tie: str = "first",

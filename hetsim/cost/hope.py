@@ -6,7 +6,7 @@ a phone, synthesised from the platform, since the paper publishes no table.
   GEMM rate, or its depthwise rate (the accelerator's ``hope.dw_efficiency``: depthwise convs are
   poor on a mobile GPU). Bytes are the op's inputs, output and weights (MNN's kernels tile the
   im2col matrix in cache [choice], unlike ARM-CL's, so no im2col traffic). An op kind the GPU does
-  not list in ``kinds`` cannot run there (``cl = inf``), whatever its MACs.
+  not list in ``kinds`` cannot run there (``cl = inf``), as the roofline model's rule says.
 * **CPU frequency** (Fig. 5): the CPU's op time at the cluster's DVFS level f is its time at the
   core type's highest level, ``cl(f) = cl(f_max) [alpha f_max / f + (1 - alpha)]``, alpha the
   op's compute-bound fraction: its compute time over its roofline time at f_max, at least the core
@@ -70,14 +70,6 @@ class HopeCostModel(RooflineCostModel):
         return (f"HopeCostModel({self.platform.name}, zero_copy={self.zero_copy}, "
                 f"same_layout={self.same_layout}, split_sync_s={self.split_sync_s:g})")
 
-    # -- capability ------------------------------------------------------------------------------
-    def supports(self, op, ep: ExecutionPlace) -> bool:
-        """An accelerator runs exactly the kinds it lists (HOPE: cl = inf elsewhere, §1.3)."""
-        if ep.accelerator:
-            return str(op.kind) in self.platform.accelerator(ep.accelerator).kinds
-        kinds = self.ep_rates(ep).kinds
-        return kinds is None or op.kind in kinds
-
     # -- operator latency --------------------------------------------------------------------------
     def clock_scale(self, ep: ExecutionPlace, alpha: float, state: DvfsState | None = None) -> float:
         """``alpha f_max / f + (1 - alpha)`` for a CPU EP at its DVFS level (1 for an accelerator)."""
@@ -106,9 +98,9 @@ class HopeCostModel(RooflineCostModel):
         if ep.accelerator:
             a = self.platform.accelerator(ep.accelerator)
             r = self.ep_rates(ep)
-            rate = r.gemm_MACps
+            rate = r.rate_for(op.dtype) or r.gemm_MACps
             if op.kind == OpKind.DW and a.hope.dw_efficiency is not None:
-                rate = a.peak_GMACps * 1e9 * a.hope.dw_efficiency
+                rate *= a.hope.dw_efficiency / a.roofline.efficiency
             compute = op.macs / rate if op.macs else 0.0
             nbytes = float(op.input_bytes + op.output_bytes + op.weight_bytes)
             return Demand(r.overhead_s, max(compute, nbytes / r.bandwidth_Bps), nbytes)

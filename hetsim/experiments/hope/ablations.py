@@ -4,7 +4,8 @@ size NT in {8, 12, 16}, the paper's level count against the exact vertex cut, th
 under the engine's rules (tensor caching, transfers on their lanes) instead of HOPE's ILP, and two
 readings the paper leaves open: StarPU without a transfer model (its ``dm`` policy: what a runtime
 that cannot price MNN's layout transforms sees), and communication on a copy lane instead of the
-consumer's device."""
+consumer's device; and the plans measured by the DES with CPU and GPU sharing the memory's
+bandwidth (memory contention, which the paper's ILP and the figures leave out)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,9 @@ VARIANTS: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
     "StarPU-DM (no transfer model)": ("StarPU", {"data_aware": False}, {}),
     "StarPU, copy lane": ("StarPU", {}, {"comm": "copy"}),
     "LP, copy lane": ("HOPE:LP", {}, {"comm": "copy"}),
+    "StarPU, memory contention": ("StarPU", {}, {"contention": True}),
+    "LP, memory contention": ("HOPE:LP", {}, {"contention": True}),
+    "MOSAIC, memory contention": ("MOSAIC", {}, {"contention": True}),
 }
 
 

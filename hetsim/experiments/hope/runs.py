@@ -7,7 +7,8 @@ layout on CPU and GPU: Fig. 6) and μLayer's per-layer synchronisation. Every ve
 runtime as the one DAG engine replays it: one queue per device in plan order, a tensor moved to a
 device once (tensor caching is on for every version, §5.2), its transfer and layout transform
 charged to the device that needs it (``DagOptions(comm="consumer")``, digest §1.3), no memory
-contention (the closed-form schedule, which the DES reproduces exactly without contention).
+contention (the closed-form schedule, which the DES reproduces exactly without contention;
+``Setting(contention=True)`` measures with the DES and the shared memory instead).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from hetsim.cost.hope import HopeCostModel
 from hetsim.evaluate import DagOptions
 from hetsim.experiments.hope.calibration import phone
 from hetsim.experiments.hope.paper import MODELS, PLATFORMS
-from hetsim.explore import PlacementProblem, explore, make_explorer
+from hetsim.explore import Measurement, PlacementProblem, explore, make_explorer
 from hetsim.sim.tasks import Comm
 from hetsim.workload import load_workload
 
@@ -43,6 +44,9 @@ class Setting:
     acl: bool = False
     split_sync_s: float = 0.0
     comm: Comm = COMM
+    #: How a plan is measured: the closed form (no contention), or the DES with the memory shared
+    #: by CPU and GPU as a bandwidth server (an ablation).
+    contention: bool = False
 
     def devices(self) -> tuple[str, ...]:
         return self.eps or (PLATFORMS[self.platform][1], "gpu")
@@ -65,8 +69,10 @@ class Run:
 def problem(setting: Setting, model: str) -> PlacementProblem:
     p = phone(setting.platform, setting.dvfs)
     cost = HopeCostModel(p, same_layout=setting.acl, split_sync_s=setting.split_sync_s)
+    measurement = Measurement(mode="stream", frames_per_trial=1,
+                              engine="des" if setting.contention else "analytic", contention=setting.contention)
     return PlacementProblem(p, load_workload(MODELS[model]), cost, eps=list(setting.devices()),
-                            dag=DagOptions(comm=setting.comm))
+                            dag=DagOptions(comm=setting.comm), measurement=measurement)
 
 
 @lru_cache(maxsize=4096)

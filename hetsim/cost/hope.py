@@ -65,6 +65,7 @@ class HopeCostModel(RooflineCostModel):
         self.split_sync_s = float(split_sync_s)
         # (id(op), EP, state) -> (op, demand): the op is kept so that its id is not reused.
         self._op_cache: dict[tuple, tuple] = {}
+        self._ratio_cache: dict[tuple, float] = {}   # (cluster, DVFS level) -> f_max / f
 
     def __repr__(self) -> str:
         return (f"HopeCostModel({self.platform.name}, zero_copy={self.zero_copy}, "
@@ -75,15 +76,18 @@ class HopeCostModel(RooflineCostModel):
         """``alpha f_max / f + (1 - alpha)`` for a CPU EP at its DVFS level (1 for an accelerator)."""
         if not ep.cluster:
             return 1.0
-        c = self.platform.cluster(ep.cluster)
-        t = self.platform.core_type(c.core_type)
-        try:
-            level = t.level((state or {}).get(ep.cluster) or c.dvfs)
-        except KeyError:
-            raise HetsimError(f"DVFS level {(state or {}).get(ep.cluster)!r} is not a level of core type "
-                              f"{t.name} (cluster {c.name}); levels: {[lv.name for lv in t.dvfs]}") from None
-        f_max = max(lv.freq_MHz for lv in t.dvfs)
-        return alpha * f_max / level.freq_MHz + (1.0 - alpha)
+        key = (ep.cluster, (state or {}).get(ep.cluster))
+        ratio = self._ratio_cache.get(key)
+        if ratio is None:
+            c = self.platform.cluster(ep.cluster)
+            t = self.platform.core_type(c.core_type)
+            try:
+                level = t.level(key[1] or c.dvfs)
+            except KeyError:
+                raise HetsimError(f"DVFS level {key[1]!r} is not a level of core type {t.name} (cluster "
+                                  f"{c.name}); levels: {[lv.name for lv in t.dvfs]}") from None
+            ratio = self._ratio_cache[key] = max(lv.freq_MHz for lv in t.dvfs) / level.freq_MHz
+        return alpha * ratio + (1.0 - alpha)
 
     def op_demand(self, op, ep: ExecutionPlace, state: DvfsState | None = None) -> Demand:
         key = (id(op), ep, tuple(sorted(state.items())) if state else ())

@@ -102,5 +102,6 @@ def _load() -> None:
     import hetsim.explore.baselines  # noqa: F401
     import hetsim.explore.hope  # noqa: F401
     import hetsim.explore.moo  # noqa: F401
+    import hetsim.explore.pipeit  # noqa: F401
     import hetsim.explore.pipesearch  # noqa: F401
     import hetsim.explore.shisha  # noqa: F401

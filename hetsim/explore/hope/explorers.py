@@ -284,8 +284,11 @@ class ExactILP(DagScheduler):
                               f"of at most max_ops={self.max_ops} ops (raise max_ops, or use HOPE:LP)")
 
     def schedule(self, view, seed):
+        # StarPU-DMDAR's plan (milliseconds) as CP-SAT's starting solution [choice]: without it a
+        # single-worker search can stall far above a heuristic's latency for the whole time limit.
+        start = starpu_dmdar(view)
         sol = solve_engine_cpsat(view, self.time_limit_s, seed, self.unit_s,
-                                 f"{self.label} on {view.problem.name}")
+                                 f"{self.label} on {view.problem.name}", hint=start)
         plan = Plan(sol.dev, sol.order(view.D), False, None,
                     {"model_latency_s": sol.makespan_s, "lower_bound_s": sol.bound_s,
                      "optimal": sol.optimal, "solver_s": sol.wall_s, "status": sol.status})

@@ -319,7 +319,7 @@ def solve_paper_highs(inst: Instance, time_limit_s: float = 20.0, where: str = "
 # -- the engine's model ---------------------------------------------------------------------------------
 def solve_engine_cpsat(view, time_limit_s: float = 20.0, seed: int = 0, unit_s: float = UNIT_S,
                        where: str = "exact model", groups=None, module: Sequence[int] | None = None,
-                       state=None) -> Solution:
+                       state=None, hint=None) -> Solution:
     """The engine's rules (module docstring) over a :class:`~hetsim.explore.hope.view.SchedView`:
     tensor caching when the view's problem has it, transfers on its communication lanes. Its
     optimum bounds the latency of every plan from below.
@@ -329,7 +329,11 @@ def solve_engine_cpsat(view, time_limit_s: float = 20.0, seed: int = 0, unit_s: 
     module of HOPE:LP's rolling horizon under the engine's rules: a super-op lasts the sum of its
     members, its members' outputs are ready when it ends; an input made earlier is ready when the
     plan so far finishes it (or when its copy already landed on a device), and a device's work
-    starts after what the plan has put on it. Vertex i of the solution is ``module[i]``."""
+    starts after what the plan has put on it. Vertex i of the solution is ``module[i]``.
+
+    ``hint`` (a :class:`~hetsim.explore.hope.view.Plan` of the whole graph, op by op) is given to
+    CP-SAT as a starting solution: a heuristic's plan, which the engine runs, is feasible here, so
+    the search starts from its latency instead of from nothing."""
     from ortools.sat.python import cp_model
 
     D = view.D
@@ -454,6 +458,13 @@ def solve_engine_cpsat(view, time_limit_s: float = 20.0, seed: int = 0, unit_s: 
     z = m.new_int_var(0, H, "makespan")
     m.add_max_equality(z, e)
     m.minimize(z)
+    if hint is not None and groups is None and module is None:
+        starts = hint.start_s
+        for j in range(n):
+            for d in caps[j]:
+                m.add_hint(x[j, d], hint.dev[j] == d)
+            if starts is not None:
+                m.add_hint(s[j], min(_units(starts[j], unit_s), H))
     solver, optimal, wall, status = _solve(m, time_limit_s, seed, where)
     dev = [next(d for d in caps[j] if solver.value(x[j, d])) for j in range(n)]
     return Solution(dev, [solver.value(v) * unit_s for v in s], [solver.value(v) * unit_s for v in e],

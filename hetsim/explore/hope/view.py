@@ -306,9 +306,11 @@ class Plan:
     sequential: bool = False
     predicted_s: float | None = None
     info: dict = field(default_factory=dict)
+    #: Every op's start when the engine runs the plan (None: the scheduler does not know).
+    start_s: list[float] | None = None
 
     @classmethod
     def of(cls, state: PlanState, **info) -> Plan:
         """The plan a :class:`PlanState` built, its makespan as the prediction."""
         return cls(list(state.dev), [list(o) for o in state.order], state.sequential, state.makespan,
-                   dict(info))
+                   dict(info), list(state.start))

@@ -30,6 +30,7 @@ from hetsim.metrics import (
     StageMetrics,
     add_bytes,
     busy_summary,
+    coherent_time_of_stages,
     coherent_time_s,
     latency_stats,
     per_second,
@@ -110,8 +111,7 @@ def evaluate_pipeline(platform, workload, pipe: Pipeline, cost: CostModel,
     units = [(s.ep, t * frames) for s, t in zip(pipe.stages, times, strict=True)]
     by_ep, by_place = busy_summary(units)
     start, end = periodic_schedule(times, period, frames)
-    coherent = coherent_time_s((s.ep, float(a), float(b)) for i, s in enumerate(pipe.stages)
-                               for a, b in zip(start[i], end[i], strict=True))
+    coherent = coherent_time_of_stages(pipe.eps, start, end)
     link_bytes = pipeline_link_bytes(platform, workload, pipe, frames)
     return Metrics(
         engine="analytic", platform=platform.name, workload=workload.name, mapping=str(pipe),
@@ -143,8 +143,7 @@ def steady_energy_per_frame(platform, workload, pipe: Pipeline, cost: CostModel,
 
     def energy(frames: int) -> float:
         start, end = periodic_schedule(times, period, frames)
-        coherent = coherent_time_s((s.ep, float(a), float(b)) for i, s in enumerate(pipe.stages)
-                                   for a, b in zip(start[i], end[i], strict=True))
+        coherent = coherent_time_of_stages(pipe.eps, start, end)
         units = [(s.ep, t * frames) for s, t in zip(pipe.stages, times, strict=True)]
         makespan = sum(times) + (frames - 1) * period
         link_bytes = pipeline_link_bytes(platform, workload, pipe, frames)

@@ -19,10 +19,14 @@
     plain sequential loop over the same cells in one process (goal >= 1.7x on 2 cores), and on a
     Dask LocalCluster (as many single-threaded workers as cores), in batches and one task per cell:
     the overhead per cell over the ideal parallel time. `--only f` runs (f) alone.
-(g) PIM partitioning (seed 003): the ALS DP (OPT) on GPT-2 at p = 64 (1,963 ops, 2,622 DCG nodes)
+(g) HOPE: the schedulers' wall time on NASNet-Large (871 ops here, 1,049 in the paper) on HOPE's HE,
+    CPU + GPU: HOPE:GS (goal < 1 s, the paper's "less than one second"), HOPE:LP (goal < 10 s, "several
+    seconds"), StarPU-DMDAR; and the DES replaying HOPE:LP's plan (ops simulated per second, one
+    inference, with and without memory contention). `--only g` runs (g) alone.
+(h) PIM partitioning (seed 003): the ALS DP (OPT) on GPT-2 at p = 64 (1,963 ops, 2,622 DCG nodes)
     in milliseconds, the path-aware DP and the exact MILP (CP-SAT) on the same graph; Algorithm 1's
     profiling plan (node runs and edge-profiling sweep) on the three models at p = 16; Fig. 13's
-    exhaustive enumeration of a 15-op window (paths/s). `--only g` runs (g) alone.
+    exhaustive enumeration of a 15-op window (paths/s). `--only h` runs (h) alone.
 
 Medians over --repeat runs; the machines are shared and noisy, so quote ratios from one run.
 """
@@ -332,6 +336,46 @@ def print_sweep(f: dict) -> None:
               f"ms/cell over the ideal)")
 
 
+def bench_hope(repeat: int) -> dict:
+    from hetsim.cost import HopeCostModel
+    from hetsim.evaluate import DagOptions
+    from hetsim.explore import PlacementProblem, explore, make_explorer
+    from hetsim.options import RunOptions
+    from hetsim.sim.dag import run_dag
+    from hetsim.sim.tasks import build_tasks
+
+    platform = load_platform("hope-he")
+    workload = load_workload("nasnet-large+mnn")
+    cost = HopeCostModel(platform)
+    problem = PlacementProblem(platform, workload, cost, eps=["big", "gpu"], dag=DagOptions(comm="consumer"))
+    problem.op_times()   # the profile tables (HOPE's benchmarking engine), outside the timings
+    out: dict = {"ops": len(workload.ops), "platform": platform.name}
+    plans = {}
+    for name, runs, goal in (("HOPE:GS", repeat, 1.0), ("HOPE:LP", max(1, min(repeat, 2)), 10.0),
+                             ("StarPU-DMDAR", repeat, None)):
+        walls, latency = [], 0.0
+        for _ in range(runs):
+            r = explore(problem, make_explorer(name), seed=0)
+            walls.append(r.info["schedule_wall_s"])
+            latency, plans[name] = r.best_value, r.best
+        out[name] = {"median_schedule_s": statistics.median(walls), "latency_ms": latency * 1e3, "goal_s": goal}
+    tg = build_tasks(platform, workload, plans["HOPE:LP"], cost, comm="consumer")
+    for contention in (False, True):
+        opts = RunOptions.make(engine="des", frames=1, contention=contention).resolve(plans["HOPE:LP"])
+        t = _median_time(lambda opts=opts: run_dag(platform, tg, opts), repeat)
+        out[f"des_contention_{contention}".lower()] = {"median_s": t, "ops_per_s": len(workload.ops) / t,
+                                                       "tasks": len(tg.tasks)}
+    return out
+
+
+def print_hope(h: dict) -> None:
+    gs, lp, sp = h["HOPE:GS"], h["HOPE:LP"], h["StarPU-DMDAR"]
+    off, on = h["des_contention_false"], h["des_contention_true"]
+    print(f"(g) HOPE on NASNet-Large ({h['ops']} ops, {h['platform']}): HOPE:GS {gs['median_schedule_s']:.3f} s "
+          f"(goal < 1 s), HOPE:LP {lp['median_schedule_s']:.2f} s (goal < 10 s), StarPU-DMDAR "
+          f"{sp['median_schedule_s']:.3f} s; DES of LP's plan ({off['tasks']} tasks) {off['median_s'] * 1e3:.0f} ms "
+          f"= {off['ops_per_s']:,.0f} ops/s without contention, {on['median_s'] * 1e3:.0f} ms "
+          f"= {on['ops_per_s']:,.0f} ops/s with")
 def bench_pim(repeat: int) -> dict:
     from hetsim.experiments.pim import runs
     from hetsim.experiments.pim.optimality import widest_window
@@ -364,7 +408,7 @@ def bench_pim(repeat: int) -> dict:
 
 def print_pim(g: dict) -> None:
     prof = ", ".join(f"{m} {v['plan_ms']:.1f} ms (sweep {v['sweep_ms']:.1f})" for m, v in g["profiling"].items())
-    print(f"(g) PIM: OPT's DP on GPT-2 p=64 ({g['ops']:,} ops, {g['dcg_nodes']:,} DCG nodes) {g['dp_ms']:.1f} ms, "
+    print(f"(h) PIM: OPT's DP on GPT-2 p=64 ({g['ops']:,} ops, {g['dcg_nodes']:,} DCG nodes) {g['dp_ms']:.1f} ms, "
           f"path-aware {g['dp_path_ms']:.0f} ms, MILP (CP-SAT) {g['milp_s']:.2f} s; profiling plan at p=16: {prof}; "
           f"Fig. 13 window: {g['window_paths']:,} paths in {g['enumeration_s']:.2f} s = {g['paths_per_s']:,.0f} paths/s")
 
@@ -374,10 +418,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--repeat", type=int, default=5, help="runs per figure (median)")
     ap.add_argument("--no-reproduce", action="store_true", help="skip the reproduction timings (d)")
-    ap.add_argument("--only", choices=["f", "g"], default=None, help="run one figure alone")
+    ap.add_argument("--only", choices=["f", "g", "h"], default=None, help="run one figure alone")
     ap.add_argument("--no-dask", action="store_true", help="(f) without the Dask LocalCluster")
     args = ap.parse_args(argv)
-    if args.only == "g":
+    if args.only == "h":
         g = bench_pim(args.repeat)
         print(json.dumps({"pim": g}, indent=2) if args.json else "", end="")
         if not args.json:
@@ -389,11 +433,19 @@ def main(argv: list[str] | None = None) -> int:
         if not args.json:
             print_sweep(f)
         return 0
+    if args.only == "g":
+        h = bench_hope(args.repeat)
+        if args.json:
+            print(json.dumps({"hope": h}, indent=2))
+        else:
+            print_hope(h)
+        return 0
     results = {"analytic": bench_analytic(args.repeat), "des": bench_des(args.repeat),
                "explorers": bench_explorers(args.repeat), "recurrence": bench_recurrence(args.repeat)}
     if not args.no_reproduce:
         results["reproduce"] = bench_reproduce()
     results["sweep"] = bench_sweep(dask=not args.no_dask, repeat=min(args.repeat, 3))
+    results["hope"] = bench_hope(args.repeat)
     results["pim"] = bench_pim(args.repeat)
     if args.json:
         print(json.dumps(results, indent=2))
@@ -421,6 +473,7 @@ def main(argv: list[str] | None = None) -> int:
               f"(x{m['speedup_noise']:.0f}); largest relative deviation from the DES "
               f"{m['max_rel_deviation_vs_des']:.1e}")
         print_sweep(results["sweep"])
+        print_hope(results["hope"])
         print_pim(results["pim"])
     return 0
 

@@ -40,6 +40,7 @@ PAPERS = {
     "shisha": "hetsim.experiments.shisha",
     "pipeit": "hetsim.experiments.pipeit",
     "pim": "hetsim.experiments.pim",
+    "hope": "hetsim.experiments.hope",
     "tournament": "hetsim.experiments.tournament",
 }
 

@@ -10,6 +10,10 @@
   (``splits``: op -> [(EP, share)], shares summing to 1): μLayer's channel-wise split and the
   hybrid (vertical + horizontal) partitioning. The op's ``ep_of`` entry is where its slices are
   gathered (the concat EP).
+* any of them **sequential** (``sequential: true``): the ops run one at a time in one global order
+  (the plan's, else the workload's topological order), each starting when the one before it has
+  finished, a split op's shares in parallel: MOSAIC's slices, which run one after another, and
+  μLayer's layer-by-layer co-execution (HOPE digest §8.1, §8.3).
 
 All load from YAML/JSON files, validated by pydantic::
 
@@ -21,6 +25,7 @@ All load from YAML/JSON files, validated by pydantic::
     default: big                        # EP of every op the placement does not name (optional)
     order: {gpu: [conv1, pool1]}        # optional: a plan (per-EP execution order)
     splits: {conv1: {gpu: 0.7, big: 0.3}}   # optional: channel shares of split ops
+    sequential: true                    # optional: one op at a time (MOSAIC, μLayer)
 
 Every invalid mapping (gaps, overlaps, an unknown EP, more cores than a cluster has, an op an EP
 cannot run, an order that is not a permutation of an EP's ops or breaks a data dependency, shares
@@ -103,6 +108,8 @@ class Placement:
     order: Mapping[str, tuple[str, ...]] | None = None
     #: op name -> its channel shares over several EPs (ops not listed run whole on ``ep_of``).
     splits: Mapping[str, tuple[Share, ...]] = field(default_factory=dict)
+    #: One op at a time in one global order (a split op's shares in parallel): MOSAIC, μLayer.
+    sequential: bool = False
 
     @property
     def eps(self) -> tuple[ExecutionPlace, ...]:
@@ -123,6 +130,8 @@ class Placement:
         text = ", ".join(f"{n}: {c} ops" for n, c in counts.items())
         if self.splits:
             text += f"; {len(self.splits)} split"
+        if self.sequential:
+            text += "; sequential"
         return text
 
 
@@ -194,8 +203,9 @@ def validate_pipeline(pipe: Pipeline, platform: Platform, workload, source: str 
 def make_placement(spec: Mapping[str, str], platform: Platform, workload, default: str | None = None,
                    order: Mapping[str, Sequence[str]] | None = None,
                    splits: Mapping[str, Mapping[str, float]] | None = None,
-                   source: str = "mapping", cost=None) -> Placement:
-    """A validated placement (a plan with ``order``, a split with ``splits``) from EP names."""
+                   source: str = "mapping", cost=None, sequential: bool = False) -> Placement:
+    """A validated placement (a plan with ``order``, a split with ``splits``, one op at a time
+    with ``sequential``) from EP names."""
     names = {op.name for op in workload.ops}
     for op_name in list(spec) + list(splits or {}):
         if op_name not in names:
@@ -223,7 +233,7 @@ def make_placement(spec: Mapping[str, str], platform: Platform, workload, defaul
     if order is not None:
         plan = {ep_named(e, f"{source}: order.{e}").name: tuple(str(o) for o in ops)
                 for e, ops in order.items()}
-    placement = Placement(ep_of, plan, shares)
+    placement = Placement(ep_of, plan, shares, bool(sequential))
     validate_placement(placement, platform, workload, source, cost)
     return placement
 
@@ -325,6 +335,7 @@ class MappingFile(_FileModel):
     default: str | None = None
     order: dict[str, list[str]] | None = None
     splits: dict[str, dict[str, float]] | None = None
+    sequential: bool | None = None
 
     @model_validator(mode="after")
     def _one_form(self) -> MappingFile:
@@ -333,9 +344,22 @@ class MappingFile(_FileModel):
             raise ValueError("a mapping file needs exactly one of the keys pipeline, stages, placement"
                              + (f"; has {forms}" if forms else ""))
         if forms[0] != "placement" and any(getattr(self, k) is not None
-                                           for k in ("default", "order", "splits")):
-            raise ValueError("default, order and splits go with placement")
+                                           for k in ("default", "order", "splits", "sequential")):
+            raise ValueError("default, order, splits and sequential go with placement")
         return self
+
+
+def placement_dict(placement: Placement) -> dict:
+    """A placement as the mapping file's keys (what :func:`load_mapping` reads back): ``placement``,
+    and ``order``, ``splits``, ``sequential`` when it has them."""
+    out: dict = {"placement": {op: ep.name for op, ep in placement.ep_of.items()}}
+    if placement.order is not None:
+        out["order"] = {ep: list(ops) for ep, ops in placement.order.items()}
+    if placement.splits:
+        out["splits"] = {op: {s.ep.name: s.fraction for s in shares} for op, shares in placement.splits.items()}
+    if placement.sequential:
+        out["sequential"] = True
+    return out
 
 
 def load_mapping(spec: str, platform: Platform, workload, cost=None) -> Mapping_:
@@ -366,7 +390,7 @@ def _load_file(path: Path, platform: Platform, workload, cost) -> Mapping_:
         raise one_line(src, e) from None
     if spec.placement is not None:
         return make_placement(spec.placement, platform, workload, spec.default, spec.order, spec.splits,
-                              src, cost)
+                              src, cost, bool(spec.sequential))
     if spec.pipeline is not None:
         m = parse_pipeline(spec.pipeline, platform, workload, src)
     else:

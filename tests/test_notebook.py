@@ -36,6 +36,21 @@ def test_tour_notebook_executes(tmp_path):
         assert any("image/png" in o.get("data", {}) for o in c.get("outputs", [])), c.source[:60]
 
 
+HOPE_NOTEBOOK = Path(__file__).parents[1] / "notebooks" / "hope.ipynb"
+
+
+@pytest.mark.slow
+def test_hope_notebook_executes(tmp_path):
+    """Three schedulers place a small DAG, the exact model bounds them, the Gantt of each plan."""
+    nb = nbformat.read(HOPE_NOTEBOOK, as_version=4)
+    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    text = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
+    assert "optimal: True" in text and "HOPE:LP" in text
+    assert any("image/png" in o.get("data", {}) for o in outputs)
+
+
 PIM_NOTEBOOK = Path(__file__).parents[1] / "notebooks" / "pim.ipynb"
 
 

@@ -221,7 +221,7 @@ def test_opt_on_real_onnx_runtime_profiles_of_this_machine(hetsim, tmp_path):
 
 
 @pytest.mark.parametrize(("args", "fragment"), [
-    (("--depth", "2"), "--depth is for pipeline algorithms; OPT places ops"),
+    (("--depth", "2"), "--depth does not apply to OPT, a placement algorithm"),
     (("--objective", "energy"), "--objective energy: pim-zynq has no power model"),
     (("--param", "foo=1"), "--param foo: OPT has no parameter 'foo'"),
     (("--eps", "GPU"), "--eps 'GPU': no such EP on pim-zynq"),

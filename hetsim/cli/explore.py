@@ -1,8 +1,12 @@
-"""``hetsim explore``: search pipeline mappings with one of the registered algorithms.
+"""``hetsim explore``: search mappings with one of the registered algorithms.
 
-With no ``--eps`` the candidate EPs are derived (:func:`hetsim.explore.space.default_eps`: each
-cluster whole and each accelerator, fastest first) and a note on stderr says what was chosen, so
-the command works on every platform. Every error names the flag at fault and what is allowed.
+A pipeline algorithm (Shisha, Pipe-search, ES, NSGA-II-pipe, ...) searches stages of layers; with
+no ``--eps`` the candidate EPs are derived (:func:`hetsim.explore.space.default_eps`: each cluster
+whole and each accelerator, fastest first) and a note on stderr says what was chosen, so the command
+works on every platform. A placement algorithm (HOPE:GS, HOPE:LP, StarPU-DMDAR, MOSAIC, HEFT,
+CPU-only, GPU-only, muLayer, ILP-exact; the PIM paper's OPT, OPT-path, MILP, DUET, Priority) places
+every op of the DAG on an EP and orders each EP's ops (:func:`_explore_placement`), on the
+platform's DAG execution (its ``runtime``: pim-zynq's ONNX Runtime runs one op at a time). Every error names the flag at fault and what is allowed.
 """
 
 from __future__ import annotations
@@ -43,9 +47,15 @@ def _parse_params(params) -> dict:
         if not eq or not key:
             raise HetsimError(f"--param {item!r}: expected key=value, e.g. heuristic=H1")
         try:
-            out[key] = yaml.safe_load(raw)
+            value = yaml.safe_load(raw)
         except yaml.YAMLError:
             raise HetsimError(f"--param {item!r}: the value is not valid YAML (quote it)") from None
+        if isinstance(value, str):   # YAML 1.1 reads 1e-6 as a string: a number it is
+            try:
+                value = float(value)
+            except ValueError:
+                pass
+        out[key] = value
     return out
 
 
@@ -102,9 +112,11 @@ def _places(platform) -> list[str]:
 @click.option("--workload", "-w", "workload_name", required=True, help="Workload name or YAML path.")
 @click.option("--algorithm", "-a", default=None,
               help="A pipeline algorithm of the registry (default Shisha; NSGA-II-pipe with --pareto): "
-                   "Shisha, PS, PS-nohints, ES, RW, HC, SA, HC_s, SA_s, NSGA-II-pipe, ...; or a placement "
-                   "algorithm (op -> EP): OPT, OPT-path, MILP, DUET, Priority "
-                   "(docs/explorers.md says which fits which platform).")
+                   "Shisha, PS, PS-nohints, ES, RW, HC, SA, HC_s, SA_s, NSGA-II-pipe, ... "
+                   "(docs/explorers.md says which fits which platform); or a placement algorithm "
+                   "(op -> EP plans of the DAG): HOPE:GS, HOPE:LP, StarPU-DMDAR, MOSAIC, HEFT, CPU-only, "
+                   "GPU-only, muLayer, ILP-exact (docs/papers/hope.md); OPT, OPT-path, MILP, DUET, Priority "
+                   "(docs/papers/pim.md).")
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
               help="An algorithm parameter, e.g. heuristic=H1 or alpha=15 (repeatable; "
                    "docs/explorers.md lists each algorithm's).")
@@ -147,6 +159,15 @@ def _places(platform) -> list[str]:
 @click.option("--dvfs", default=None, help="DVFS preset (e.g. governor3).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a platform field.")
 @click.option("--force", is_flag=True, help="Enumerate a design space past the size limit.")
+@click.option("--cost-model", type=click.Choice(["roofline", "hope", "pim"]), default=None,
+              help="The cost model (default: the platform's, runtime.cost_model; hope: HOPE's phones "
+                   "hope-le/me/he, docs/papers/hope.md; pim: the PIM paper's pim-zynq, docs/papers/pim.md).")
+@click.option("--comm", type=click.Choice(["free", "consumer", "copy"]), default=None,
+              help="Placements: where a transfer runs (default free; consumer: on the EP that needs "
+                   "the data, HOPE's runtime; copy: a copy lane per destination).")
+@click.option("--no-caching", is_flag=True, help="Placements: move a tensor once per consuming op.")
+@click.option("--plan-out", type=click.Path(dir_okay=False), default=None,
+              help="Placements: write the chosen plan as a mapping YAML (hetsim simulate -m FILE).")
 @click.option("--trials", "trials_out", type=click.Path(dir_okay=False), default=None,
               help="Write the trial table as CSV.")
 @click.option("--plot", "plot_out", type=click.Path(dir_okay=False), default=None,
@@ -154,19 +175,9 @@ def _places(platform) -> list[str]:
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, cores, assignment_kind,
                 objective, pareto, engine, frames, cost_table, fallback, max_trials, max_clock,
-                target_fps, noise_sigma, seed, dvfs, overrides, force, trials_out, plot_out, as_json):
-    """Search pipeline mappings of a workload (or op -> EP placements, with a placement algorithm
-    such as OPT) with one of the registered algorithms."""
-    if algorithm is not None and _is_placement(algorithm):
-        pipeline_only = {"--depth": depths, "--cores": cores, "--assignment": assignment_kind,
-                         "--pareto": pareto, "--frames": frames, "--target-fps": target_fps}
-        for flag, value in pipeline_only.items():
-            if value:
-                raise HetsimError(f"{flag} is for pipeline algorithms; {algorithm} places ops (op -> EP): "
-                                  "use --eps to choose its EPs")
-        return _explore_placement(platform_name, workload_name, algorithm, params, eps, objective, engine,
-                                  cost_table, fallback, max_trials, max_clock, noise_sigma, seed, dvfs,
-                                  overrides, trials_out, plot_out, as_json)
+                target_fps, noise_sigma, seed, dvfs, overrides, force, cost_model, comm, no_caching, plan_out,
+                trials_out, plot_out, as_json):
+    """Search mappings of a workload with one of the registered algorithms."""
     from hetsim.cost import CompositeCostModel, make_cost_model
     from hetsim.explore import (
         MaxClock,
@@ -186,11 +197,23 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
     _NOTES.clear()
     platform = load_platform(platform_name, list(overrides), dvfs)
     workload = load_workload(workload_name)
-    cost = make_cost_model(platform, cost_table, fallback, workload)
+    cost = make_cost_model(platform, cost_table, fallback, cost_model, workload)
     if isinstance(cost, CompositeCostModel):
         measured, total = cost.coverage(workload, [platform.ep(n) for n in _places(platform)])
         _note(f"--cost-table: {measured} of {total} ({cost.keyed_by}, EP) times measured on "
               f"{', '.join(_places(platform))}; the rest from the {cost.fallback.name} model")
+
+    if algorithm is not None and _is_placement(algorithm):
+        given = {"--depth": bool(depths), "--cores": cores is not None, "--assignment": assignment_kind is not None,
+                 "--pareto": pareto is not None, "--target-fps": target_fps is not None, "--force": force,
+                 "--plot": plot_out is not None}
+        wrong = [flag for flag, on in given.items() if on]
+        if wrong:
+            raise HetsimError(f"{wrong[0]} does not apply to {algorithm}, a placement algorithm (it places "
+                              f"ops on EPs, it does not cut stages)")
+        return _explore_placement(platform, workload, cost, algorithm, _parse_params(params), eps, objective,
+                                  engine, frames, noise_sigma, seed, comm, no_caching, plan_out, trials_out,
+                                  as_json, platform_name, workload_name)
 
     # -- objectives ------------------------------------------------------------------------------
     track: list[str] = []
@@ -228,6 +251,11 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
         else:
             algorithm = "Shisha"
     kwargs = _parse_params(params)
+    placement_flags = {"--comm": comm is not None, "--no-caching": no_caching, "--plan-out": plan_out is not None}
+    wrong = [flag for flag, on in placement_flags.items() if on]
+    if wrong:
+        raise HetsimError(f"{wrong[0]} does not apply to {algorithm}, a pipeline algorithm (placements only: "
+                          f"HOPE:GS, HOPE:LP, StarPU-DMDAR, ...)")
     explorer = _algorithm(algorithm, kwargs)
 
     # -- the design space ----------------------------------------------------------------------
@@ -359,27 +387,36 @@ def _is_placement(name: str) -> bool:
     return any(a.name == name and a.problem == "placement" for a in algorithms())
 
 
-def _explore_placement(platform_name, workload_name, algorithm, params, eps, objective, engine, cost_table,
-                       fallback, max_trials, max_clock, noise_sigma, seed, dvfs, overrides, trials_out,
-                       plot_out, as_json) -> None:
-    """A placement algorithm (op -> EP: the PIM paper's OPT, DUET, priority lists; HOPE's...) on the
-    platform's cost model and DAG execution (its ``runtime`` block: pim-zynq runs ONNX Runtime's
-    sequential executor), or on a measured table (--cost-table)."""
-    from hetsim.cost import make_cost_model
-    from hetsim.explore import MaxClock, MaxTrials, Measurement, PlacementProblem, explore
-    from hetsim.explore.registry import get_algorithm, make_explorer
-    from hetsim.platform import load_platform
-    from hetsim.validation import atomic_write
-    from hetsim.workload import load_workload
+def _explore_placement(platform, workload, cost, algorithm, kwargs, eps, objective, engine, frames, noise_sigma,
+                       seed, comm, no_caching, plan_out, trials_out, as_json, platform_name, workload_name):
+    """``hetsim explore`` with a placement algorithm: a :class:`PlacementProblem` over the given EPs
+    (default: each cluster whole and each accelerator), the plan measured once, its summary, what
+    the scheduler reports (wall time, prediction, ...), and the plan as a mapping file."""
+    from dataclasses import replace
 
-    if objective not in (None, "latency", "energy"):
-        raise HetsimError(f"--objective {objective}: a placement is scored per inference; allowed: latency, energy")
-    platform = load_platform(platform_name, list(overrides), dvfs)
-    if objective == "energy" and not platform.has_power_model:
-        raise HetsimError(f"--objective energy: {platform.name} has no power model (docs/platforms.md); "
-                          "allowed here: latency")
-    workload = load_workload(workload_name)
-    kwargs = _parse_params(params)
+    import yaml
+
+    from hetsim.evaluate import DagOptions
+    from hetsim.explore import Measurement, PlacementProblem, explore
+    from hetsim.explore.registry import get_algorithm, make_explorer
+    from hetsim.mapping import placement_dict
+    from hetsim.validation import atomic_write
+
+    allowed_objectives = ("latency", "energy", "throughput")
+    objective = objective or "latency"
+    if objective not in allowed_objectives:
+        raise HetsimError(f"--objective {objective}: a placement is judged by {', '.join(allowed_objectives)}")
+    names = None
+    if eps is not None:
+        names = [e.strip() for e in eps.split(",") if e.strip()]
+        for n in names:
+            try:
+                platform.ep(n)
+            except HetsimError:
+                raise HetsimError(f"--eps {n!r}: no such EP on {platform.name}; allowed: "
+                                  f"{', '.join(platform.topology.ep_forms())}") from None
+        if len(set(names)) != len(names):
+            raise HetsimError(f"--eps lists an EP twice: {','.join(names)}")
     allowed = get_algorithm(algorithm).parameters()
     for key in kwargs:
         if key not in allowed:
@@ -387,31 +424,31 @@ def _explore_placement(platform_name, workload_name, algorithm, params, eps, obj
             raise HetsimError(f"--param {key}: {algorithm} has no parameter {key!r}; its parameters (with "
                               f"defaults): {listing}")
     explorer = make_explorer(algorithm, **kwargs)
-    names = [e.strip() for e in eps.split(",") if e.strip()] if eps else None
-    if names is not None:
-        for n in names:
-            try:
-                platform.ep(n)
-            except HetsimError:
-                raise HetsimError(f"--eps {n!r}: no such EP on {platform.name}; allowed: "
-                                  f"{', '.join(platform.topology.ep_forms())}") from None
-    measurement = Measurement(mode="stream", frames_per_trial=1, noise_sigma=noise_sigma,
-                              engine=engine or ("des" if noise_sigma else "analytic"))
-    cost = make_cost_model(platform, cost_table, fallback, workload)
-    problem = PlacementProblem(platform, workload, cost, eps=names, measurement=measurement,
-                               objective=objective or "latency")
-    terms = [t for t in (MaxTrials(max_trials) if max_trials else None,
-                         MaxClock(max_clock) if max_clock else None) if t is not None]
-    result = explore(problem, explorer, terms or None, seed=seed, progress=not as_json and console.is_terminal)
+    engine = engine or ("des" if noise_sigma > 0 else "analytic")
+    if objective == "energy" and not platform.has_power_model:
+        raise HetsimError(f"--objective energy: {platform.name} has no power model (docs/platforms.md); "
+                          "allowed here: latency, throughput")
+    # The platform's runtime (pim-zynq: ONNX Runtime's serial executor), --comm / --no-caching on top.
+    base = DagOptions.for_platform(platform)
+    dag = replace(base, comm=comm or base.comm, caching=base.caching and not no_caching)
+    problem = PlacementProblem(platform, workload, cost, eps=names, objective=objective, dag=dag,
+                               measurement=Measurement(mode="stream", frames_per_trial=frames or 1, engine=engine,
+                                                       noise_sigma=noise_sigma))
+    result = explore(problem, explorer, None, seed=seed, progress=False)
+    _flush_notes()
     if trials_out:
         with atomic_write(trials_out) as f:
             result.trials.to_csv(f, index=False)
-    if plot_out:
-        _plot_convergence(result, plot_out, f"{result.algorithm} on {workload.name} / {platform.name}")
+    if plan_out and result.best is not None:
+        with atomic_write(plan_out) as f:
+            yaml.safe_dump({"description": f"{algorithm} on {workload.name} / {platform.name}",
+                            **placement_dict(result.best)}, f, sort_keys=False, allow_unicode=True)
     summary = result.summary()
-    for key, info in result.info.items():      # what the algorithm reports (OPT: its profiling runs)
-        if isinstance(info, dict):
-            summary.update({f"{key}.{k}": v for k, v in info.items()})
+    for key, value in result.info.items():   # what the scheduler reports (OPT: its profiling runs)
+        if isinstance(value, int | float | str | bool):
+            summary[key] = value
+        elif isinstance(value, dict):
+            summary.update({f"{key}.{k}": v for k, v in value.items() if isinstance(v, int | float | str | bool)})
     if as_json:
         from hetsim.metrics import clean_json
 
@@ -423,7 +460,11 @@ def _explore_placement(platform_name, workload_name, algorithm, params, eps, obj
     for key, value in summary.items():
         t.add_row(key, escape(fmt(value)))
     console.print(t)
-    for path in (trials_out, plot_out):
+    if plan_out:
+        flags = (f" --cost-model {cost.name}" if cost.name == "hope" else "") + (f" --comm {comm}" if comm else "")
+        console.print(f"simulate it: hetsim simulate -p {platform_name} -w {workload_name} -m {plan_out}{flags}",
+                      soft_wrap=True)
+    for path in (trials_out, plan_out):
         if path:
             console.print(f"wrote {path}")
 

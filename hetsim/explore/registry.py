@@ -100,6 +100,7 @@ def make_explorer(name: str, **params):
 def _load() -> None:
     """Import the modules that register algorithms (each registers on import)."""
     import hetsim.explore.baselines  # noqa: F401
+    import hetsim.explore.hope  # noqa: F401
     import hetsim.explore.moo  # noqa: F401
     import hetsim.explore.pim  # noqa: F401
     import hetsim.explore.pipeit  # noqa: F401

@@ -171,6 +171,44 @@ class PipeitCoreParams(CostParams):
         "batch 1, memory-bound), GB/s (default: bandwidth_GBps_per_core).")
 
 
+class HopeCoreParams(CostParams):
+    """``core_types[].hope``: what HOPE's cost model (:class:`hetsim.cost.hope.HopeCostModel`)
+    adds to the roofline block for a CPU: how an op's time scales with the core clock (HOPE
+    digest §5.5, ``cl(f) = cl(f_max) [alpha f_max / f + 1 - alpha]``)."""
+
+    readers: ClassVar[tuple[str, ...]] = ("hope",)
+
+    alpha_memory: Annotated[float, Field(ge=0, le=1)] = Field(
+        default=0.5, description="Compute-bound fraction alpha of a memory-bound op (and of a layout "
+        "transform): the share of its time at f_max that scales with 1 / f. A compute-bound op's "
+        "alpha is 1; an op between the two has alpha = max(compute time / roofline time, this).")
+
+
+class HopeAcceleratorParams(CostParams):
+    """``accelerators[].hope``: HOPE's cost model for a GPU: op kinds it runs poorly, and the cost
+    of handing a tensor between it and a CPU cluster, C = sync + copy + layout transform (HOPE
+    digest §5.2, §5.5)."""
+
+    readers: ClassVar[tuple[str, ...]] = ("hope",)
+
+    dw_efficiency: Annotated[float, Field(gt=0, le=1)] | None = Field(
+        default=None, description="Fraction of peak_GMACps a depthwise convolution sustains on this "
+        "accelerator (default: roofline.efficiency).")
+    sync_us: NonNegFloat = Field(
+        default=0.0, description="Fixed cost of one hand-off to or from a CPU cluster (map/unmap the "
+        "buffer, wait for the event), us.")
+    zero_copy: bool = Field(
+        default=True, description="Buffers shared with the CPU (CL_MEM_ALLOC_HOST_PTR + "
+        "clEnqueueMapBuffer, HOPE §4.4): no copy, only the layout transform.")
+    copy_GBps: PositiveFloat | None = Field(
+        default=None, description="Copy rate of a hand-off when zero_copy is false, GB/s (default: the "
+        "memory's bandwidth).")
+    layout_GBps: PositiveFloat | None = Field(
+        default=None, description="Rate of the layout transform of a hand-off (MNN: NC4HW4 on the CPU, "
+        "an OpenCL image on the GPU), done by the CPU at its maximum frequency, GB/s of tensor; slower "
+        "CPU clocks scale it by the core type's hope.alpha_memory (default: no transform).")
+
+
 class RooflineAcceleratorParams(CostParams):
     """``accelerators[].roofline``: the roofline model's fitted terms of an accelerator."""
 
@@ -291,6 +329,8 @@ class CoreType(_Strict):
         default_factory=PipeitCoreParams, description="Parameters only the Pipe-it ground truth reads.")
     pim: PimCpuParams = Field(
         default_factory=PimCpuParams, description="Parameters of the PIM paper's cost model (CPU side).")
+    hope: HopeCoreParams = Field(
+        default_factory=HopeCoreParams, description="Parameters HOPE's cost model adds (frequency scaling).")
 
     @model_validator(mode="before")
     @classmethod
@@ -392,6 +432,9 @@ class Accelerator(_Strict):
     pim: PimUnitParams = Field(
         default_factory=PimUnitParams, description="Parameters of the PIM paper's cost model (the PIM unit "
         "and its copies).")
+    hope: HopeAcceleratorParams = Field(
+        default_factory=HopeAcceleratorParams, description="Parameters HOPE's cost model adds "
+        "(depthwise efficiency, hand-off costs).")
 
     @model_validator(mode="before")
     @classmethod
@@ -452,7 +495,7 @@ class Power(_Strict):
 
 
 #: The cost models a platform may name as the one its numbers are for (``runtime.cost_model``).
-COST_MODELS = ("roofline", "pim")
+COST_MODELS = ("roofline", "hope", "pim")
 
 
 class Runtime(_Strict):
@@ -461,7 +504,7 @@ class Runtime(_Strict):
     The PIM paper's ONNX Runtime runs one node at a time, copies before the node that needs them,
     one copy per tensor and memory space: ``{cost_model: pim, serial: true, residency: memory}``."""
 
-    cost_model: Literal["roofline", "pim"] = Field(
+    cost_model: Literal["roofline", "hope", "pim"] = Field(
         default="roofline", description="The cost model hetsim uses by default on this platform.")
     serial: bool = Field(default=False, description="DAG placements run one task at a time (ops and copies).")
     caching: bool = Field(default=True, description="A copied tensor is reused by every consumer where it landed.")

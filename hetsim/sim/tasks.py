@@ -14,12 +14,16 @@ everything, as a DMA does), the consumer's EP (``comm="consumer"``: HOPE charges
 operator to the device that needs the data), or a copy lane per destination (``comm="copy"``).
 With ``serial=True`` every task shares one lane (the PIM paper's executor: one op at a time, copies
 before the op that needs them, nothing overlaps); ``overlap=True`` then moves the copies to one DMA
-lane of their own, so that they overlap the computation (a what-if the paper does not run).
+lane of their own, so that they overlap the computation (a what-if the paper does not run). A
+*sequential* placement (MOSAIC's slices, μLayer's layers) also runs one op at a time, in the same
+global order, but each op's tasks keep their lanes: every task of an op waits for the op before it
+to finish (its output gathered), and the shares of a split op run in parallel on their EPs.
 
 Where a copied tensor resides (``residency``): on its destination EP (``"ep"``, HOPE's per-device
 caching), or in the destination's memory space (``"memory"``: EPs that share a memory read one copy,
 and a tensor never moves between two EPs of one memory; the PIM paper's CPU_S and CPU_P share the
 cacheable memory).
+
 
 :func:`list_schedule` gives the closed form: each task starts when its inputs are done and its
 lane is free. The DES (:mod:`hetsim.sim.dag`) runs the same tasks and, without contention and
@@ -121,6 +125,8 @@ def build_tasks(platform, workload, placement: Placement, cost: CostModel,
         of_op.setdefault(kw["op"], []).append(t.index)
         return t.index
 
+    barrier: list[int] = []   # sequential: the final task of the op before (every task waits for it)
+
     def fetch(tensor: str, dst: ExecutionPlace, consumer: str) -> int:
         """The task after which ``tensor`` is available on ``dst`` (adding its transfer: the cost
         model prices it, so a model can charge synchronisation or layout conversion even where
@@ -138,7 +144,8 @@ def build_tasks(platform, workload, placement: Placement, cost: CostModel,
         where = dst.memory if residency == "memory" else dst.name
         key = (tensor, where if caching else f"{where}/{consumer}")
         if key not in cached:
-            cached[key] = add("transfer", f"{tensor}->{dst.name}", _comm_lane(comm, dst), [src_task],
+            cached[key] = add("transfer", f"{tensor}->{dst.name}", _comm_lane(comm, dst),
+                              _union([src_task], barrier),
                               route=platform.route(src, dst), nbytes=float(nbytes), transfer_s=seconds,
                               measured=measured is not None, op=consumer, dst=dst,
                               out_bytes=float(nbytes))
@@ -152,17 +159,19 @@ def build_tasks(platform, workload, placement: Placement, cost: CostModel,
         home = placement.ep_of[op.name]
         if shares is None:
             deps = [fetch(p, home, op.name) for p in g.predecessors(op.name)]
-            i = add("compute", op.name, home.name, deps, ep=home, demand=cost.op_demand(op, home, state),
-                    op=op.name, out_bytes=float(op.output_bytes), weight_bytes=float(op.weight_bytes),
-                    work_bytes=float(op.im2col_bytes))
+            i = add("compute", op.name, home.name, _union(deps, barrier), ep=home,
+                    demand=cost.op_demand(op, home, state), op=op.name, out_bytes=float(op.output_bytes),
+                    weight_bytes=float(op.weight_bytes), work_bytes=float(op.im2col_bytes))
             produced[op.name] = (i, home)
+            if placement.sequential:
+                barrier[:] = [i]
             continue
         # A split op: each share computes its slice of the output channels on its EP; the home EP
         # gathers the slices (the concat of AutoDiCE / μLayer) before any consumer reads them.
         parts = []
         for s in shares:
             deps = [fetch(p, s.ep, op.name) for p in g.predecessors(op.name)]
-            i = add("compute", f"{op.name}@{s.ep.name}", s.ep.name, deps, ep=s.ep,
+            i = add("compute", f"{op.name}@{s.ep.name}", s.ep.name, _union(deps, barrier), ep=s.ep,
                     demand=cost.share_demand(op, s.ep, s.fraction, state), op=op.name,
                     out_bytes=op.output_bytes * s.fraction, weight_bytes=op.weight_bytes * s.fraction,
                     work_bytes=op.im2col_bytes * s.fraction)
@@ -177,6 +186,8 @@ def build_tasks(platform, workload, placement: Placement, cost: CostModel,
         k = add("compute", f"{op.name}:gather", home.name, parts, ep=home,
                 demand=cost.gather_demand(op, home, state), op=op.name, out_bytes=float(op.output_bytes))
         produced[op.name] = (k, home)
+        if placement.sequential:
+            barrier[:] = [k]
 
     def serial_lane(t: Task) -> str:
         return DMA_LANE if overlap and t.kind == "transfer" else "serial"
@@ -192,6 +203,11 @@ def build_tasks(platform, workload, placement: Placement, cost: CostModel,
         for t in tasks:
             t.lane = serial_lane(t)
     return TaskGraph(tasks, lanes, sinks)
+
+
+def _union(deps: list[int], extra: list[int]) -> list[int]:
+    """``deps`` plus the tasks of ``extra`` it lacks (a dependency is listed once)."""
+    return deps + [d for d in extra if d not in deps]
 
 
 def _comm_lane(comm: Comm, dst: ExecutionPlace) -> str | None:

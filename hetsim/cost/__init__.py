@@ -2,11 +2,12 @@
 
 from hetsim.cost.base import ZERO, CostModel, Demand, DvfsState
 from hetsim.cost.measured import MeasuredCostModel
+from hetsim.cost.nsga2 import NcnnCostModel, ThesisCostModel
 from hetsim.cost.roofline import EpRates, RooflineCostModel
 
 __all__ = [
-    "ZERO", "CostModel", "Demand", "DvfsState", "EpRates", "MeasuredCostModel", "RooflineCostModel",
-    "make_cost_model",
+    "ZERO", "CostModel", "Demand", "DvfsState", "EpRates", "MeasuredCostModel", "NcnnCostModel",
+    "RooflineCostModel", "ThesisCostModel", "make_cost_model",
 ]
 
 

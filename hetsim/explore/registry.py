@@ -87,5 +87,6 @@ def make_explorer(name: str, **params):
 def _load() -> None:
     """Import the modules that register algorithms (each registers on import)."""
     import hetsim.explore.baselines  # noqa: F401
+    import hetsim.explore.nsga2  # noqa: F401
     import hetsim.explore.pipesearch  # noqa: F401
     import hetsim.explore.shisha  # noqa: F401

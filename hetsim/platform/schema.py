@@ -166,6 +166,34 @@ class RooflineAcceleratorParams(CostParams):
     op_overhead_us: NonNegFloat = Field(default=0.0, description="Fixed cost per op (kernel launch), us.")
 
 
+class NcnnParams(CostParams):
+    """``core_types[].ncnn`` / ``accelerators[].ncnn``: what the ncnn runtime model of the hybrid
+    partitioning reproduction (:class:`hetsim.cost.nsga2.NcnnCostModel`: the Jetson cluster that
+    AutoDiCE deploys on, seed 004) reads on top of the roofline block: Winograd convolutions, the
+    runtime's own memory, and the power drawn by kind of work."""
+
+    readers: ClassVar[tuple[str, ...]] = ("ncnn",)
+
+    winograd_efficiency: Annotated[float, Field(gt=0, le=1)] | None = Field(
+        default=None, description="Fraction of the peak MAC rate a Winograd convolution's batched GEMMs "
+        "sustain on its reduced MACs. None: every convolution runs as im2col + GEMM.")
+    winograd_tile: Annotated[int, Field(ge=2)] = Field(
+        default=6, description="Output tile m of Winograd F(m x m, 3 x 3): a 3x3 convolution costs "
+        "(m+2)^2 / (9 m^2) of its direct MACs (F(6,3): 0.198).")
+    winograd_min_channels: Annotated[int, Field(ge=1)] = Field(
+        default=16, description="A 3x3 stride-1 ungrouped convolution with at least this many input and "
+        "output channels runs as Winograd.")
+    runtime_MiB: NonNegFloat = Field(
+        default=0.0, description="Memory the runtime process holds besides tensors and weights (libraries, "
+        "MPI, allocator pools, a GPU context), MiB.")
+    memory_bound_W: NonNegFloat | None = Field(
+        default=None, description="Power of the whole place while it runs a memory-bound op, W (default: "
+        "its active power).")
+    comm_W: NonNegFloat | None = Field(
+        default=None, description="Power of the whole place while it is blocked in a send or receive, W "
+        "(MPI busy-polls; default: memory_bound_W).")
+
+
 def cost_blocks(owner: type[BaseModel]) -> dict[str, type[CostParams]]:
     """The cost-model parameter blocks of ``owner`` (CoreType or Accelerator): YAML key -> model."""
     out = {}
@@ -207,6 +235,8 @@ class CoreType(_Strict):
         "(also read by the Pipe-it ground truth).")
     pipeit: PipeitCoreParams = Field(
         default_factory=PipeitCoreParams, description="Parameters only the Pipe-it ground truth reads.")
+    ncnn: NcnnParams = Field(
+        default_factory=NcnnParams, description="Parameters of the ncnn runtime model (seed 004).")
 
     @model_validator(mode="before")
     @classmethod
@@ -266,6 +296,8 @@ class Accelerator(_Strict):
     # Cost-model blocks (see CostParams).
     roofline: RooflineAcceleratorParams = Field(
         default_factory=RooflineAcceleratorParams, description="Parameters of the roofline cost model.")
+    ncnn: NcnnParams = Field(
+        default_factory=NcnnParams, description="Parameters of the ncnn runtime model (seed 004).")
 
     @model_validator(mode="before")
     @classmethod
@@ -281,8 +313,11 @@ class Accelerator(_Strict):
 
 class Link(_Strict):
     """An interconnect (CCI, network-on-package, PCIe, Ethernet) joining clusters, accelerators or
-    devices. Every pair of its endpoints talks through it; its bandwidth is shared by the transfers
-    active on it."""
+    devices. Every pair of its endpoints talks through it. A plain link is one medium whose
+    bandwidth is shared by every transfer active on it (a bus). A ``switched`` link is a switch
+    with one full-duplex port per endpoint (an Ethernet switch and the boards' NICs): each port
+    sends and receives at ``bandwidth_GBps`` on its own, so a transfer shares only its sender's
+    send side and its receiver's receive side (a non-blocking switch fabric)."""
 
     name: Name
     kind: str = "bus"
@@ -290,6 +325,9 @@ class Link(_Strict):
     bandwidth_GBps: PositiveFloat
     latency_ns: NonNegFloat = 0.0
     energy_pJ_per_byte: NonNegFloat = 0.0
+    switched: bool = Field(
+        False, description="A switch with one full-duplex port per endpoint: each port's send and "
+        "receive side is a bandwidth server of its own (default: one shared medium).")
 
 
 class Device(_Strict):

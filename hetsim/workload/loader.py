@@ -96,16 +96,44 @@ def resolve_workload(name_or_path: str | os.PathLike) -> Path:
             if p.is_file():
                 return p
     raise HetsimError(f"unknown workload {text!r}; available: "
-                      f"{', '.join(list_workloads()) or 'none (check $HETSIM_WORKLOADS)'}")
+                      f"{', '.join(list_workloads()) or 'none (check $HETSIM_WORKLOADS)'}; generated "
+                      f"from ONNX: {', '.join(generated_workloads())}")
+
+
+def generated_workloads() -> list[str]:
+    """Names of the networks hetsim generates as ONNX models (:mod:`hetsim.workload.zoo`), which
+    :func:`load_workload` imports on demand when no file of that name is on the search path."""
+    from hetsim.workload.zoo import GENERATORS
+
+    return sorted(GENERATORS)
+
+
+@lru_cache(maxsize=16)
+def _load_generated(name: str) -> Workload:
+    from hetsim.workload.onnx_import import import_onnx
+    from hetsim.workload.zoo import GENERATORS
+
+    return import_onnx(GENERATORS[name](), name, source=f"<generated {name}>").workload
 
 
 def load_workload(name_or_path: str | os.PathLike) -> Workload:
     """Load a workload by name (``resnet50``, looked up on :func:`search_path`) or by path.
 
     Loaded workloads are cached on (resolved path, mtime), so repeated loads are free and return
-    the same immutable object; editing the file invalidates the entry.
+    the same immutable object; editing the file invalidates the entry. A name with no file that
+    names a generated network (``alexnet-onnx``, :func:`generated_workloads`) is built and
+    imported from ONNX once and cached.
     """
-    path = resolve_workload(name_or_path)
+    text = os.fspath(name_or_path)
+    if not (text.endswith((".yaml", ".yml")) or os.sep in text or "/" in text):
+        try:
+            path = resolve_workload(text)
+        except HetsimError:
+            if text in generated_workloads():
+                return _load_generated(text)
+            raise
+    else:
+        path = resolve_workload(name_or_path)
     if not path.is_file():
         raise HetsimError(f"{path}: no such workload file")
     resolved = path.resolve()

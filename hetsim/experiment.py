@@ -36,6 +36,7 @@ PAPERS = {
     "pipesearch": "hetsim.experiments.pipesearch",
     "shisha": "hetsim.experiments.shisha",
     "pipeit": "hetsim.experiments.pipeit",
+    "nsga2": "hetsim.experiments.nsga2",
 }
 
 

@@ -336,8 +336,19 @@ class _StageSpec(_FileModel):
                                              description="[first, last], 1-based")]
 
 
+class GenomeSpec(_FileModel):
+    """A hybrid partition as a genome of Savva's thesis (seed 004): ``chromosome`` naive, advanced
+    (with ``p``) or split-point, over the ``devices`` view (``cpu``, ``cpu+gpu`` or EP names)."""
+
+    chromosome: str
+    genes: Annotated[list[StrictInt], Field(min_length=1)]
+    p: StrictInt = 2
+    devices: str | list[str] = "cpu"
+    shares: str = "equal"
+
+
 class MappingFile(_FileModel):
-    """A mapping file: exactly one of ``pipeline``, ``stages``, ``placement``."""
+    """A mapping file: exactly one of ``pipeline``, ``stages``, ``placement``, ``genome``."""
 
     description: str = ""
     pipeline: str | None = None
@@ -347,12 +358,13 @@ class MappingFile(_FileModel):
     order: dict[str, list[str]] | None = None
     splits: dict[str, dict[str, float]] | None = None
     inputs: dict[str, str] | None = None
+    genome: GenomeSpec | None = None
 
     @model_validator(mode="after")
     def _one_form(self) -> MappingFile:
-        forms = [k for k in ("pipeline", "stages", "placement") if getattr(self, k) is not None]
+        forms = [k for k in ("pipeline", "stages", "placement", "genome") if getattr(self, k) is not None]
         if len(forms) != 1:
-            raise ValueError("a mapping file needs exactly one of the keys pipeline, stages, placement"
+            raise ValueError("a mapping file needs exactly one of the keys pipeline, stages, placement, genome"
                              + (f"; has {forms}" if forms else ""))
         if forms[0] != "placement" and any(getattr(self, k) is not None
                                            for k in ("default", "order", "splits", "inputs")):
@@ -393,6 +405,8 @@ def _load_file(path: Path, platform: Platform, workload, cost) -> Mapping_:
     if spec.placement is not None:
         return make_placement(spec.placement, platform, workload, spec.default, spec.order, spec.splits,
                               src, cost, spec.inputs)
+    if spec.genome is not None:
+        return _decode_genome(spec.genome, platform, workload, src, cost)
     if spec.pipeline is not None:
         m = parse_pipeline(spec.pipeline, platform, workload, src)
     else:
@@ -401,6 +415,24 @@ def _load_file(path: Path, platform: Platform, workload, cost) -> Mapping_:
         m = Pipeline(stages)
     validate_pipeline(m, platform, workload, src, cost)
     return m
+
+
+def _decode_genome(spec: GenomeSpec, platform: Platform, workload, source: str, cost) -> Placement:
+    """A genome file decoded by its chromosome (:mod:`hetsim.explore.nsga2.encoding`)."""
+    import numpy as np
+
+    from hetsim.explore.nsga2.encoding import make_chromosome
+    from hetsim.explore.nsga2.space import HybridSpace
+
+    where = f"{source}: genome"
+    try:
+        space = HybridSpace(platform, workload, spec.devices)
+        chromosome = make_chromosome(spec.chromosome, space, p=spec.p, shares=spec.shares)
+        genes = chromosome.repair(chromosome.check(np.array(spec.genes), f"{where}.genes"))
+        return space.placement(chromosome.decode(genes), 0, cost)
+    except HetsimError as e:
+        text = str(e)
+        raise HetsimError(text if text.startswith(source) else f"{where}: {text}") from None
 
 
 def _short(text: str, n: int = 60) -> str:

@@ -16,11 +16,14 @@ from hetsim.errors import HetsimError
 @click.option("--platform", "-p", "platform_name", required=True, help="Platform name or YAML path.")
 @click.option("--workload", "-w", "workload_name", required=True, help="Workload name or YAML path.")
 @click.option("--algorithm", "-a", default="Shisha", show_default=True,
-              help="PS, PS-nohints, Shisha, ES, RW, HC, SA, HC_s, SA_s.")
+              help="PS, PS-nohints, Shisha, ES, RW, HC, SA, HC_s, SA_s; NSGA-II, NSGA-II-naive, "
+              "NSGA-II-adv, Split-Point (placements).")
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
               help="An explorer parameter, e.g. heuristic=H1 or alpha=15 (repeatable).")
 @click.option("--depth", "depths", type=int, multiple=True, help="Pipeline depth(s) (default: 2..#EPs).")
-@click.option("--eps", default=None, help="Comma-separated candidate EPs (default: every EP).")
+@click.option("--eps", default=None,
+              help="Comma-separated candidate EPs (default: every EP); for the seed-004 algorithms a view, "
+              "cpu or cpu+gpu.")
 @click.option("--cores", type=int, default=None,
               help="Paper I's per-core space: split the first N cores into stages (Pipe-search on TX2).")
 @click.option("--max-trials", type=int, default=None, help="Stop after this many trials.")
@@ -34,9 +37,12 @@ from hetsim.errors import HetsimError
 @click.option("--force", is_flag=True, help="Enumerate a design space past the size limit.")
 @click.option("--trials", "trials_out", type=click.Path(dir_okay=False), default=None,
               help="Write the trial table as CSV.")
+@click.option("--export-autodice", "export_dir", type=click.Path(file_okay=False), default=None,
+              help="Write the best placement as AutoDiCE's mapping.json and horizontal.json in this directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, cores, max_trials,
-                max_clock, target_fps, noise_sigma, seed, dvfs, overrides, force, trials_out, as_json):
+                max_clock, target_fps, noise_sigma, seed, dvfs, overrides, force, trials_out, export_dir,
+                as_json):
     """Search mappings of a workload with one of the papers' algorithms."""
     import yaml
 
@@ -48,6 +54,7 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
         TargetThroughput,
         core_groups,
         explore,
+        get_algorithm,
         make_explorer,
     )
     from hetsim.platform import load_platform
@@ -63,11 +70,16 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
             raise HetsimError(f"--param {item!r}: expected key=value, e.g. heuristic=H1")
         kwargs[key] = yaml.safe_load(raw)
     explorer = make_explorer(algorithm, **kwargs)
-    problem = PipelineProblem(
-        platform, workload, depths=list(depths) or None,
-        eps=[e.strip() for e in eps.split(",")] if eps else None,
-        assignment=core_groups(platform, cores=cores) if cores else "permutations",
-        measurement=Measurement(noise_sigma=noise_sigma), force=force)
+    if get_algorithm(algorithm).problem == "placement":
+        problem = _placement_problem(explorer, platform, workload, eps, depths, cores, noise_sigma)
+    else:
+        if export_dir:
+            raise HetsimError("--export-autodice: applies to placement algorithms (NSGA-II, ...), not pipelines")
+        problem = PipelineProblem(
+            platform, workload, depths=list(depths) or None,
+            eps=[e.strip() for e in eps.split(",")] if eps else None,
+            assignment=core_groups(platform, cores=cores) if cores else "permutations",
+            measurement=Measurement(noise_sigma=noise_sigma), force=force)
     terms = [t for t in (MaxTrials(max_trials) if max_trials else None,
                          MaxClock(max_clock) if max_clock else None,
                          TargetThroughput(target_fps) if target_fps else None) if t is not None]
@@ -75,6 +87,7 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
     if trials_out:
         with atomic_write(trials_out) as f:
             result.trials.to_csv(f, index=False)
+    written = _export(result, platform, workload, export_dir) if export_dir else []
     summary = result.summary()
     if as_json:
         from hetsim.metrics import clean_json
@@ -87,5 +100,42 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
     for key, value in summary.items():
         t.add_row(key, escape(fmt(value)))
     console.print(t)
-    if trials_out:
-        console.print(f"wrote {trials_out}")
+    for path in ([trials_out] if trials_out else []) + written:
+        console.print(f"wrote {path}")
+
+
+def _placement_problem(explorer, platform, workload, eps, depths, cores, noise_sigma):
+    """The problem a placement algorithm explores: its own (``make_problem``) or a plain
+    :class:`~hetsim.explore.PlacementProblem` over the candidate EPs."""
+    from hetsim.explore import Measurement, PlacementProblem
+
+    if depths or cores:
+        raise HetsimError("--depth and --cores apply to pipeline algorithms; a placement algorithm maps ops to --eps")
+    views = ("cpu", "cpu+gpu")
+    names = eps if eps in views else ([e.strip() for e in eps.split(",")] if eps else None)
+    factory = getattr(type(explorer), "make_problem", None)
+    if factory is not None:
+        return factory(platform, workload, eps=names, noise_sigma=noise_sigma or None)
+    measurement = Measurement(mode="stream", frames_per_trial=1, engine="des" if noise_sigma else "analytic",
+                              noise_sigma=noise_sigma)
+    return PlacementProblem(platform, workload, eps=names, measurement=measurement)
+
+
+def _export(result, platform, workload, directory) -> list[str]:
+    """AutoDiCE's mapping.json and horizontal.json of the best placement."""
+    from pathlib import Path
+
+    from hetsim.mapping import Placement, to_autodice
+    from hetsim.validation import atomic_write
+
+    best = result.best
+    if not isinstance(best, Placement):
+        raise HetsimError("--export-autodice: the exploration found no placement to export")
+    mapping, horizontal = to_autodice(best, platform, workload)
+    out = []
+    for name, data in (("mapping.json", mapping), ("horizontal.json", horizontal)):
+        path = Path(directory) / name
+        with atomic_write(path) as f:
+            json.dump(data, f, indent=1)
+        out.append(str(path))
+    return out

@@ -34,17 +34,22 @@ from hetsim.errors import HetsimError
 @click.option("--cost-table", type=click.Path(), default=None,
               help="Replay measured times from a CSV (columns layer|op, ep, time_s), or a directory "
               "written by `hetsim profile` / `hetsim costs import-ort` (costs.csv, transfers.csv).")
+@click.option("--cost-model", "cost_model", type=click.Choice(["roofline", "ncnn"]), default="roofline",
+              show_default=True, help="Cost model (ncnn: the Jetson cluster of the hybrid-partitioning thesis).")
+@click.option("--comm", type=click.Choice(["free", "consumer", "copy", "mpi"]), default="free", show_default=True,
+              help="Where a placement's transfers are charged (mpi: blocking send/receive on both EPs).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--trace", type=click.Path(dir_okay=False), default=None, help="Write a Chrome/Perfetto trace.")
 @click.option("--gantt", type=click.Path(dir_okay=False), default=None, help="Write a Gantt chart PNG.")
 @click.pass_context
 def simulate(ctx, platform_name, workload_name, mapping, engine, frames, no_contention, seed, noise_sigma,
-             source, interval_s, buffer_frames, in_flight, dvfs, overrides, cost_table, as_json, trace,
-             gantt):
+             source, interval_s, buffer_frames, in_flight, dvfs, overrides, cost_table, cost_model, comm,
+             as_json, trace, gantt):
     """Simulate one mapping of a workload on a platform."""
     from hetsim.cost import make_cost_model
+    from hetsim.evaluate import DagOptions
     from hetsim.evaluate import simulate as run_simulation
-    from hetsim.mapping import load_mapping
+    from hetsim.mapping import Placement, load_mapping
     from hetsim.platform import load_platform
     from hetsim.sim.trace import plot_gantt, write_chrome_trace
     from hetsim.workload import load_workload
@@ -56,9 +61,11 @@ def simulate(ctx, platform_name, workload_name, mapping, engine, frames, no_cont
         raise HetsimError("--trace and --gantt need the des engine (--engine des; the analytic engine has no timeline)")
     platform = load_platform(platform_name, list(overrides), dvfs)
     workload = load_workload(workload_name)
-    cost = make_cost_model(platform, cost_table)
+    cost = make_cost_model(platform, cost_table, cost_model)
     m = load_mapping(mapping, platform, workload, cost)
-    result = run_simulation(platform, workload, m, options, cost=cost)
+    if comm != "free" and not isinstance(m, Placement):
+        raise HetsimError(f"--comm {comm}: applies to DAG placements; {mapping!r} is a pipeline")
+    result = run_simulation(platform, workload, m, options, cost=cost, dag=DagOptions(comm=comm))
     if trace:
         write_chrome_trace(result.intervals, trace, f"{workload.name} on {platform.name}: {m}")
     if gantt:

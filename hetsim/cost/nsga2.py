@@ -146,14 +146,32 @@ class NcnnCostModel(RooflineCostModel):
         return self.params(ep).runtime_MiB * MiB
 
 
+def task_power_split(cost: NcnnCostModel, workload, task, duration: float,
+                     state: DvfsState | None = None) -> list[tuple[str, float]]:
+    """How a task of ``duration`` seconds splits into kinds of work for the power model: a
+    transfer is communication; a compute task's fixed part (layer dispatch, OpenMP fork/join: no
+    multiply-adds) and a memory-bound op are ``memory``, a compute-bound op's roofline part
+    ``compute``; a gather (the Concat copy) is memory-bound. Parts scale with the task's actual
+    duration (noise, contention)."""
+    if task.kind != "compute" or task.ep is None:
+        return [("comm", duration)]
+    d = task.demand
+    if d is None or d.time_s <= 0 or task.name.endswith(":gather"):
+        return [("memory", duration)]
+    fixed = duration * d.fixed_s / d.time_s
+    busy_kind = "compute" if cost.compute_bound(workload.op(task.op), task.ep, state) else "memory"
+    return [("memory", fixed), (busy_kind, duration - fixed)]
+
+
 def device_metrics(cost: NcnnCostModel, workload, tg, run, state: DvfsState | None = None,
                    skip_frames: int = 0) -> dict[str, dict[str, float]]:
     """The thesis's real measurements of a DES run (AutoDiCE's benchmark mode), per device (EP):
 
     * ``energy_J``: energy per inference, averaged over the frames after ``skip_frames``: the
       device's idle power over each inference (arrival to completion), plus the active power over
-      its compute-bound ops, ``memory_bound_W`` over its memory-bound ops (and gathers),
-      ``comm_W`` over the transfers it sends or receives (MPI blocks both ranks);
+      its compute-bound work, ``memory_bound_W`` over its memory-bound work, ``comm_W`` over the
+      transfers it sends or receives (MPI blocks both ranks), as :func:`task_power_split` divides
+      each task;
     * ``memory_bytes``: its peak memory: the runtime's resident memory + the peak of what the
       schedule of the first measured frame holds there, with every weight and blob freed as soon
       as nothing needs it (ncnn: weights held only while their layer runs, blobs until their last
@@ -172,25 +190,19 @@ def device_metrics(cost: NcnnCostModel, workload, tg, run, state: DvfsState | No
             eps[t.ep.name] = t.ep
     extra: dict[str, float] = {name: 0.0 for name in eps}    # (power - idle) x time, summed
     busy: dict[str, float] = {name: 0.0 for name in eps}
-    kind_of: dict[int, str] = {}
-    for t in tg.tasks:
-        if t.kind == "compute" and t.ep is not None:
-            gather = t.name.endswith(":gather")
-            kind_of[t.index] = ("compute" if not gather and cost.compute_bound(workload.op(t.op), t.ep, state)
-                                else "memory")
+    watts = {(name, kind): cost.power_W(ep, kind, state) - cost.power_W(ep, "idle", state)  # type: ignore[arg-type]
+             for name, ep in eps.items() for kind in ("compute", "memory", "comm")}
     for f in measured:
         durations = run.end[f] - run.start[f]
         for t in tg.tasks:
             dt = float(durations[t.index])
             if dt <= 0:
                 continue
-            if t.kind == "compute" and t.ep is not None:
-                names, kind = [t.ep.name], kind_of[t.index]
-            else:
-                names, kind = [lane for lane in t.lanes if lane in eps], "comm"
+            names = [t.ep.name] if t.kind == "compute" and t.ep is not None else \
+                [lane for lane in t.lanes if lane in eps]
+            parts = task_power_split(cost, workload, t, dt, state)
             for name in names:
-                ep = eps[name]
-                extra[name] += dt * (cost.power_W(ep, kind, state) - cost.power_W(ep, "idle", state))  # type: ignore[arg-type]
+                extra[name] += sum(watts[(name, kind)] * seconds for kind, seconds in parts)
                 busy[name] += dt
     window = float(sum(run.done[f] - run.arrival[f] for f in measured))
     n = len(measured)

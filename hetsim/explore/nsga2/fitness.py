@@ -93,50 +93,64 @@ class ThesisModel:
         have_input = {name: np.full((P, n), np.inf) for name in space.input_owner}
         primary = slots[:, :, 0]
         penalty = self.sync_penalty_s
+        widths = (slots >= 0).sum(axis=2).max(axis=0)
         for i in range(L):
-            width = int(np.max(np.sum(slots[:, i, :] >= 0, axis=1)))
+            width = int(widths[i])
             fin = np.zeros((P, width))
             for k in range(width):
                 d = slots[:, i, k]
                 valid = d >= 0
-                dd = np.where(valid, d, 0)
+                every = bool(valid.all())
+                dd = d if every else np.where(valid, d, 0)
                 ready = np.zeros(P)
                 for p in space.preds[i]:
                     h = home[:, p]
-                    nbytes = self.out_bytes[p]
-                    need = valid & (h != dd) & np.isinf(have[rows, p, dd])
-                    if need.any():
-                        r, hs, ds = rows[need], h[need], dd[need]
-                        xs = np.maximum(np.maximum(avail[r, p], T[r, hs]), T[r, ds])
-                        xe = xs + nbytes / self.speed[hs, ds]
-                        T[r, hs] = xe
-                        T[r, ds] = xe
-                        have[r, p, ds] = xe
-                        mem[r, hs] += nbytes
-                        mem[r, ds] += nbytes
-                    arrived = np.where(h == dd, avail[:, p], have[rows, p, dd])
-                    ready = np.maximum(ready, np.where(valid, arrived, 0.0))
+                    moved = (h != dd) if every else valid & (h != dd)
+                    if not moved.any():          # the input is where the layer runs (the usual case)
+                        ready = np.maximum(ready, avail[:, p] if every else np.where(valid, avail[:, p], 0.0))
+                        continue
+                    r, hs, ds = rows[moved], h[moved], dd[moved]
+                    got = have[r, p, ds]
+                    new = np.isinf(got)
+                    if new.any():
+                        r2, h2, d2 = r[new], hs[new], ds[new]
+                        nbytes = self.out_bytes[p]
+                        xs = np.maximum(np.maximum(avail[r2, p], T[r2, h2]), T[r2, d2])
+                        xe = xs + nbytes / self.speed[h2, d2]
+                        T[r2, h2] = xe
+                        T[r2, d2] = xe
+                        have[r2, p, d2] = xe
+                        mem[r2, h2] += nbytes
+                        mem[r2, d2] += nbytes
+                        got[new] = xe
+                    arrived = avail[:, p].copy()
+                    arrived[moved] = got
+                    ready = np.maximum(ready, arrived if every else np.where(valid, arrived, 0.0))
                 for name, nbytes in space.net_inputs[i]:
                     src = primary[:, space.input_owner[name]]
-                    got = have_input[name]
-                    need = valid & (src != dd) & np.isinf(got[rows, dd])
+                    got_in = have_input[name]
+                    need = valid & (src != dd) & np.isinf(got_in[rows, dd])
                     if need.any():
                         r, ss, ds = rows[need], src[need], dd[need]
                         xs = np.maximum(T[r, ss], T[r, ds])
                         xe = xs + nbytes / self.speed[ss, ds]
                         T[r, ss] = xe
                         T[r, ds] = xe
-                        got[r, ds] = xe
+                        got_in[r, ds] = xe
                         mem[r, ss] += nbytes
                         mem[r, ds] += nbytes
                     local = valid & (src == dd)
                     mem[rows[local], dd[local]] += nbytes
-                    ready = np.maximum(ready, np.where(valid & (src != dd), got[rows, dd], 0.0))
+                    ready = np.maximum(ready, np.where(valid & (src != dd), got_in[rows, dd], 0.0))
                 share = frac[:, i, k]
-                start = np.maximum(T[rows, dd], ready)
-                done = start + self.time[i, dd] * share
-                T[rows[valid], dd[valid]] = done[valid]
-                mem[rows[valid], dd[valid]] += ((self.weight_bytes[i] + self.out_bytes[i]) * share)[valid]
+                done = np.maximum(T[rows, dd], ready) + self.time[i, dd] * share
+                held = (self.weight_bytes[i] + self.out_bytes[i]) * share
+                if every:
+                    T[rows, dd] = done
+                    mem[rows, dd] += held
+                else:
+                    T[rows[valid], dd[valid]] = done[valid]
+                    mem[rows[valid], dd[valid]] += held[valid]
                 fin[:, k] = done
             if width > 1:
                 split = slots[:, i, 1] >= 0

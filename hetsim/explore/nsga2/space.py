@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hetsim.errors import HetsimError
-from hetsim.mapping import Placement, hybrid_placement, splittable
+from hetsim.mapping import SPLITTABLE_KINDS, Placement, hybrid_placement, splittable
 
 #: The device views of a platform (the thesis's two experiment set-ups, §5.1): its CPUs only
 #: (n = 8 on xavier-nx-x8), or every CPU and GPU (n = 16).
@@ -75,7 +75,8 @@ class Decoded:
 class HybridSpace:
     """A workload's layers and a list of devices, as the thesis's chromosomes see them."""
 
-    def __init__(self, platform, workload, devices: Sequence[str] | str = "cpu"):
+    def __init__(self, platform, workload, devices: Sequence[str] | str = "cpu",
+                 split_kinds: Sequence[str] = SPLITTABLE_KINDS):
         self.platform, self.workload = platform, workload
         self.device_names = device_view(platform, devices)
         self.devices = [platform.ep(d) for d in self.device_names]
@@ -85,7 +86,12 @@ class HybridSpace:
         self.n_layers = len(ops)
         index = workload.op_index
         g = workload.graph
-        self.splittable = np.array([splittable(op) for op in ops], dtype=bool)
+        bad = [k for k in split_kinds if k not in SPLITTABLE_KINDS]
+        if bad:
+            raise HetsimError(f"split_kinds: {bad[0]!r} cannot be split; allowed: {', '.join(SPLITTABLE_KINDS)}")
+        # Which layers the chromosomes may split: Conv and FC (thesis §4.1), or only some kinds
+        # (its §4.2.1 example splits only the FC layers).
+        self.splittable = np.array([splittable(op) and op.kind in split_kinds for op in ops], dtype=bool)
         self.split_layers = np.flatnonzero(self.splittable)        # re-indexed 1..S (thesis §4.2.2)
         self.n_split = len(self.split_layers)
         if self.n_split == 0:

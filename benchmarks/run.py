@@ -14,6 +14,11 @@
 (e) max-plus recurrence: wall time of 100,000 frames through the 4-stage pipeline of (b) by
     `run_pipeline_recurrence` (without and with seeded noise) against the bare SimPy pipeline
     (goal: >= 20x faster), and its largest relative deviation from hetsim's DES on that run.
+(f) seed 004's analytical model: evaluations per second of a population of 1000 AlexNet genomes
+    (advanced p = 2 and naive, 8 CPUs), and the wall time of a whole NSGA-II run of the thesis's
+    size, population 1000 x 100 generations, Advanced-2 on AlexNet (goal: under 60 s on one core);
+(g) seed 004's "real" cluster: DES evaluations per second of a hybrid AlexNet mapping (conv1 and the
+    FC layers split over 2 CPUs), one inference, contention on, MPI transfers.
 
 Medians over --repeat runs; the machines are shared and noisy, so quote ratios from one run.
 """
@@ -173,6 +178,55 @@ def bench_reproduce() -> dict:
             "pipesearch_and_shisha_full_s": timed("pipesearch", "shisha"), "goal_full_s": 300.0}
 
 
+def _nsga2_setup(chromosome: str):
+    from hetsim.explore.nsga2 import HybridSpace, ThesisModel, make_chromosome
+    from hetsim.experiments.nsga2.runs import coefficients
+
+    space = HybridSpace(load_platform("xavier-nx-x8"), load_workload("alexnet-onnx"), "cpu")
+    model = ThesisModel(space, coefficients("alexnet-onnx", "cpu", True))
+    return space, model, make_chromosome(chromosome, space, p=2)
+
+
+def bench_nsga2(repeat: int) -> dict:
+    from hetsim.explore.nsga2 import run_nsga2
+
+    out: dict = {}
+    rng = np.random.default_rng(0)
+    for name in ("advanced", "naive"):
+        _, model, chrom = _nsga2_setup(name)
+        X = chrom.repair(rng.integers(chrom.xl, chrom.xu + 1, size=(1000, chrom.n_var)))
+        t = _median_time(lambda chrom=chrom, X=X, model=model: model.evaluate(chrom.decode(X)), repeat)
+        out[f"{name}_evaluations_per_s"] = 1000 / t
+    _, model, chrom = _nsga2_setup("advanced")
+    t0 = time.perf_counter()
+    result = run_nsga2(chrom, model, pop_size=1000, n_gen=100, seed=0)
+    out.update({"full_run_s": time.perf_counter() - t0, "full_run_evaluations": result.evaluations,
+                "goal_full_run_s": 60.0})
+    return out
+
+
+def bench_hybrid_des(repeat: int) -> dict:
+    from hetsim.cost.nsga2 import NcnnCostModel
+    from hetsim.mapping import hybrid_placement
+    from hetsim.sim.dag import run_dag
+    from hetsim.sim.tasks import build_tasks
+
+    platform = load_platform("xavier-nx-x8")
+    workload = load_workload("alexnet-onnx")
+    devices = {op.name: ["nx01-cpu"] for op in workload.ops}
+    for name in ("conv1_1", "fc6_1", "fc7_1", "fc8_1"):
+        devices[name] = ["nx01-cpu", "nx02-cpu"]
+    placement = hybrid_placement(platform, workload, devices)
+    cost = NcnnCostModel(platform)
+
+    def one() -> None:
+        tg = build_tasks(platform, workload, placement, cost, comm="mpi")
+        run_dag(platform, tg, RunOptions.make(frames=1).resolve(placement))
+
+    t = _median_time(one, repeat)
+    return {"evaluations_per_s": 1 / t, "median_s": t}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--json", action="store_true", help="print one JSON object")
@@ -180,7 +234,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-reproduce", action="store_true", help="skip the reproduction timings (d)")
     args = ap.parse_args(argv)
     results = {"analytic": bench_analytic(args.repeat), "des": bench_des(args.repeat),
-               "explorers": bench_explorers(args.repeat), "recurrence": bench_recurrence(args.repeat)}
+               "explorers": bench_explorers(args.repeat), "recurrence": bench_recurrence(args.repeat),
+               "nsga2": bench_nsga2(args.repeat), "hybrid_des": bench_hybrid_des(args.repeat)}
     if not args.no_reproduce:
         results["reproduce"] = bench_reproduce()
     if args.json:
@@ -207,6 +262,13 @@ def main(argv: list[str] | None = None) -> int:
               f"with noise sigma {m['noise_sigma']} {m['recurrence_noise_s'] * 1e3:.1f} ms "
               f"(x{m['speedup_noise']:.0f}); largest relative deviation from the DES "
               f"{m['max_rel_deviation_vs_des']:.1e}")
+        g = results["nsga2"]
+        print(f"(f) seed-004 analytical model, AlexNet on 8 CPUs: {g['advanced_evaluations_per_s']:,.0f} "
+              f"evaluations/s (advanced, p = 2), {g['naive_evaluations_per_s']:,.0f}/s (naive); NSGA-II "
+              f"1000 x 100 ({g['full_run_evaluations']:,} evaluations) in {g['full_run_s']:.1f} s (goal < 60 s)")
+        h = results["hybrid_des"]
+        print(f"(g) seed-004 DES, hybrid AlexNet over 2 CPUs: {h['evaluations_per_s']:.1f} evaluations/s "
+              f"({h['median_s'] * 1e3:.1f} ms each)")
     return 0
 
 

@@ -18,7 +18,8 @@ from hetsim.experiments.nsga2.runs import LABEL, PAPER, PLOTTED, final_minima, r
 @experiment(PAPER, "e2", "E2: convergence on 16 devices, CPUs + GPUs (Figs. 13, 20, 26)")
 def e2(ctx: Context) -> Artifact:
     gpu = runs(ctx, "cpu+gpu", PLOTTED)
-    cpu = runs(ctx, "cpu", PLOTTED)
+    # Compare with the CPU-only runs of the same seeds.
+    cpu = {k: v[:len(gpu[k])] for k, v in runs(ctx, "cpu", PLOTTED).items()}
     claims = []
     networks = list(dict.fromkeys(net for net, _, _ in gpu))
     for net in networks:

@@ -37,11 +37,18 @@ class Scale:
     warmup: int
     seeds: tuple[int, ...]
     networks: tuple[str, ...]
-    #: DenseNet-121's runs take ~30x AlexNet's: fewer seeds of it at full scale.
+    #: DenseNet-121's runs take ~30x AlexNet's, and 16-device runs ~2x 8-device ones: fewer seeds
+    #: of them at full scale.
     densenet_seeds: int = 1
+    gpu_seeds: int = 1
 
-    def seeds_of(self, network: str) -> tuple[int, ...]:
-        return self.seeds[:self.densenet_seeds] if network == "densenet121-onnx" else self.seeds
+    def seeds_of(self, network: str, view: str = "cpu") -> tuple[int, ...]:
+        n = len(self.seeds)
+        if network == "densenet121-onnx":
+            n = min(n, self.densenet_seeds)
+        if view != "cpu":
+            n = min(n, self.gpu_seeds)
+        return self.seeds[:n]
 
 
 FULL = Scale(pop_size=1000, n_gen=100, frames=24, warmup=4, seeds=(0, 1, 2), networks=NETWORKS)
@@ -94,7 +101,7 @@ def run(network: str, view: str, chromosome: str, p: int, quick: bool, seed: int
 def runs(ctx: Context, view: str, which=E1_RUNS) -> dict[tuple[str, str, int], list[Exploration]]:
     """(network, chromosome, p) -> the runs of every seed."""
     s = scale(ctx)
-    return {(net, c, p): [run(net, view, c, p, ctx.quick, ctx.seed + seed) for seed in s.seeds_of(net)]
+    return {(net, c, p): [run(net, view, c, p, ctx.quick, ctx.seed + seed) for seed in s.seeds_of(net, view)]
             for net in s.networks for c, p in which}
 
 

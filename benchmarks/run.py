@@ -112,9 +112,12 @@ def bench_des(repeat: int, frames: int = 10_000) -> dict:
         pipe, frames=frames, contention=False, fast=False)), repeat)
     on = _median_time(lambda: simulate_pipeline(platform, workload, pipe, cost, _opts(
         pipe, frames=frames, contention=True)), repeat)
+    per_op = _median_time(lambda: simulate_pipeline(platform, workload, pipe, cost, _opts(
+        pipe, frames=frames, contention=True, flows="op")), repeat)
     return {"frames": frames, "mapping": str(pipe), "bare_simpy_s": bare,
-            "hetsim_no_contention_s": off, "hetsim_contention_s": on,
+            "hetsim_no_contention_s": off, "hetsim_contention_s": on, "hetsim_contention_per_op_s": per_op,
             "ratio_no_contention": off / bare, "ratio_contention": on / bare,
+            "ratio_contention_per_op": per_op / bare,
             "goal_ratio_no_contention": 2.0, "goal_ratio_contention": 4.0}
 
 
@@ -179,8 +182,8 @@ def bench_reproduce() -> dict:
 
 
 def _nsga2_setup(chromosome: str):
-    from hetsim.explore.nsga2 import HybridSpace, ThesisModel, make_chromosome
     from hetsim.experiments.nsga2.runs import coefficients
+    from hetsim.explore.nsga2 import HybridSpace, ThesisModel, make_chromosome
 
     space = HybridSpace(load_platform("xavier-nx-x8"), load_workload("alexnet-onnx"), "cpu")
     model = ThesisModel(space, coefficients("alexnet-onnx", "cpu", True))
@@ -247,7 +250,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"(b) DES {d['frames']:,} frames, {d['mapping']}: bare SimPy {d['bare_simpy_s']:.3f} s, "
               f"hetsim {d['hetsim_no_contention_s']:.3f} s without contention "
               f"(x{d['ratio_no_contention']:.2f}, goal <= 2), {d['hetsim_contention_s']:.3f} s with "
-              f"(x{d['ratio_contention']:.2f}, goal <= 4)")
+              f"(x{d['ratio_contention']:.2f}, goal <= 4), {d['hetsim_contention_per_op_s']:.3f} s with per-op "
+              f"flows (x{d['ratio_contention_per_op']:.2f}, goal <= 4)")
         e = results["explorers"]
         print(f"(c) ResNet50 on chiplet-c2, 4 stages: Shisha {e['Shisha']['median_s'] * 1e3:.1f} ms "
               f"({e['Shisha']['trials']} trials), exhaustive {e['ES']['median_s']:.2f} s "

@@ -24,7 +24,7 @@ FLAGS = {
     "engine": "--engine", "frames": "--frames", "contention": "--no-contention",
     "source": "--source", "interval_s": "--interval", "buffer_frames": "--buffer",
     "in_flight": "--in-flight", "noise_sigma": "--noise", "seed": "--seed",
-    "warmup_fraction": "warmup_fraction", "state": "--dvfs",
+    "warmup_fraction": "warmup_fraction", "state": "--dvfs", "fast": "fast", "flows": "--flows",
 }
 
 #: Lognormal noise sigmas beyond this are refused: at sigma = 5 the mean-1 factor already has a
@@ -46,6 +46,8 @@ class RunOptions(BaseModel):
     piece of work (des). ``warmup_fraction``: frames left out of the steady state. ``state``: DVFS
     levels by cluster (or accelerator). ``fast``: let the DES answer a pipeline with nothing to
     contend for by its exact max-plus recurrence instead of SimPy (same numbers to 1e-12).
+    ``flows``: how a pipeline stage's memory traffic contends in the DES: one flow per stage
+    execution (``stage``, averaged over its ops) or one per op in turn (``op``).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
@@ -62,6 +64,7 @@ class RunOptions(BaseModel):
     warmup_fraction: float = Field(0.1, ge=0, lt=1)
     state: dict[str, str] | None = None
     fast: bool = True
+    flows: Literal["stage", "op"] = "stage"
 
     @field_validator("interval_s", "noise_sigma", "warmup_fraction")
     @classmethod
@@ -125,7 +128,7 @@ class RunOptions(BaseModel):
             refuse("source", f"a {self.source} source needs a positive interval: give --interval "
                    "(interval_s), the mean seconds between frames")
         if self.engine == "analytic":
-            for field in ("noise_sigma", "contention", "warmup_fraction"):
+            for field in ("noise_sigma", "contention", "warmup_fraction", "flows"):
                 if field in given and getattr(self, field) != RunOptions.model_fields[field].default:
                     refuse(field, "needs --engine des (the analytic engine is closed-form: no noise, "
                            "no contention, no warm-up)")

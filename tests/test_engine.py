@@ -286,3 +286,39 @@ def test_op_an_ep_cannot_run_is_rejected():
     a = evaluate(platform, wl, placement, engine="analytic")
     d = evaluate(platform, wl, placement, engine="des", contention=False)
     assert d.latency_s["mean"] == pytest.approx(a.latency_s["mean"], rel=1e-12)
+
+
+# -- contention past saturation and per-op flows (issue 15) --------------------------------------
+@pytest.mark.parametrize("n,knee,loss", [(2, 4, 0.5), (6, 4, 0.5), (8, 2, 0.25), (3, 1, 1.0)])
+def test_equal_flows_past_the_knee_share_a_reduced_bandwidth(n, knee, loss):
+    env = simpy.Environment()
+    mem = BandwidthServer(env, 10e9, knee_flows=knee, loss_per_flow=loss)
+    done = [mem.transfer(1e9) for _ in range(n)]
+    env.run()
+    assert all(d.processed for d in done)
+    delivered = 10e9 / (1 + loss * max(0, n - knee))
+    assert env.now == pytest.approx(n * 1e9 / delivered, rel=1e-9)
+
+
+def test_per_op_flows_equal_per_stage_flows_without_anything_to_contend():
+    platform = two_cluster_platform(shared_memory=False)
+    workload = chain_workload([8, 16, 32, 16], with_skip=False)
+    pipe = load_mapping("B2:1-2|s4:3-4", platform, workload)
+    base = dict(engine="des", frames=20, fast=False)
+    a = simulate(platform, workload, pipe, flows="stage", **base).metrics
+    b = simulate(platform, workload, pipe, flows="op", **base).metrics
+    assert a.throughput_fps == pytest.approx(b.throughput_fps, rel=1e-12)
+
+
+def test_per_op_flows_see_the_contention_a_stage_average_hides():
+    """Two stages on one slow memory, each a memory-bound op and a compute-bound op: averaged
+    over the stage the flows look gentle; op by op the memory-bound parts collide."""
+    platform = two_cluster_platform(shared_memory=True, mem_bw=(0.05, 0.05))
+    workload = chain_workload([64, 64, 64, 64], kernels=[1, 3, 1, 3], size=28)
+    pipe = load_mapping("B2:1-2|s2:3-4", platform, workload)
+    stage = simulate(platform, workload, pipe, engine="des", frames=30, flows="stage").metrics
+    op = simulate(platform, workload, pipe, engine="des", frames=30, flows="op").metrics
+    alone = simulate(platform, workload, pipe, engine="des", frames=30, contention=False).metrics
+    assert op.throughput_fps <= alone.throughput_fps * (1 + 1e-12)
+    assert stage.throughput_fps <= alone.throughput_fps * (1 + 1e-12)
+    assert op.throughput_fps != pytest.approx(stage.throughput_fps, rel=1e-6)

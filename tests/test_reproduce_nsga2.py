@@ -12,7 +12,7 @@ import pytest  # noqa: E402
 from hetsim.experiment import claim_problems, load_papers, run_experiment, write_outcome  # noqa: E402
 
 EXPERIMENTS = load_papers(["nsga2"])["nsga2"]
-EXPECTED = {"table2", "searchspace", "e1", "e2", "e3", "e3fronts", "e4", "table4", "table7"}
+EXPECTED = {"table2", "searchspace", "e1", "e2", "e3", "pareto", "e4", "table4", "table7"}
 
 
 def test_every_table_and_figure_is_registered():

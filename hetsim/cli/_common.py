@@ -43,7 +43,7 @@ _RUN_FIELDS = {
     "engine": ("engine", None), "frames": ("frames", None), "no_contention": ("contention", lambda v: not v),
     "seed": ("seed", None), "noise_sigma": ("noise_sigma", None), "source": ("source", None),
     "interval_s": ("interval_s", None), "buffer_frames": ("buffer_frames", None),
-    "in_flight": ("in_flight", None),
+    "in_flight": ("in_flight", None), "flows": ("flows", None),
 }
 
 

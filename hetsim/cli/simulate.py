@@ -17,6 +17,8 @@ from hetsim.errors import HetsimError
 @click.option("--frames", "-n", type=int, default=None,
               help="Frames to stream (default 100 for pipelines, 1 for placements).")
 @click.option("--no-contention", is_flag=True, help="Memories and links do not slow each other's users.")
+@click.option("--flows", type=click.Choice(["stage", "op"]), default="stage", show_default=True,
+              help="Memory traffic of a pipeline stage in the DES: one flow per stage execution, or one per op.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random choice.")
 @click.option("--noise", "noise_sigma", type=float, default=0.0, show_default=True,
               help="Sigma of the lognormal measurement noise per stage execution.")
@@ -42,7 +44,7 @@ from hetsim.errors import HetsimError
 @click.option("--trace", type=click.Path(dir_okay=False), default=None, help="Write a Chrome/Perfetto trace.")
 @click.option("--gantt", type=click.Path(dir_okay=False), default=None, help="Write a Gantt chart PNG.")
 @click.pass_context
-def simulate(ctx, platform_name, workload_name, mapping, engine, frames, no_contention, seed, noise_sigma,
+def simulate(ctx, platform_name, workload_name, mapping, engine, frames, no_contention, flows, seed, noise_sigma,
              source, interval_s, buffer_frames, in_flight, dvfs, overrides, cost_table, cost_model, comm,
              as_json, trace, gantt):
     """Simulate one mapping of a workload on a platform."""
@@ -54,7 +56,7 @@ def simulate(ctx, platform_name, workload_name, mapping, engine, frames, no_cont
     from hetsim.sim.trace import plot_gantt, write_chrome_trace
     from hetsim.workload import load_workload
 
-    options = run_options(ctx, engine=engine, frames=frames, no_contention=no_contention, seed=seed,
+    options = run_options(ctx, engine=engine, frames=frames, no_contention=no_contention, flows=flows, seed=seed,
                           noise_sigma=noise_sigma, source=source, interval_s=interval_s,
                           buffer_frames=buffer_frames, in_flight=in_flight)
     if (trace or gantt) and engine != "des":

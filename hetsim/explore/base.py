@@ -157,12 +157,14 @@ class Session(Generic[P]):
         """Whether measuring ``candidate`` now would be answered from the cache (no clock cost)."""
         return self.problem.key(candidate) in self.results and not self.problem.measurement.remeasure
 
-    def measure(self, candidate, phase: str = ""):
-        """Run one trial of ``candidate`` (or answer it from the cache) and log it."""
+    def measure(self, candidate, phase: str = "", again: bool = False):
+        """Run one trial of ``candidate`` (or answer it from the cache) and log it. ``again``
+        executes it even if it was measured before (an algorithm that re-runs the configuration it
+        is at: the trial costs its time and counts as a measurement, not as a new distinct one)."""
         if not self.problem.contains(candidate):
             raise HetsimError(f"explorer proposed {candidate}, which is outside the design space of "
                               f"{self.problem.name}")
-        if self.is_cached(candidate):
+        if self.is_cached(candidate) and not again:
             return self.record(candidate, self.result(candidate), cached=True, phase=phase)
         return self.record(candidate, self.problem.measure(candidate, self.noise_rng), phase=phase)
 

@@ -62,6 +62,17 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
+class Saturation(_Strict):
+    """What a memory delivers past saturation: with n flows active, more than ``knee_flows`` of
+    them, the bandwidth they share is ``bandwidth / (1 + loss_per_flow x (n - knee_flows))`` (bank
+    and row-buffer conflicts: more concurrent streams, more row misses). Off unless given."""
+
+    knee_flows: Annotated[int, Field(ge=1)] = Field(
+        description="Concurrent flows the memory serves at full bandwidth.")
+    loss_per_flow: Annotated[float, Field(ge=0, lt=10)] = Field(
+        description="Relative loss of delivered bandwidth per flow beyond the knee (0: none).")
+
+
 class Memory(_Strict):
     """A memory module (DRAM, HBM, MCDRAM, a PIM bank group...)."""
 
@@ -70,6 +81,8 @@ class Memory(_Strict):
     bandwidth_GBps: PositiveFloat = Field(description="Sustained bandwidth shared by every user, GB/s (1e9 B/s).")
     latency_ns: NonNegFloat = 0.0
     capacity_GiB: PositiveFloat | None = None
+    saturation: Saturation | None = Field(
+        None, description="Bandwidth lost when more flows than a knee share the memory (DES with contention).")
 
 
 class DvfsLevel(_Strict):

@@ -32,16 +32,35 @@ class _Flow:
 
 
 class BandwidthServer:
-    def __init__(self, env: simpy.Environment, bandwidth_Bps: float, name: str = ""):
+    """``knee_flows``/``loss_per_flow``: past ``knee_flows`` active flows the server delivers
+    ``bandwidth / (1 + loss_per_flow x (n - knee_flows))`` in all (a memory's row-buffer and bank
+    conflicts; :class:`hetsim.platform.schema.Saturation`); without them, the full bandwidth."""
+
+    def __init__(self, env: simpy.Environment, bandwidth_Bps: float, name: str = "",
+                 knee_flows: int | None = None, loss_per_flow: float = 0.0):
         if bandwidth_Bps <= 0:
             raise ValueError("bandwidth must be positive")
         self.env = env
         self.bandwidth_Bps = bandwidth_Bps
         self.name = name
+        self.knee_flows = knee_flows
+        self.loss_per_flow = loss_per_flow
         self.flows: list[_Flow] = []
-        self.bytes_moved = 0.0
         self._last = 0.0
         self._generation = 0
+
+    @classmethod
+    def for_memory(cls, env: simpy.Environment, memory) -> BandwidthServer:
+        """The server of a platform memory, with its saturation if it has one."""
+        sat = memory.saturation
+        return cls(env, memory.bandwidth_GBps * 1e9, memory.name,
+                   sat.knee_flows if sat else None, sat.loss_per_flow if sat else 0.0)
+
+    def capacity_Bps(self, flows: int) -> float:
+        """What the server delivers in all while ``flows`` flows are active."""
+        if self.knee_flows is None or flows <= self.knee_flows:
+            return self.bandwidth_Bps
+        return self.bandwidth_Bps / (1.0 + self.loss_per_flow * (flows - self.knee_flows))
 
     def transfer(self, nbytes: float, cap_Bps: float = math.inf) -> simpy.Event:
         """Start a flow of ``nbytes``; the returned event succeeds when it completes."""
@@ -51,13 +70,8 @@ class BandwidthServer:
             return event
         self._advance()
         self.flows.append(_Flow(float(nbytes), cap_Bps, event))
-        self.bytes_moved += nbytes
         self._reschedule()
         return event
-
-    @property
-    def utilization_now(self) -> float:
-        return sum(f.rate for f in self.flows) / self.bandwidth_Bps
 
     # -- internals --------------------------------------------------------------------------
     def _advance(self) -> None:
@@ -69,7 +83,7 @@ class BandwidthServer:
 
     def _share(self) -> None:
         """Max-min fair rates: serve the smallest caps first, split the rest evenly."""
-        left = self.bandwidth_Bps
+        left = self.capacity_Bps(len(self.flows))
         flows = sorted(self.flows, key=lambda f: f.cap)
         n = len(flows)
         for i, f in enumerate(flows):

@@ -65,8 +65,7 @@ def run_dag(platform, tg: TaskGraph, options: RunOptions) -> DagRun:
         network = FlowNetwork(env)
         for t in tasks:
             if t.ep is not None and t.ep.memory not in memories:
-                memories[t.ep.memory] = BandwidthServer(
-                    env, platform.memory(t.ep.memory).bandwidth_GBps * 1e9, t.ep.memory)
+                memories[t.ep.memory] = BandwidthServer.for_memory(env, platform.memory(t.ep.memory))
             if t.route is not None and not t.measured:
                 for name, bw in t.route.servers:
                     network.add(name, bw)

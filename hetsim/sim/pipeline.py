@@ -16,7 +16,6 @@ is its closed form and the steady-state throughput equals the analytic evaluator
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -80,11 +79,16 @@ def run_pipeline(platform, workload, pipe: Pipeline, cost: CostModel, options: R
     env = simpy.Environment()
     # Seeded multiplicative noise per stage execution, drawn before the source's arrivals.
     noise = lognormal_factors(rng, options.noise_sigma, (k, frames))
-    demands = [sum(cost.layer_demands(workload, s.ep, options.state)[s.first - 1:s.last], ZERO)
-               for s in stages]
+    # The fluid work of a stage execution: one flow of the stage's bytes (flows="stage"), or one
+    # flow per op in turn (flows="op": a memory-bound op is not averaged with compute-bound ones).
+    if options.flows == "op":
+        demands = [[cost.op_demand(op, s.ep, options.state) for layer in workload.layers[s.first - 1:s.last]
+                    for op in layer.ops] for s in stages]
+    else:
+        demands = [[sum(cost.layer_demands(workload, s.ep, options.state)[s.first - 1:s.last], ZERO)]
+                   for s in stages]
     cut = [workload.cut_bytes(s.last) if i + 1 < k else 0 for i, s in enumerate(stages)]
-    memories = {name: BandwidthServer(env, platform.memory(name).bandwidth_GBps * 1e9, name)
-                for name in shared_mems}
+    memories = {name: BandwidthServer.for_memory(env, platform.memory(name)) for name in shared_mems}
     links = {lk.name: BandwidthServer(env, lk.bandwidth_GBps * 1e9, lk.name)
              for lk in platform.links if lk.name in shared_links}
 
@@ -94,12 +98,11 @@ def run_pipeline(platform, workload, pipe: Pipeline, cost: CostModel, options: R
 
     def stage_proc(i: int):
         q_in, q_out = queues[i], (queues[i + 1] if i + 1 < k else None)
-        d, route, xfer, nbytes = demands[i], routes[i], transfer[i], cut[i]
+        parts, route, xfer, nbytes = demands[i], routes[i], transfer[i], cut[i]
         mem = memories.get(stages[i].ep.memory)
         link = links.get(route.bottleneck) if (route is not None and route.links) else None
         if i + 1 < k and cost.measured_transfer_s(nbytes, stages[i].ep, stages[i + 1].ep) is not None:
             link = None  # a measured copy already contains its contention: a plain delay
-        cap = d.bytes_ / d.busy_s if d.busy_s > 0 else math.inf
         timeout = env.timeout
         for f in range(frames):
             frame = yield q_in.get()
@@ -108,12 +111,14 @@ def run_pipeline(platform, workload, pipe: Pipeline, cost: CostModel, options: R
             if mem is None:
                 yield timeout(compute[i] * scale)
             else:
-                if d.fixed_s > 0:
-                    yield timeout(d.fixed_s * scale)
-                if d.bytes_ > 0 and d.busy_s > 0:
-                    yield mem.transfer(d.bytes_, cap / scale)
-                elif d.busy_s > 0:
-                    yield timeout(d.busy_s * scale)
+                for d in parts:
+                    if d.fixed_s > 0:
+                        yield timeout(d.fixed_s * scale)
+                    if d.bytes_ > 0 and d.busy_s > 0:
+                        # capped at its own uncontended rate: a compute-bound op needs no more
+                        yield mem.transfer(d.bytes_, d.bytes_ / d.busy_s / scale)
+                    elif d.busy_s > 0:
+                        yield timeout(d.busy_s * scale)
             compute_end[i, f] = env.now
             if xfer > 0:
                 if link is None:

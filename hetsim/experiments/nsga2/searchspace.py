@@ -12,15 +12,13 @@ import math
 
 import pandas as pd
 
-from hetsim.experiment import Artifact, Context, experiment
+from hetsim.experiment import VECTOR, Artifact, Context
 from hetsim.experiments.nsga2.calibration import LABEL, NETWORKS
-from hetsim.experiments.nsga2.runs import PAPER
 from hetsim.explore.nsga2 import Advanced, HybridSpace, Naive, SplitPoint, device_view
 from hetsim.platform import load_platform
 from hetsim.workload import load_workload
 
 
-@experiment(PAPER, "searchspace", "Search-space sizes: formulas 4.5 and 4.6 (36, 56, 5^56, 9^25)")
 def searchspace(ctx: Context) -> Artifact:
     platform = load_platform("xavier-nx-x8")
     alexnet = load_workload("alexnet-onnx")
@@ -36,12 +34,12 @@ def searchspace(ctx: Context) -> Artifact:
              "log10_genomes": adv.log10_space_size}]
     orders = naive.log10_space_size - adv.log10_space_size
     claims = [
-        ctx.equal("naive genome, AlexNet on 5 devices, FC layers split (eq. 4.5)", 36, fc_only.n_var),
-        ctx.equal("naive genome, AlexNet on 5 devices, Conv and FC split (eq. 4.5)", 56, naive.n_var),
-        ctx.equal("naive search space = 5^56", 5**56, naive.space_size),
-        ctx.equal("advanced genome, p = 5, n = 5 (eq. 4.6)", 25, adv.n_var),
-        ctx.equal("advanced search space = 9^25", 9**25, adv.space_size),
-        ctx.equal("advanced space smaller by 15 orders of magnitude", 15, math.floor(orders)),
+        ctx.equal("naive genome, AlexNet on 5 devices, FC layers split (eq. 4.5)", 36, fc_only.n_var, kind=VECTOR),
+        ctx.equal("naive genome, AlexNet on 5 devices, Conv and FC split (eq. 4.5)", 56, naive.n_var, kind=VECTOR),
+        ctx.equal("naive search space = 5^56", 5**56, naive.space_size, kind=VECTOR),
+        ctx.equal("advanced genome, p = 5, n = 5 (eq. 4.6)", 25, adv.n_var, kind=VECTOR),
+        ctx.equal("advanced search space = 9^25", 9**25, adv.space_size, kind=VECTOR),
+        ctx.equal("advanced space smaller by 15 orders of magnitude", 15, math.floor(orders), kind=VECTOR),
     ]
     for n in NETWORKS:
         w = load_workload(n)

@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from hetsim.experiment import Artifact, Context, experiment
-from hetsim.experiments.nsga2.runs import PAPER, problem, run
+from hetsim.experiment import PREDICTION, VECTOR, Artifact, Context
+from hetsim.experiments.nsga2.runs import problem, run
 from hetsim.explore.nsga2 import Advanced
 
 #: Table 4's devices per ONNX layer (split 1 first; dev_k = the k-th CPU), its Concat devices.
@@ -49,7 +49,6 @@ def mapping_rows(space, placement) -> list[dict]:
     return rows
 
 
-@experiment(PAPER, "table4", "Table 4: the Advanced-4 best-latency AlexNet mapping")
 def table4(ctx: Context) -> Artifact:
     pr = problem("alexnet-onnx", "cpu", ctx.quick)
     space = pr.space
@@ -59,18 +58,21 @@ def table4(ctx: Context) -> Artifact:
     devices = {op: [index[e.name] for e in reference.devices_of(op)] for op in TABLE4_DEVICES}
     concat = {op: index[reference.ep_of[op].name] for op in TABLE4_CONCAT}
     halves = all(abs(s.fraction - 0.5) < 1e-12 for shares in reference.splits.values() for s in shares)
-    claims = [ctx.equal("the digest's Table 4 genome decodes to Table 4's devices per layer", TABLE4_DEVICES, devices),
-              ctx.equal("... and to Table 4's Concat devices", TABLE4_CONCAT, concat),
+    claims = [ctx.equal("the digest's Table 4 genome decodes to Table 4's devices per layer", TABLE4_DEVICES, devices,
+                        kind=VECTOR),
+              ctx.equal("... and to Table 4's Concat devices", TABLE4_CONCAT, concat, kind=VECTOR),
               ctx.true("... with every split an equal halving of the output channels", "halves",
-                       "halves" if halves else "unequal", halves, "every split")]
+                       "halves" if halves else "unequal", halves, "every split", kind=VECTOR)]
     e = run("alexnet-onnx", "cpu", "advanced", 4, ctx.quick, ctx.seed)
     found = e.info["deployed"]["latency_s"]["placement"]
     rows = mapping_rows(space, found)
     widths = {len(found.devices_of(op)) for op in found.splits}
     used = {ep.name for op in space.op_names for ep in found.devices_of(op)}
     claims.append(ctx.true("hetsim's Advanced-4 best-latency AlexNet mapping splits every split layer over two devices",
-                           "2 devices each", sorted(widths) or "no split layer", widths == {2}, "all splits 2-way"))
-    claims.append(ctx.equal("hetsim's Advanced-4 best-latency AlexNet mapping uses all 8 CPUs", 8, len(used)))
+                           "2 devices each", sorted(widths) or "no split layer", widths == {2}, "all splits 2-way",
+                           kind=PREDICTION))
+    claims.append(ctx.equal("hetsim's Advanced-4 best-latency AlexNet mapping uses all 8 CPUs", 8, len(used),
+                            kind=PREDICTION))
     table = pd.concat([pd.DataFrame(mapping_rows(space, reference)).assign(mapping="thesis Table 4 (decoded)"),
                        pd.DataFrame(rows).assign(mapping="hetsim Advanced-4 best latency")], ignore_index=True)
     return Artifact(table, None, claims)

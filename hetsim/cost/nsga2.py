@@ -190,8 +190,10 @@ def device_metrics(cost: NcnnCostModel, workload, tg, run, state: DvfsState | No
             eps[t.ep.name] = t.ep
     extra: dict[str, float] = {name: 0.0 for name in eps}    # (power - idle) x time, summed
     busy: dict[str, float] = {name: 0.0 for name in eps}
-    watts = {(name, kind): cost.power_W(ep, kind, state) - cost.power_W(ep, "idle", state)  # type: ignore[arg-type]
-             for name, ep in eps.items() for kind in ("compute", "memory", "comm")}
+    kinds: tuple[Literal["compute", "memory", "comm"], ...] = ("compute", "memory", "comm")
+    watts: dict[tuple[str, str], float] = {
+        (name, kind): cost.power_W(ep, kind, state) - cost.power_W(ep, "idle", state)
+        for name, ep in eps.items() for kind in kinds}
     for f in measured:
         durations = run.end[f] - run.start[f]
         for t in tg.tasks:

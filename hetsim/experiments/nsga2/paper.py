@@ -8,7 +8,7 @@ from hetsim.workload.zoo.edge import TABLE2  # noqa: F401  (Table 2 lives with t
 
 #: Final predicted values of the thesis's E1 runs (digest §12, read off Tables 3, 5, 6): energy J,
 #: memory MB, latency s.
-E1_FINAL = {
+E1_FINAL: dict[str, dict[str, tuple[float, float, float]]] = {
     "alexnet-onnx": {"Naive": (1.971, 51.969, 0.138758), "Advanced-2": (0.360, 42.842, 0.025382),
                      "Advanced-4": (1.020, 42.243, 0.071812), "Advanced-6": (0.863, 42.430, 0.060804)},
     "vgg16-onnx": {"Naive": (31.886, 166.088, 3.492830), "Advanced-2": (1.410, 127.324, 0.154467),
@@ -22,7 +22,7 @@ DENSENET_E1_RATIOS = {"memory_MiB": 179.430 / 43.369, "latency_s": 9661.204 / 99
 #: DenseNet-121, E3: the vertical mapping beats hybrid Advanced-2 by these factors (thesis §6).
 DENSENET_E3_FACTORS = {"energy_J": 7.0, "memory_MiB": 2.2, "latency_s": 7.2}
 #: Table 7 (copied): percent improvement over the un-partitioned network, None = "-".
-TABLE7 = {
+TABLE7: dict[str, dict[str, float | None]] = {
     "alexnet-onnx": {"energy_J": None, "memory_MiB": 72.64, "latency_s": 6.68},
     "vgg16-onnx": {"energy_J": 11.38, "memory_MiB": 66.66, "latency_s": 8.54},
     "densenet121-onnx": {"energy_J": None, "memory_MiB": 26.9, "latency_s": None},

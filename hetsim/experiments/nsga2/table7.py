@@ -20,7 +20,7 @@ def table7(ctx: Context) -> Artifact:
     deployed = deployed_table(ctx)
     rows, claims = [], []
     for net, t in deployed.groupby("key", sort=False):
-        single = coefficients(net, "cpu", ctx.quick).tuning["single_device"]["cpu"]
+        single: dict[str, float] = coefficients(net, "cpu", ctx.quick).tuning["single_device"]["cpu"]
         for obj in ("energy_J", "memory_MiB", "latency_s"):
             best = float(t[f"real_{obj}"].min())
             gain = (single[obj] - best) / single[obj] * 100

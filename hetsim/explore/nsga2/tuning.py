@@ -93,11 +93,12 @@ def _line(points: list[tuple[float, float]]) -> tuple[float, float]:
 
 def tune(problem: HybridProblem, measure: Measure | None = None, fc_macs: str = "product") -> Coefficients:
     """The coefficients JSON of ``problem``'s network on its device view (module docstring)."""
-    if measure is None:
-        rng = np.random.default_rng(0)
+    rng = np.random.default_rng(0)
+    runs: list[str] = []
 
-        def measure(placement: Placement, phase: str) -> HybridResult:
-            return problem.measure(placement, rng)
+    def run(placement: Placement, phase: str) -> HybridResult:
+        runs.append(phase)
+        return measure(placement, phase) if measure is not None else problem.measure(placement, rng)
 
     units = _unit_devices(problem)
     ops = problem.workload.ops
@@ -117,11 +118,11 @@ def tune(problem: HybridProblem, measure: Measure | None = None, fc_macs: str = 
                               f"the view has {names}")
         a, b = names[0], names[1]
         freq = _frequency_Hz(problem, a)
-        run = measure(problem.single_device(a), f"tune:{unit}:latency")
-        single[unit] = run
+        whole = run(problem.single_device(a), f"tune:{unit}:latency")
+        single[unit] = whole
         samples: dict[str, list[float]] = {}
         for op in ops:
-            t = run.op_time_s.get(op.name, 0.0)
+            t = whole.op_time_s.get(op.name, 0.0)
             kind = layer_type(op, draft, unit)
             macs = model_macs(op, kind, draft, unit)
             if t > 0 and macs > 0:
@@ -135,7 +136,7 @@ def tune(problem: HybridProblem, measure: Measure | None = None, fc_macs: str = 
             if layer is None:
                 continue
             placement = problem.offload(a, layer, b)
-            r = measure(placement, f"tune:{unit}:memory:{kind}")
+            r = run(placement, f"tune:{unit}:memory:{kind}")
             transfers += r.transfers
             expected = expected_memory_bytes(placement, problem.workload, problem.platform)
             points = [(expected[a] / MiB, r.devices[a]["memory_bytes"] / MiB),
@@ -150,7 +151,7 @@ def tune(problem: HybridProblem, measure: Measure | None = None, fc_macs: str = 
         board = problem.platform.cluster(cpu).device
         gpu = next((g for g in units["gpu"] if problem.platform.accelerator(g).device == board), units["gpu"][0])
         conv = next(op.name for op in ops if op.kind == "conv")
-        transfers += measure(problem.offload(cpu, conv, gpu), "tune:cpu_gpu").transfers
+        transfers += run(problem.offload(cpu, conv, gpu), "tune:cpu_gpu").transfers
     speeds: dict[str, float] = {}
     per_message: dict[str, float] = {}
     for medium in ("network", "cpu_gpu"):
@@ -181,5 +182,5 @@ def tune(problem: HybridProblem, measure: Measure | None = None, fc_macs: str = 
     record = {"single_device": {u: {"latency_s": r.latency_s, "energy_J": r.energy_J, "memory_MiB": r.memory_MiB}
                                 for u, r in single.items()},
               "latency_spread": spread, "memory_runs": memory_runs,
-              "per_message_s": per_message, "runs": sum(1 for _ in units) * 4 + ("gpu" in units and "cpu" in units)}
+              "per_message_s": per_message, "runs": runs}
     return provisional.model_copy(update={"units": final, "tuning": record})

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from hetsim.cost.nsga2 import Coefficients
 from hetsim.errors import HetsimError
 from hetsim.explore._checks import check_choice
@@ -146,9 +148,11 @@ class HybridNSGA2(Explorer[HybridProblem]):
         chromosome = self.make_chromosome(problem.space)
         result = run_nsga2(chromosome, model, self.pop_size, self.n_gen, self.operators, session.seed,
                            self.hv_ref)
+        front = result.pareto()
+        front.insert(1, "mapping", summarize(problem.space, chromosome.decode(chromosome.repair(result.X))))
         session.info.update({
             "generations": result.generations.assign(algorithm=self.name),
-            "pareto": result.pareto(), "search": result, "coefficients": coefficients,
+            "pareto": front, "search": result, "coefficients": coefficients,
             "chromosome": {"name": chromosome.name, "genes": chromosome.n_var,
                            "log10_space": chromosome.log10_space_size},
         })
@@ -168,6 +172,28 @@ class HybridNSGA2(Explorer[HybridProblem]):
         return best   # the deployed Pareto point best in the problem's objective (not a tuning run)
 
 
+def summarize(space: HybridSpace, decoded: Decoded) -> list[str]:
+    """Each individual's mapping in one line: layers per device (a split layer counts on each of
+    its devices) and how many layers are split, e.g. ``nx01-cpu 14, nx02-cpu 12; 2 split``."""
+    out = []
+    for i in range(len(decoded)):
+        slots = decoded.slots[i]
+        counts = np.bincount(slots[slots >= 0], minlength=space.n_devices)
+        split = int((slots[:, 1] >= 0).sum()) if slots.shape[1] > 1 else 0
+        used = ", ".join(f"{space.device_names[d]} {c}" for d, c in enumerate(counts) if c)
+        out.append(f"{used}; {split} split")
+    return out
+
+
+def pareto_placements(exploration) -> list:
+    """The final Pareto set of an NSGA-II exploration as placements (the one mapping object)."""
+    problem, result = exploration.problem, exploration.info["search"]
+    explorer = HybridNSGA2(**exploration.params)
+    chromosome = explorer.make_chromosome(problem.space)
+    decoded = chromosome.decode(chromosome.repair(result.X))
+    return [problem.space.placement(decoded, i, problem.cost) for i in range(len(decoded))]
+
+
 register("NSGA-II", HybridNSGA2, "placement", "Savva, hybrid partitioning (seed 004)",
          "NSGA-II (pymoo) over hybrid vertical + LOP partitions with the thesis's analytical model; "
          "deploys the Pareto extremes on the real cluster")
@@ -184,5 +210,6 @@ register("Split-Point", HybridNSGA2, "placement", "Guo, Pimentel & Stefanov [18]
 __all__ = [
     "CHROMOSOMES", "DEPLOY", "OBJECTIVES", "OPERATORS", "SHARES", "VIEWS", "Advanced", "Chromosome",
     "Coefficients", "Decoded", "Fitness", "HybridNSGA2", "HybridProblem", "HybridResult", "HybridSpace",
-    "Naive", "SearchResult", "SplitPoint", "ThesisModel", "device_view", "make_chromosome", "run_nsga2", "tune",
+    "Naive", "SearchResult", "SplitPoint", "ThesisModel", "device_view", "make_chromosome", "pareto_placements",
+    "run_nsga2", "summarize", "tune",
 ]

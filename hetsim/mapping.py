@@ -397,7 +397,8 @@ def _load_file(path: Path, platform: Platform, workload, cost) -> Mapping_:
     if is_autodice_mapping(data):
         horizontal_path = path.parent / "horizontal.json"
         horizontal = read_yaml(horizontal_path) if horizontal_path.is_file() else {}
-        return from_autodice(data, horizontal, platform, workload, src, cost=cost)
+        return from_autodice(data, horizontal, platform, workload, src, cost=cost,
+                             constants=_folded_nodes(workload))
     try:
         spec = MappingFile.model_validate(data)
     except ValidationError as e:
@@ -415,6 +416,18 @@ def _load_file(path: Path, platform: Platform, workload, cost) -> Mapping_:
         m = Pipeline(stages)
     validate_pipeline(m, platform, workload, src, cost)
     return m
+
+
+def _folded_nodes(workload) -> list[str]:
+    """ONNX nodes of a generated network that its import folded into constants (AutoDiCE's files
+    name them; hetsim has no op for them)."""
+    from hetsim.workload.zoo import GENERATORS
+
+    if workload.name not in GENERATORS:
+        return []
+    from hetsim.workload.onnx_import import folded_readers
+
+    return list(folded_readers(GENERATORS[workload.name](), workload))
 
 
 def _decode_genome(spec: GenomeSpec, platform: Platform, workload, source: str, cost) -> Placement:

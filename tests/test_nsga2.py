@@ -397,3 +397,19 @@ def test_nsga2_is_seeded_and_elitist(xavier, alexnet):
     assert c.evaluations >= 24 * 4 and np.all(c.F > 0)
     with pytest.raises(HetsimError, match="operators='pymoo-0.7'; allowed"):
         run_nsga2(Naive(space), model, pop_size=4, n_gen=1, operator_set="pymoo-0.7")
+
+
+def test_densenet_autodice_files_name_every_onnx_node(xavier):
+    from hetsim.workload.onnx_import import folded_readers
+    from hetsim.workload.zoo.edge import densenet121
+
+    w = load_workload("densenet121-onnx")
+    readers = folded_readers(densenet121(), w)
+    assert len(readers) == 242 and readers["conv1/scale_w_1"] == "conv1/bn_2"
+    devices = {op.name: ["nx01-cpu"] for op in w.ops}
+    devices["conv1/bn_2"] = ["nx02-cpu"]
+    p = hybrid_placement(xavier, w, devices)
+    mapping, horizontal = to_autodice(p, xavier, w, readers)
+    assert sum(len(v) for v in mapping.values()) == 910
+    assert "conv1/scale_w_1" in mapping["nx02_arm012345"]
+    assert from_autodice(mapping, horizontal, xavier, w, constants=list(readers)).ep_of == p.ep_of

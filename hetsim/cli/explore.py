@@ -131,7 +131,14 @@ def _export(result, platform, workload, directory) -> list[str]:
     best = result.best
     if not isinstance(best, Placement):
         raise HetsimError("--export-autodice: the exploration found no placement to export")
-    mapping, horizontal = to_autodice(best, platform, workload)
+    constants = {}
+    from hetsim.workload.zoo import GENERATORS
+
+    if workload.name in GENERATORS:   # name the nodes the import folded (DenseNet's Unsqueeze) too
+        from hetsim.workload.onnx_import import folded_readers
+
+        constants = folded_readers(GENERATORS[workload.name](), workload)
+    mapping, horizontal = to_autodice(best, platform, workload, constants)
     out = []
     for name, data in (("mapping.json", mapping), ("horizontal.json", horizontal)):
         path = Path(directory) / name

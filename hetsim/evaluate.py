@@ -43,8 +43,10 @@ class DagOptions:
 
 
 def simulate(platform, workload, mapping: Pipeline | Placement, options: RunOptions | None = None, *,
-             cost: CostModel | None = None, dag: DagOptions | None = None, **fields) -> Result:
-    """Evaluate ``mapping`` and keep the per-frame intervals (for traces and Gantt charts).
+             cost: CostModel | None = None, dag: DagOptions | None = None, intervals: bool = True,
+             **fields) -> Result:
+    """Evaluate ``mapping`` and keep the per-frame intervals (for traces and Gantt charts;
+    ``intervals=False`` skips them, as :func:`evaluate` does).
 
     ``options`` or its fields as keywords (``engine="des", frames=50, noise_sigma=0.02, ...``);
     a ``source=FrameSource(...)`` keyword is accepted for the source and its interval."""
@@ -63,13 +65,13 @@ def simulate(platform, workload, mapping: Pipeline | Placement, options: RunOpti
         if opts.engine == "analytic":
             return Result(analytic.evaluate_pipeline(platform, workload, mapping, cost, opts))
         m, run = simulate_pipeline(platform, workload, mapping, cost, opts)
-        return Result(m, intervals_of(run))
+        return Result(m, intervals_of(run) if intervals else [])
     dag = dag or DagOptions()
     tg = build_tasks(platform, workload, mapping, cost, opts.state, dag.comm, dag.caching, dag.serial)
     if opts.engine == "analytic":
         return Result(analytic.evaluate_placement(platform, workload, mapping, tg, opts))
     m, drun = simulate_dag(platform, workload, mapping, tg, opts)
-    return Result(m, intervals_of(drun))
+    return Result(m, intervals_of(drun) if intervals else [])
 
 
 def evaluate(platform, workload, mapping: Pipeline | Placement, options: RunOptions | None = None,
@@ -77,4 +79,4 @@ def evaluate(platform, workload, mapping: Pipeline | Placement, options: RunOpti
     """The metrics of ``mapping`` (see :func:`simulate`; the engine defaults to analytic)."""
     if options is None:
         fields.setdefault("engine", "analytic")
-    return simulate(platform, workload, mapping, options, **fields).metrics
+    return simulate(platform, workload, mapping, options, intervals=False, **fields).metrics

@@ -39,7 +39,9 @@ PAPERS = {
     "pipesearch": "hetsim.experiments.pipesearch",
     "shisha": "hetsim.experiments.shisha",
     "pipeit": "hetsim.experiments.pipeit",
+    "hope": "hetsim.experiments.hope",
     "nsga2": "hetsim.experiments.nsga2",
+    "tournament": "hetsim.experiments.tournament",
 }
 
 

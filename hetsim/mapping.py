@@ -15,6 +15,10 @@
   reads the thesis's Table 1 form (device -> its layers, a layer on several devices is split);
   :func:`to_autodice` / :func:`from_autodice` write and read AutoDiCE's mapping.json and
   horizontal.json.
+* any of them **sequential** (``sequential: true``): the ops run one at a time in one global order
+  (the plan's, else the workload's topological order), each starting when the one before it has
+  finished, a split op's shares in parallel: MOSAIC's slices, which run one after another, and
+  μLayer's layer-by-layer co-execution (HOPE digest §8.1, §8.3).
 
 All load from YAML/JSON files, validated by pydantic::
 
@@ -26,6 +30,7 @@ All load from YAML/JSON files, validated by pydantic::
     default: big                        # EP of every op the placement does not name (optional)
     order: {gpu: [conv1, pool1]}        # optional: a plan (per-EP execution order)
     splits: {conv1: {gpu: 0.7, big: 0.3}}   # optional: channel shares of split ops
+    sequential: true                    # optional: one op at a time (MOSAIC, μLayer)
     inputs: {data: gpu}                 # optional: the EP holding a network input (sent to the others)
 
 An AutoDiCE ``mapping.json`` (device resource -> layer names) loads too, with the
@@ -112,6 +117,8 @@ class Placement:
     order: Mapping[str, tuple[str, ...]] | None = None
     #: op name -> its channel shares over several EPs (ops not listed run whole on ``ep_of``).
     splits: Mapping[str, tuple[Share, ...]] = field(default_factory=dict)
+    #: One op at a time in one global order (a split op's shares in parallel): MOSAIC, μLayer.
+    sequential: bool = False
     #: network input -> the EP that holds it; every other EP that reads it receives it over the
     #: platform (inputs not listed are read for free wherever they are needed).
     inputs: Mapping[str, ExecutionPlace] = field(default_factory=dict)
@@ -140,6 +147,8 @@ class Placement:
         text = ", ".join(f"{n}: {c} ops" for n, c in counts.items())
         if self.splits:
             text += f"; {len(self.splits)} split"
+        if self.sequential:
+            text += "; sequential"
         return text
 
 
@@ -211,9 +220,10 @@ def validate_pipeline(pipe: Pipeline, platform: Platform, workload, source: str 
 def make_placement(spec: Mapping[str, str], platform: Platform, workload, default: str | None = None,
                    order: Mapping[str, Sequence[str]] | None = None,
                    splits: Mapping[str, Mapping[str, float]] | None = None,
-                   source: str = "mapping", cost=None,
+                   source: str = "mapping", cost=None, sequential: bool = False,
                    inputs: Mapping[str, str] | None = None) -> Placement:
-    """A validated placement (a plan with ``order``, a split with ``splits``) from EP names."""
+    """A validated placement (a plan with ``order``, a split with ``splits``, one op at a time
+    with ``sequential``, network inputs located with ``inputs``) from EP names."""
     names = {op.name for op in workload.ops}
     for op_name in list(spec) + list(splits or {}):
         if op_name not in names:
@@ -242,7 +252,7 @@ def make_placement(spec: Mapping[str, str], platform: Platform, workload, defaul
         plan = {ep_named(e, f"{source}: order.{e}").name: tuple(str(o) for o in ops)
                 for e, ops in order.items()}
     located = {str(name): ep_named(e, f"{source}: inputs.{name}") for name, e in (inputs or {}).items()}
-    placement = Placement(ep_of, plan, shares, located)
+    placement = Placement(ep_of, plan, shares, bool(sequential), located)
     validate_placement(placement, platform, workload, source, cost)
     return placement
 
@@ -359,6 +369,7 @@ class MappingFile(_FileModel):
     splits: dict[str, dict[str, float]] | None = None
     inputs: dict[str, str] | None = None
     genome: GenomeSpec | None = None
+    sequential: bool | None = None
 
     @model_validator(mode="after")
     def _one_form(self) -> MappingFile:
@@ -367,9 +378,24 @@ class MappingFile(_FileModel):
             raise ValueError("a mapping file needs exactly one of the keys pipeline, stages, placement, genome"
                              + (f"; has {forms}" if forms else ""))
         if forms[0] != "placement" and any(getattr(self, k) is not None
-                                           for k in ("default", "order", "splits", "inputs")):
-            raise ValueError("default, order, splits and inputs go with placement")
+                                           for k in ("default", "order", "splits", "sequential", "inputs")):
+            raise ValueError("default, order, splits, sequential and inputs go with placement")
         return self
+
+
+def placement_dict(placement: Placement) -> dict:
+    """A placement as the mapping file's keys (what :func:`load_mapping` reads back): ``placement``,
+    and ``order``, ``splits``, ``sequential``, ``inputs`` when it has them."""
+    out: dict = {"placement": {op: ep.name for op, ep in placement.ep_of.items()}}
+    if placement.order is not None:
+        out["order"] = {ep: list(ops) for ep, ops in placement.order.items()}
+    if placement.splits:
+        out["splits"] = {op: {s.ep.name: s.fraction for s in shares} for op, shares in placement.splits.items()}
+    if placement.sequential:
+        out["sequential"] = True
+    if placement.inputs:
+        out["inputs"] = {name: ep.name for name, ep in placement.inputs.items()}
+    return out
 
 
 def load_mapping(spec: str, platform: Platform, workload, cost=None) -> Mapping_:
@@ -405,7 +431,7 @@ def _load_file(path: Path, platform: Platform, workload, cost) -> Mapping_:
         raise one_line(src, e) from None
     if spec.placement is not None:
         return make_placement(spec.placement, platform, workload, spec.default, spec.order, spec.splits,
-                              src, cost, spec.inputs)
+                              src, cost, bool(spec.sequential), spec.inputs)
     if spec.genome is not None:
         return _decode_genome(spec.genome, platform, workload, src, cost)
     if spec.pipeline is not None:
@@ -566,7 +592,7 @@ def hybrid_placement(platform: Platform, workload, devices: Mapping[str, Sequenc
     for op in workload.ops:
         for name in workload.net_inputs_of(op):
             inputs.setdefault(name, ep_named(primary[op.name], source))
-    placement = Placement(ep_of, None, splits, inputs)
+    placement = Placement(ep_of, None, splits, inputs=inputs)
     validate_placement(placement, platform, workload, source, cost)
     return placement
 

@@ -36,17 +36,28 @@ from hetsim.errors import HetsimError
 @click.option("--cost-table", type=click.Path(), default=None,
               help="Replay measured times from a CSV (columns layer|op, ep, time_s), or a directory "
               "written by `hetsim profile` / `hetsim costs import-ort` (costs.csv, transfers.csv).")
-@click.option("--cost-model", "cost_model", type=click.Choice(["roofline", "ncnn"]), default="roofline",
-              show_default=True, help="Cost model (ncnn: the Jetson cluster of the hybrid-partitioning thesis).")
-@click.option("--comm", type=click.Choice(["free", "consumer", "copy", "mpi"]), default="free", show_default=True,
-              help="Where a placement's transfers are charged (mpi: blocking send/receive on both EPs).")
+@click.option("--fallback", type=click.Choice(["roofline"]), default=None,
+              help="Price what the --cost-table lacks (a layer or op without a row for an EP) with "
+              "this model instead of refusing it.")
+@click.option("--cost-model", type=click.Choice(["roofline", "hope", "ncnn"]), default="roofline", show_default=True,
+              help="The cost model (hope: HOPE's, docs/papers/hope.md; ncnn: the Jetson cluster of the "
+              "hybrid-partitioning thesis, docs/papers/nsga2.md); --cost-table replays measurements.")
+@click.option("--comm", type=click.Choice(["free", "consumer", "copy", "mpi"]), default=None,
+              help="DAG mappings: transfers overlap everything (free, the default), occupy the consuming "
+              "EP (consumer: HOPE's runtime), a copy lane per destination (copy), or both the sending "
+              "and the receiving EP (mpi: AutoDiCE's blocking send/receive).")
+@click.option("--no-caching", is_flag=True, help="DAG mappings: move a tensor once per consuming op, "
+              "not once per destination EP.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--trace", type=click.Path(dir_okay=False), default=None, help="Write a Chrome/Perfetto trace.")
 @click.option("--gantt", type=click.Path(dir_okay=False), default=None, help="Write a Gantt chart PNG.")
+@click.option("--gantt-frames", type=click.IntRange(min=1), default=12, show_default=True,
+              help="Frames the Gantt chart draws (the first ones).")
+@click.option("--gantt-layers", is_flag=True, help="Show each pipeline stage's layers in the Gantt chart.")
 @click.pass_context
 def simulate(ctx, platform_name, workload_name, mapping, engine, frames, no_contention, flows, seed, noise_sigma,
-             source, interval_s, buffer_frames, in_flight, dvfs, overrides, cost_table, cost_model, comm,
-             as_json, trace, gantt):
+             source, interval_s, buffer_frames, in_flight, dvfs, overrides, cost_table, fallback, cost_model, comm,
+             no_caching, as_json, trace, gantt, gantt_frames, gantt_layers):
     """Simulate one mapping of a workload on a platform."""
     from hetsim.cost import make_cost_model
     from hetsim.evaluate import DagOptions
@@ -63,15 +74,24 @@ def simulate(ctx, platform_name, workload_name, mapping, engine, frames, no_cont
         raise HetsimError("--trace and --gantt need the des engine (--engine des; the analytic engine has no timeline)")
     platform = load_platform(platform_name, list(overrides), dvfs)
     workload = load_workload(workload_name)
-    cost = make_cost_model(platform, cost_table, cost_model)
+    cost = make_cost_model(platform, cost_table, fallback, cost_model)
     m = load_mapping(mapping, platform, workload, cost)
-    if comm != "free" and not isinstance(m, Placement):
-        raise HetsimError(f"--comm {comm}: applies to DAG placements; {mapping!r} is a pipeline")
-    result = run_simulation(platform, workload, m, options, cost=cost, dag=DagOptions(comm=comm))
+    dag = None
+    if comm is not None or no_caching:
+        if not isinstance(m, Placement):
+            raise HetsimError("--comm and --no-caching apply to DAG mappings (placement files), not to pipelines")
+        dag = DagOptions(comm=comm or "free", caching=not no_caching)
+    result = run_simulation(platform, workload, m, options, cost=cost, dag=dag)
     if trace:
         write_chrome_trace(result.intervals, trace, f"{workload.name} on {platform.name}: {m}")
     if gantt:
-        plot_gantt(result.intervals, gantt, f"{workload.name} on {platform.name}: {m}")
+        from hetsim.mapping import Pipeline
+        from hetsim.sim.trace import stage_layers
+
+        if gantt_layers and not isinstance(m, Pipeline):
+            raise HetsimError("--gantt-layers applies to pipelines (a placement's Gantt shows ops already)")
+        layers = stage_layers(m, workload, cost, options.state) if gantt_layers else None
+        plot_gantt(result.intervals, gantt, f"{workload.name} on {platform.name}: {m}", gantt_frames, layers)
     if as_json:
         click.echo(result.metrics.to_json())
     else:

@@ -1,27 +1,42 @@
 """Cost models: how long an op takes on an execution place, and a transfer between two."""
 
 from hetsim.cost.base import ZERO, CostModel, Demand, DvfsState
+from hetsim.cost.composite import CompositeCostModel
+from hetsim.cost.hope import HopeCostModel
 from hetsim.cost.measured import MeasuredCostModel
 from hetsim.cost.nsga2 import NcnnCostModel, ThesisCostModel
 from hetsim.cost.roofline import EpRates, RooflineCostModel
 
 __all__ = [
-    "ZERO", "CostModel", "Demand", "DvfsState", "EpRates", "MeasuredCostModel", "NcnnCostModel",
-    "RooflineCostModel", "ThesisCostModel", "COST_MODELS", "make_cost_model",
+    "COST_MODELS", "ZERO", "CompositeCostModel", "CostModel", "Demand", "DvfsState", "EpRates",
+    "HopeCostModel", "MeasuredCostModel", "NcnnCostModel", "RooflineCostModel", "ThesisCostModel",
+    "make_cost_model",
 ]
 
 
-#: Cost models a command line can name (``--cost-model``): they need only the platform.
-COST_MODELS = {"roofline": RooflineCostModel, "ncnn": NcnnCostModel}
+#: Cost models by name (``--cost-model``): the roofline, HOPE's (docs/papers/hope.md) and the
+#: ncnn model of the hybrid-partitioning thesis (docs/papers/nsga2.md).
+COST_MODELS = ("roofline", "hope", "ncnn")
+#: ``--fallback`` values: the cost models a measured table can fall back on.
+FALLBACKS = ("roofline",)
 
 
-def make_cost_model(platform, table=None, model: str = "roofline") -> CostModel:
-    """The roofline model (or another of :data:`COST_MODELS` by name), or a measured table when
-    ``table`` (a CSV path) is given."""
-    if table is not None:
-        return MeasuredCostModel(platform, table)
+def make_cost_model(platform, table=None, fallback: str | None = None, model: str = "roofline") -> CostModel:
+    """The cost model called ``model`` (:data:`COST_MODELS`: the roofline, HOPE's, ncnn's); a measured
+    table when ``table`` (a CSV path or a directory) is given; that table mixed with the
+    ``fallback`` model for the entries it lacks (``"roofline"``: :class:`CompositeCostModel`)."""
+    from hetsim.errors import HetsimError
+
     if model not in COST_MODELS:
-        from hetsim.errors import HetsimError
-
         raise HetsimError(f"cost model {model!r}; allowed: {', '.join(COST_MODELS)}")
-    return COST_MODELS[model](platform)
+    if fallback is not None and fallback not in FALLBACKS:
+        raise HetsimError(f"--fallback {fallback!r}: allowed: {', '.join(FALLBACKS)}")
+    if table is None:
+        if fallback is not None:
+            raise HetsimError("--fallback applies to a measured table: give --cost-table FILE too")
+        models = {"hope": HopeCostModel, "ncnn": NcnnCostModel, "roofline": RooflineCostModel}
+        return models[model](platform)
+    measured = MeasuredCostModel(platform, table)
+    if fallback is None:
+        return measured
+    return CompositeCostModel(measured, RooflineCostModel(platform))

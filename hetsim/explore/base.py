@@ -45,6 +45,9 @@ class Explorer(Generic[P]):
 
     #: True when the algorithm never stops by itself (random walk): explore() then needs a termination.
     requires_termination = False
+    #: The objectives the algorithm can optimise (None: any the problem measures). Shisha and
+    #: Pipe-search balance stage times, i.e. optimise throughput only.
+    supported_objectives: tuple[str, ...] | None = None
 
     @property
     def name(self) -> str:
@@ -120,6 +123,7 @@ class Session(Generic[P]):
         self.database_s = 0.0
         self.best: Any = None
         self.best_value = -math.inf if problem.maximize else math.inf
+        self.max_fps = 0.0    # the highest throughput seen (TargetThroughput, any objective)
         self._best_text: str | None = None
         self.info: dict[str, Any] = {}
         self.results: dict[Any, Any] = {}   # problem.key(candidate) -> its result
@@ -146,8 +150,14 @@ class Session(Generic[P]):
 
     @property
     def best_fps(self) -> float:
-        """The best throughput so far (pipeline problems, whose objective is throughput)."""
-        return self.best_value
+        """The best throughput so far: the objective's best when it is throughput, else the highest
+        throughput of any trial."""
+        return self.best_value if self.problem.objective == "throughput" else self.max_fps
+
+    def better(self, a: float, b: float) -> bool:
+        """Whether objective value ``a`` beats ``b`` (more is better for throughput, less for the
+        others)."""
+        return a > b if self.problem.maximize else a < b
 
     def result(self, candidate) -> Any:
         """The result of a candidate measured before."""
@@ -181,6 +191,9 @@ class Session(Generic[P]):
             if split is not None:
                 self._splits.add(split)
         value = problem.value(result)
+        fps = getattr(result, "throughput_fps", None)
+        if fps is not None and fps > self.max_fps:
+            self.max_fps = float(fps)
         text = str(candidate)
         new_best = value > self.best_value if problem.maximize else value < self.best_value
         if new_best:
@@ -196,11 +209,16 @@ class Session(Generic[P]):
     def charge_database(self, n_configs: int, what: str = "database") -> float:
         """Advance the clock by the database-generation cost of ``n_configs`` configurations
         (Pipe-search Alg. 1 and exhaustive search wait for it, 000 digest §7.1 item 6)."""
-        cost = self.problem.measurement.database_cost(n_configs)
+        return self.charge(self.problem.measurement.database_cost(n_configs), what, configs=n_configs)
+
+    def charge(self, seconds: float, what: str, **details) -> float:
+        """Advance the clock by ``seconds`` of work that is not a trial (a database, profiling the
+        layers for a design-time algorithm), logged in ``info["database_charges"]``."""
+        cost = float(seconds)
         self.database_s += cost
         self.clock_s += cost
         charges = self.info.setdefault("database_charges", [])
-        charges.append({"what": what, "configs": n_configs, "cost_s": cost})
+        charges.append({"what": what, **details, "cost_s": cost})
         self._check_termination()
         return cost
 
@@ -323,10 +341,20 @@ def explore(problem: Problem, explorer: Explorer, termination=None, seed: int = 
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
         raise HetsimError(f"explore: seed={seed!r} must be an integer >= 0")
     terms = as_terminations(termination)
+    if explorer.supported_objectives is not None and problem.objective not in explorer.supported_objectives:
+        from hetsim.explore.registry import algorithms
+
+        others = [a.name for a in algorithms(problem.kind)
+                  if (allowed := getattr(a.cls, "supported_objectives", None)) is None
+                  or problem.objective in allowed]
+        raise HetsimError(f"{explorer.name} optimises {' or '.join(explorer.supported_objectives)} only, not "
+                          f"{problem.objective}; for --objective {problem.objective} use "
+                          f"{', '.join(others) or 'another algorithm'}")
     explorer.validate(problem)
     if explorer.requires_termination and not terms:
-        raise HetsimError(f"{explorer.name} never stops by itself: pass termination=MaxTrials(n), "
-                          f"MaxClock(seconds) or TargetThroughput(fps)")
+        raise HetsimError(f"{explorer.name} never stops by itself: give a stopping rule (command line: "
+                          f"--max-trials N, --max-clock SECONDS or --target-fps FPS; Python: "
+                          f"termination=MaxTrials(n), MaxClock(seconds) or TargetThroughput(fps))")
     with _progress_bar(progress, explorer.name, terms) as bar:
         session = Session(problem, terms, int(seed), bar)
         try:

@@ -18,6 +18,7 @@ the 000 digest §5.1-5.2.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -198,9 +199,10 @@ class PipeSearch(Explorer[PipelineProblem]):
         Balance the Eq. 1/2 layer weights; False: unit weights, i.e. balance layer counts
         (Paper I's "Pipe-search (no hints)", Table 5).
     stage_eps : callable depth -> EP names, dict {depth: EP names} or None
-        Which EP runs each stage. None: the problem's assignment rule when it has one (e.g.
-        :func:`~hetsim.explore.problem.core_groups`, digest §8 item 6), else stage i on the i-th
-        candidate EP (Paper II's use of PS as a baseline, digest §5.5).
+        Which EP runs each stage. None: :meth:`PipelineProblem.stage_eps` (the problem's
+        assignment rule when it has one, e.g. :func:`~hetsim.explore.problem.core_groups`, digest
+        §8 item 6; Paper I's core groups over every core for ``assignment="cores"``; else stage i
+        on the i-th candidate EP, Paper II's use of PS as a baseline, digest §5.5).
     tie_order : {"eq4", "eq4-reversed", "lexicographic"}, default "eq4"
         Order of equal-CV splits in the database (digest §8 item 3).
     duplicates : {"skip", "walk"}, default "skip"
@@ -213,6 +215,9 @@ class PipeSearch(Explorer[PipelineProblem]):
     charge_database : bool, default True
         Charge the database-generation cost (the problem's Measurement) before the first trial.
     """
+
+    #: Paper I / II balance stage times: they optimise throughput only.
+    supported_objectives = ("throughput",)
 
     def __init__(self, alpha: int = 10, hints: bool = True,
                  stage_eps: Callable[[int], Sequence[str]] | Mapping[int, Sequence[str]] | None = None,
@@ -262,9 +267,7 @@ class PipeSearch(Explorer[PipelineProblem]):
         rule = self.stage_eps
         if callable(rule):
             return lambda p: tuple(rule(p))
-        if problem.fixed_assignment:
-            return lambda p: problem.orders(p)[0]
-        return lambda p: problem.eps[:p]
+        return problem.stage_eps
 
     def run(self, session: Session[PipelineProblem]) -> Configuration:
         problem = session.problem
@@ -291,7 +294,7 @@ class PipeSearch(Explorer[PipelineProblem]):
         s_min, ts_min = None, float("inf")
         for p in depths:
             seed_ts[p] = session.measure(config(p, 0), "init").bottleneck_s
-            if seed_ts[p] < ts_min:
+            if seed_ts[p] < ts_min or s_min is None:   # (every seed infeasible: the first)
                 s_min, ts_min = config(p, 0), seed_ts[p]
 
         def walk(p: int, c: int, phase: str) -> int:
@@ -305,8 +308,11 @@ class PipeSearch(Explorer[PipelineProblem]):
                 else:
                     revisit = session.is_cached(conf)
                     ts = session.measure(conf, phase).bottleneck_s
-                if revisit or ts > ts_min or (equal_fails and ts == ts_min and conf != s_min):
-                    gamma += 1  # a repeat of Eq. 4's list is a non-improving trial too
+                # A repeat of Eq. 4's list is a non-improving trial too; so is an infeasible one
+                # (an EP that cannot run a layer: T_s = inf, which would otherwise tie an inf S_min).
+                if revisit or ts > ts_min or math.isinf(ts) or (equal_fails and ts == ts_min
+                                                                and conf != s_min):
+                    gamma += 1
                 else:                       # new (or equal) global minimum: reset the confidence
                     s_min, ts_min, gamma = conf, ts, 0
                 c += 1

@@ -138,8 +138,10 @@ class PlacementProblem(Problem):
     # -- candidates ------------------------------------------------------------------------------
     def placement(self, assignment: Mapping[str, str] | Sequence[int | str],
                   order: Mapping[str, Sequence[str]] | None = None,
-                  splits: Mapping[str, Mapping[str, float]] | None = None) -> Placement:
-        """A placement from {op: EP name} or one EP (index or name) per op in workload order."""
+                  splits: Mapping[str, Mapping[str, float]] | None = None,
+                  sequential: bool = False) -> Placement:
+        """A placement from {op: EP name} or one EP (index or name) per op in workload order
+        (a plan with ``order``, a split with ``splits``, one op at a time with ``sequential``)."""
         if isinstance(assignment, Mapping):
             names = [assignment[op] for op in self.ops]
         else:
@@ -151,14 +153,15 @@ class PlacementProblem(Problem):
         shares = {op: tuple(Share(self.platform.ep(e), float(f)) for e, f in parts.items())
                   for op, parts in (splits or {}).items()}
         plan = {e: tuple(ops) for e, ops in order.items()} if order is not None else None
-        return Placement({op: objects[n] for op, n in zip(self.ops, names, strict=True)}, plan, shares)
+        return Placement({op: objects[n] for op, n in zip(self.ops, names, strict=True)}, plan, shares,
+                         bool(sequential))
 
     def key(self, candidate: Placement):
         order = tuple(sorted((e, tuple(o)) for e, o in candidate.order.items())) if candidate.order else None
         splits = tuple(sorted((op, tuple((s.ep.name, s.fraction) for s in shares))
                               for op, shares in candidate.splits.items()))
         inputs = tuple(sorted((name, ep.name) for name, ep in candidate.inputs.items()))
-        return (tuple(candidate.ep_of[op].name for op in self.ops), order, splits, inputs)
+        return (tuple(candidate.ep_of[op].name for op in self.ops), order, splits, candidate.sequential, inputs)
 
     def contains(self, candidate) -> bool:
         if not isinstance(candidate, Placement):

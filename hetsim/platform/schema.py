@@ -20,7 +20,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from hetsim.errors import HetsimError
-from hetsim.workload.ops import OpKind
+from hetsim.workload.ops import DTYPE_BYTES, OpKind
 
 SCHEMA_VERSION = 2
 
@@ -76,11 +76,11 @@ class Saturation(_Strict):
 class Memory(_Strict):
     """A memory module (DRAM, HBM, MCDRAM, a PIM bank group...)."""
 
-    name: Name
-    kind: str = "DRAM"
+    name: Name = Field(description="Memory name, referenced by clusters and accelerators (`memory:`).")
+    kind: str = Field("DRAM", description="Free text: DRAM, LPDDR4X, HBM, MCDRAM, ...")
     bandwidth_GBps: PositiveFloat = Field(description="Sustained bandwidth shared by every user, GB/s (1e9 B/s).")
-    latency_ns: NonNegFloat = 0.0
-    capacity_GiB: PositiveFloat | None = None
+    latency_ns: NonNegFloat = Field(0.0, description="Access latency, ns (informational for the roofline model).")
+    capacity_GiB: PositiveFloat | None = Field(None, description="Capacity, GiB (informational).")
     saturation: Saturation | None = Field(
         None, description="Bandwidth lost when more flows than a knee share the memory (DES with contention).")
 
@@ -89,10 +89,12 @@ class DvfsLevel(_Strict):
     """One operating point of a core type. Power numbers are optional; without them for every level
     in use the platform has no power model and energy is reported as null."""
 
-    name: Name
-    freq_MHz: PositiveFloat
-    active_W_per_core: NonNegFloat | None = None
-    idle_W_per_core: NonNegFloat | None = None
+    name: Name = Field(description="Level name (max, performance, powersave, ...), referenced by clusters and presets.")
+    freq_MHz: PositiveFloat = Field(description="Core clock at this level, MHz (2.4 GHz = 2400).")
+    active_W_per_core: NonNegFloat | None = Field(
+        None, description="Power of one busy core at this level, W (none: the platform has no power model).")
+    idle_W_per_core: NonNegFloat | None = Field(
+        None, description="Power of one idle core of a powered cluster at this level, W.")
 
 
 # -- cost-model parameter blocks ---------------------------------------------------------------------
@@ -169,6 +171,44 @@ class PipeitCoreParams(CostParams):
         "batch 1, memory-bound), GB/s (default: bandwidth_GBps_per_core).")
 
 
+class HopeCoreParams(CostParams):
+    """``core_types[].hope``: what HOPE's cost model (:class:`hetsim.cost.hope.HopeCostModel`)
+    adds to the roofline block for a CPU: how an op's time scales with the core clock (HOPE
+    digest §5.5, ``cl(f) = cl(f_max) [alpha f_max / f + 1 - alpha]``)."""
+
+    readers: ClassVar[tuple[str, ...]] = ("hope",)
+
+    alpha_memory: Annotated[float, Field(ge=0, le=1)] = Field(
+        default=0.5, description="Compute-bound fraction alpha of a memory-bound op (and of a layout "
+        "transform): the share of its time at f_max that scales with 1 / f. A compute-bound op's "
+        "alpha is 1; an op between the two has alpha = max(compute time / roofline time, this).")
+
+
+class HopeAcceleratorParams(CostParams):
+    """``accelerators[].hope``: HOPE's cost model for a GPU: op kinds it runs poorly, and the cost
+    of handing a tensor between it and a CPU cluster, C = sync + copy + layout transform (HOPE
+    digest §5.2, §5.5)."""
+
+    readers: ClassVar[tuple[str, ...]] = ("hope",)
+
+    dw_efficiency: Annotated[float, Field(gt=0, le=1)] | None = Field(
+        default=None, description="Fraction of peak_GMACps a depthwise convolution sustains on this "
+        "accelerator (default: roofline.efficiency).")
+    sync_us: NonNegFloat = Field(
+        default=0.0, description="Fixed cost of one hand-off to or from a CPU cluster (map/unmap the "
+        "buffer, wait for the event), us.")
+    zero_copy: bool = Field(
+        default=True, description="Buffers shared with the CPU (CL_MEM_ALLOC_HOST_PTR + "
+        "clEnqueueMapBuffer, HOPE §4.4): no copy, only the layout transform.")
+    copy_GBps: PositiveFloat | None = Field(
+        default=None, description="Copy rate of a hand-off when zero_copy is false, GB/s (default: the "
+        "memory's bandwidth).")
+    layout_GBps: PositiveFloat | None = Field(
+        default=None, description="Rate of the layout transform of a hand-off (MNN: NC4HW4 on the CPU, "
+        "an OpenCL image on the GPU), done by the CPU at its maximum frequency, GB/s of tensor; slower "
+        "CPU clocks scale it by the core type's hope.alpha_memory (default: no transform).")
+
+
 class RooflineAcceleratorParams(CostParams):
     """``accelerators[].roofline``: the roofline model's fitted terms of an accelerator."""
 
@@ -234,20 +274,23 @@ class CoreType(_Strict):
     """A CPU core micro-architecture (Cortex-A73, Denver 2, a gem5 O3 core...): hardware facts at the
     top, each cost model's parameters in its block."""
 
-    name: Name
+    name: Name = Field(description="Core type name (cortex-a76, ...), referenced by clusters.")
     macs_per_cycle: PositiveFloat = Field(description="Peak FP32 multiply-accumulates per cycle per core.")
     bandwidth_GBps_per_core: PositiveFloat | None = Field(
         None, description="Memory bandwidth one core can draw, GB/s; n cores draw n times that, up to the "
         "cluster port and the memory (default: no per-core limit).")
-    dvfs: list[DvfsLevel] = Field(min_length=1)
+    dvfs: list[DvfsLevel] = Field(min_length=1, description="DVFS levels (operating points), at least one.")
     default_dvfs: Name | None = Field(None, description="DVFS level used unless a cluster or preset says otherwise (default: the highest frequency).")
-    kinds: list[str] | None = Field(None, description="Op kinds this core can run (default: all).")
+    kinds: list[str] | None = Field(None, description="Op kinds this core can run (default: all). The "
+                                    "rule applies to every op kind; views (flatten, reshape, shape) run anywhere.")
     # Cost-model blocks (see CostParams).
     roofline: RooflineCoreParams = Field(
         default_factory=RooflineCoreParams, description="Parameters of the roofline cost model "
         "(also read by the Pipe-it ground truth).")
     pipeit: PipeitCoreParams = Field(
         default_factory=PipeitCoreParams, description="Parameters only the Pipe-it ground truth reads.")
+    hope: HopeCoreParams = Field(
+        default_factory=HopeCoreParams, description="Parameters HOPE's cost model adds (frequency scaling).")
     ncnn: NcnnParams = Field(
         default_factory=NcnnParams, description="Parameters of the ncnn runtime model (seed 004).")
 
@@ -280,35 +323,77 @@ class CoreType(_Strict):
 class Cluster(_Strict):
     """Cores of one type that share an L2 and a port to one memory."""
 
-    name: Name
+    name: Name = Field(description="Cluster name; also the EP name of the whole cluster.")
     symbol: Annotated[str, Field(pattern=r"^[A-Za-z]+$")] | None = Field(
         None, description="Short letter(s) for pipeline strings: 'B' makes 'B4' mean 4 cores of this cluster.")
-    core_type: Name
-    cores: Annotated[int, Field(ge=1)]
-    memory: Name
+    core_type: Name = Field(description="A core_types name: the cores of this cluster.")
+    cores: Annotated[int, Field(ge=1)] = Field(description="Number of cores.")
+    memory: Name = Field(description="A memories name: where this cluster's data lives.")
     bandwidth_GBps: PositiveFloat | None = Field(
         None, description="Cap of this cluster's memory port (default: the memory's bandwidth).")
-    l2_KiB: PositiveFloat | None = None
+    l2_KiB: PositiveFloat | None = Field(None, description="Shared L2 size, KiB (informational).")
     dvfs: Name | None = Field(None, description="Initial DVFS level (default: the core type's default).")
-    device: Name | None = None
+    device: Name | None = Field(None, description="A devices name: the board this cluster sits on.")
+
+
+class Precision(_Strict):
+    """One datatype an accelerator computes in: its peak rate and the bytes of one element
+    (an INT8 NPU's 6 TOPS is ``{dtype: int8, peak_GMACps: 3000}``: 1 MAC = 2 ops, 1 byte)."""
+
+    dtype: Annotated[str, Field(pattern=r"^[a-z][a-z0-9]*$")] = Field(
+        description="Datatype name, as ops name theirs: int8, uint8, int16, float16, bfloat16, float32, "
+        "or another (int4) with its bytes.")
+    peak_GMACps: PositiveFloat = Field(description="Peak multiply-accumulates per second in this datatype, GMAC/s.")
+    bytes: PositiveFloat | None = Field(
+        None, description="Bytes of one element in this datatype (default: the datatype's own size, "
+        "1 for int8; required for a datatype hetsim does not know, e.g. 0.5 for int4).")
+
+    @model_validator(mode="after")
+    def _check(self) -> Precision:
+        known = DTYPE_BYTES.get(self.dtype)
+        if known is None and self.bytes is None:
+            raise ValueError(f"dtype {self.dtype!r} is not one hetsim knows ({', '.join(DTYPE_BYTES)}): "
+                             f"give its bytes per element")
+        if known is not None and self.bytes is not None and self.bytes != known:
+            raise ValueError(f"bytes {self.bytes:g} contradicts {self.dtype}, which has {known} byte(s) per element")
+        return self
+
+    @property
+    def element_bytes(self) -> float:
+        return self.bytes if self.bytes is not None else DTYPE_BYTES[self.dtype]
 
 
 class Accelerator(_Strict):
-    """A GPU, NPU or PIM unit: an EP of its own with a peak rate and a list of op kinds it runs
-    (hardware at the top, the roofline model's parameters in its block)."""
+    """A GPU, NPU or PIM unit: an EP of its own with a peak rate (per datatype) and a list of op
+    kinds it runs (hardware at the top, the roofline model's parameters in its block)."""
 
-    name: Name
-    kind: Literal["gpu", "npu", "pim", "dsp", "fpga"]
-    peak_GMACps: PositiveFloat
-    memory: Name
-    bandwidth_GBps: PositiveFloat | None = None
-    kinds: list[str] = Field(default_factory=lambda: ["conv", "dw", "fc"])
-    active_W: NonNegFloat | None = None
-    idle_W: NonNegFloat | None = None
-    device: Name | None = None
+    name: Name = Field(description="Accelerator name; also its EP name.")
+    kind: Literal["gpu", "npu", "pim", "dsp", "fpga"] = Field(description="What it is: gpu, npu, pim, dsp or fpga.")
+    peak_GMACps: PositiveFloat | None = Field(
+        None, description="Peak rate for ops in a datatype `precisions` does not list (the workloads' "
+        "float32), GMAC/s. Required unless compute_dtype names a listed precision.")
+    precisions: list[Precision] = Field(
+        default_factory=list, description="Peak rate (and element bytes) per datatype where it differs from "
+        "peak_GMACps: [{dtype: int8, peak_GMACps: 3000}, {dtype: float16, peak_GMACps: 500}].")
+    compute_dtype: Annotated[str, Field(pattern=r"^[a-z][a-z0-9]*$")] | None = Field(
+        None, description="The datatype it runs every op in, whatever the op's own (a network quantised for "
+        "it: int8 on an NPU): the rate of that precision, and tensors of that many bytes per element. "
+        "Default: each op in its own datatype.")
+    memory: Name = Field(description="A memories name: where the accelerator's data lives.")
+    bandwidth_GBps: PositiveFloat | None = Field(None, description="Cap of its memory port, GB/s (default: the memory's bandwidth).")
+    kinds: list[str] = Field(
+        default_factory=lambda: list(OP_KINDS), description="Op kinds it runs (default: all). The rule "
+        "applies to every op kind: a layer holding an op of another kind cannot be mapped here. Views "
+        "(flatten, reshape, shape) run anywhere: no kernel runs.")
+    active_W: NonNegFloat | None = Field(None, description="Power while busy, W.")
+    idle_W: NonNegFloat | None = Field(None, description="Power while idle, W.")
+    device: Name | None = Field(None, description="A devices name: the board it sits on.")
     # Cost-model blocks (see CostParams).
     roofline: RooflineAcceleratorParams = Field(
         default_factory=RooflineAcceleratorParams, description="Parameters of the roofline cost model.")
+    hope: HopeAcceleratorParams = Field(
+        default_factory=HopeAcceleratorParams, description="Parameters HOPE's cost model adds "
+        "(depthwise efficiency, hand-off costs).")
     ncnn: NcnnParams = Field(
         default_factory=NcnnParams, description="Parameters of the ncnn runtime model (seed 004).")
 
@@ -321,7 +406,23 @@ class Accelerator(_Strict):
     @model_validator(mode="after")
     def _check(self) -> Accelerator:
         _check_kinds(self.kinds)
+        dtypes = [p.dtype for p in self.precisions]
+        _unique(dtypes, f"accelerators.{self.name}.precisions")
+        if self.compute_dtype is not None and self.compute_dtype not in dtypes:
+            if self.compute_dtype not in DTYPE_BYTES:
+                raise ValueError(f"compute_dtype {self.compute_dtype!r} is neither a listed precision "
+                                 f"({', '.join(dtypes) or 'none'}) nor a datatype hetsim knows")
+            if self.peak_GMACps is None:
+                raise ValueError(f"compute_dtype {self.compute_dtype!r} has no rate: list it in precisions "
+                                 f"or give peak_GMACps")
+        if self.peak_GMACps is None and (self.compute_dtype is None or self.compute_dtype not in dtypes):
+            raise ValueError("peak_GMACps is required unless compute_dtype names one of precisions "
+                             f"({', '.join(dtypes) or 'none listed'})")
         return self
+
+    def precision(self, dtype: str) -> Precision | None:
+        """The listed precision of ``dtype``, or None."""
+        return next((p for p in self.precisions if p.dtype == dtype), None)
 
 
 class Link(_Strict):
@@ -332,12 +433,13 @@ class Link(_Strict):
     sends and receives at ``bandwidth_GBps`` on its own, so a transfer shares only its sender's
     send side and its receiver's receive side (a non-blocking switch fabric)."""
 
-    name: Name
-    kind: str = "bus"
-    connects: list[Name] = Field(min_length=2)
-    bandwidth_GBps: PositiveFloat
-    latency_ns: NonNegFloat = 0.0
-    energy_pJ_per_byte: NonNegFloat = 0.0
+    name: Name = Field(description="Link name (addressable by --set links.<name>.<field>).")
+    kind: str = Field("bus", description="Free text: CCI, network-on-package, PCIe, Ethernet, ...")
+    connects: list[Name] = Field(min_length=2, description="At least two cluster, accelerator or device names; "
+                                 "every pair talks through the link.")
+    bandwidth_GBps: PositiveFloat = Field(description="Bandwidth shared by the transfers active on the link, GB/s.")
+    latency_ns: NonNegFloat = Field(0.0, description="Fixed latency of every transfer, ns.")
+    energy_pJ_per_byte: NonNegFloat = Field(0.0, description="Energy per byte moved, pJ/B.")
     switched: bool = Field(
         False, description="A switch with one full-duplex port per endpoint: each port's send and "
         "receive side is a bandwidth server of its own (default: one shared medium).")
@@ -346,11 +448,13 @@ class Link(_Strict):
 class Device(_Strict):
     """A board of a multi-board platform; its clusters and accelerators name it in ``device``."""
 
-    name: Name
-    description: str = ""
+    name: Name = Field(description="Board name; its clusters and accelerators name it in `device`.")
+    description: str = Field("", description="Free text.")
 
 
 class Power(_Strict):
+    """Board-level power, on top of the cores' and accelerators' own."""
+
     static_W: NonNegFloat = Field(0.0, description="Board power drawn whatever runs (W).")
     coherence_W: NonNegFloat = Field(
         0.0, description="Extra power while two clusters work at the same time and keep each other coherent "
@@ -358,21 +462,24 @@ class Power(_Strict):
 
 
 class Platform(_Strict):
+    """A hetsim platform: memories, core types, clusters, accelerators, links, devices, power
+    (docs/platforms.md). Units are in the key names."""
+
     schema_: Literal[2] = Field(alias="schema", description="Format version of this file (files of "
                                 "version 1 are migrated on load: hetsim.platform.loader.migrate).")
-    name: Name
-    description: str = ""
+    name: Name = Field(description="Platform name (the shipped files use their file name).")
+    description: str = Field("", description="One paragraph for `hetsim platforms list`.")
     sources: list[str] = Field(default_factory=list, description="Where the numbers come from.")
-    memories: list[Memory] = Field(min_length=1)
-    core_types: list[CoreType] = Field(default_factory=list)
-    clusters: list[Cluster] = Field(default_factory=list)
-    accelerators: list[Accelerator] = Field(default_factory=list)
-    links: list[Link] = Field(default_factory=list)
-    devices: list[Device] = Field(default_factory=list)
+    memories: list[Memory] = Field(min_length=1, description="Memory modules, at least one.")
+    core_types: list[CoreType] = Field(default_factory=list, description="CPU micro-architectures with their DVFS levels.")
+    clusters: list[Cluster] = Field(default_factory=list, description="Groups of cores of one type on one memory.")
+    accelerators: list[Accelerator] = Field(default_factory=list, description="GPUs, NPUs, PIM units: each an EP of its own.")
+    links: list[Link] = Field(default_factory=list, description="Interconnects between clusters, accelerators, devices.")
+    devices: list[Device] = Field(default_factory=list, description="Boards of a multi-board platform.")
     dvfs_presets: dict[Name, dict[Name, Name]] = Field(
         default_factory=dict,
         description="Named DVFS settings: preset -> {cluster: level}. E.g. Pipe-search's governors.")
-    power: Power | None = None
+    power: Power | None = Field(None, description="Board power (static, coherence); none: 0.")
 
     _topology: object = PrivateAttr(default=None)
 

@@ -17,11 +17,16 @@ runtime; the transfer starts when both ranks reach it in their program order, a 
 holds both until the last byte lands). With ``serial=True`` every task shares one lane (the PIM
 paper's executor: one op at a time, copies before the op that needs them, nothing overlaps).
 
-A split op's shares run first (each after its inputs reach its EP: the full input goes to every
-share, LOP's IS x N of thesis eq. 4.3), then the slices travel to the op's home EP, which has
-computed its own share first, and the gather there (the concat) joins them. A network input that
+A split op's shares each run after their inputs reach their EP (the full input goes to every
+share, LOP's IS x N of Savva's eq. 4.3); each slice then travels to the op's home EP (with
+``comm="mpi"`` only after every share: the home rank computes its own share before it receives,
+AutoDiCE's program order) and the gather there (the concat) joins them. A network input that
 the placement locates on an EP (``Placement.inputs``) is sent from there to every other EP that
 reads it; otherwise every op reads it where it runs, at no cost.
+
+A *sequential* placement (MOSAIC's slices, μLayer's layers) runs one op at a time, in the same
+global order, but each op's tasks keep their lanes: every task of an op waits for the op before it
+to finish (its output gathered), and the shares of a split op run in parallel on their EPs.
 
 :func:`list_schedule` gives the closed form: each task starts when its inputs are done and its
 lane is free. The DES (:mod:`hetsim.sim.dag`) runs the same tasks and, without contention and
@@ -121,8 +126,11 @@ def build_tasks(platform, workload, placement: Placement, cost: CostModel,
         of_op.setdefault(kw["op"], []).append(t.index)
         return t.index
 
+    barrier: list[int] = []   # sequential: the final task of the op before (every task waits for it)
+
     def move(name: str, src_task: int | None, src: ExecutionPlace, dst: ExecutionPlace, nbytes: float,
-             consumer: str, key: tuple[str, str] | None) -> int | None:
+             consumer: str, key: tuple[str, str] | None, sequenced: bool = True,
+             slice_: bool = False) -> int | None:
         """The task after which ``nbytes`` made by ``src_task`` on ``src`` are on ``dst`` (adding
         their transfer, once per ``key`` when given: the cost model prices it, so a model can
         charge synchronisation or layout conversion even where the EPs share a memory)."""
@@ -130,12 +138,14 @@ def build_tasks(platform, workload, placement: Placement, cost: CostModel,
             return src_task
         if key is not None and key in cached:
             return cached[key]
-        measured = cost.measured_transfer_s(nbytes, src, dst)
+        # A split op's slice is priced by the links (a measured copy table holds whole tensors).
+        measured = None if slice_ else cost.measured_transfer_s(nbytes, src, dst)
         seconds = measured if measured is not None else cost.transfer_time(nbytes, src, dst)
         if seconds <= 0:
             return src_task
         lane, also = _comm_lanes(comm, src, dst)
-        i = add("transfer", name, lane, [] if src_task is None else [src_task],
+        deps = [] if src_task is None else [src_task]
+        i = add("transfer", name, lane, _union(deps, barrier) if sequenced else deps,
                 route=platform.route(src, dst), nbytes=float(nbytes), transfer_s=seconds,
                 measured=measured is not None, op=consumer, dst=dst, src=src, also=also,
                 out_bytes=float(nbytes))
@@ -169,26 +179,35 @@ def build_tasks(platform, workload, placement: Placement, cost: CostModel,
         shares = placement.splits.get(op.name)
         home = placement.ep_of[op.name]
         if shares is None:
-            i = add("compute", op.name, home.name, inputs_of(op, home), ep=home,
+            i = add("compute", op.name, home.name, _union(inputs_of(op, home), barrier), ep=home,
                     demand=cost.op_demand(op, home, state), op=op.name, out_bytes=float(op.output_bytes),
                     weight_bytes=float(op.weight_bytes), work_bytes=float(op.im2col_bytes))
             produced[op.name] = (i, home)
+            if placement.sequential:
+                barrier[:] = [i]
             continue
         # A split op: each share computes its slice of the output channels on its EP; the home EP
         # computes its own share first, then gathers the slices (the concat of AutoDiCE / μLayer)
         # before any consumer reads them.
         made = []
         for s in shares:
-            i = add("compute", f"{op.name}@{s.ep.name}", s.ep.name, inputs_of(op, s.ep), ep=s.ep,
+            i = add("compute", f"{op.name}@{s.ep.name}", s.ep.name, _union(inputs_of(op, s.ep), barrier), ep=s.ep,
                     demand=cost.share_demand(op, s.ep, s.fraction, state), op=op.name,
                     out_bytes=op.output_bytes * s.fraction, weight_bytes=op.weight_bytes * s.fraction,
                     work_bytes=op.im2col_bytes * s.fraction)
             made.append((s, i))
-        parts = [move(f"{op.name}@{s.ep.name}->{home.name}", i, s.ep, home, op.output_bytes * s.fraction,
-                      op.name, None) for s, i in made]
-        k = add("compute", f"{op.name}:gather", home.name, [p for p in parts if p is not None], ep=home,
+            if comm != "mpi":   # each slice leaves as soon as its share is done
+                made[-1] = (s, move(f"{op.name}@{s.ep.name}->{home.name}", i, s.ep, home,
+                                    op.output_bytes * s.fraction, op.name, None, sequenced=False, slice_=True))
+        if comm == "mpi":
+            # AutoDiCE's ranks: the Concat's rank computes its own share, then receives the slices.
+            made = [(s, move(f"{op.name}@{s.ep.name}->{home.name}", i, s.ep, home, op.output_bytes * s.fraction,
+                             op.name, None, sequenced=False, slice_=True)) for s, i in made]
+        k = add("compute", f"{op.name}:gather", home.name, [i for _, i in made if i is not None], ep=home,
                 demand=cost.gather_demand(op, home, state), op=op.name, out_bytes=float(op.output_bytes))
         produced[op.name] = (k, home)
+        if placement.sequential:
+            barrier[:] = [k]
 
     lanes: dict[str, list[int]] = {}
     for name in op_order:
@@ -200,6 +219,11 @@ def build_tasks(platform, workload, placement: Placement, cost: CostModel,
         for t in tasks:
             t.lane, t.also = "serial", ()
     return TaskGraph(tasks, lanes, sinks)
+
+
+def _union(deps: list[int], extra: list[int]) -> list[int]:
+    """``deps`` plus the tasks of ``extra`` it lacks (a dependency is listed once)."""
+    return deps + [d for d in extra if d not in deps]
 
 
 def _comm_lanes(comm: Comm, src: ExecutionPlace, dst: ExecutionPlace) -> tuple[str | None, tuple[str, ...]]:

@@ -104,12 +104,14 @@ class HybridNSGA2(Explorer[HybridProblem]):
         return {"naive": "Naive", "split-point": "Split-Point"}.get(self.chromosome, str(self.chromosome))
 
     @classmethod
-    def make_problem(cls, platform, workload, eps=None, noise_sigma: float | None = None) -> HybridProblem:
+    def make_problem(cls, platform, workload, eps=None, noise_sigma: float | None = None,
+                     objective: str = "latency") -> HybridProblem:
         """The problem ``hetsim explore`` builds for this explorer: ``eps`` a view (``cpu``,
-        ``cpu+gpu``) or EP names."""
+        ``cpu+gpu``) or EP names; ``noise_sigma`` None keeps the problem's default."""
         if noise_sigma is None:
-            return HybridProblem(platform, workload, devices=eps or "cpu")
-        return HybridProblem(platform, workload, devices=eps or "cpu", noise_sigma=noise_sigma)
+            return HybridProblem(platform, workload, devices=eps or "cpu", objective=objective)
+        return HybridProblem(platform, workload, devices=eps or "cpu", noise_sigma=noise_sigma,
+                             objective=objective)
 
     def validate(self, problem) -> None:
         if not isinstance(problem, HybridProblem):

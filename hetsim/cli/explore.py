@@ -387,7 +387,7 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
 def _is_placement(name: str) -> bool:
     from hetsim.explore.registry import algorithms
 
-    return any(a.name == name and a.problem == "placement" for a in algorithms())
+    return any(a.name == name and a.problem in ("placement", "hybrid") for a in algorithms())
 
 
 def _explore_placement(platform, workload, cost, algorithm, kwargs, eps, objective, engine, frames, noise_sigma,

@@ -196,16 +196,16 @@ def pareto_placements(exploration) -> list:
     return [problem.space.placement(decoded, i, problem.cost) for i in range(len(decoded))]
 
 
-register("NSGA-II", HybridNSGA2, "placement", "Savva, hybrid partitioning (seed 004)",
+register("NSGA-II", HybridNSGA2, "hybrid", "Savva, hybrid partitioning (seed 004)",
          "NSGA-II (pymoo) over hybrid vertical + LOP partitions with the thesis's analytical model; "
          "deploys the Pareto extremes on the real cluster")
-register("NSGA-II-naive", HybridNSGA2, "placement", "Savva, hybrid partitioning (seed 004)",
+register("NSGA-II-naive", HybridNSGA2, "hybrid", "Savva, hybrid partitioning (seed 004)",
          "NSGA-II with the naive chromosome: n device genes per Conv/FC layer, 1 per other layer",
          chromosome="naive")
-register("NSGA-II-adv", HybridNSGA2, "placement", "Savva, hybrid partitioning (seed 004)",
+register("NSGA-II-adv", HybridNSGA2, "hybrid", "Savva, hybrid partitioning (seed 004)",
          "NSGA-II with the advanced chromosome: a p x n matrix of split points over Conv/FC layers",
          chromosome="advanced")
-register("Split-Point", HybridNSGA2, "placement", "Guo, Pimentel & Stefanov [18] via Savva (seed 004)",
+register("Split-Point", HybridNSGA2, "hybrid", "Guo, Pimentel & Stefanov [18] via Savva (seed 004)",
          "NSGA-II with the vertical Split-Point encoding: n genes, one split point per device",
          chromosome="split-point")
 

@@ -27,6 +27,12 @@
     in milliseconds, the path-aware DP and the exact MILP (CP-SAT) on the same graph; Algorithm 1's
     profiling plan (node runs and edge-profiling sweep) on the three models at p = 16; Fig. 13's
     exhaustive enumeration of a 15-op window (paths/s). `--only h` runs (h) alone.
+(i) seed 004's analytical model: evaluations per second of a population of 1000 AlexNet genomes
+    (advanced p = 2 and naive, 8 CPUs), and the wall time of a whole NSGA-II run of the thesis's
+    size, population 1000 x 100 generations, Advanced-2 on AlexNet (goal: under 60 s on one core);
+(j) seed 004's "real" cluster: DES evaluations per second of a hybrid AlexNet mapping (conv1 and the
+    FC layers split over 2 CPUs), one inference, contention on, MPI transfers. `--only i` runs (i)
+    and (j).
 
 Medians over --repeat runs; the machines are shared and noisy, so quote ratios from one run.
 """
@@ -187,6 +193,55 @@ def bench_reproduce() -> dict:
 
     return {"shisha_quick_s": timed("shisha", "--quick"), "shisha_full_s": timed("shisha"),
             "pipesearch_and_shisha_full_s": timed("pipesearch", "shisha"), "goal_full_s": 300.0}
+
+
+def _nsga2_setup(chromosome: str):
+    from hetsim.experiments.nsga2.runs import coefficients
+    from hetsim.explore.nsga2 import HybridSpace, ThesisModel, make_chromosome
+
+    space = HybridSpace(load_platform("xavier-nx-x8"), load_workload("alexnet-onnx"), "cpu")
+    model = ThesisModel(space, coefficients("alexnet-onnx", "cpu", True))
+    return space, model, make_chromosome(chromosome, space, p=2)
+
+
+def bench_nsga2(repeat: int) -> dict:
+    from hetsim.explore.nsga2 import run_nsga2
+
+    out: dict = {}
+    rng = np.random.default_rng(0)
+    for name in ("advanced", "naive"):
+        _, model, chrom = _nsga2_setup(name)
+        X = chrom.repair(rng.integers(chrom.xl, chrom.xu + 1, size=(1000, chrom.n_var)))
+        t = _median_time(lambda chrom=chrom, X=X, model=model: model.evaluate(chrom.decode(X)), repeat)
+        out[f"{name}_evaluations_per_s"] = 1000 / t
+    _, model, chrom = _nsga2_setup("advanced")
+    t0 = time.perf_counter()
+    result = run_nsga2(chrom, model, pop_size=1000, n_gen=100, seed=0)
+    out.update({"full_run_s": time.perf_counter() - t0, "full_run_evaluations": result.evaluations,
+                "goal_full_run_s": 60.0})
+    return out
+
+
+def bench_hybrid_des(repeat: int) -> dict:
+    from hetsim.cost.nsga2 import NcnnCostModel
+    from hetsim.mapping import hybrid_placement
+    from hetsim.sim.dag import run_dag
+    from hetsim.sim.tasks import build_tasks
+
+    platform = load_platform("xavier-nx-x8")
+    workload = load_workload("alexnet-onnx")
+    devices = {op.name: ["nx01-cpu"] for op in workload.ops}
+    for name in ("conv1_1", "fc6_1", "fc7_1", "fc8_1"):
+        devices[name] = ["nx01-cpu", "nx02-cpu"]
+    placement = hybrid_placement(platform, workload, devices)
+    cost = NcnnCostModel(platform)
+
+    def one() -> None:
+        tg = build_tasks(platform, workload, placement, cost, comm="mpi")
+        run_dag(platform, tg, RunOptions.make(frames=1).resolve(placement))
+
+    t = _median_time(one, repeat)
+    return {"evaluations_per_s": 1 / t, "median_s": t}
 
 
 SWEEP_MAPPINGS = ["B4:1-35|s2:36-44|s2:45-54", "B2:1-16|B2:17-34|s3:35-47|s1:48-54",
@@ -418,7 +473,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--repeat", type=int, default=5, help="runs per figure (median)")
     ap.add_argument("--no-reproduce", action="store_true", help="skip the reproduction timings (d)")
-    ap.add_argument("--only", choices=["f", "g", "h"], default=None, help="run one figure alone")
+    ap.add_argument("--only", choices=["f", "g", "h", "i"], default=None, help="run one figure alone")
     ap.add_argument("--no-dask", action="store_true", help="(f) without the Dask LocalCluster")
     args = ap.parse_args(argv)
     if args.only == "h":
@@ -440,8 +495,13 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print_hope(h)
         return 0
+    if args.only == "i":   # (i) and (j), seed 004
+        h = {"nsga2": bench_nsga2(args.repeat), "hybrid_des": bench_hybrid_des(args.repeat)}
+        print(json.dumps(h, indent=2) if args.json else h)
+        return 0
     results = {"analytic": bench_analytic(args.repeat), "des": bench_des(args.repeat),
-               "explorers": bench_explorers(args.repeat), "recurrence": bench_recurrence(args.repeat)}
+               "explorers": bench_explorers(args.repeat), "recurrence": bench_recurrence(args.repeat),
+               "nsga2": bench_nsga2(args.repeat), "hybrid_des": bench_hybrid_des(args.repeat)}
     if not args.no_reproduce:
         results["reproduce"] = bench_reproduce()
     results["sweep"] = bench_sweep(dask=not args.no_dask, repeat=min(args.repeat, 3))
@@ -475,6 +535,13 @@ def main(argv: list[str] | None = None) -> int:
         print_sweep(results["sweep"])
         print_hope(results["hope"])
         print_pim(results["pim"])
+        g = results["nsga2"]
+        print(f"(i) seed-004 analytical model, AlexNet on 8 CPUs: {g['advanced_evaluations_per_s']:,.0f} "
+              f"evaluations/s (advanced, p = 2), {g['naive_evaluations_per_s']:,.0f}/s (naive); NSGA-II "
+              f"1000 x 100 ({g['full_run_evaluations']:,} evaluations) in {g['full_run_s']:.1f} s (goal < 60 s)")
+        h = results["hybrid_des"]
+        print(f"(j) seed-004 DES, hybrid AlexNet over 2 CPUs: {h['evaluations_per_s']:.1f} evaluations/s "
+              f"({h['median_s'] * 1e3:.1f} ms each)")
     return 0
 
 

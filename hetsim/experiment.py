@@ -41,6 +41,7 @@ PAPERS = {
     "pipeit": "hetsim.experiments.pipeit",
     "pim": "hetsim.experiments.pim",
     "hope": "hetsim.experiments.hope",
+    "nsga2": "hetsim.experiments.nsga2",
     "tournament": "hetsim.experiments.tournament",
 }
 

@@ -64,7 +64,7 @@ def random_mapping(rng, platform, workload, plan: bool, split: bool, sequential:
 
 @settings(max_examples=60, deadline=None)
 @given(st.integers(2, 14), st.integers(0, 10**6), st.booleans(), st.booleans(),
-       st.sampled_from(["free", "consumer", "copy"]), st.booleans(), st.booleans(), st.booleans())
+       st.sampled_from(["free", "consumer", "copy", "mpi"]), st.booleans(), st.booleans(), st.booleans())
 def test_des_equals_the_list_schedule_on_random_dags(n, seed, plan, split, comm, caching, serial,
                                                       sequential):
     rng = np.random.default_rng(seed)

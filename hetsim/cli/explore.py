@@ -159,12 +159,13 @@ def _places(platform) -> list[str]:
 @click.option("--dvfs", default=None, help="DVFS preset (e.g. governor3).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a platform field.")
 @click.option("--force", is_flag=True, help="Enumerate a design space past the size limit.")
-@click.option("--cost-model", type=click.Choice(["roofline", "hope", "pim"]), default=None,
+@click.option("--cost-model", type=click.Choice(["roofline", "hope", "pim", "ncnn"]), default=None,
               help="The cost model (default: the platform's, runtime.cost_model; hope: HOPE's phones "
-                   "hope-le/me/he, docs/papers/hope.md; pim: the PIM paper's pim-zynq, docs/papers/pim.md).")
-@click.option("--comm", type=click.Choice(["free", "consumer", "copy"]), default=None,
+                   "hope-le/me/he, docs/papers/hope.md; pim: the PIM paper's pim-zynq, docs/papers/pim.md; "
+                   "ncnn: the Jetson cluster of the hybrid-partitioning thesis, which its NSGA-II always uses).")
+@click.option("--comm", type=click.Choice(["free", "consumer", "copy", "mpi"]), default=None,
               help="Placements: where a transfer runs (default free; consumer: on the EP that needs "
-                   "the data, HOPE's runtime; copy: a copy lane per destination).")
+                   "the data, HOPE's runtime; copy: a copy lane per destination; mpi: on both ends).")
 @click.option("--no-caching", is_flag=True, help="Placements: move a tensor once per consuming op.")
 @click.option("--plan-out", type=click.Path(dir_okay=False), default=None,
               help="Placements: write the chosen plan as a mapping YAML (hetsim simulate -m FILE).")
@@ -172,11 +173,14 @@ def _places(platform) -> list[str]:
               help="Write the trial table as CSV.")
 @click.option("--plot", "plot_out", type=click.Path(dir_okay=False), default=None,
               help="Write a PNG: the Pareto front with --pareto, else the best-so-far convergence.")
+@click.option("--export-autodice", "export_dir", type=click.Path(file_okay=False), default=None,
+              help="Placements: write the chosen mapping as AutoDiCE's mapping.json and horizontal.json "
+                   "in this directory (hetsim simulate -m DIR/mapping.json).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, cores, assignment_kind,
                 objective, pareto, engine, frames, cost_table, fallback, max_trials, max_clock,
                 target_fps, noise_sigma, seed, dvfs, overrides, force, cost_model, comm, no_caching, plan_out,
-                trials_out, plot_out, as_json):
+                trials_out, plot_out, export_dir, as_json):
     """Search mappings of a workload with one of the registered algorithms."""
     from hetsim.cost import CompositeCostModel, make_cost_model
     from hetsim.explore import (
@@ -213,7 +217,9 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
                               f"ops on EPs, it does not cut stages)")
         return _explore_placement(platform, workload, cost, algorithm, _parse_params(params), eps, objective,
                                   engine, frames, noise_sigma, seed, comm, no_caching, plan_out, trials_out,
-                                  as_json, platform_name, workload_name)
+                                  as_json, platform_name, workload_name, export_dir, cost_table is not None)
+    if export_dir:
+        raise HetsimError("--export-autodice applies to placement algorithms (NSGA-II, ...), not to pipelines")
 
     # -- objectives ------------------------------------------------------------------------------
     track: list[str] = []
@@ -384,11 +390,12 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
 def _is_placement(name: str) -> bool:
     from hetsim.explore.registry import algorithms
 
-    return any(a.name == name and a.problem == "placement" for a in algorithms())
+    return any(a.name == name and a.problem in ("placement", "hybrid") for a in algorithms())
 
 
 def _explore_placement(platform, workload, cost, algorithm, kwargs, eps, objective, engine, frames, noise_sigma,
-                       seed, comm, no_caching, plan_out, trials_out, as_json, platform_name, workload_name):
+                       seed, comm, no_caching, plan_out, trials_out, as_json, platform_name, workload_name,
+                       export_dir=None, measured=False):
     """``hetsim explore`` with a placement algorithm: a :class:`PlacementProblem` over the given EPs
     (default: each cluster whole and each accelerator), the plan measured once, its summary, what
     the scheduler reports (wall time, prediction, ...), and the plan as a mapping file."""
@@ -402,12 +409,37 @@ def _explore_placement(platform, workload, cost, algorithm, kwargs, eps, objecti
     from hetsim.mapping import placement_dict
     from hetsim.validation import atomic_write
 
-    allowed_objectives = ("latency", "energy", "throughput")
+    allowed = get_algorithm(algorithm).parameters()
+    for key in kwargs:
+        if key not in allowed:
+            listing = ", ".join(f"{k}={v!r}" for k, v in allowed.items()) or "none"
+            raise HetsimError(f"--param {key}: {algorithm} has no parameter {key!r}; its parameters (with "
+                              f"defaults): {listing}")
+    explorer = make_explorer(algorithm, **kwargs)
+    factory = getattr(type(explorer), "make_problem", None)
+    if factory is not None:
+        # An algorithm with its own problem (the hybrid-partitioning NSGA-II: the ncnn cluster,
+        # MPI transfers, AutoDiCE's benchmark runs); --eps is a device view or EP names.
+        given = {"--comm": comm is not None, "--no-caching": no_caching, "--engine": engine is not None,
+                 "--frames": frames is not None, "--cost-table": measured,
+                 "--cost-model": cost.name not in ("roofline", "ncnn")}
+        wrong = [flag for flag, on in given.items() if on]
+        if wrong:
+            raise HetsimError(f"{wrong[0]} does not apply to {algorithm}: it measures on its own problem "
+                              f"(the ncnn model, MPI transfers, AutoDiCE's benchmark mode)")
+        views = ("cpu", "cpu+gpu")
+        devices = eps if eps in views else ([e.strip() for e in eps.split(",") if e.strip()] if eps else None)
+        problem = factory(platform, workload, eps=devices, noise_sigma=noise_sigma or None,
+                          objective=objective or "latency")
+    else:
+        problem = None
+    allowed_objectives = ("latency", "energy", "throughput", "memory") if problem is not None else (
+        "latency", "energy", "throughput")
     objective = objective or "latency"
     if objective not in allowed_objectives:
         raise HetsimError(f"--objective {objective}: a placement is judged by {', '.join(allowed_objectives)}")
     names = None
-    if eps is not None:
+    if eps is not None and problem is None:
         names = [e.strip() for e in eps.split(",") if e.strip()]
         for n in names:
             try:
@@ -417,24 +449,19 @@ def _explore_placement(platform, workload, cost, algorithm, kwargs, eps, objecti
                                   f"{', '.join(platform.topology.ep_forms())}") from None
         if len(set(names)) != len(names):
             raise HetsimError(f"--eps lists an EP twice: {','.join(names)}")
-    allowed = get_algorithm(algorithm).parameters()
-    for key in kwargs:
-        if key not in allowed:
-            listing = ", ".join(f"{k}={v!r}" for k, v in allowed.items()) or "none"
-            raise HetsimError(f"--param {key}: {algorithm} has no parameter {key!r}; its parameters (with "
-                              f"defaults): {listing}")
-    explorer = make_explorer(algorithm, **kwargs)
-    engine = engine or ("des" if noise_sigma > 0 else "analytic")
-    if objective == "energy" and not platform.has_power_model:
-        raise HetsimError(f"--objective energy: {platform.name} has no power model (docs/platforms.md); "
-                          "allowed here: latency, throughput")
-    # The platform's runtime (pim-zynq: ONNX Runtime's serial executor), --comm / --no-caching on top.
-    base = DagOptions.for_platform(platform)
-    dag = replace(base, comm=comm or base.comm, caching=base.caching and not no_caching)
-    problem = PlacementProblem(platform, workload, cost, eps=names, objective=objective, dag=dag,
-                               measurement=Measurement(mode="stream", frames_per_trial=frames or 1, engine=engine,
-                                                       noise_sigma=noise_sigma))
+    if problem is None:
+        engine = engine or ("des" if noise_sigma > 0 else "analytic")
+        if objective == "energy" and not platform.has_power_model:
+            raise HetsimError(f"--objective energy: {platform.name} has no power model (docs/platforms.md); "
+                              "allowed here: latency, throughput")
+        # The platform's runtime (pim-zynq: ONNX Runtime's serial executor), --comm / --no-caching on top.
+        base = DagOptions.for_platform(platform)
+        dag = replace(base, comm=comm or base.comm, caching=base.caching and not no_caching)
+        problem = PlacementProblem(platform, workload, cost, eps=names, objective=objective, dag=dag,
+                                   measurement=Measurement(mode="stream", frames_per_trial=frames or 1,
+                                                           engine=engine, noise_sigma=noise_sigma))
     result = explore(problem, explorer, None, seed=seed, progress=False)
+    written = _export_autodice(result, platform, workload, export_dir) if export_dir else []
     _flush_notes()
     if trials_out:
         with atomic_write(trials_out) as f:
@@ -461,12 +488,39 @@ def _explore_placement(platform, workload, cost, algorithm, kwargs, eps, objecti
         t.add_row(key, escape(fmt(value)))
     console.print(t)
     if plan_out:
-        flags = (f" --cost-model {cost.name}" if cost.name == "hope" else "") + (f" --comm {comm}" if comm else "")
+        flags = (f" --cost-model {problem.cost.name}" if problem.cost.name in ("hope", "ncnn") else "") + (
+            f" --comm {problem.dag.comm}" if problem.dag.comm != "free" else "")
         console.print(f"simulate it: hetsim simulate -p {platform_name} -w {workload_name} -m {plan_out}{flags}",
                       soft_wrap=True)
-    for path in (trials_out, plan_out):
+    for path in [trials_out, plan_out, *written]:
         if path:
             console.print(f"wrote {path}")
+
+
+def _export_autodice(result, platform, workload, directory) -> list[str]:
+    """AutoDiCE's mapping.json and horizontal.json of the chosen placement (the ONNX nodes the
+    import folded into constants, e.g. DenseNet-121's Unsqueeze, go with the op that reads them)."""
+    from pathlib import Path
+
+    from hetsim.mapping import Placement, to_autodice
+    from hetsim.validation import atomic_write
+    from hetsim.workload.zoo import GENERATORS
+
+    if not isinstance(result.best, Placement):
+        raise HetsimError("--export-autodice: the exploration chose no placement to export")
+    constants = {}
+    if workload.name in GENERATORS:
+        from hetsim.workload.onnx_import import folded_readers
+
+        constants = folded_readers(GENERATORS[workload.name](), workload)
+    mapping, horizontal = to_autodice(result.best, platform, workload, constants)
+    out = []
+    for name, data in (("mapping.json", mapping), ("horizontal.json", horizontal)):
+        path = Path(directory) / name
+        with atomic_write(path) as f:
+            json.dump(data, f, indent=1)
+        out.append(str(path))
+    return out
 
 
 def _plot_convergence(result, path, title: str) -> None:

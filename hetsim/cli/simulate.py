@@ -39,12 +39,14 @@ from hetsim.errors import HetsimError
 @click.option("--fallback", type=click.Choice(["roofline"]), default=None,
               help="Price what the --cost-table lacks (a layer or op without a row for an EP) with "
               "this model instead of refusing it.")
-@click.option("--cost-model", type=click.Choice(["roofline", "hope", "pim"]), default=None,
+@click.option("--cost-model", type=click.Choice(["roofline", "hope", "pim", "ncnn"]), default=None,
               help="The cost model (default: the platform's, runtime.cost_model; hope: HOPE's, "
-                   "docs/papers/hope.md; pim: the PIM paper's); --cost-table replays measurements.")
-@click.option("--comm", type=click.Choice(["free", "consumer", "copy"]), default=None,
+                   "docs/papers/hope.md; pim: the PIM paper's; ncnn: the Jetson cluster of the "
+                   "hybrid-partitioning thesis, docs/papers/nsga2.md); --cost-table replays measurements.")
+@click.option("--comm", type=click.Choice(["free", "consumer", "copy", "mpi"]), default=None,
               help="DAG mappings: transfers overlap everything (free, the default), occupy the consuming "
-              "EP (consumer: HOPE's runtime) or a copy lane per destination (copy).")
+              "EP (consumer: HOPE's runtime), a copy lane per destination (copy), or both the sending "
+              "and the receiving EP (mpi: AutoDiCE's blocking send/receive).")
 @click.option("--no-caching", is_flag=True, help="DAG mappings: move a tensor once per consuming op, "
               "not once per destination EP.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")

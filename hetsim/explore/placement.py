@@ -160,7 +160,8 @@ class PlacementProblem(Problem):
         order = tuple(sorted((e, tuple(o)) for e, o in candidate.order.items())) if candidate.order else None
         splits = tuple(sorted((op, tuple((s.ep.name, s.fraction) for s in shares))
                               for op, shares in candidate.splits.items()))
-        return (tuple(candidate.ep_of[op].name for op in self.ops), order, splits, candidate.sequential)
+        inputs = tuple(sorted((name, ep.name) for name, ep in candidate.inputs.items()))
+        return (tuple(candidate.ep_of[op].name for op in self.ops), order, splits, candidate.sequential, inputs)
 
     def contains(self, candidate) -> bool:
         if not isinstance(candidate, Placement):

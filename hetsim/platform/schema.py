@@ -285,6 +285,34 @@ class PimUnitParams(CostParams):
     copy_setup_us: NonNegFloat = Field(default=0.0, description="Fixed cost of every CPU <-> PIM copy, us.")
 
 
+class NcnnParams(CostParams):
+    """``core_types[].ncnn`` / ``accelerators[].ncnn``: what the ncnn runtime model of the hybrid
+    partitioning reproduction (:class:`hetsim.cost.nsga2.NcnnCostModel`: the Jetson cluster that
+    AutoDiCE deploys on, seed 004) reads on top of the roofline block: Winograd convolutions, the
+    runtime's own memory, and the power drawn by kind of work."""
+
+    readers: ClassVar[tuple[str, ...]] = ("ncnn",)
+
+    winograd_efficiency: Annotated[float, Field(gt=0, le=1)] | None = Field(
+        default=None, description="Fraction of the peak MAC rate a Winograd convolution's batched GEMMs "
+        "sustain on its reduced MACs. None: every convolution runs as im2col + GEMM.")
+    winograd_tile: Annotated[int, Field(ge=2)] = Field(
+        default=6, description="Output tile m of Winograd F(m x m, 3 x 3): a 3x3 convolution costs "
+        "(m+2)^2 / (9 m^2) of its direct MACs (F(6,3): 0.198).")
+    winograd_min_channels: Annotated[int, Field(ge=1)] = Field(
+        default=16, description="A 3x3 stride-1 ungrouped convolution with at least this many input and "
+        "output channels runs as Winograd.")
+    runtime_MiB: NonNegFloat = Field(
+        default=0.0, description="Memory the runtime process holds besides tensors and weights (libraries, "
+        "MPI, allocator pools, a GPU context), MiB.")
+    memory_bound_W: NonNegFloat | None = Field(
+        default=None, description="Power of the whole place while it runs a memory-bound op, W (default: "
+        "its active power).")
+    comm_W: NonNegFloat | None = Field(
+        default=None, description="Power of the whole place while it is blocked in a send or receive, W "
+        "(MPI busy-polls; default: memory_bound_W).")
+
+
 def cost_blocks(owner: type[BaseModel]) -> dict[str, type[CostParams]]:
     """The cost-model parameter blocks of ``owner`` (CoreType or Accelerator): YAML key -> model."""
     out = {}
@@ -331,6 +359,8 @@ class CoreType(_Strict):
         default_factory=PimCpuParams, description="Parameters of the PIM paper's cost model (CPU side).")
     hope: HopeCoreParams = Field(
         default_factory=HopeCoreParams, description="Parameters HOPE's cost model adds (frequency scaling).")
+    ncnn: NcnnParams = Field(
+        default_factory=NcnnParams, description="Parameters of the ncnn runtime model (seed 004).")
 
     @model_validator(mode="before")
     @classmethod
@@ -435,6 +465,8 @@ class Accelerator(_Strict):
     hope: HopeAcceleratorParams = Field(
         default_factory=HopeAcceleratorParams, description="Parameters HOPE's cost model adds "
         "(depthwise efficiency, hand-off costs).")
+    ncnn: NcnnParams = Field(
+        default_factory=NcnnParams, description="Parameters of the ncnn runtime model (seed 004).")
 
     @model_validator(mode="before")
     @classmethod
@@ -466,8 +498,11 @@ class Accelerator(_Strict):
 
 class Link(_Strict):
     """An interconnect (CCI, network-on-package, PCIe, Ethernet) joining clusters, accelerators or
-    devices. Every pair of its endpoints talks through it; its bandwidth is shared by the transfers
-    active on it."""
+    devices. Every pair of its endpoints talks through it. A plain link is one medium whose
+    bandwidth is shared by every transfer active on it (a bus). A ``switched`` link is a switch
+    with one full-duplex port per endpoint (an Ethernet switch and the boards' NICs): each port
+    sends and receives at ``bandwidth_GBps`` on its own, so a transfer shares only its sender's
+    send side and its receiver's receive side (a non-blocking switch fabric)."""
 
     name: Name = Field(description="Link name (addressable by --set links.<name>.<field>).")
     kind: str = Field("bus", description="Free text: CCI, network-on-package, PCIe, Ethernet, ...")
@@ -476,6 +511,9 @@ class Link(_Strict):
     bandwidth_GBps: PositiveFloat = Field(description="Bandwidth shared by the transfers active on the link, GB/s.")
     latency_ns: NonNegFloat = Field(0.0, description="Fixed latency of every transfer, ns.")
     energy_pJ_per_byte: NonNegFloat = Field(0.0, description="Energy per byte moved, pJ/B.")
+    switched: bool = Field(
+        False, description="A switch with one full-duplex port per endpoint: each port's send and "
+        "receive side is a bandwidth server of its own (default: one shared medium).")
 
 
 class Device(_Strict):
@@ -495,7 +533,7 @@ class Power(_Strict):
 
 
 #: The cost models a platform may name as the one its numbers are for (``runtime.cost_model``).
-COST_MODELS = ("roofline", "hope", "pim")
+COST_MODELS = ("roofline", "hope", "pim", "ncnn")
 
 
 class Runtime(_Strict):
@@ -504,15 +542,16 @@ class Runtime(_Strict):
     The PIM paper's ONNX Runtime runs one node at a time, copies before the node that needs them,
     one copy per tensor and memory space: ``{cost_model: pim, serial: true, residency: memory}``."""
 
-    cost_model: Literal["roofline", "hope", "pim"] = Field(
+    cost_model: Literal["roofline", "hope", "pim", "ncnn"] = Field(
         default="roofline", description="The cost model hetsim uses by default on this platform.")
     serial: bool = Field(default=False, description="DAG placements run one task at a time (ops and copies).")
     caching: bool = Field(default=True, description="A copied tensor is reused by every consumer where it landed.")
     residency: Literal["ep", "memory"] = Field(
         default="ep", description="Where a copy lands: on its destination EP, or in its memory space (EPs "
         "sharing a memory read one copy and never copy between themselves).")
-    comm: Literal["free", "consumer", "copy"] = Field(
-        default="free", description="Which lane a copy holds (none, the consumer's EP, a copy lane).")
+    comm: Literal["free", "consumer", "copy", "mpi"] = Field(
+        default="free", description="Which lane a copy holds (none, the consumer's EP, a copy lane, both "
+        "ends: a blocking MPI send/receive).")
 
 
 class Platform(_Strict):

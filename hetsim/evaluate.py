@@ -21,7 +21,7 @@ from hetsim.metrics import Metrics
 from hetsim.options import RunOptions
 from hetsim.sim.dag import simulate_dag
 from hetsim.sim.pipeline import simulate_pipeline
-from hetsim.sim.tasks import Comm, build_tasks
+from hetsim.sim.tasks import Comm, Residency, build_tasks
 from hetsim.sim.trace import Interval, intervals_of
 
 
@@ -34,17 +34,29 @@ class Result:
 @dataclass(frozen=True)
 class DagOptions:
     """How a DAG mapping expands into tasks (see :mod:`hetsim.sim.tasks`): where communication is
-    charged (``comm``), whether a tensor crosses to an EP once (``caching``), and whether every
-    task runs one at a time (``serial``)."""
+    charged (``comm``), whether a tensor crosses to an EP once (``caching``), whether every
+    task runs one at a time (``serial``), where a copy resides (``residency``: per EP or per memory
+    space) and whether the serial executor's copies overlap the computation on a DMA lane
+    (``overlap``)."""
 
     comm: Comm = "free"
     caching: bool = True
     serial: bool = False
+    residency: Residency = "ep"
+    overlap: bool = False
+
+    @classmethod
+    def for_platform(cls, platform) -> DagOptions:
+        """The platform's default execution (its ``runtime`` block)."""
+        r = platform.runtime
+        return cls(comm=r.comm, caching=r.caching, serial=r.serial, residency=r.residency)
 
 
 def simulate(platform, workload, mapping: Pipeline | Placement, options: RunOptions | None = None, *,
-             cost: CostModel | None = None, dag: DagOptions | None = None, **fields) -> Result:
-    """Evaluate ``mapping`` and keep the per-frame intervals (for traces and Gantt charts).
+             cost: CostModel | None = None, dag: DagOptions | None = None, intervals: bool = True,
+             **fields) -> Result:
+    """Evaluate ``mapping`` and keep the per-frame intervals (for traces and Gantt charts;
+    ``intervals=False`` skips them, as :func:`evaluate` does).
 
     ``options`` or its fields as keywords (``engine="des", frames=50, noise_sigma=0.02, ...``);
     a ``source=FrameSource(...)`` keyword is accepted for the source and its interval."""
@@ -63,13 +75,14 @@ def simulate(platform, workload, mapping: Pipeline | Placement, options: RunOpti
         if opts.engine == "analytic":
             return Result(analytic.evaluate_pipeline(platform, workload, mapping, cost, opts))
         m, run = simulate_pipeline(platform, workload, mapping, cost, opts)
-        return Result(m, intervals_of(run))
-    dag = dag or DagOptions()
-    tg = build_tasks(platform, workload, mapping, cost, opts.state, dag.comm, dag.caching, dag.serial)
+        return Result(m, intervals_of(run) if intervals else [])
+    dag = dag or DagOptions.for_platform(platform)
+    tg = build_tasks(platform, workload, mapping, cost, opts.state, dag.comm, dag.caching, dag.serial,
+                     dag.residency, dag.overlap)
     if opts.engine == "analytic":
         return Result(analytic.evaluate_placement(platform, workload, mapping, tg, opts))
     m, drun = simulate_dag(platform, workload, mapping, tg, opts)
-    return Result(m, intervals_of(drun))
+    return Result(m, intervals_of(drun) if intervals else [])
 
 
 def evaluate(platform, workload, mapping: Pipeline | Placement, options: RunOptions | None = None,
@@ -77,4 +90,4 @@ def evaluate(platform, workload, mapping: Pipeline | Placement, options: RunOpti
     """The metrics of ``mapping`` (see :func:`simulate`; the engine defaults to analytic)."""
     if options is None:
         fields.setdefault("engine", "analytic")
-    return simulate(platform, workload, mapping, options, **fields).metrics
+    return simulate(platform, workload, mapping, options, intervals=False, **fields).metrics

@@ -57,8 +57,8 @@ def _cost_model_names(cls=CostModel) -> set[str]:
 
 
 def test_blocks_are_registered_as_fields_of_their_owner():
-    assert set(cost_blocks(CoreType)) == {"roofline", "pipeit", "gemm2"}
-    assert set(cost_blocks(Accelerator)) == {"roofline", "gemm2"}
+    assert set(cost_blocks(CoreType)) == {"roofline", "pipeit", "gemm2", "hope", "pim", "ncnn"}
+    assert set(cost_blocks(Accelerator)) == {"roofline", "gemm2", "hope", "pim", "ncnn"}
     for owner in (CoreType, Accelerator):
         for block in cost_blocks(owner).values():
             assert issubclass(block, CostParams)

@@ -6,6 +6,7 @@ import click
 
 from hetsim.cli._common import console, print_metrics, run_options
 from hetsim.errors import HetsimError
+from hetsim.platform.schema import COST_MODELS, FALLBACK_COST_MODELS
 
 
 @click.command()
@@ -36,12 +37,20 @@ from hetsim.errors import HetsimError
 @click.option("--cost-table", type=click.Path(), default=None,
               help="Replay measured times from a CSV (columns layer|op, ep, time_s), or a directory "
               "written by `hetsim profile` / `hetsim costs import-ort` (costs.csv, transfers.csv).")
-@click.option("--cost", "cost_model", type=click.Choice(["roofline", "gemm2"]), default="roofline",
-              show_default=True, help="Analytic cost model (without --cost-table): the roofline, or "
-              "gemm2 (shape-, cache- and algorithm-aware; docs/model.md).")
-@click.option("--fallback", type=click.Choice(["roofline", "gemm2"]), default=None,
+@click.option("--fallback", type=click.Choice(FALLBACK_COST_MODELS), default=None,
               help="Price what the --cost-table lacks (a layer or op without a row for an EP) with "
               "this model instead of refusing it.")
+@click.option("--cost-model", type=click.Choice(COST_MODELS), default=None,
+              help="The cost model (default: the platform's, runtime.cost_model; hope: HOPE's, "
+                   "docs/papers/hope.md; pim: the PIM paper's; ncnn: the Jetson cluster of the "
+                   "hybrid-partitioning thesis, docs/papers/nsga2.md; gemm2: shape-, cache- and "
+                   "algorithm-aware, docs/fidelity.md); --cost-table replays measurements.")
+@click.option("--comm", type=click.Choice(["free", "consumer", "copy", "mpi"]), default=None,
+              help="DAG mappings: transfers overlap everything (free, the default), occupy the consuming "
+              "EP (consumer: HOPE's runtime), a copy lane per destination (copy), or both the sending "
+              "and the receiving EP (mpi: AutoDiCE's blocking send/receive).")
+@click.option("--no-caching", is_flag=True, help="DAG mappings: move a tensor once per consuming op, "
+              "not once per destination EP.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--trace", type=click.Path(dir_okay=False), default=None, help="Write a Chrome/Perfetto trace.")
 @click.option("--gantt", type=click.Path(dir_okay=False), default=None, help="Write a Gantt chart PNG.")
@@ -50,12 +59,13 @@ from hetsim.errors import HetsimError
 @click.option("--gantt-layers", is_flag=True, help="Show each pipeline stage's layers in the Gantt chart.")
 @click.pass_context
 def simulate(ctx, platform_name, workload_name, mapping, engine, frames, no_contention, flows, seed, noise_sigma,
-             source, interval_s, buffer_frames, in_flight, dvfs, overrides, cost_table, cost_model, fallback,
-             as_json, trace, gantt, gantt_frames, gantt_layers):
+             source, interval_s, buffer_frames, in_flight, dvfs, overrides, cost_table, fallback, cost_model, comm,
+             no_caching, as_json, trace, gantt, gantt_frames, gantt_layers):
     """Simulate one mapping of a workload on a platform."""
     from hetsim.cost import make_cost_model
+    from hetsim.evaluate import DagOptions
     from hetsim.evaluate import simulate as run_simulation
-    from hetsim.mapping import load_mapping
+    from hetsim.mapping import Placement, load_mapping
     from hetsim.platform import load_platform
     from hetsim.sim.trace import plot_gantt, write_chrome_trace
     from hetsim.workload import load_workload
@@ -67,9 +77,16 @@ def simulate(ctx, platform_name, workload_name, mapping, engine, frames, no_cont
         raise HetsimError("--trace and --gantt need the des engine (--engine des; the analytic engine has no timeline)")
     platform = load_platform(platform_name, list(overrides), dvfs)
     workload = load_workload(workload_name)
-    cost = make_cost_model(platform, cost_table, fallback, cost_model)
+    cost = make_cost_model(platform, cost_table, fallback, cost_model, workload)
     m = load_mapping(mapping, platform, workload, cost)
-    result = run_simulation(platform, workload, m, options, cost=cost)
+    dag = None
+    if comm is not None or no_caching:
+        if not isinstance(m, Placement):
+            raise HetsimError("--comm and --no-caching apply to DAG mappings (placement files), not to pipelines")
+        base = DagOptions.for_platform(platform)    # the platform's runtime, these flags on top
+        dag = DagOptions(comm=comm or base.comm, caching=base.caching and not no_caching, serial=base.serial,
+                         residency=base.residency)
+    result = run_simulation(platform, workload, m, options, cost=cost, dag=dag)
     if trace:
         write_chrome_trace(result.intervals, trace, f"{workload.name} on {platform.name}: {m}")
     if gantt:

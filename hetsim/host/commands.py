@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from hetsim.errors import HetsimError
+from hetsim.platform.schema import FALLBACK_COST_MODELS
 
 
 def _progress(console: Console) -> Progress:
@@ -140,7 +141,7 @@ def validate() -> None:
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a field of the platform (repeatable), e.g. "
               "core_types.cpu.gemm2.conv_policy=armcl: the executor then runs 3x3 stride-1 convs with Winograd.")
-@click.option("--cost", "costs", multiple=True, type=click.Choice(["roofline", "gemm2"]),
+@click.option("--cost", "costs", multiple=True, type=click.Choice(FALLBACK_COST_MODELS),
               help="Cost model(s) to simulate with (repeatable; the first picks the default pipeline and "
               "heads the report). Default: roofline.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")

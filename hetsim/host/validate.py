@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from hetsim.analytic import SplitScorer
-from hetsim.cost import COST_MODELS, CostModel, make_cost_model
+from hetsim.cost import FALLBACKS, CostModel, make_cost_model
 from hetsim.errors import HetsimError
 from hetsim.evaluate import simulate
 from hetsim.host.executor import HostRun, WorkloadRef, run_on_host
@@ -181,10 +181,10 @@ def check_validation(platform, ref: WorkloadRef, mappings: Sequence[str] | None 
     if frames < 3:
         raise HetsimError(f"frames must be at least 3 to measure a steady state (got {frames})")
     if not costs:
-        raise HetsimError(f"validate host needs a cost model; allowed: {', '.join(COST_MODELS)}")
+        raise HetsimError(f"validate host needs a cost model; allowed: {', '.join(FALLBACKS)}")
     for c in costs:
-        if c not in COST_MODELS:
-            raise HetsimError(f"cost model {c!r}: allowed: {', '.join(COST_MODELS)}")
+        if c not in FALLBACKS:
+            raise HetsimError(f"cost model {c!r}: allowed: {', '.join(FALLBACKS)}")
     host_cluster(platform)
     workload = ref.load()
     cost = make_cost_model(platform, model=costs[0])

@@ -232,6 +232,35 @@ def analysis_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def heldout(out: Path, statistic: str = "median") -> str:
+    """Per run: median |model / measured - 1| on the GEMM shapes held out of every fit, per thread
+    count and context (warm: right after the same call; cold: caches flushed), for the roofline
+    (``HostFit.gemm_time``: one efficiency, max(compute, memory)) and gemm2 (as fitted)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from hetsim.host.fit import fit_gemm2, fit_host
+    from hetsim.host.microbench import Measurements, with_statistic
+
+    rows = []
+    for rd in sorted(p for p in out.glob("run*") if (p / "host.measurements.json").exists()):
+        raw = json.loads((rd / "host.measurements.json").read_text())
+        m = with_statistic(Measurements.from_dict(raw["measurements"]), statistic)
+        fit = fit_host(m)
+        g2 = fit_gemm2(m, fit)
+        for t in sorted({r["threads"] for r in m.contexts}):
+            for ctx in ("warm", "cold"):
+                sel = [r for r in m.contexts if r["set"] == "heldout" and r["threads"] == t and r["context"] == ctx]
+                if not sel:
+                    continue
+                roof = float(np.median([abs(fit.gemm_time(r["n"], r["k"], r["m"], t) / r["time_s"] - 1)
+                                        for r in sel]))
+                rows.append((rd.name, t, ctx, len(sel), roof, g2.residuals.get(f"gemm2 held-out {t}T {ctx}",
+                                                                               float("nan"))))
+    lines = ["| run | threads | context | shapes | roofline median |error| | gemm2 median |error| |",
+             "|---|---:|---|---:|---:|---:|"]
+    lines += [f"| {r} | {t} | {c} | {n} | {a:.1%} | {b:.1%} |" for r, t, c, n, a, b in rows]
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="results/fidelity/host")
@@ -244,8 +273,12 @@ def main() -> None:
     ap.add_argument("--summary", default=None, help="print the summary of a finished --out and stop")
     ap.add_argument("--analyse", default=None, help="refit every model on each run's measurements and score "
                     "them on its validation runs (the ablations included)")
+    ap.add_argument("--heldout", default=None, help="held-out GEMM shapes: both models' errors per run")
     ap.add_argument("--statistic", default="median", choices=("median", "p20"))
     a = ap.parse_args()
+    if a.heldout:
+        print(heldout(Path(a.heldout), a.statistic))
+        return
     if a.summary:
         print(summary(Path(a.summary)))
         return

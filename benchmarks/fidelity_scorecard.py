@@ -48,6 +48,8 @@ VARIANTS: dict[str, dict] = {
     "overlap-max": {"extra": both("overlap", "1.0")},            # the roofline's combine rule
     "no-copy-costs": {"extra": merge(both("im2col_cycles_per_byte", 0), both("pack_cycles_per_byte", 0))},
     "no-tile-overhead": {"extra": both("tile_overhead_cycles", 0)},
+    # two mechanisms off together: for a flip either one alone suffices to cause (Fig. 12's concavity)
+    "no-tiles-no-caches": {"extra": merge(both("tiles", "false"), both("caches", "false"))},
     # -- sensitivity of the assumed constants ------------------------------------------------------
     "contention-0": {"contention": 0.0},
     "contention-0.08": {"contention": 0.08},

@@ -320,6 +320,32 @@ def test_gemm2_runs_in_both_engines_and_the_des_contends_on_dram_bytes():
         make_cost_model(p, model="nope")
 
 
+def test_gemm2_is_one_name_of_the_one_registry(tmp_path, hetsim):
+    """gemm2 is selectable wherever a cost model is named: the schema's runtime.cost_model (whose
+    Literal is COST_MODELS), make_cost_model's default, --fallback behind a measured table, the CLI."""
+    from typing import get_args
+
+    from hetsim.cost import COST_MODELS, FALLBACKS, CompositeCostModel
+    from hetsim.platform import load_platform
+    from hetsim.platform.schema import Runtime
+
+    assert "gemm2" in COST_MODELS and "gemm2" in FALLBACKS
+    assert get_args(Runtime.model_fields["cost_model"].annotation) == COST_MODELS
+    p = load_platform("hikey970", ["runtime.cost_model=gemm2"])
+    assert isinstance(make_cost_model(p), Gemm2CostModel)
+    assert isinstance(make_cost_model(p, model="roofline"), RooflineCostModel)
+    w = chain_workload([8, 8], size=16)
+    table = tmp_path / "t.csv"
+    table.write_text("layer,ep,time_s\n1,B4,0.001\n")
+    mixed = make_cost_model(p, str(table), fallback="gemm2")
+    assert isinstance(mixed, CompositeCostModel) and isinstance(mixed.fallback, Gemm2CostModel)
+    assert mixed.layer_times(w, p.ep("B4"))[0] == pytest.approx(0.001)
+    args = ("simulate", "-p", "hikey970", "-w", "squeezenet", "-m", "B4:1-26", "--engine", "analytic", "--json")
+    r, r2 = hetsim(*args, "--cost-model", "gemm2"), hetsim(*args)
+    assert r.returncode == 0 and r2.returncode == 0, r.stderr + r2.stderr
+    assert r.stdout != r2.stdout                   # a different model, a different answer
+
+
 # -- accelerators: DVFS ----------------------------------------------------------------------------------
 GPU = {"name": "gpu", "kind": "gpu", "peak_GMACps": 100, "memory": "dram", "active_W": 2.0, "idle_W": 0.2,
        "dvfs": [{"name": "low", "freq_MHz": 200, "active_W": 0.6}, {"name": "high", "freq_MHz": 800}],

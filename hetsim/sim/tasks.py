@@ -52,7 +52,7 @@ import numpy as np
 
 from hetsim.cost import CostModel, Demand, DvfsState
 from hetsim.errors import HetsimError
-from hetsim.mapping import Placement
+from hetsim.mapping import Placement, Share
 from hetsim.platform import ExecutionPlace, Route
 
 Comm = Literal["free", "consumer", "copy", "mpi"]
@@ -212,7 +212,7 @@ def build_tasks(platform, workload, placement: Placement, cost: CostModel,
         # A split op: each share computes its slice of the output channels on its EP; the home EP
         # computes its own share first, then gathers the slices (the concat of AutoDiCE / μLayer)
         # before any consumer reads them.
-        made = []
+        made: list[tuple[Share, int | None]] = []
         for s in shares:
             i = add("compute", f"{op.name}@{s.ep.name}", s.ep.name, _union(inputs_of(op, s.ep), barrier), ep=s.ep,
                     demand=cost.share_demand(op, s.ep, s.fraction, state), op=op.name,

@@ -53,8 +53,8 @@ class Fitness:
 class ThesisModel:
     """The analytical model of a :class:`HybridSpace` with one :class:`Coefficients` JSON.
 
-    >>> model = ThesisModel(space, coefficients)
-    >>> model.evaluate(chromosome.decode(X)).F       # (P, 3) objectives
+    model = ThesisModel(space, coefficients)
+    model.evaluate(chromosome.decode(X)).F       # (P, 3) objectives
     """
 
     def __init__(self, space: HybridSpace, coefficients: Coefficients, sync_penalty: bool = True):

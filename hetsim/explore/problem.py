@@ -484,7 +484,7 @@ class PipelineProblem(Problem):
         """Stages get the EPs a function depth -> EP names (or a dict) gives. Returns the default
         depths: the dict's keys or the function's ``depths`` attribute."""
         table = dict(assignment) if isinstance(assignment, Mapping) else None
-        self._rule = (lambda k: tuple(table[k])) if table is not None else assignment  # type: ignore[assignment]
+        self._rule = (lambda k: tuple(table[k])) if table is not None else assignment
         self.assignment = "rule"
         default_depths = (sorted(table) if table is not None
                           else getattr(assignment, "depths", None))

@@ -179,17 +179,24 @@ class _Slim:
         return g.softmax(net, axis=1, name="Predictions")
 
 
+def _stem(name: str, weights: str, seed: int, num_classes: int,
+          image_size: int) -> tuple[OnnxGraph, _Slim, str]:
+    """The graph, its TF-slim layers and the first three convolutions of IN-V3's and IN-V4's stem
+    (the two are the same up to there: VALID, then SAME)."""
+    g = _graph(name, weights, seed, num_classes=num_classes, image_size=image_size)
+    s = _Slim(g)
+    net = g.input("input", (1, 3, image_size, image_size))
+    net = s.conv(net, 32, 3, 2, "valid", "Conv2d_1a_3x3")
+    net = s.conv(net, 32, 3, 1, "valid", "Conv2d_2a_3x3")
+    net = s.conv(net, 64, 3, 1, "same", "Conv2d_2b_3x3")
+    return g, s, net
+
+
 @register("inception-v3")
 def inception_v3(weights: str = "external", seed: int = 0, num_classes: int = TF_SLIM_CLASSES,
                  image_size: int = 299) -> onnx.ModelProto:
     """Inception-v3 (IN-V3), TF-slim ``inception_v3`` without the auxiliary head; 299x299."""
-    g = _graph("inception-v3", weights, seed, num_classes=num_classes, image_size=image_size)
-    s = _Slim(g)
-    net = g.input("input", (1, 3, image_size, image_size))
-    # inception_v3_base: stride 1, VALID by default in the stem.
-    net = s.conv(net, 32, 3, 2, "valid", "Conv2d_1a_3x3")
-    net = s.conv(net, 32, 3, 1, "valid", "Conv2d_2a_3x3")
-    net = s.conv(net, 64, 3, 1, "same", "Conv2d_2b_3x3")
+    g, s, net = _stem("inception-v3", weights, seed, num_classes, image_size)
     net = s.pool(net, "max", 2, "valid", "MaxPool_3a_3x3")
     net = s.conv(net, 80, 1, 1, "valid", "Conv2d_3b_1x1")
     net = s.conv(net, 192, 3, 1, "valid", "Conv2d_4a_3x3")
@@ -222,12 +229,7 @@ def inception_v3(weights: str = "external", seed: int = 0, num_classes: int = TF
 def inception_v4(weights: str = "external", seed: int = 0, num_classes: int = TF_SLIM_CLASSES,
                  image_size: int = 299) -> onnx.ModelProto:
     """Inception-v4 (IN-V4), TF-slim ``inception_v4`` without the auxiliary head; 299x299."""
-    g = _graph("inception-v4", weights, seed, num_classes=num_classes, image_size=image_size)
-    s = _Slim(g)
-    net = g.input("input", (1, 3, image_size, image_size))
-    net = s.conv(net, 32, 3, 2, "valid", "Conv2d_1a_3x3")
-    net = s.conv(net, 32, 3, 1, "valid", "Conv2d_2a_3x3")
-    net = s.conv(net, 64, 3, 1, "same", "Conv2d_2b_3x3")
+    g, s, net = _stem("inception-v4", weights, seed, num_classes, image_size)
     net = s.block(net, "Mixed_3a", [[("max", "MaxPool_0a_3x3", 2, "valid")],
                                     [(96, 3, "Conv2d_0a_3x3", 2, "valid")]])
     net = s.block(net, "Mixed_4a", [

@@ -374,6 +374,13 @@ def _gpt2_merge_heads(t: _Trace, spec: TransformerSpec, o: str, p: int, name: st
     return t.view(o, [d0, d1, merged], (1, p, spec.hidden), f"{name}.attn.merge")
 
 
+def _gpt2_mlp(t: _Trace, spec: TransformerSpec, x: str, name: str) -> str:
+    """GPT-2's MLP: Conv1D to the inner width, tanh GELU, Conv1D back."""
+    m = _conv1d(t, x, spec.ffn, f"{name}.c_fc")
+    m = _gelu_tanh(t.g, m, f"{name}.gelu")
+    return _conv1d(t, m, spec.hidden, f"{name}.c_proj")
+
+
 def _gpt2_block(t: _Trace, spec: TransformerSpec, x: str, p: int, name: str) -> tuple[str, str]:
     """One GPT-2 Block of transformers 2.x as traced: 161 nodes, 20 PIM-capable (4 Gemm, 2
     residual Add, 2 x 4 LayerNorm, 6 GELU) and 14 more CPU_P-capable (2 MatMul, the scale Div,
@@ -402,10 +409,7 @@ def _gpt2_block(t: _Trace, spec: TransformerSpec, x: str, p: int, name: str) -> 
     o = _gpt2_merge_heads(t, spec, o, p, name)
     o = _conv1d(t, o, spec.hidden, f"{name}.attn.c_proj")
     x = g.add(x, o, name=f"{name}.Add")
-    m = _layer_norm(g, x, spec.layer_norm_eps, f"{name}.ln_2")
-    m = _conv1d(t, m, spec.ffn, f"{name}.mlp.c_fc")
-    m = _gelu_tanh(g, m, f"{name}.mlp.gelu")
-    m = _conv1d(t, m, spec.hidden, f"{name}.mlp.c_proj")
+    m = _gpt2_mlp(t, spec, _layer_norm(g, x, spec.layer_norm_eps, f"{name}.ln_2"), f"{name}.mlp")
     return g.add(x, m, name=f"{name}.Add_1"), present
 
 

@@ -435,15 +435,23 @@ def _imagenet_stem(b: _NasBuilder, images: str, hp: NasConfig, stem: CellSpec) -
     return net, cell_outputs
 
 
+def _nas_base(name: str, hp: NasConfig, image_size: int, weights: str, seed: int, num_classes: int,
+              stem_cell: CellSpec) -> tuple[OnnxGraph, _NasBuilder, str, list[str], list[int]]:
+    """What NASNet-A and PNASNet-5 start from: the graph, its cell builder, the ImageNet stem
+    (``stem_cell`` its cells) with its outputs, and the cells a reduction cell comes before."""
+    g = _graph(name, weights, seed, num_classes=num_classes, image_size=image_size)
+    b = _NasBuilder(g)
+    images = g.input("input", (1, 3, image_size, image_size))
+    net, outs = _imagenet_stem(b, images, hp, stem_cell)
+    return g, b, net, outs, _calc_reduction_layers(hp.num_cells, hp.num_reduction_layers)
+
+
 def nasnet_a(name: str, hp: NasConfig, image_size: int, weights: str = "external", seed: int = 0,
              num_classes: int = TF_SLIM_CLASSES) -> onnx.ModelProto:
     """nasnet._build_nasnet_base with the ImageNet stem: normal cells, a reduction cell before
     cells ``calc_reduction_layers``."""
-    g = _graph(name, weights, seed, num_classes=num_classes, image_size=image_size)
-    b = _NasBuilder(g)
-    images = g.input("input", (1, 3, image_size, image_size))
-    net, outs = _imagenet_stem(b, images, hp, NASNET_A_REDUCTION)
-    reduction = _calc_reduction_layers(hp.num_cells, hp.num_reduction_layers)
+    g, b, net, outs, reduction = _nas_base(name, hp, image_size, weights, seed, num_classes,
+                                           NASNET_A_REDUCTION)
     scaling = 1.0
     prev: str | None = None
     for k in range(hp.num_cells):
@@ -467,11 +475,8 @@ def pnasnet_5(name: str, hp: NasConfig, image_size: int, weights: str = "externa
               seed: int = 0, num_classes: int = TF_SLIM_CLASSES) -> onnx.ModelProto:
     """pnasnet._build_pnasnet_base: one PNASNet-5 cell everywhere, stride 2 (and twice the
     filters) at ``calc_reduction_layers``; the stem cells are PNASNet cells too."""
-    g = _graph(name, weights, seed, num_classes=num_classes, image_size=image_size)
-    b = _NasBuilder(g)
-    images = g.input("input", (1, 3, image_size, image_size))
-    net, outs = _imagenet_stem(b, images, hp, PNASNET_5)
-    reduction = _calc_reduction_layers(hp.num_cells, hp.num_reduction_layers)
+    g, b, net, outs, reduction = _nas_base(name, hp, image_size, weights, seed, num_classes,
+                                           PNASNET_5)
     scaling = 1.0
     prev: str | None = None
     for k in range(hp.num_cells):

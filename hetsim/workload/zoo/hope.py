@@ -91,35 +91,37 @@ def _v3_block_17(c: int) -> list[list]:
 
 
 #: IN-V3's 8 x 8 block (Mixed_7b, 7c): the 3x3 convolutions split into parallel 1x3 and 3x1.
-_V3_BLOCK_8 = [[(320, 1, "Conv2d_0a_1x1")],
-               [(384, 1, "Conv2d_0a_1x1"),
-                [(384, (1, 3), "Conv2d_0b_1x3"), (384, (3, 1), "Conv2d_0b_3x1")]],
-               [(448, 1, "Conv2d_0a_1x1"), (384, 3, "Conv2d_0b_3x3"),
-                [(384, (1, 3), "Conv2d_0c_1x3"), (384, (3, 1), "Conv2d_0d_3x1")]],
-               [_AVG_POOL, (192, 1, "Conv2d_0b_1x1")]]
+_V3_BLOCK_8: list[list[Layer]] = [
+    [(320, 1, "Conv2d_0a_1x1")],
+    [(384, 1, "Conv2d_0a_1x1"),
+     [(384, (1, 3), "Conv2d_0b_1x3"), (384, (3, 1), "Conv2d_0b_3x1")]],
+    [(448, 1, "Conv2d_0a_1x1"), (384, 3, "Conv2d_0b_3x3"),
+     [(384, (1, 3), "Conv2d_0c_1x3"), (384, (3, 1), "Conv2d_0d_3x1")]],
+    [_AVG_POOL, (192, 1, "Conv2d_0b_1x1")]]
 
 #: IN-V4's Inception-A (Mixed_5b..5e).
-_V4_INCEPTION_A = [[(96, 1, "Conv2d_0a_1x1")],
-                   [(64, 1, "Conv2d_0a_1x1"), (96, 3, "Conv2d_0b_3x3")],
-                   [(64, 1, "Conv2d_0a_1x1"), (96, 3, "Conv2d_0b_3x3"), (96, 3, "Conv2d_0c_3x3")],
-                   [_AVG_POOL, (96, 1, "Conv2d_0b_1x1")]]
+_V4_INCEPTION_A: list[list[Layer]] = [
+    [(96, 1, "Conv2d_0a_1x1")],
+    [(64, 1, "Conv2d_0a_1x1"), (96, 3, "Conv2d_0b_3x3")],
+    [(64, 1, "Conv2d_0a_1x1"), (96, 3, "Conv2d_0b_3x3"), (96, 3, "Conv2d_0c_3x3")],
+    [_AVG_POOL, (96, 1, "Conv2d_0b_1x1")]]
 
 #: IN-V4's Inception-B (Mixed_6b..6h).
-_V4_INCEPTION_B = [[(384, 1, "Conv2d_0a_1x1")],
-                   [(192, 1, "Conv2d_0a_1x1"), *_factorised_7x7(224, 256)],
-                   [(192, 1, "Conv2d_0a_1x1"), (192, (7, 1), "Conv2d_0b_7x1"),
-                    (224, (1, 7), "Conv2d_0c_1x7"), (224, (7, 1), "Conv2d_0d_7x1"),
-                    (256, (1, 7), "Conv2d_0e_1x7")],
-                   [_AVG_POOL, (128, 1, "Conv2d_0b_1x1")]]
+_V4_INCEPTION_B: list[list[Layer]] = [
+    [(384, 1, "Conv2d_0a_1x1")],
+    [(192, 1, "Conv2d_0a_1x1"), *_factorised_7x7(224, 256)],
+    [(192, 1, "Conv2d_0a_1x1"), (192, (7, 1), "Conv2d_0b_7x1"), (224, (1, 7), "Conv2d_0c_1x7"),
+     (224, (7, 1), "Conv2d_0d_7x1"), (256, (1, 7), "Conv2d_0e_1x7")],
+    [_AVG_POOL, (128, 1, "Conv2d_0b_1x1")]]
 
 #: IN-V4's Inception-C (Mixed_7b..7d).
-_V4_INCEPTION_C = [[(256, 1, "Conv2d_0a_1x1")],
-                   [(384, 1, "Conv2d_0a_1x1"),
-                    [(256, (1, 3), "Conv2d_0b_1x3"), (256, (3, 1), "Conv2d_0c_3x1")]],
-                   [(384, 1, "Conv2d_0a_1x1"), (448, (3, 1), "Conv2d_0b_3x1"),
-                    (512, (1, 3), "Conv2d_0c_1x3"),
-                    [(256, (1, 3), "Conv2d_0d_1x3"), (256, (3, 1), "Conv2d_0e_3x1")]],
-                   [_AVG_POOL, (256, 1, "Conv2d_0b_1x1")]]
+_V4_INCEPTION_C: list[list[Layer]] = [
+    [(256, 1, "Conv2d_0a_1x1")],
+    [(384, 1, "Conv2d_0a_1x1"),
+     [(256, (1, 3), "Conv2d_0b_1x3"), (256, (3, 1), "Conv2d_0c_3x1")]],
+    [(384, 1, "Conv2d_0a_1x1"), (448, (3, 1), "Conv2d_0b_3x1"), (512, (1, 3), "Conv2d_0c_1x3"),
+     [(256, (1, 3), "Conv2d_0d_1x3"), (256, (3, 1), "Conv2d_0e_3x1")]],
+    [_AVG_POOL, (256, 1, "Conv2d_0b_1x1")]]
 
 
 class _Slim:

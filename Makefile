@@ -1,11 +1,12 @@
 # Two commands do everything on a fresh clone with Python >= 3.11 and pip:
 #   make demo   - create .venv, install hetsim, simulate Pipe-it's ResNet50 pipeline on hikey970
 #   make test   - create .venv, install the dev extras, run the test suite
+#   make check  - the test suite, ruff (make lint) and mypy (make types): what CI runs
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint types check bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +28,11 @@ test: $(VENV)/.installed-dev
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check hetsim benchmarks tests workloads platforms notebooks
+
+types: $(VENV)/.installed-dev
+	$(BIN)/mypy
+
+check: test lint types
 
 bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/run.py

@@ -29,8 +29,12 @@ Five mechanisms switch off one at a time (``tiles``, ``caches``, ``algorithms``,
 their DVFS level, plus per-kernel cycles of that clock and a fixed cost.
 
     >>> cost = Gemm2CostModel(load_platform("hikey970"))
-    >>> cost.breakdown(workload.op("conv1"), cost.platform.ep("B4")).algorithm   # 'im2col'
-    >>> op_table(cost, workload, cost.platform.ep("B4"))                         # every op, its parts
+    >>> workload = load_workload("alexnet")
+    >>> cost.breakdown(workload.op("conv1"), cost.platform.ep("B4")).algorithm
+    'im2col'
+    >>> table = op_table(cost, workload, cost.platform.ep("B4"))     # every op, its parts
+    >>> len(table) == len(workload.ops) and "algorithm" in table.columns
+    True
 """
 
 from __future__ import annotations

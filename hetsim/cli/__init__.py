@@ -33,6 +33,10 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
         _fail("interrupted")
+    except MemoryError:
+        # Past what the run's estimate foresaw (or --force past the limit): one line, not a trace.
+        _fail("out of memory: the run needs more memory than this machine gives it; give fewer "
+              "--frames or a smaller problem")
     except BrokenPipeError:
         sys.exit(0)
 

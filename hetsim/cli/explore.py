@@ -8,7 +8,7 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from hetsim.cli._common import console, fmt
+from hetsim.cli._common import check_flag, console, fmt
 from hetsim.errors import HetsimError
 
 
@@ -38,8 +38,7 @@ from hetsim.errors import HetsimError
 def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, cores, max_trials,
                 max_clock, target_fps, noise_sigma, seed, dvfs, overrides, force, trials_out, as_json):
     """Search mappings of a workload with one of the papers' algorithms."""
-    import yaml
-
+    from hetsim import bounds as B
     from hetsim.explore import (
         MaxClock,
         MaxTrials,
@@ -50,10 +49,23 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
         explore,
         make_explorer,
     )
+    from hetsim.options import MAX_NOISE_SIGMA
     from hetsim.platform import load_platform
-    from hetsim.validation import atomic_write
+    from hetsim.validation import atomic_write, check_output_path, load_yaml
     from hetsim.workload import load_workload
 
+    # Every number in its range before anything runs (a 0 is refused, not read as "not given").
+    check_flag("--max-trials", max_trials, B.TRIALS, integer=True)
+    check_flag("--max-clock", max_clock, B.CLOCK_S, "s", low_open=True)
+    check_flag("--target-fps", target_fps, B.FPS, "frames/s", low_open=True)
+    check_flag("--noise", noise_sigma, (0.0, MAX_NOISE_SIGMA))
+    check_flag("--seed", seed, B.SEED, integer=True)
+    check_flag("--cores", cores, B.COUNT, integer=True)
+    for d in depths:
+        check_flag("--depth", d, (1, 1024), "stages", integer=True)
+    check_output_path(trials_out, "--trials")
+    if eps is not None and not [e for e in eps.split(",") if e.strip()]:
+        raise HetsimError(f"--eps {eps!r}: no EP named; give comma-separated EPs, e.g. B4,s4")
     platform = load_platform(platform_name, list(overrides), dvfs)
     workload = load_workload(workload_name)
     kwargs = {}
@@ -61,16 +73,17 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
         key, eq, raw = item.partition("=")
         if not eq or not key:
             raise HetsimError(f"--param {item!r}: expected key=value, e.g. heuristic=H1")
-        kwargs[key] = yaml.safe_load(raw)
+        kwargs[key] = load_yaml(raw, f"--param {key}")
     explorer = make_explorer(algorithm, **kwargs)
     problem = PipelineProblem(
         platform, workload, depths=list(depths) or None,
-        eps=[e.strip() for e in eps.split(",")] if eps else None,
-        assignment=core_groups(platform, cores=cores) if cores else "permutations",
+        eps=[e.strip() for e in eps.split(",") if e.strip()] if eps is not None else None,
+        assignment=core_groups(platform, cores=cores) if cores is not None else "permutations",
         measurement=Measurement(noise_sigma=noise_sigma), force=force)
-    terms = [t for t in (MaxTrials(max_trials) if max_trials else None,
-                         MaxClock(max_clock) if max_clock else None,
-                         TargetThroughput(target_fps) if target_fps else None) if t is not None]
+    terms = [t for t in (MaxTrials(max_trials) if max_trials is not None else None,
+                         MaxClock(max_clock) if max_clock is not None else None,
+                         TargetThroughput(target_fps) if target_fps is not None else None)
+             if t is not None]
     result = explore(problem, explorer, terms or None, seed=seed, progress=not as_json)
     if trials_out:
         with atomic_write(trials_out) as f:

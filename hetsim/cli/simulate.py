@@ -39,28 +39,33 @@ from hetsim.errors import HetsimError
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--trace", type=click.Path(dir_okay=False), default=None, help="Write a Chrome/Perfetto trace.")
 @click.option("--gantt", type=click.Path(dir_okay=False), default=None, help="Write a Gantt chart PNG.")
+@click.option("--force", is_flag=True, help="Run even when the run's estimated work (events, memory) "
+              "is past the limit (docs/robustness.md).")
 @click.pass_context
 def simulate(ctx, platform_name, workload_name, mapping, engine, frames, no_contention, flows, seed, noise_sigma,
              source, interval_s, buffer_frames, in_flight, dvfs, overrides, cost_table, as_json, trace,
-             gantt):
+             gantt, force):
     """Simulate one mapping of a workload on a platform."""
     from hetsim.cost import make_cost_model
     from hetsim.evaluate import simulate as run_simulation
     from hetsim.mapping import load_mapping
     from hetsim.platform import load_platform
     from hetsim.sim.trace import plot_gantt, write_chrome_trace
+    from hetsim.validation import check_output_path
     from hetsim.workload import load_workload
 
     options = run_options(ctx, engine=engine, frames=frames, no_contention=no_contention, flows=flows, seed=seed,
                           noise_sigma=noise_sigma, source=source, interval_s=interval_s,
-                          buffer_frames=buffer_frames, in_flight=in_flight)
-    if (trace or gantt) and engine != "des":
+                          buffer_frames=buffer_frames, in_flight=in_flight, force=force)
+    check_output_path(trace, "--trace")
+    check_output_path(gantt, "--gantt")
+    if (trace is not None or gantt is not None) and engine != "des":
         raise HetsimError("--trace and --gantt need the des engine (--engine des; the analytic engine has no timeline)")
     platform = load_platform(platform_name, list(overrides), dvfs)
     workload = load_workload(workload_name)
     cost = make_cost_model(platform, cost_table)
     m = load_mapping(mapping, platform, workload, cost)
-    result = run_simulation(platform, workload, m, options, cost=cost)
+    result = run_simulation(platform, workload, m, options, cost=cost, progress=True)
     if trace:
         write_chrome_trace(result.intervals, trace, f"{workload.name} on {platform.name}: {m}")
     if gantt:

@@ -9,13 +9,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from hetsim.errors import HetsimError
 from hetsim.paths import search_path
 from hetsim.platform.schema import SCHEMA_VERSION, Platform
-from hetsim.validation import error_lines, one_line, read_yaml
+from hetsim.validation import check_path, error_lines, load_yaml, one_line, read_yaml
 
 
 def list_platforms() -> list[str]:
@@ -27,6 +26,7 @@ def list_platforms() -> list[str]:
 
 def resolve_platform(name_or_path: str | os.PathLike) -> Path:
     text = str(name_or_path)
+    check_path(text, "platform")
     if text.endswith((".yaml", ".yml", ".json")) or os.sep in text:
         return Path(text)
     for d in search_path("platforms"):
@@ -139,7 +139,7 @@ def apply_override(data: dict, text: str, source: str = "<platform>") -> None:
     key, eq, raw = text.partition("=")
     if not eq or not key:
         raise HetsimError(f"--set {text!r}: expected key.path=value, e.g. links.nop.latency_ns=1e6")
-    value = yaml.safe_load(raw)
+    value = load_yaml(raw, f"--set {key}")
     parts = key.split(".")
     node: Any = data
     for i, part in enumerate(parts):

@@ -19,13 +19,33 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
+from hetsim.bounds import (
+    Bandwidth_GBps,
+    Count,
+    Energy_pJ_per_byte,
+    Fraction,
+    Freq_MHz,
+    Latency_ns,
+    MacsPerCycle,
+    OptBandwidth_GBps,
+    OptCache_KiB,
+    OptCapacity_GiB,
+    OptCount,
+    OptFraction,
+    OptPerCoresBandwidth_GBps,
+    OptPower_W,
+    Overhead_us,
+    Peak_GMACps,
+    PerCoresBandwidth_GBps,
+    PerCoresOverhead_us,
+    Power_W,
+)
 from hetsim.errors import HetsimError
 from hetsim.workload.ops import OpKind
 
 SCHEMA_VERSION = 2
 
-PositiveFloat = Annotated[float, Field(gt=0)]
-NonNegFloat = Annotated[float, Field(ge=0)]
+# Every number is strict (no strings or booleans) and inside its physical range: hetsim.bounds.
 Name = Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z][A-Za-z0-9_.+-]*$")]
 
 #: Op kinds (hetsim's one vocabulary, :class:`hetsim.workload.ops.OpKind`). ``kinds`` lists in core
@@ -59,7 +79,7 @@ def by_cores(value: float | Sequence[float], n: int, scale_past_end: bool) -> fl
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
 
 
 class Saturation(_Strict):
@@ -67,9 +87,9 @@ class Saturation(_Strict):
     them, the bandwidth they share is ``bandwidth / (1 + loss_per_flow x (n - knee_flows))`` (bank
     and row-buffer conflicts: more concurrent streams, more row misses). Off unless given."""
 
-    knee_flows: Annotated[int, Field(ge=1)] = Field(
+    knee_flows: Count = Field(
         description="Concurrent flows the memory serves at full bandwidth.")
-    loss_per_flow: Annotated[float, Field(ge=0, lt=10)] = Field(
+    loss_per_flow: Annotated[float, Field(ge=0, lt=10, allow_inf_nan=False)] = Field(
         description="Relative loss of delivered bandwidth per flow beyond the knee (0: none).")
 
 
@@ -78,9 +98,9 @@ class Memory(_Strict):
 
     name: Name
     kind: str = "DRAM"
-    bandwidth_GBps: PositiveFloat = Field(description="Sustained bandwidth shared by every user, GB/s (1e9 B/s).")
-    latency_ns: NonNegFloat = 0.0
-    capacity_GiB: PositiveFloat | None = None
+    bandwidth_GBps: Bandwidth_GBps = Field(description="Sustained bandwidth shared by every user, GB/s (1e9 B/s).")
+    latency_ns: Latency_ns = 0.0
+    capacity_GiB: OptCapacity_GiB = None
     saturation: Saturation | None = Field(
         None, description="Bandwidth lost when more flows than a knee share the memory (DES with contention).")
 
@@ -90,9 +110,9 @@ class DvfsLevel(_Strict):
     in use the platform has no power model and energy is reported as null."""
 
     name: Name
-    freq_MHz: PositiveFloat
-    active_W_per_core: NonNegFloat | None = None
-    idle_W_per_core: NonNegFloat | None = None
+    freq_MHz: Freq_MHz
+    active_W_per_core: OptPower_W = None
+    idle_W_per_core: OptPower_W = None
 
 
 # -- cost-model parameter blocks ---------------------------------------------------------------------
@@ -115,34 +135,34 @@ class RooflineCoreParams(CostParams):
 
     readers: ClassVar[tuple[str, ...]] = ("roofline", "pipeit-ground-truth")
 
-    gemm_efficiency: Annotated[float, Field(gt=0, le=1)] = Field(
+    gemm_efficiency: Fraction = Field(
         default=1.0, description="Fraction of the peak MAC rate a single-core GEMM sustains.")
-    dw_efficiency: Annotated[float, Field(gt=0, le=1)] | None = Field(
+    dw_efficiency: OptFraction = Field(
         default=None, description="Fraction of peak for depthwise convolutions (default: gemm_efficiency).")
-    parallel_efficiency: list[Annotated[float, Field(gt=0, le=1)]] = Field(
+    parallel_efficiency: list[Fraction] = Field(
         default_factory=lambda: [1.0], min_length=1,
         description="Multicore efficiency curve: entry n-1 is the per-core efficiency with n cores. "
         "Cores beyond the list reuse its last entry.")
-    gemm_tile_rows: Annotated[int, Field(ge=1)] | None = Field(
+    gemm_tile_rows: OptCount = Field(
         default=None, description="If set, the N rows of a GEMM are dealt out to threads in tiles of this many rows "
         "(Pipe-it eqs. 6-8); small layers then stop scaling (concave speedup).")
-    op_overhead_us: NonNegFloat = Field(default=0.0, description="Fixed cost per op (kernel launch, fork/join), us.")
-    gemm_overhead_us: NonNegFloat | Annotated[list[NonNegFloat], Field(min_length=1)] = Field(
+    op_overhead_us: Overhead_us = Field(default=0.0, description="Fixed cost per op (kernel launch, fork/join), us.")
+    gemm_overhead_us: PerCoresOverhead_us = Field(
         default=0.0, description="Fixed cost per conv or fc op on top of op_overhead_us, us: one value, or a "
         "list whose entry n-1 holds on n cores (beyond the list, the last entry). What a GEMM pays in "
         "a running network and not alone: its filters and buffers are cold (evicted since the last "
         "frame), the BLAS threads must be woken. Default 0.")
-    gemm_pack_GBps: PositiveFloat | None = Field(
+    gemm_pack_GBps: OptBandwidth_GBps = Field(
         default=None, description="Rate one core handles a conv GEMM's operands (packing the image matrix and "
         "the filters into the BLAS kernel's blocks, writing the output), GB/s of operand bytes. When "
         "set, a conv pays (im2col + weight + output bytes) / min(n x rate, bandwidth) on top of its "
         "roofline, which makes GEMMs with a small K, M or N slower per MAC, as measured. Default: free.")
-    im2col_GBps: PositiveFloat | Annotated[list[PositiveFloat], Field(min_length=1)] | None = Field(
+    im2col_GBps: OptPerCoresBandwidth_GBps = Field(
         default=None, description="Rate of building a conv's im2col image matrix, GB/s of matrix written: one "
         "core's rate (n cores: n x it), or a list whose entry n-1 is the rate of n cores (as measured; "
         "beyond the list the last entry scales with n). When set, the build is a step of its own "
         "before the GEMM (im2col bytes / min(rate, bandwidth)) instead of traffic hidden in the roofline.")
-    kind_GBps: dict[str, PositiveFloat | Annotated[list[PositiveFloat], Field(min_length=1)]] = Field(
+    kind_GBps: dict[str, PerCoresBandwidth_GBps] = Field(
         default_factory=dict, description="Rate the ops of a kind sustain, GB/s of bytes read and "
         "written, where it differs from the bandwidth (LRN's powers, pooling windows, kernels that do "
         "not speed up on more cores): one core's rate (n cores: n x it) or a list whose entry n-1 is "
@@ -161,10 +181,10 @@ class PipeitCoreParams(CostParams):
 
     readers: ClassVar[tuple[str, ...]] = ("pipeit-ground-truth",)
 
-    gemm_tile_cols: Annotated[int, Field(ge=1)] | None = Field(
+    gemm_tile_cols: OptCount = Field(
         default=None, description="If set, a GEMM's M columns are computed in blocks of this many (arm_gemm's "
         "output block width), so M is padded up to a multiple of it.")
-    gemv_GBps_per_core: PositiveFloat | None = Field(
+    gemv_GBps_per_core: OptBandwidth_GBps = Field(
         default=None, description="Rate at which one core streams the weights of a fully connected layer (a GEMV at "
         "batch 1, memory-bound), GB/s (default: bandwidth_GBps_per_core).")
 
@@ -174,9 +194,8 @@ class RooflineAcceleratorParams(CostParams):
 
     readers: ClassVar[tuple[str, ...]] = ("roofline",)
 
-    efficiency: Annotated[float, Field(gt=0, le=1)] = Field(
-        default=1.0, description="Fraction of peak_GMACps sustained.")
-    op_overhead_us: NonNegFloat = Field(default=0.0, description="Fixed cost per op (kernel launch), us.")
+    efficiency: Fraction = Field(default=1.0, description="Fraction of peak_GMACps sustained.")
+    op_overhead_us: Overhead_us = Field(default=0.0, description="Fixed cost per op (kernel launch), us.")
 
 
 def cost_blocks(owner: type[BaseModel]) -> dict[str, type[CostParams]]:
@@ -207,8 +226,8 @@ class CoreType(_Strict):
     top, each cost model's parameters in its block."""
 
     name: Name
-    macs_per_cycle: PositiveFloat = Field(description="Peak FP32 multiply-accumulates per cycle per core.")
-    bandwidth_GBps_per_core: PositiveFloat | None = Field(
+    macs_per_cycle: MacsPerCycle = Field(description="Peak FP32 multiply-accumulates per cycle per core.")
+    bandwidth_GBps_per_core: OptBandwidth_GBps = Field(
         None, description="Memory bandwidth one core can draw, GB/s; n cores draw n times that, up to the "
         "cluster port and the memory (default: no per-core limit).")
     dvfs: list[DvfsLevel] = Field(min_length=1)
@@ -254,11 +273,11 @@ class Cluster(_Strict):
     symbol: Annotated[str, Field(pattern=r"^[A-Za-z]+$")] | None = Field(
         None, description="Short letter(s) for pipeline strings: 'B' makes 'B4' mean 4 cores of this cluster.")
     core_type: Name
-    cores: Annotated[int, Field(ge=1)]
+    cores: Count
     memory: Name
-    bandwidth_GBps: PositiveFloat | None = Field(
+    bandwidth_GBps: OptBandwidth_GBps = Field(
         None, description="Cap of this cluster's memory port (default: the memory's bandwidth).")
-    l2_KiB: PositiveFloat | None = None
+    l2_KiB: OptCache_KiB = None
     dvfs: Name | None = Field(None, description="Initial DVFS level (default: the core type's default).")
     device: Name | None = None
 
@@ -269,12 +288,12 @@ class Accelerator(_Strict):
 
     name: Name
     kind: Literal["gpu", "npu", "pim", "dsp", "fpga"]
-    peak_GMACps: PositiveFloat
+    peak_GMACps: Peak_GMACps
     memory: Name
-    bandwidth_GBps: PositiveFloat | None = None
+    bandwidth_GBps: OptBandwidth_GBps = None
     kinds: list[str] = Field(default_factory=lambda: ["conv", "dw", "fc"])
-    active_W: NonNegFloat | None = None
-    idle_W: NonNegFloat | None = None
+    active_W: OptPower_W = None
+    idle_W: OptPower_W = None
     device: Name | None = None
     # Cost-model blocks (see CostParams).
     roofline: RooflineAcceleratorParams = Field(
@@ -300,9 +319,9 @@ class Link(_Strict):
     name: Name
     kind: str = "bus"
     connects: list[Name] = Field(min_length=2)
-    bandwidth_GBps: PositiveFloat
-    latency_ns: NonNegFloat = 0.0
-    energy_pJ_per_byte: NonNegFloat = 0.0
+    bandwidth_GBps: Bandwidth_GBps
+    latency_ns: Latency_ns = 0.0
+    energy_pJ_per_byte: Energy_pJ_per_byte = 0.0
 
 
 class Device(_Strict):
@@ -313,8 +332,8 @@ class Device(_Strict):
 
 
 class Power(_Strict):
-    static_W: NonNegFloat = Field(0.0, description="Board power drawn whatever runs (W).")
-    coherence_W: NonNegFloat = Field(
+    static_W: Power_W = Field(0.0, description="Board power drawn whatever runs (W).")
+    coherence_W: Power_W = Field(
         0.0, description="Extra power while two clusters work at the same time and keep each other coherent "
         "(snoops over the CCI, the DRAM traffic they cause), W. Pipe-it Table VIII.")
 

@@ -43,13 +43,15 @@ class DagRun:
     done: np.ndarray       # (frames,)
 
 
-def simulate_dag(platform, workload, mapping, tg: TaskGraph, options: RunOptions) -> tuple[Metrics, DagRun]:
-    """Run the task graph ``tg`` of ``mapping`` in SimPy and summarise it."""
-    run = run_dag(platform, tg, options)
+def simulate_dag(platform, workload, mapping, tg: TaskGraph, options: RunOptions,
+                 progress=None) -> tuple[Metrics, DagRun]:
+    """Run the task graph ``tg`` of ``mapping`` in SimPy and summarise it. ``progress(frames_done)``,
+    when given, is called as frames complete."""
+    run = run_dag(platform, tg, options, progress)
     return dag_metrics(platform, workload, mapping, run, options), run
 
 
-def run_dag(platform, tg: TaskGraph, options: RunOptions) -> DagRun:
+def run_dag(platform, tg: TaskGraph, options: RunOptions, progress=None) -> DagRun:
     frames, in_flight = options.frames, options.in_flight
     assert frames is not None and in_flight is not None, "options not resolved"
     env = simpy.Environment()
@@ -65,6 +67,7 @@ def run_dag(platform, tg: TaskGraph, options: RunOptions) -> DagRun:
                 memories[t.ep.memory] = BandwidthServer.for_memory(env, platform.memory(t.ep.memory))
         links = {lk.name: BandwidthServer(env, lk.bandwidth_GBps * 1e9, lk.name) for lk in platform.links}
 
+    step = max(1, frames // 200)
     finished = [[env.event() for _ in range(n)] for _ in range(frames)]
     admitted = [env.event() for _ in range(frames)]
     start, end = np.zeros((frames, n)), np.zeros((frames, n))
@@ -120,6 +123,8 @@ def run_dag(platform, tg: TaskGraph, options: RunOptions) -> DagRun:
     def record_done(f: int):
         yield env.all_of([finished[f][s] for s in tg.sinks])
         done[f] = env.now
+        if progress is not None and (f + 1) % step == 0:
+            progress(f + 1)   # a plain call, no event: the bar does not change the run
 
     env.process(admit())
     for order in tg.lanes.values():

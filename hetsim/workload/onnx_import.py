@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from hetsim.bounds import DIM
 from hetsim.errors import HetsimError
 from hetsim.workload.loader import workload_from_dict
 from hetsim.workload.model import Workload
@@ -350,10 +351,15 @@ def parse_input_shapes(items: Iterable[str]) -> dict[str, Dims]:
     shapes: dict[str, Dims] = {}
     for item in items:
         name, sep, text = item.partition("=")
-        dims = [d for d in re.split(r"[x,]", text.strip()) if d]
-        if not sep or not name or not dims or not all(d.isdigit() for d in dims):
-            raise HetsimError(f"--input-shape {item!r}: expected NAME=1x3x224x224")
-        shapes[name.strip()] = tuple(int(d) for d in dims)
+        dims = [d.strip() for d in re.split(r"[x,]", text.strip()) if d.strip()]
+        if (not sep or not name or not dims
+                or not all(d.isascii() and d.isdigit() and len(d) <= 10 for d in dims)):
+            raise HetsimError(f"--input-shape {item[:60]!r}: expected NAME=1x3x224x224")
+        values = tuple(int(d) for d in dims)
+        if not all(1 <= d <= DIM[1] for d in values):
+            raise HetsimError(f"--input-shape {item[:60]!r}: every dim must be an integer in "
+                              f"[1, {DIM[1]}]")
+        shapes[name.strip()] = values
     return shapes
 
 

@@ -9,10 +9,11 @@ tolerance and a verdict. ``hetsim reproduce`` runs a selection and writes
     @experiment("shisha", "fig9", "Throughput vs inter-chiplet latency")
     def fig9(ctx: Context) -> Artifact:
         ...
-        return Artifact(table, fig, [claim_close(...)])
+        return Artifact(table, fig, [ctx.close("flat up to 1 ms", 1.0, flat, rel=0.01, kind=PREDICTION)])
 
 Every number a claim carries comes out of the simulator; a claim that fails is information and is
-reported as such, never tuned away.
+reported as such, never tuned away. Every claim has a class (:class:`ClaimClass`) that says what its
+agreement is evidence of; the scorecard's headline is the pass rate of the independent predictions.
 """
 
 from __future__ import annotations
@@ -23,13 +24,15 @@ import math
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from hetsim.errors import HetsimError
-from hetsim.validation import atomic_write
+from hetsim.validation import atomic_write, one_line, read_yaml
 
 #: The papers whose experiment modules ``hetsim reproduce`` knows, in scorecard order.
 PAPERS = {
@@ -37,6 +40,28 @@ PAPERS = {
     "shisha": "hetsim.experiments.shisha",
     "pipeit": "hetsim.experiments.pipeit",
 }
+
+
+class ClaimClass(StrEnum):
+    """What a claim's agreement is evidence of (docs/papers/<paper>.md, "Claim classes")."""
+
+    #: An independent prediction: the simulated value comes out of the calibrated model without
+    #: having been a fit input and without holding by construction. Only these make the pass rate.
+    PREDICTION = "prediction"
+    #: A value the calibration was fitted to: the claim reports the residual. Never a pass of the model.
+    FIT_INPUT = "fit input"
+    #: Compares a quantity that is (nearly) a function of fit inputs: the same observation restated,
+    #: a ratio of fitted columns, a value through a fitted term. Its agreement mostly reflects the fit.
+    FIT_DEPENDENT = "fit-dependent"
+    #: Holds by construction: an echo of how a workload was built, of an assumption, or of the algorithm.
+    STRUCTURAL = "structural"
+    #: An exact value of the papers' combinatorics or algorithms (counts, seeds, CVs, ranks), checked
+    #: against the paper or the digest's derivation; each is also a unit test.
+    VECTOR = "verification vector"
+
+
+PREDICTION, FIT_INPUT, FIT_DEPENDENT = ClaimClass.PREDICTION, ClaimClass.FIT_INPUT, ClaimClass.FIT_DEPENDENT
+STRUCTURAL, VECTOR = ClaimClass.STRUCTURAL, ClaimClass.VECTOR
 
 
 @dataclass
@@ -48,13 +73,28 @@ class Claim:
     sim_value: Any
     tolerance: str
     passed: bool
+    kind: ClaimClass = field(kw_only=True)  # the claim's class: required, no default
     known_disagreement: str | None = None   # why hetsim is known to disagree (hetsim/experiments/known_disagreements.yaml)
+    known_cause: str | None = None          # paper-inconsistency | model-gap | algorithm-reading
+
+    def __post_init__(self) -> None:
+        try:
+            self.kind = ClaimClass(self.kind)
+        except ValueError:
+            raise HetsimError(f"claim {self.paper}:{self.id} {self.claim!r}: class {self.kind!r}; allowed: "
+                              f"{', '.join(c.value for c in ClaimClass)}") from None
+
+    @property
+    def counts_as_pass(self) -> bool:
+        """A pass of the model: a fit input never is, whatever its residual."""
+        return self.passed and self.kind is not ClaimClass.FIT_INPUT
 
     def row(self) -> dict:
         d = asdict(self)
         d["paper_value"] = _jsonable(d["paper_value"])
         d["sim_value"] = _jsonable(d["sim_value"])
-        d["pass"] = d.pop("passed")   # the scorecard's column name
+        d["pass"] = d.pop("passed")   # the scorecard's column names
+        d["class"] = str(d.pop("kind"))
         return d
 
 
@@ -76,23 +116,25 @@ class Context:
     seed: int = 0
     progress: bool = False
 
-    # Claim constructors that know the paper and experiment id.
+    # Claim constructors that know the paper and experiment id; ``kind`` is the claim's class.
     def close(self, claim: str, paper_value: float, sim_value: float, rel: float | None = None,
-              abs_: float | None = None) -> Claim:
-        return claim_close(self.paper, self.id, claim, paper_value, sim_value, rel, abs_)
+              abs_: float | None = None, *, kind: ClaimClass) -> Claim:
+        return claim_close(self.paper, self.id, claim, paper_value, sim_value, rel, abs_, kind=kind)
 
-    def within(self, claim: str, paper_value: Any, sim_value: float, lo: float, hi: float) -> Claim:
-        return claim_range(self.paper, self.id, claim, paper_value, sim_value, lo, hi)
+    def within(self, claim: str, paper_value: Any, sim_value: float, lo: float, hi: float, *,
+               kind: ClaimClass) -> Claim:
+        return claim_range(self.paper, self.id, claim, paper_value, sim_value, lo, hi, kind=kind)
 
-    def equal(self, claim: str, paper_value: Any, sim_value: Any) -> Claim:
-        return claim_equal(self.paper, self.id, claim, paper_value, sim_value)
+    def equal(self, claim: str, paper_value: Any, sim_value: Any, *, kind: ClaimClass) -> Claim:
+        return claim_equal(self.paper, self.id, claim, paper_value, sim_value, kind=kind)
 
-    def true(self, claim: str, paper_value: Any, sim_value: Any, ok: bool, tolerance: str) -> Claim:
-        return Claim(self.paper, self.id, claim, paper_value, sim_value, tolerance, bool(ok))
+    def true(self, claim: str, paper_value: Any, sim_value: Any, ok: bool, tolerance: str, *,
+             kind: ClaimClass) -> Claim:
+        return Claim(self.paper, self.id, claim, paper_value, sim_value, tolerance, bool(ok), kind=kind)
 
 
 def claim_close(paper: str, id: str, claim: str, paper_value: float, sim_value: float,
-                rel: float | None = None, abs_: float | None = None) -> Claim:
+                rel: float | None = None, abs_: float | None = None, *, kind: ClaimClass) -> Claim:
     """Passes when |sim - paper| <= rel * |paper| or <= abs_."""
     if rel is None and abs_ is None:
         raise ValueError("give rel or abs_")
@@ -100,17 +142,18 @@ def claim_close(paper: str, id: str, claim: str, paper_value: float, sim_value: 
     ok = (rel is not None and diff <= rel * abs(float(paper_value))) or (abs_ is not None and diff <= abs_)
     tol = " or ".join(t for t in (f"±{rel:.0%}" if rel is not None else "",
                                   f"±{abs_:g}" if abs_ is not None else "") if t)
-    return Claim(paper, id, claim, paper_value, sim_value, tol, bool(ok and math.isfinite(diff)))
+    return Claim(paper, id, claim, paper_value, sim_value, tol, bool(ok and math.isfinite(diff)), kind=kind)
 
 
 def claim_range(paper: str, id: str, claim: str, paper_value: Any, sim_value: float,
-                lo: float, hi: float) -> Claim:
+                lo: float, hi: float, *, kind: ClaimClass) -> Claim:
     ok = lo <= float(sim_value) <= hi
-    return Claim(paper, id, claim, paper_value, sim_value, f"in [{lo:g}, {hi:g}]", bool(ok))
+    return Claim(paper, id, claim, paper_value, sim_value, f"in [{lo:g}, {hi:g}]", bool(ok), kind=kind)
 
 
-def claim_equal(paper: str, id: str, claim: str, paper_value: Any, sim_value: Any) -> Claim:
-    return Claim(paper, id, claim, paper_value, sim_value, "exact", _jsonable(paper_value) == _jsonable(sim_value))
+def claim_equal(paper: str, id: str, claim: str, paper_value: Any, sim_value: Any, *, kind: ClaimClass) -> Claim:
+    return Claim(paper, id, claim, paper_value, sim_value, "exact", _jsonable(paper_value) == _jsonable(sim_value),
+                 kind=kind)
 
 
 # -- the registry ---------------------------------------------------------------------------------
@@ -186,47 +229,95 @@ def run_experiment(exp: Experiment, quick: bool = False, seed: int = 0, progress
         k = known.get((c.paper, c.id, c.claim))
         if k is not None and k.applies(quick):
             c.known_disagreement = k.reason
+            c.known_cause = k.cause
     return Outcome(exp, artifact, time.perf_counter() - t0, quick)
 
 
 # -- known disagreements ----------------------------------------------------------------------------
-#: Claims hetsim is known to fail, each with the reason (a model limit or a paper inconsistency,
-#: explained in the paper's page under docs/papers/). The scorecard still says FAIL; the test suite
-#: fails on any *other* failing claim, and on a listed claim that starts passing (remove it then).
+#: Claims hetsim is known to fail, each with its cause and reason (explained in the paper's page under
+#: docs/papers/). The scorecard still says FAIL; the test suite fails on any *other* failing claim, and
+#: on a listed claim that starts passing (remove it then).
 KNOWN_DISAGREEMENTS = Path(__file__).resolve().parent / "experiments" / "known_disagreements.yaml"
 
+#: Why hetsim disagrees: the paper contradicts itself (the reason gives the argument), hetsim's model
+#: lacks a mechanism the board has, or hetsim reads an algorithm or baseline the paper leaves open
+#: differently from the authors' code.
+Cause = Literal["paper-inconsistency", "model-gap", "algorithm-reading"]
 
-@dataclass(frozen=True)
-class Known:
+
+class KnownDisagreement(BaseModel):
+    """One claim hetsim is known to fail."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
     paper: str
     id: str
-    claim: str
+    claim: str          # the claim's exact text
+    cause: Cause
     reason: str
-    when: str = "both"   # both | quick | full: the version(s) of the experiment it fails in
+    when: Literal["both", "quick", "full"] = "both"   # the version(s) of the experiment it fails in
+
+    @field_validator("paper")
+    @classmethod
+    def _known_paper(cls, v: str) -> str:
+        if v not in PAPERS:
+            raise ValueError(f"unknown paper {v!r}; allowed: {', '.join(PAPERS)}")
+        return v
+
+    @field_validator("id", "claim", "reason")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("must not be empty")
+        return v
 
     def applies(self, quick: bool) -> bool:
         return self.when == "both" or self.when == ("quick" if quick else "full")
 
 
-def known_disagreements(path: Path | None = None) -> dict[tuple[str, str, str], Known]:
-    import yaml
+class KnownDisagreementsFile(BaseModel):
+    """``known_disagreements.yaml``: ``disagreements:`` a list of :class:`KnownDisagreement`."""
 
+    model_config = ConfigDict(extra="forbid")
+
+    disagreements: list[KnownDisagreement]
+
+    @model_validator(mode="after")
+    def _unique(self) -> KnownDisagreementsFile:
+        seen: set[tuple[str, str, str]] = set()
+        for i, k in enumerate(self.disagreements):
+            key = (k.paper, k.id, k.claim)
+            if key in seen:
+                raise ValueError(f"disagreements.{i}: {k.paper}:{k.id} {k.claim!r} is listed twice")
+            seen.add(key)
+        return self
+
+
+def known_disagreements(path: Path | None = None) -> dict[tuple[str, str, str], KnownDisagreement]:
+    """The known disagreements by (paper, experiment id, claim); a malformed file is one line."""
     path = path or KNOWN_DISAGREEMENTS
     if not path.is_file():
         return {}
-    entries = yaml.safe_load(path.read_text()) or []
-    out = {}
-    for e in entries:
-        k = Known(**e)
-        if k.when not in ("both", "quick", "full"):
-            raise HetsimError(f"{path}: when {k.when!r} for {k.paper}:{k.id} {k.claim!r}; allowed: both, quick, full")
-        out[(k.paper, k.id, k.claim)] = k
-    return out
+    return _load_known(path, path.stat().st_mtime_ns)
+
+
+_KNOWN_CACHE: dict[tuple[Path, int], dict[tuple[str, str, str], KnownDisagreement]] = {}
+
+
+def _load_known(path: Path, mtime_ns: int) -> dict[tuple[str, str, str], KnownDisagreement]:
+    key = (path, mtime_ns)
+    if key not in _KNOWN_CACHE:
+        try:
+            parsed = KnownDisagreementsFile.model_validate(read_yaml(path))
+        except ValidationError as e:
+            raise one_line(str(path), e) from None
+        _KNOWN_CACHE[key] = {(k.paper, k.id, k.claim): k for k in parsed.disagreements}
+    return _KNOWN_CACHE[key]
 
 
 def claim_problems(outcome: Outcome) -> list[str]:
-    """What a test should fail on: claims that fail without a known reason, and known
-    disagreements that no longer disagree."""
+    """What a test should fail on: claims that fail without a known reason, known disagreements
+    that no longer disagree, and claims without a valid class."""
     problems = []
     exp = outcome.experiment
     made = {c.claim for c in outcome.artifact.claims}
@@ -235,6 +326,8 @@ def claim_problems(outcome: Outcome) -> list[str]:
             problems.append(f"STALE: {KNOWN_DISAGREEMENTS.name} lists {claim!r}, which {paper}:{eid} "
                             "no longer claims")
     for c in outcome.artifact.claims:
+        if not isinstance(c.kind, ClaimClass):
+            problems.append(f"UNCLASSIFIED: {c.claim}: class {c.kind!r}")
         if not c.passed and c.known_disagreement is None:
             problems.append(f"FAILS: {c.claim}: paper {c.paper_value!r}, hetsim {c.sim_value!r} ({c.tolerance})")
         elif c.passed and c.known_disagreement is not None:
@@ -260,38 +353,90 @@ def write_outcome(outcome: Outcome, out: Path) -> list[Path]:
     return written
 
 
+#: The order classes are reported in: the independent predictions first, fit inputs last.
+CLASS_ORDER = (PREDICTION, FIT_DEPENDENT, STRUCTURAL, VECTOR, FIT_INPUT)
+_CAUSE_WORDS = {"paper-inconsistency": "paper inconsistency", "model-gap": "model gap",
+                "algorithm-reading": "algorithm reading"}
+
+
+def summarize_claims(claims: list[Claim]) -> dict[str, dict]:
+    """Per paper (in order of appearance) and ``"all"``: the independent predictions' pass rate and
+    every class's passes and totals (for a fit input, "passed" = residual within tolerance)."""
+    groups = [*dict.fromkeys(c.paper for c in claims), "all"]
+    out = {}
+    for g in groups:
+        cs = [c for c in claims if g == "all" or c.paper == g]
+        by_class = {k.value: {"passed": sum(c.passed for c in cs if c.kind is k),
+                              "total": sum(1 for c in cs if c.kind is k)} for k in CLASS_ORDER}
+        pred = by_class[PREDICTION.value]
+        out[g] = {"independent": {**pred, "rate": pred["passed"] / pred["total"] if pred["total"] else None},
+                  "by_class": by_class}
+    return out
+
+
+def _rate(d: dict) -> str:
+    return f"{d['passed']} of {d['total']}" + (f" ({d['rate']:.0%})" if d["rate"] is not None else "")
+
+
 def write_scorecard(outcomes: list[Outcome], out: Path, quick: bool) -> tuple[Path, Path]:
     claims = [c for o in outcomes for c in o.artifact.claims]
     rows = [c.row() for c in claims]
-    passed = sum(c.passed for c in claims)
+    summary = summarize_claims(claims)
+    model = [c for c in claims if c.kind is not FIT_INPUT]
+    passed = sum(c.counts_as_pass for c in model)
+    failures = [c for c in model if not c.passed]
+    known = [c for c in failures if c.known_disagreement]
+    by_cause = {cause: sum(1 for c in known if c.known_cause == cause) for cause in _CAUSE_WORDS}
     payload = {
         "quick": quick,
+        "independent": {g: s["independent"] for g, s in summary.items()},
+        "by_class": {g: s["by_class"] for g, s in summary.items()},
         "claims": rows,
-        "passed": passed,
-        "failed": len(claims) - passed,
+        "passed": passed,                       # claims of the model that pass (fit inputs excluded)
+        "failed": len(failures),
+        "fit_inputs": len(claims) - len(model),
+        "known_disagreements": len(known),
+        "known_by_cause": by_cause,
         "experiments": [{"paper": o.experiment.paper, "id": o.experiment.id, "title": o.experiment.title,
                          "seconds": round(o.seconds, 2), "notes": o.artifact.notes} for o in outcomes],
     }
-    known = sum(1 for c in claims if not c.passed and c.known_disagreement)
-    payload["known_disagreements"] = known
     with atomic_write(out / "scorecard.json") as f:
         json.dump(payload, f, indent=2)
+    papers = [g for g in summary if g != "all"]
     lines = ["# hetsim scorecard", "",
-             f"{passed} of {len(claims)} claims pass{' (quick versions)' if quick else ''}; "
-             f"{known} of the {len(claims) - passed} failures are known disagreements, explained in "
-             "docs/papers/. Every simulated value comes out of the simulator; a failed claim is a "
-             "disagreement with the paper, reported as found.", ""]
+             "Independent predictions that pass: "
+             + "; ".join(f"{g} {_rate(summary[g]['independent'])}" for g in papers)
+             + f"; all papers {_rate(summary['all']['independent'])}"
+             + (" (quick versions)." if quick else "."), "",
+             "| paper | " + " | ".join(k.value for k in CLASS_ORDER[:-1]) + " | fit input (never a pass) |",
+             "|---|" + "---|" * len(CLASS_ORDER)]
+    for g in [*papers, "all"]:
+        bc = summary[g]["by_class"]
+        cells = [f"{bc[k.value]['passed']}/{bc[k.value]['total']}" for k in CLASS_ORDER[:-1]]
+        fi = bc[FIT_INPUT.value]
+        cells.append(f"{fi['total']} fitted, {fi['passed']} within tolerance")
+        lines.append(f"| {g} | " + " | ".join(cells) + " |")
+    lines += ["",
+              "Classes: a *prediction* is independent of the calibration's inputs and not true by "
+              "construction; a *fit input* is a value the calibration was fitted to (its residual is "
+              "reported, never counted as a pass); a *fit-dependent* claim compares a quantity the fit "
+              "inputs (nearly) determine; a *structural* claim holds by construction of a workload, an "
+              "assumption or the algorithm; a *verification vector* is an exact count, seed, CV or rank "
+              "(also a unit test). docs/papers/<paper>.md says what each class means for that paper.", "",
+              f"{passed} of {len(model)} claims of the model pass (fit inputs excluded); {len(known)} of the "
+              f"{len(failures)} failures are known disagreements ("
+              + ", ".join(f"{_CAUSE_WORDS[k]} {v}" for k, v in by_cause.items())
+              + "), explained in docs/papers/. Every simulated value comes out of the simulator; a failed "
+              "claim is a disagreement with the paper, reported as found.", ""]
     for o in outcomes:
         lines.append(f"## {o.experiment.paper}:{o.experiment.id}: {o.experiment.title}")
         lines.append("")
         if o.artifact.claims:
-            lines.append("| claim | paper | hetsim | tolerance | verdict |")
-            lines.append("|---|---|---|---|---|")
+            lines.append("| claim | class | paper | hetsim | tolerance | verdict |")
+            lines.append("|---|---|---|---|---|---|")
             for c in o.artifact.claims:
-                verdict = "pass" if c.passed else (
-                    f"**FAIL** (known: {_fmt(c.known_disagreement)})" if c.known_disagreement else "**FAIL**")
-                lines.append(f"| {_fmt(c.claim)} | {_fmt(c.paper_value)} | {_fmt(c.sim_value)} | {c.tolerance} | "
-                             f"{verdict} |")
+                lines.append(f"| {_fmt(c.claim)} | {c.kind.value} | {_fmt(c.paper_value)} | {_fmt(c.sim_value)} | "
+                             f"{c.tolerance} | {_verdict(c)} |")
         else:
             lines.append("(no claims: a figure to look at)")
         for note in o.artifact.notes:
@@ -300,6 +445,17 @@ def write_scorecard(outcomes: list[Outcome], out: Path, quick: bool) -> tuple[Pa
     with atomic_write(out / "scorecard.md") as f:
         f.write("\n".join(lines))
     return out / "scorecard.md", out / "scorecard.json"
+
+
+def _verdict(c: Claim) -> str:
+    if c.kind is FIT_INPUT:
+        return "fitted (residual within tolerance)" if c.passed else "**fitted, residual outside tolerance**"
+    if c.passed:
+        return "pass"
+    if c.known_disagreement:
+        cause = _CAUSE_WORDS.get(c.known_cause or "", "known")
+        return f"**FAIL** (known, {cause}: {_fmt(c.known_disagreement)})"
+    return "**FAIL**"
 
 
 def _fmt(v: Any) -> str:

@@ -1,8 +1,10 @@
-"""The reproduction framework: claims, artifacts, the scorecard, and the calibration fit."""
+"""The reproduction framework: claims and their classes, artifacts, the scorecard, the known
+disagreements file, and the calibration fit."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import matplotlib
 
@@ -14,36 +16,60 @@ import pytest  # noqa: E402
 from hetsim.calibrate import Observation, fit_platform  # noqa: E402
 from hetsim.errors import HetsimError  # noqa: E402
 from hetsim.experiment import (  # noqa: E402
+    FIT_INPUT,
+    PREDICTION,
+    STRUCTURAL,
+    VECTOR,
     Artifact,
+    Claim,
+    ClaimClass,
     Context,
     Experiment,
     claim_close,
     claim_equal,
     claim_range,
+    known_disagreements,
     run_experiment,
     select,
+    summarize_claims,
     write_outcome,
     write_scorecard,
 )
 
+MALFORMED = Path(__file__).parent / "malformed" / "known_disagreements"
+
 
 def test_claims_verdicts():
-    assert claim_close("p", "x", "c", 1.0, 1.09, rel=0.1).passed
-    assert not claim_close("p", "x", "c", 1.0, 1.11, rel=0.1).passed
-    assert claim_close("p", "x", "c", 0.0, 0.01, abs_=0.02).passed
-    assert not claim_close("p", "x", "c", 1.0, float("nan"), rel=0.1).passed
-    assert claim_range("p", "x", "c", "0.6-0.9", 0.7, 0.6, 0.9).passed
-    assert not claim_range("p", "x", "c", "0.6-0.9", 0.95, 0.6, 0.9).passed
-    assert claim_equal("p", "x", "c", [7, 4, 10], (7, 4, 10)).passed
-    assert not claim_equal("p", "x", "c", [7, 4, 10], (6, 5, 10)).passed
+    P = PREDICTION
+    assert claim_close("p", "x", "c", 1.0, 1.09, rel=0.1, kind=P).passed
+    assert not claim_close("p", "x", "c", 1.0, 1.11, rel=0.1, kind=P).passed
+    assert claim_close("p", "x", "c", 0.0, 0.01, abs_=0.02, kind=P).passed
+    assert not claim_close("p", "x", "c", 1.0, float("nan"), rel=0.1, kind=P).passed
+    assert claim_range("p", "x", "c", "0.6-0.9", 0.7, 0.6, 0.9, kind=P).passed
+    assert not claim_range("p", "x", "c", "0.6-0.9", 0.95, 0.6, 0.9, kind=P).passed
+    assert claim_equal("p", "x", "c", [7, 4, 10], (7, 4, 10), kind=P).passed
+    assert not claim_equal("p", "x", "c", [7, 4, 10], (6, 5, 10), kind=P).passed
+
+
+def test_every_claim_needs_a_class_from_the_five():
+    assert [c.value for c in ClaimClass] == ["prediction", "fit input", "fit-dependent", "structural",
+                                             "verification vector"]
+    with pytest.raises(TypeError, match="kind"):
+        Claim("p", "x", "c", 1, 1, "exact", True)                 # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="kind"):
+        claim_equal("p", "x", "c", 1, 1)                          # type: ignore[call-arg]
+    with pytest.raises(HetsimError, match="class 'guess'; allowed: prediction, fit input"):
+        Claim("p", "x", "c", 1, 1, "exact", True, kind="guess")   # type: ignore[arg-type]
+    assert Claim("p", "x", "c", 1, 1, "exact", True, kind="fit input").kind is FIT_INPUT   # type: ignore[arg-type]
 
 
 def _fake(ctx: Context) -> Artifact:
     fig, ax = plt.subplots()
     ax.plot([1, 2], [3, 4])
     table = pd.DataFrame({"x": [1, 2], "y": [3.0, 4.0 if not ctx.quick else 5.0]})
-    return Artifact(table, fig, [ctx.close("y at 2", 4.0, float(table.y[1]), rel=0.1),
-                                 ctx.equal("count", 2, len(table))], notes=["a note"])
+    return Artifact(table, fig, [ctx.close("y at 2", 4.0, float(table.y[1]), rel=0.1, kind=PREDICTION),
+                                 ctx.equal("count", 2, len(table), kind=STRUCTURAL),
+                                 ctx.close("fitted y", 3.0, 3.0, rel=0.01, kind=FIT_INPUT)], notes=["a note"])
 
 
 def test_outcome_and_scorecard_files(tmp_path):
@@ -55,12 +81,70 @@ def test_outcome_and_scorecard_files(tmp_path):
     assert (tmp_path / "fakepaper" / "fig1.png").read_bytes()[:4] == b"\x89PNG"
     md, js = write_scorecard([full, quick], tmp_path, quick=False)
     data = json.loads(js.read_text())
-    assert data["passed"] == 3 and data["failed"] == 1
+    # Fit inputs are reported, never counted: 2 fitted, 3 of the 4 other claims pass.
+    assert data["passed"] == 3 and data["failed"] == 1 and data["fit_inputs"] == 2
+    assert data["independent"]["fakepaper"] == {"passed": 1, "total": 2, "rate": 0.5}
+    assert data["by_class"]["all"]["structural"] == {"passed": 2, "total": 2}
+    assert data["by_class"]["all"]["fit input"] == {"passed": 2, "total": 2}
     for row in data["claims"]:
-        assert set(row) == {"paper", "id", "claim", "paper_value", "sim_value", "tolerance", "pass",
-                            "known_disagreement"}
+        assert set(row) == {"paper", "id", "claim", "paper_value", "sim_value", "tolerance", "pass", "class",
+                            "known_disagreement", "known_cause"}
     text = md.read_text()
-    assert "**FAIL**" in text and "3 of 4 claims pass" in text
+    first = text.splitlines()[2]
+    assert first == "Independent predictions that pass: fakepaper 1 of 2 (50%); all papers 1 of 2 (50%)."
+    assert "**FAIL**" in text and "3 of 4 claims of the model pass (fit inputs excluded)" in text
+    assert "| fitted y | fit input | 3 | 3 | ±1% | fitted (residual within tolerance) |" in text
+
+
+def test_independent_rate_counts_predictions_only():
+    P, S, F, V = PREDICTION, STRUCTURAL, FIT_INPUT, VECTOR
+    claims = [Claim("a", "x", "1", 1, 1, "exact", True, kind=P), Claim("a", "x", "2", 1, 2, "exact", False, kind=P),
+              Claim("a", "x", "3", 1, 1, "exact", True, kind=S), Claim("a", "x", "4", 1, 1, "exact", True, kind=F),
+              Claim("b", "x", "5", 1, 1, "exact", True, kind=V)]
+    s = summarize_claims(claims)
+    assert s["a"]["independent"] == {"passed": 1, "total": 2, "rate": 0.5}
+    assert s["b"]["independent"] == {"passed": 0, "total": 0, "rate": None}
+    assert s["all"]["by_class"]["verification vector"] == {"passed": 1, "total": 1}
+    assert not claims[3].counts_as_pass and claims[2].counts_as_pass
+
+
+# -- known disagreements -------------------------------------------------------------------------------
+def test_the_known_disagreements_file_is_typed_and_every_entry_has_a_cause():
+    known = known_disagreements()
+    assert len(known) > 50
+    causes = {k.cause for k in known.values()}
+    assert causes == {"paper-inconsistency", "model-gap", "algorithm-reading"}
+    for k in known.values():
+        assert k.reason.strip() and k.when in ("both", "quick", "full")
+        if k.cause == "paper-inconsistency":     # the argument, not just the verdict
+            assert len(k.reason) > 80, k.claim
+
+
+def _expect(path: Path) -> str:
+    first = path.read_text().splitlines()[0]
+    assert first.startswith("# expect: "), path
+    return first[len("# expect: "):].strip()
+
+
+@pytest.mark.parametrize("path", sorted(MALFORMED.glob("*.yaml")), ids=lambda p: p.name)
+def test_a_malformed_known_disagreements_file_is_one_line(path):
+    with pytest.raises(HetsimError) as e:
+        known_disagreements(path)
+    msg = str(e.value)
+    assert "\n" not in msg and str(path) in msg
+    assert _expect(path) in msg, msg
+
+
+def test_reproduce_reports_a_malformed_known_disagreements_file_in_one_line(tmp_path, monkeypatch, capsys):
+    import hetsim.experiment as ex
+    from hetsim.cli import main
+
+    monkeypatch.setattr(ex, "KNOWN_DISAGREEMENTS", MALFORMED / "01_unknown_cause.yaml")
+    with pytest.raises(SystemExit) as e:
+        main(["reproduce", "pipeit:table1", "--out", str(tmp_path)])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "disagreements.0.cause" in err
 
 
 def test_select_errors():
@@ -92,3 +176,6 @@ def test_claim_problems_flag_unknown_failures_and_stale_known_ones():
     assert claim_problems(outcome) == []
     outcome.artifact.claims[1].known_disagreement = "listed but passing"
     assert any(p.startswith("PASSES although listed") for p in claim_problems(outcome))
+    outcome.artifact.claims[1].known_disagreement = None
+    outcome.artifact.claims[1].kind = "unknown"  # type: ignore[assignment]
+    assert any(p.startswith("UNCLASSIFIED") for p in claim_problems(outcome))

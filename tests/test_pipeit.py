@@ -198,7 +198,7 @@ def test_the_configuration_oracle_is_at_least_as_good_as_algorithm_3():
 # -- the ground truth --------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def calibrated():
-    from hetsim.experiments.pipeit_calibration import fit_ground_truth
+    from hetsim.experiments.pipeit.calibration import fit_ground_truth
 
     fit = fit_ground_truth()
     return fit.platform(), fit.truth()
@@ -236,7 +236,7 @@ def test_tiles_split_reproduces_eq7_rounding(calibrated):
 
 
 def test_calibration_is_deterministic():
-    from hetsim.experiments.pipeit_calibration import fit_ground_truth
+    from hetsim.experiments.pipeit.calibration import fit_ground_truth
 
     a = fit_ground_truth().values
     fit_ground_truth.cache_clear()
@@ -358,6 +358,7 @@ def test_quick_reproduction_claims_pass_or_are_known_disagreements(tmp_path):
     """Fails on a claim that fails without a reason in hetsim/experiments/known_disagreements.yaml, and on
     a listed disagreement that starts to agree."""
     from hetsim.experiment import (
+        ClaimClass,
         claim_problems,
         run_experiment,
         select,
@@ -369,12 +370,13 @@ def test_quick_reproduction_claims_pass_or_are_known_disagreements(tmp_path):
     assert [o.experiment.id for o in outcomes] == ["table1", "calibration", "table3", "table4", "table5", "table6",
                                                    "table7", "table8", "fig3", "fig5", "fig6", "fig8", "fig9", "fig12"]
     problems = [f"{o.experiment.id}: {p}" for o in outcomes for p in claim_problems(o)]
+    assert all(isinstance(c.kind, ClaimClass) for o in outcomes for c in o.artifact.claims)
     assert not problems, "\n".join(problems)
     assert sum(o.seconds for o in outcomes) < 45
     for o in outcomes:
         assert not o.artifact.table.empty
         write_outcome(o, tmp_path)
     md, _ = write_scorecard(outcomes, tmp_path, quick=True)
-    assert "FAIL** (known:" in md.read_text()
+    assert "FAIL** (known, model gap:" in md.read_text()
     assert (tmp_path / "pipeit" / "table4.csv").stat().st_size > 0
     assert (tmp_path / "pipeit" / "fig9.png").read_bytes()[:4] == b"\x89PNG"

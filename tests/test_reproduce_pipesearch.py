@@ -12,7 +12,7 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 from hetsim.errors import HetsimError  # noqa: E402
-from hetsim.experiment import claim_problems, load_papers, run_experiment, write_outcome  # noqa: E402
+from hetsim.experiment import ClaimClass, claim_problems, load_papers, run_experiment, write_outcome  # noqa: E402
 from hetsim.platform import by_cores, load_platform  # noqa: E402
 
 EXPERIMENTS = load_papers(["pipesearch"])["pipesearch"]
@@ -29,17 +29,18 @@ def test_quick_experiment_claims_pass(eid):
     art = outcome.artifact
     assert isinstance(art.table, pd.DataFrame) and len(art.table)
     assert art.claims, "every experiment makes claims"
+    assert all(isinstance(c.kind, ClaimClass) for c in art.claims), "every claim has a class"
     problems = claim_problems(outcome)
     assert not problems, "\n".join(problems)
 
 
 def test_calibration_is_a_fit_of_table6():
-    from hetsim.experiments.pipesearch import (
+    from hetsim.experiments.pipesearch.calibration import (
         CALIBRATION_PARAMETERS,
-        TABLE6,
         calibrated_tx2,
         calibration_fit,
     )
+    from hetsim.experiments.pipesearch.paper import TABLE6
 
     fit = calibration_fit()
     assert set(fit.values) == set(CALIBRATION_PARAMETERS)
@@ -75,7 +76,9 @@ def test_reproduce_cli_writes_csv_png_and_scorecard(hetsim, tmp_path):
     data = json.loads((tmp_path / "scorecard.json").read_text())
     assert data["quick"] is True
     assert {e["id"] for e in data["experiments"]} == EXPECTED
-    assert data["passed"] + data["failed"] == len(data["claims"]) > 50
+    assert data["passed"] + data["failed"] + data["fit_inputs"] == len(data["claims"]) > 50
+    assert data["fit_inputs"] == 4          # Table 6's four observations
+    assert set(data["independent"]) == {"pipesearch", "all"}
     md = (tmp_path / "scorecard.md").read_text()
     assert "## pipesearch:table6" in md and "calibration fit residual (FITTED" in md
     # Deterministic: computing the tables again gives the same bytes as the command wrote.

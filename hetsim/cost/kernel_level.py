@@ -8,7 +8,7 @@ threads, and the op ends when the slower part ends (fork-join). When an op spans
 pays a **cross-cluster penalty**: the working set is split between the two L2 caches, conflict
 misses of one cluster are served by the other's L2 through the CCI, and both parts slow down by
 ``hmp_slowdown`` (a fraction); the fork-join barrier crosses the CCI twice (its latency). The paper
-gives no number for the slowdown; hetsim/experiments/pipeit_calibration.py derives it from Fig. 5's
+gives no number for the slowdown; hetsim/experiments/pipeit/calibration.py derives it from Fig. 5's
 statement and Fig. 3 is then the check.
 
     >>> kl = KernelLevel(truth, hmp_slowdown=0.4)

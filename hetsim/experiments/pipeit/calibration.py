@@ -12,7 +12,7 @@ paper states (001 digest §6), never typed in.
   statement ("for most CNNs no Small share beats Big-only"): the smallest slowdown for which that
   holds for 3 of the 5 CNNs. Fig. 3 is then the check.
 
-Run ``python -m hetsim.experiments.pipeit_calibration`` to print the fits and their residuals.
+Run ``python -m hetsim.experiments.pipeit.calibration`` to print the fits and their residuals.
 """
 
 from __future__ import annotations
@@ -26,41 +26,14 @@ import pandas as pd
 
 from hetsim.calibrate import Fit, Observation, fit_platform
 from hetsim.cost.pipeit import PipeitGroundTruth
+from hetsim.errors import HetsimError
+from hetsim.experiments.pipeit.paper import FIG5_MOST, LABELS, NETWORKS, TABLE_IV, TABLE_VIII
 from hetsim.platform import Platform, load_platform
 from hetsim.workload import load_workload
 
 PLATFORM = "hikey970"
-NETWORKS = ("alexnet", "googlenet", "mobilenet", "resnet50", "squeezenet")
-LABELS = {"alexnet": "AlexNet", "googlenet": "GoogLeNet", "mobilenet": "MobileNet",
-          "resnet50": "ResNet50", "squeezenet": "SqueezeNet"}
-
-# -- what the paper states (001 digest §6) --------------------------------------------------------------
-#: Table IV: Big (B4), Small (s4), Pipe-it with measured / predicted layer times (imgs/s), benefit (%).
-TABLE_IV = {
-    "alexnet": (8.1, 1.5, 8.9, 8.9, 9.8),
-    "googlenet": (7.8, 3.3, 11.8, 11.3, 45.5),
-    "mobilenet": (17.4, 6.6, 24.0, 23.5, 35.5),
-    "resnet50": (3.1, 1.5, 5.5, 5.2, 67.5),
-    "squeezenet": (15.6, 6.9, 21.4, 21.4, 37.5),
-}
-TABLE_IV_AVERAGE_BENEFIT = 39.2
-#: Table VII (3 Big + 2 Small): B3, s2, Pipe-it (imgs/s), configuration, benefit (%).
-TABLE_VII = {
-    "alexnet": (5.7, 0.7, 5.8, "B3-s2", 1.5),
-    "googlenet": (6.2, 0.7, 7.4, "B3-s2", 19.3),
-    "mobilenet": (14.2, 3.7, 15.3, "B3-s2", 7.1),
-    "resnet50": (2.8, 1.0, 3.7, "B3-s1-s1", 31.5),
-    "squeezenet": (11.4, 3.6, 13.5, "B3-s2", 18.1),
-}
-TABLE_VII_AVERAGE_BENEFIT = 15.5
-#: Table VIII: active power Big / Small / Pipe-it (W), efficiency Big / Small / Pipe-it (imgs/J).
-TABLE_VIII = {
-    "alexnet": (3.8, 0.7, 5.1, 2.1, 2.1, 1.8),
-    "googlenet": (4.6, 1.1, 6.6, 1.7, 3.1, 1.7),
-    "mobilenet": (4.2, 1.0, 5.9, 4.2, 6.6, 4.0),
-    "resnet50": (4.0, 1.0, 6.5, 0.8, 1.5, 0.8),
-    "squeezenet": (4.9, 1.3, 6.9, 3.2, 5.5, 3.1),
-}
+#: Table VII's board: one Big core and two Small cores turned off (the one place the path is named).
+BOARD_3B_2S = ("clusters.big.cores=3", "clusters.little.cores=2")
 
 # -- assumptions of the ground truth (docs/papers/pipeit.md) -------------------------------------------
 #: [assumption] Shared-L2 contention: the per-core rate with n busy cores is 1 / (1 + c·(n − 1)) of
@@ -75,8 +48,6 @@ FIT_BOUNDS = {
     "pipeit.gemv_GBps_per_core": (0.01, 20.0),
     "roofline.op_overhead_us": (0.1, 5000.0),
 }
-#: Reading "most CNNs" of Fig. 5 as 3 of the 5.
-FIG5_MOST = 3
 
 
 def parallel_efficiency(contention: float = CONTENTION_PER_CORE, cores: int = 4) -> list[float]:
@@ -167,6 +138,9 @@ class PowerFit:
         for cluster, w in self.active_W_per_core.items():
             c = platform.cluster(cluster)
             lvl = platform.core_type(c.core_type).level(c.dvfs)
+            if lvl.idle_W_per_core is None:
+                raise HetsimError(f"platform {platform.name}: core type {c.core_type} level {lvl.name} has no "
+                                  "idle_W_per_core; the power fit (active W above idle) needs one")
             out.append(f"core_types.{c.core_type}.dvfs.{lvl.name}.active_W_per_core={w + lvl.idle_W_per_core!r}")
         out.append(f"power.coherence_W={self.coherence_W!r}")
         return out
@@ -205,7 +179,7 @@ def fig5_shares(quick: bool = False) -> np.ndarray:
     return np.round(np.linspace(0.0, 1.0, 11 if quick else 41), 6)
 
 
-def break_even_slowdown(kernel_level_factory, workload, shares: Sequence[float], n_big: int = 4,
+def break_even_slowdown(kernel_level_factory, workload, shares: Sequence[float] | np.ndarray, n_big: int = 4,
                         n_small: int = 4, hi: float = 4.0, tol: float = 1e-3) -> float:
     """The smallest slowdown for which no share > 0 of ``shares`` beats Big-only (bisection)."""
     base = kernel_level_factory(0.0).throughput(workload, n_big, 0, 0.0)
@@ -223,7 +197,7 @@ def break_even_slowdown(kernel_level_factory, workload, shares: Sequence[float],
     return hi
 
 
-def fit_hmp_slowdown(truth: PipeitGroundTruth, shares: Sequence[float],
+def fit_hmp_slowdown(truth: PipeitGroundTruth, shares: Sequence[float] | np.ndarray,
                      most: int = FIG5_MOST) -> tuple[float, dict[str, float]]:
     """Fig. 5's statement as a calibration input: the slowdown at which ``most`` CNNs gain nothing
     from any Small share (the ``most``-th smallest per-CNN break-even), and the per-CNN values."""

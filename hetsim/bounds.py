@@ -155,6 +155,17 @@ def _per_cores(rng: tuple[float, float], unit: str = "", optional: bool = False)
     return BeforeValidator(before)
 
 
+def schema_version(current: int, note: str = "") -> Any:
+    """A BeforeValidator for a file's ``schema`` key: the integer ``current`` (``true`` and ``2.0``
+    equal 1 and 2 in Python, but are no version). ``note`` follows the message."""
+    def before(v: Any) -> Any:
+        if type(v) is not int or v != current:
+            raise ValueError(f"must be the integer {current}{note}")
+        return v
+
+    return BeforeValidator(before)
+
+
 # -- the types ------------------------------------------------------------------------------------
 _Bw = Annotated[float, _bounds(BANDWIDTH_GBPS)]
 Bandwidth_GBps = Annotated[float, _bounds(BANDWIDTH_GBPS), _number(BANDWIDTH_GBPS, "GB/s")]

@@ -84,7 +84,7 @@ def read_yaml(path: Path) -> Any:
         raise HetsimError(f"{path}: the file is empty; expected a YAML mapping (key: value lines)")
     loaded = load_yaml(text, str(path))
     if not isinstance(loaded, dict):
-        raise HetsimError(f"{path}: expected a mapping at the top level, got {_kind(loaded)}")
+        raise HetsimError(f"{path}: expected a mapping at the top level, got {type(loaded).__name__}")
     return loaded
 
 
@@ -237,11 +237,6 @@ _Loader.add_implicit_resolver(
     "tag:yaml.org,2002:float",
     re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
     list("-+0123456789"))
-
-
-def _kind(value: Any) -> str:
-    return {type(None): "nothing", list: "a list", str: "a string", int: "a number", float: "a number",
-            bool: "a boolean"}.get(type(value), type(value).__name__)
 
 
 def _short(text: str, n: int) -> str:

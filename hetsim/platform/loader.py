@@ -63,7 +63,7 @@ def _read(path: Path, _mtime: float) -> dict:
 
 def platform_from_dict(data: dict, source: str = "<platform>") -> Platform:
     """Validate a platform dict (a version 1 dict is migrated first, on a copy)."""
-    if isinstance(data, dict) and data.get("schema") == 1:
+    if isinstance(data, dict) and _is_v1(data):
         data = copy.deepcopy(data)
         migrate(data)
     try:
@@ -91,7 +91,7 @@ def migrate(data: dict) -> str | None:
     one-line note of what was done (None for a current file). Malformed parts are left for the
     validation to report; a field that its block already sets stays where it is (and is reported).
     """
-    if data.get("schema") != 1:
+    if not _is_v1(data):
         return None
     moved = 0
     for section, blocks in V1_MOVES.items():
@@ -114,6 +114,11 @@ def migrate(data: dict) -> str | None:
     names = sorted({b for section in V1_MOVES.values() for b in section})
     return (f"schema 1, migrated to {SCHEMA_VERSION} on load: {moved} cost-model parameters moved into "
             f"their blocks ({', '.join(names)})")
+
+
+def _is_v1(data: dict) -> bool:
+    """``schema: 1`` (the integer: ``true`` equals 1 in Python but is no version)."""
+    return type(data.get("schema")) is int and data["schema"] == 1
 
 
 def validate_file(path: str | os.PathLike, notes: list[str] | None = None) -> list[str]:

@@ -39,6 +39,7 @@ from hetsim.bounds import (
     PerCoresBandwidth_GBps,
     PerCoresOverhead_us,
     Power_W,
+    schema_version,
 )
 from hetsim.errors import HetsimError
 from hetsim.workload.ops import OpKind
@@ -339,7 +340,8 @@ class Power(_Strict):
 
 
 class Platform(_Strict):
-    schema_: Literal[2] = Field(alias="schema", description="Format version of this file (files of "
+    schema_: Annotated[Literal[2], schema_version(2, " (files of version 1 are migrated on load)")] = Field(
+        alias="schema", description="Format version of this file (files of "
                                 "version 1 are migrated on load: hetsim.platform.loader.migrate).")
     name: Name
     description: str = ""

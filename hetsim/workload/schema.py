@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, StrictBool, Tag
 
 from hetsim.bounds import DIM, Dim, OptDim, OptPosDim, OptWork, PosDim
+from hetsim.bounds import schema_version as _version
 from hetsim.workload.ops import DTYPE_BYTES
 
 # Strict ints in their ranges (hetsim.bounds): a YAML "3" (string), a bool or 2^63 must not
@@ -147,7 +148,7 @@ class OpSpec(_Model):
 class WorkloadSpec(_Model):
     """A whole workload file."""
 
-    schema_version: Literal[1] = Field(alias="schema")
+    schema_version: Annotated[Literal[1], _version(1)] = Field(alias="schema")
     name: Annotated[str, Field(min_length=1)]
     description: str = ""
     source: str = ""

@@ -148,8 +148,9 @@ def load_yaml(text: str, source: str = "<yaml>") -> Any:
         loader = _Loader(text)
         return loader.get_single_data()
     except yaml.reader.ReaderError as e:
-        raise HetsimError(f"{source}: not YAML text: character {e.character!r} at offset {e.position} "
-                          "is a control character YAML does not allow") from None
+        char = f"U+{e.character:04X}" if isinstance(e.character, int) else repr(e.character)
+        raise HetsimError(f"{source}: not YAML text: character {char} at offset {e.position} is a "
+                          "control character YAML does not allow") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

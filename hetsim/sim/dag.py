@@ -123,7 +123,7 @@ def run_dag(platform, tg: TaskGraph, options: RunOptions, progress=None) -> DagR
     def record_done(f: int):
         yield env.all_of([finished[f][s] for s in tg.sinks])
         done[f] = env.now
-        if progress is not None and (f + 1) % step == 0:
+        if progress is not None and ((f + 1) % step == 0 or f + 1 == frames):
             progress(f + 1)   # a plain call, no event: the bar does not change the run
 
     env.process(admit())

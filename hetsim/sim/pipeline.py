@@ -132,7 +132,7 @@ def run_pipeline(platform, workload, pipe: Pipeline, cost: CostModel, options: R
             end[i, f] = env.now
             if q_out is not None:
                 yield q_out.put(frame)
-            elif progress is not None and (f + 1) % step == 0:
+            elif progress is not None and ((f + 1) % step == 0 or f + 1 == frames):
                 progress(f + 1)   # a plain call, no event: the bar does not change the run
 
     env.process(options.frame_source().process(env, queues[0], frames, arrival, rng))

@@ -146,6 +146,8 @@ def run_pipeline_recurrence(compute_s: Sequence[float], transfer_s: Sequence[flo
     P = -(-frames // L)
     start, compute_end, end, entry = _scan(service, transfer, arrival_at, lag, L, P,
                                            _scaled(progress, frames, L))
+    if progress is not None:
+        progress(frames)
     arrival = entry if gaps is None else arrival_at
     return PipelineRun(start, compute_end, end, arrival, names)
 

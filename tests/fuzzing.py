@@ -803,22 +803,24 @@ def tally(cases_per_target: int, seed: int = 0, targets: tuple[str, ...] = TARGE
     seeds = all_seeds()
     counts: dict[str, Counter] = {}
     base = Path(tempfile.mkdtemp(prefix="hetsim-fuzz-"))
+
+    def runner(target: str, counter: Counter):
+        @hseed(seed)
+        @settings(max_examples=cases_per_target, database=None, deadline=None,
+                  phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+        @given(case=strategy(target, seeds))
+        def run(case: Case) -> None:
+            out = run_case(case, base)
+            counter[out.cls] += 1
+            if log is not None:
+                log(target, case, out)
+
+        return run
+
     try:
         for target in targets:
-            counter: Counter = Counter()
-
-            @hseed(seed)
-            @settings(max_examples=cases_per_target, database=None, deadline=None,
-                      phases=[Phase.generate], suppress_health_check=list(HealthCheck))
-            @given(case=strategy(target, seeds))
-            def run(case: Case, counter: Counter = counter, target: str = target) -> None:
-                out = run_case(case, base)
-                counter[out.cls] += 1
-                if log is not None:
-                    log(target, case, out)
-
-            run()
-            counts[target] = counter
+            counts[target] = Counter()
+            runner(target, counts[target])()
     finally:
         shutil.rmtree(base, ignore_errors=True)
     return counts

@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> None:
     except HetsimError as e:
         _fail(str(e))
     except click.exceptions.Abort:
-        _fail("aborted")
+        _fail("interrupted")   # click turns Ctrl-C (KeyboardInterrupt) into Abort
     except click.ClickException as e:
         _fail(" ".join(e.format_message().split()))
     except click.exceptions.Exit as e:

@@ -14,10 +14,9 @@ import sys
 import time
 from pathlib import Path
 
-import pandas as pd
 import pytest
 import yaml
-from helpers import CLI_ENV, assert_one_line_error
+from helpers import assert_one_line_error, check_folder, run_and_kill, subprocess_env
 
 from hetsim.errors import HetsimError
 from hetsim.options import RunOptions
@@ -265,64 +264,6 @@ def test_result_files_of_the_cli_get_the_umask_permissions(hetsim, tmp_path):
 
 
 # -- kills at random moments -------------------------------------------------------------------------
-def _env() -> dict[str, str]:
-    env = {k: v for k, v in {**os.environ, **CLI_ENV}.items() if v is not None}
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
-    return env
-
-
-def _complete(path: Path) -> None:
-    """``path`` is a complete file of its kind (parses, and ends where its format ends)."""
-    data = path.read_bytes()
-    assert data, f"{path} is empty"
-    if path.suffix == ".csv":
-        assert len(pd.read_csv(path).columns) >= 1 and data.endswith(b"\n")
-    elif path.suffix == ".json":
-        json.loads(data)
-    elif path.suffix == ".png":
-        assert data.startswith(b"\x89PNG\r\n\x1a\n") and data.endswith(b"IEND\xaeB`\x82"), path
-    elif path.suffix == ".md":
-        text = data.decode()
-        assert text.startswith("# hetsim scorecard") and text.rstrip().endswith(("|", "_", ")", "."))
-    elif path.suffix == ".yaml":
-        load_platform(path)
-    else:
-        raise AssertionError(f"unexpected file {path}")
-
-
-def _check_folder(folder: Path, killed: bool) -> list[str]:
-    """Every file present is complete; temporary files only after a SIGKILL (hidden, .tmp)."""
-    names = []
-    for path in sorted(folder.rglob("*")):
-        if path.is_dir():
-            continue
-        if path.name.startswith(".") and path.name.endswith(".tmp"):
-            assert killed, f"{path}: a temporary file left after a clean exit or SIGINT"
-            continue
-        _complete(path)
-        names.append(str(path.relative_to(folder)))
-    return names
-
-
-def _run_and_kill(argv: list[str], folder: Path, sig: int, moment: float | str) -> subprocess.CompletedProcess:
-    """Run ``hetsim argv`` and send ``sig`` after ``moment`` seconds, or, with ``moment="write"``,
-    as soon as a temporary file appears in ``folder`` (in the middle of a write)."""
-    proc = subprocess.Popen([sys.executable, "-m", "hetsim", *argv], env=_env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    t0 = time.monotonic()
-    while proc.poll() is None:
-        if moment == "write":
-            if folder.exists() and any(p.name.endswith(".tmp") for p in folder.rglob(".*")):
-                break
-        elif time.monotonic() - t0 >= float(moment):
-            break
-        time.sleep(0.001)
-    if proc.poll() is None:
-        proc.send_signal(sig)
-    out, err = proc.communicate(timeout=120)
-    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
-
-
 #: Seeded random moments (s) after the start of the process, plus "in the middle of a write".
 _MOMENTS = [round(random.Random(12).uniform(2.0, 9.0), 2) for _ in range(2)] + ["write"]
 
@@ -333,12 +274,12 @@ def test_killed_reproduce_leaves_only_complete_files(tmp_path, sig):
     seen = 0
     for i, moment in enumerate(_MOMENTS):
         out = tmp_path / f"run{i}"
-        run = _run_and_kill(["reproduce", "pipesearch", "--quick", "--out", str(out)], out, sig, moment)
+        run = run_and_kill(["reproduce", "pipesearch", "--quick", "--out", str(out)], out, sig, moment)
         if sig == signal.SIGINT and run.returncode != 0:
             assert run.returncode == 2 and run.stderr.strip().endswith("hetsim: error: interrupted"), run.stderr
         else:
             assert run.returncode in (0, -signal.SIGKILL), run.stderr
-        seen += len(_check_folder(out, killed=sig == signal.SIGKILL) if out.exists() else [])
+        seen += len(check_folder(out, killed=sig == signal.SIGKILL) if out.exists() else [])
     assert seen > 0     # some kill came after some file was written
 
 
@@ -347,11 +288,11 @@ def test_killed_reproduce_leaves_only_complete_files(tmp_path, sig):
 def test_killed_calibrate_host_leaves_only_complete_files(tmp_path, sig):
     for i, moment in enumerate([round(random.Random(5).uniform(1.0, 8.0), 2), "write"]):
         out = tmp_path / f"run{i}"
-        run = _run_and_kill(["calibrate", "host", "--quick", "--out", str(out / "host.yaml")], out, sig, moment)
+        run = run_and_kill(["calibrate", "host", "--quick", "--out", str(out / "host.yaml")], out, sig, moment)
         if sig == signal.SIGINT and run.returncode != 0:
             assert run.returncode == 2 and "hetsim: error: interrupted" in run.stderr, run.stderr
         if out.exists():
-            _check_folder(out, killed=sig == signal.SIGKILL)
+            check_folder(out, killed=sig == signal.SIGKILL)
 
 
 # -- byte-identical reruns -------------------------------------------------------------------------------
@@ -359,7 +300,7 @@ def test_killed_calibrate_host_leaves_only_complete_files(tmp_path, sig):
 def test_reproduce_twice_gives_identical_bytes(tmp_path):
     """Two processes, two folders: every CSV, PNG, JSON and scorecard file byte for byte."""
     argv = ["reproduce", "pipesearch", "shisha:fig9", "pipeit:table4", "--quick", "--out"]
-    procs = [subprocess.Popen([sys.executable, "-m", "hetsim", *argv, str(tmp_path / d)], env=_env(),
+    procs = [subprocess.Popen([sys.executable, "-m", "hetsim", *argv, str(tmp_path / d)], env=subprocess_env(),
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for d in "ab"]
     for p in procs:
         assert p.wait(timeout=600) == 0, p.stderr.read() if p.stderr else ""

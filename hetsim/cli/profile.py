@@ -90,8 +90,8 @@ def profile(model, out, threads, runs, warmup, input_shapes, name, seed, spin) -
     counts = _threads(threads)
     # Every number checked before the progress bar starts (one line, nothing else on stderr).
     ncpu = len(os.sched_getaffinity(0))
-    for t in counts:
-        check_flag("--threads", t, (1, ncpu), f"threads (this process may use {ncpu} CPUs)", integer=True)
+    for n in counts:
+        check_flag("--threads", n, (1, ncpu), f"threads (this process may use {ncpu} CPUs)", integer=True)
     check_flag("--runs", runs, (1, 10 ** 6), "runs", integer=True)
     check_flag("--warmup", warmup, (0, 10 ** 6), "runs", integer=True)
     check_flag("--seed", seed, SEED, integer=True)

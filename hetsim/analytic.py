@@ -124,6 +124,37 @@ def evaluate_pipeline(platform, workload, pipe: Pipeline, cost: CostModel,
     )
 
 
+def steady_energy_per_frame(platform, workload, pipe: Pipeline, cost: CostModel,
+                            state: DvfsState | None = None,
+                            times: Sequence[float] | None = None) -> float | None:
+    """Energy of one frame in the steady state of the closed-form schedule, J (None without a
+    power model): E(k + 1 frames) - E(k frames) for a k-stage pipeline, so the last frame overlaps
+    every frame still in flight as in the steady state (energy is linear in frames from there on:
+    one more frame adds one period of idle and static power, its stages' busy power, its link bytes
+    and its coherent time). ``times``: stage times to use instead of the cost model's (noisy
+    measurements)."""
+    if not platform.has_power_model:
+        return None
+    if times is None:
+        compute, transfer = stage_costs(pipe, workload, cost, state)
+        times = [c + x for c, x in zip(compute, transfer, strict=True)]
+    period = max(times)
+    k = len(pipe.stages)
+
+    def energy(frames: int) -> float:
+        start, end = periodic_schedule(times, period, frames)
+        coherent = coherent_time_s((s.ep, float(a), float(b)) for i, s in enumerate(pipe.stages)
+                                   for a, b in zip(start[i], end[i], strict=True))
+        units = [(s.ep, t * frames) for s, t in zip(pipe.stages, times, strict=True)]
+        makespan = sum(times) + (frames - 1) * period
+        link_bytes = pipeline_link_bytes(platform, workload, pipe, frames)
+        e = energy_J(platform, units, makespan, link_bytes, state, coherent)
+        assert e is not None
+        return e
+
+    return energy(k + 1) - energy(k)
+
+
 # -- DAG mappings -------------------------------------------------------------------------------
 def evaluate_placement(platform, workload, placement: Placement, tg: TaskGraph,
                        options: RunOptions) -> Metrics:

@@ -34,6 +34,8 @@ FREQ_MHZ = (1e-3, 1e5)
 MACS_PER_CYCLE = (1e-6, 1e6)
 #: Peak rate of an accelerator: 1 kMAC/s .. 10 PMAC/s (ten of today's largest GPUs).
 PEAK_GMACPS = (1e-6, 1e7)
+#: Bytes of one element of a datatype: 1 bit .. 64 bytes.
+ELEMENT_BYTES = (0.125, 64.0)
 #: Latencies: 0 .. 1000 s.
 LATENCY_NS = (0.0, 1e12)
 #: Fixed costs per op or kernel: 0 .. 1000 s.
@@ -177,6 +179,10 @@ OptPerCoresBandwidth_GBps = Annotated[_Bw | Annotated[list[_Bw], Field(min_lengt
 Freq_MHz = Annotated[float, _bounds(FREQ_MHZ), _number(FREQ_MHZ, "MHz")]
 MacsPerCycle = Annotated[float, _bounds(MACS_PER_CYCLE), _number(MACS_PER_CYCLE)]
 Peak_GMACps = Annotated[float, _bounds(PEAK_GMACPS), _number(PEAK_GMACPS, "GMAC/s")]
+OptPeak_GMACps = Annotated[Annotated[float, _bounds(PEAK_GMACPS)] | None,
+                           _number(PEAK_GMACPS, "GMAC/s", optional=True)]
+OptElementBytes = Annotated[Annotated[float, _bounds(ELEMENT_BYTES)] | None,
+                            _number(ELEMENT_BYTES, "bytes", optional=True)]
 Latency_ns = Annotated[float, _bounds(LATENCY_NS), _number(LATENCY_NS, "ns")]
 _Us = Annotated[float, _bounds(OVERHEAD_US)]
 Overhead_us = Annotated[float, _bounds(OVERHEAD_US), _number(OVERHEAD_US, "us")]

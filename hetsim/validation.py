@@ -279,3 +279,17 @@ def atomic_write(path: str | os.PathLike, mode: str = "w") -> Iterator[Any]:
         if isinstance(e, OSError):
             raise HetsimError(f"{path}: cannot write ({e.strerror or e})") from None
         raise
+
+
+_WARNED: set[str] = set()
+
+
+def warn_once(message: str) -> None:
+    """Print ``hetsim: warning: message`` on stderr, once per process per message (a platform
+    loaded a hundred times by a sweep warns once)."""
+    import sys
+
+    if message in _WARNED:
+        return
+    _WARNED.add(message)
+    print(f"hetsim: warning: {message}", file=sys.stderr)

@@ -10,7 +10,8 @@ and friends (every number out of range, odd paths and mapping strings). Each cas
 *outcome class*:
 
 ``error``
-    exit 2 and exactly one stderr line ``hetsim: error: ...``: a clean refusal.
+    exit 2 and exactly one stderr line ``hetsim: error: ...`` (besides ``hetsim: warning:`` and
+    ``hetsim: note:`` lines): a clean refusal.
 ``result``
     exit 0, no numeric warning, and (for ``--json``) physical numbers: a finite positive
     throughput, finite non-negative latencies, makespan and energy.
@@ -758,7 +759,10 @@ def run_case(case: Case, base: Path | None = None, budget_s: float = CASE_BUDGET
                 return Outcome("crash", f"{type(e).__name__} at {where}: {str(e)[:160]}",
                                time.perf_counter() - t0)
         seconds = time.perf_counter() - t0
-        lines = run.stderr.strip().splitlines()
+        # Warnings (a plausibility slip) and notes (what explore chose) are not errors: the error
+        # must be the one line left.
+        lines = [ln for ln in run.stderr.strip().splitlines()
+                 if not ln.startswith(("hetsim: warning: ", "hetsim: note: "))]
         if run.returncode == 2:
             if argv[:2] == ["platforms", "validate"] and lines and all(
                     line.startswith(argv[2]) for line in lines) and "Traceback" not in run.stderr:

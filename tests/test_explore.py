@@ -319,7 +319,9 @@ def test_problem_and_measurement_validation():
     with pytest.raises(HetsimError, match="engine"):
         Measurement(engine="des")
     with pytest.raises(HetsimError, match="share clusters"):
-        PipelineProblem("jetson-tx2", "vgg16")
+        PipelineProblem("jetson-tx2", "vgg16", eps=["D1", "D2"])
+    # Without eps, EPs that share clusters give way to each cluster whole (issue 13).
+    assert sorted(PipelineProblem("jetson-tx2", "vgg16").eps) == ["a57", "denver"]
     with pytest.raises(HetsimError, match="depth"):
         PipelineProblem("chiplet-c2", "synthnet", depths=[5])
     with pytest.raises(HetsimError, match="unknown algorithm"):

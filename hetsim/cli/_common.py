@@ -2,13 +2,56 @@
 
 from __future__ import annotations
 
+import re
+
 from rich.console import Console
 from rich.markup import escape
+from rich.segment import Segment
 from rich.table import Table
+from rich.text import Text
 
 from hetsim.errors import HetsimError
 
-console = Console()
+_NUMBER = re.compile(r"[-+]?(\d[\d,]*\.?\d*|\.\d+)([eE][-+]?\d+)?%?( \*)?|[-+]?inf|nan|-")
+
+
+def uncut(table: Table) -> Table:
+    """Make ``table`` print every value whole at any console width: a column is never narrower
+    than its widest number or its longest word (up to 48 characters: a mapping string), so the table grows past the
+    width instead of cutting "12.345" to "12.…"; longer text folds onto the next line."""
+    for column in table.columns:
+        column.overflow = "fold"
+        header = column.header.plain if isinstance(column.header, Text) else str(column.header)
+        longest = min(16, max((len(w) for w in header.split()), default=0))
+        for cell in column.cells:
+            text = (cell.plain if isinstance(cell, Text) else str(cell)).strip()
+            if _NUMBER.fullmatch(text):
+                longest = max(longest, len(text))
+            else:
+                longest = max(longest, min(48, max((len(w) for w in text.split()), default=0)))
+        column.min_width = max(longest, column.min_width or 0)
+    return table
+
+
+class _Console(Console):
+    """rich's Console; a table it prints never cuts a value (:func:`uncut`): one wider than the
+    console is printed at its own width (a terminal wraps the lines; a file keeps them whole)."""
+
+    def print(self, *objects, **kwargs) -> None:
+        for obj in objects:
+            if isinstance(obj, Table) and "width" not in kwargs:
+                uncut(obj)
+                # rich may lay a table out wider than asked (columns' min_width win): measure the
+                # lines it renders, not its nominal minimum.
+                lines = Segment.split_lines(self.render(obj, self.options))
+                need = max((Segment.get_line_length(line) for line in lines), default=0)
+                if need > self.width:
+                    super().print(obj, **kwargs, width=need, crop=False)
+                    continue
+            super().print(obj, **kwargs)
+
+
+console = _Console()
 
 
 def check_flag(flag: str, value, rng: tuple[float, float], unit: str = "", *, low_open: bool = False,

@@ -1,4 +1,9 @@
-"""``hetsim explore``: search mappings with one of the registered algorithms."""
+"""``hetsim explore``: search pipeline mappings with one of the registered algorithms.
+
+With no ``--eps`` the candidate EPs are derived (:func:`hetsim.explore.space.default_eps`: each
+cluster whole and each accelerator, fastest first) and a note on stderr says what was chosen, so
+the command works on every platform. Every error names the flag at fault and what is allowed.
+"""
 
 from __future__ import annotations
 
@@ -11,34 +16,139 @@ from rich.table import Table
 from hetsim.cli._common import check_flag, console, fmt
 from hetsim.errors import HetsimError
 
+OBJECTIVES = ("throughput", "latency", "energy", "memory")
+
+
+_NOTES: list[str] = []
+
+
+def _note(text: str) -> None:
+    """A note on what the command chose; printed (stderr) once the run succeeded, so that an
+    error stays the one line on stderr."""
+    _NOTES.append(text)
+
+
+def _flush_notes() -> None:
+    for text in _NOTES:
+        click.echo(f"hetsim: note: {text}", err=True)
+    _NOTES.clear()
+
+
+def _parse_params(params) -> dict:
+    from hetsim.validation import load_yaml
+
+    out = {}
+    for item in params:
+        key, eq, raw = item.partition("=")
+        if not eq or not key:
+            raise HetsimError(f"--param {item!r}: expected key=value, e.g. heuristic=H1")
+        out[key] = load_yaml(raw, f"--param {key}")   # hetsim's YAML: 1e6 is a number
+    return out
+
+
+def _algorithm(name: str, params: dict):
+    """The explorer, with errors that name --algorithm / --param and list what is allowed."""
+    from hetsim.explore.registry import algorithms, make_explorer
+
+    pipeline = [a for a in algorithms("pipeline")]
+    names = [a.name for a in pipeline]
+    if name not in names:
+        if any(a.name == name for a in algorithms()):
+            raise HetsimError(f"--algorithm: {name!r} maps DAG placements, not pipelines; allowed: "
+                              f"{', '.join(names)}")
+        raise HetsimError(f"--algorithm: unknown algorithm {name!r}; allowed: {', '.join(names)}")
+    algo = next(a for a in pipeline if a.name == name)
+    allowed = algo.parameters()
+    for key in params:
+        if key not in allowed:
+            listing = ", ".join(f"{k}={v!r}" for k, v in allowed.items()) or "none"
+            raise HetsimError(f"--param {key}: {name} has no parameter {key!r}; its parameters (with "
+                              f"defaults): {listing}")
+    return make_explorer(name, **params)
+
+
+def _eps(text: str, platform) -> list[str]:
+    names = [e.strip() for e in text.split(",") if e.strip()]
+    if not names:
+        raise HetsimError("--eps: give comma-separated EP names, e.g. --eps big,little")
+    allowed = ", ".join(platform.topology.ep_forms())
+    seen: dict[str, str] = {}
+    for n in names:
+        try:
+            ep = platform.ep(n)
+        except HetsimError:
+            raise HetsimError(f"--eps {n!r}: no such EP on {platform.name}; allowed: {allowed}") from None
+        if n in seen:
+            raise HetsimError(f"--eps lists {n} twice")
+        if ep.place in seen.values():
+            first = next(k for k, v in seen.items() if v == ep.place)
+            raise HetsimError(f"--eps {first},{n}: both are cores of {ep.place}, and each stage owns a whole "
+                              f"EP; give EPs on distinct clusters or accelerators (e.g. "
+                              f"--eps {','.join(_places(platform))}), or --cores N for Pipe-search's "
+                              f"per-core stages")
+        seen[n] = ep.place
+    return names
+
+
+def _places(platform) -> list[str]:
+    return [c.name for c in platform.clusters] + [a.name for a in platform.accelerators]
+
 
 @click.command("explore")
 @click.option("--platform", "-p", "platform_name", required=True, help="Platform name or YAML path.")
 @click.option("--workload", "-w", "workload_name", required=True, help="Workload name or YAML path.")
-@click.option("--algorithm", "-a", default="Shisha", show_default=True,
-              help="PS, PS-nohints, Shisha, ES, RW, HC, SA, HC_s, SA_s.")
+@click.option("--algorithm", "-a", default=None,
+              help="A pipeline algorithm of the registry (default Shisha; NSGA-II-pipe with --pareto): "
+                   "Shisha, PS, PS-nohints, ES, RW, HC, SA, HC_s, SA_s, NSGA-II-pipe, ... "
+                   "(docs/explorers.md says which fits which platform).")
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
-              help="An explorer parameter, e.g. heuristic=H1 or alpha=15 (repeatable).")
-@click.option("--depth", "depths", type=int, multiple=True, help="Pipeline depth(s) (default: 2..#EPs).")
-@click.option("--eps", default=None, help="Comma-separated candidate EPs (default: every EP).")
-@click.option("--cores", type=int, default=None,
+              help="An algorithm parameter, e.g. heuristic=H1 or alpha=15 (repeatable; "
+                   "docs/explorers.md lists each algorithm's).")
+@click.option("--depth", "depths", type=click.IntRange(min=1), multiple=True,
+              help="Pipeline depth(s) (default: 2..the number of EPs; larger ones are capped).")
+@click.option("--eps", default=None,
+              help="Comma-separated candidate EPs, on distinct clusters or accelerators (default: "
+                   "each cluster whole and each accelerator, fastest first).")
+@click.option("--cores", type=click.IntRange(min=1), default=None,
               help="Paper I's per-core space: split the first N cores into stages (Pipe-search on TX2).")
-@click.option("--max-trials", type=int, default=None, help="Stop after this many trials.")
-@click.option("--max-clock", type=float, default=None, help="Stop when the tuning clock passes this (s).")
-@click.option("--target-fps", type=float, default=None, help="Stop at the first mapping this fast.")
-@click.option("--noise", "noise_sigma", type=float, default=0.0, show_default=True,
+@click.option("--objective", type=click.Choice(OBJECTIVES), default=None,
+              help="What to optimise (default throughput): latency of a frame, energy per frame "
+                   "(needs a power model), memory (peak bytes).")
+@click.option("--pareto", default=None, metavar="A,B",
+              help="Two objectives to trade off, e.g. throughput,energy: the Pareto front of every "
+                   "trial as a table (and a plot with --plot).")
+@click.option("--engine", type=click.Choice(["analytic", "des"]), default=None,
+              help="How a trial is measured: analytic (default; each stage timed alone, closed form) or "
+                   "des (a stream of --frames frames through the DES, with contention).")
+@click.option("--frames", type=click.IntRange(min=1), default=None,
+              help="Frames per trial (default 1 for analytic, 20 for des).")
+@click.option("--cost-table", type=click.Path(), default=None,
+              help="Measured times (CSV with layer|op, ep, time_s; or a directory from `hetsim "
+                   "profile`/`costs import-ort`) instead of the roofline model.")
+@click.option("--fallback", type=click.Choice(["roofline"]), default=None,
+              help="Price what --cost-table lacks with this model instead of refusing it.")
+@click.option("--max-trials", type=click.IntRange(min=1), default=None, help="Stop after this many trials.")
+@click.option("--max-clock", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Stop when the tuning clock passes this many seconds.")
+@click.option("--target-fps", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Stop at the first mapping this fast (frames/s).")
+@click.option("--noise", "noise_sigma", type=click.FloatRange(min=0), default=0.0, show_default=True,
               help="Lognormal measurement noise of each trial.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--dvfs", default=None, help="DVFS preset (e.g. governor3).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a platform field.")
 @click.option("--force", is_flag=True, help="Enumerate a design space past the size limit.")
 @click.option("--trials", "trials_out", type=click.Path(dir_okay=False), default=None,
               help="Write the trial table as CSV.")
+@click.option("--plot", "plot_out", type=click.Path(dir_okay=False), default=None,
+              help="Write a PNG: the Pareto front with --pareto, else the best-so-far convergence.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
-def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, cores, max_trials,
-                max_clock, target_fps, noise_sigma, seed, dvfs, overrides, force, trials_out, as_json):
-    """Search mappings of a workload with one of the papers' algorithms."""
+def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, cores, objective, pareto,
+                engine, frames, cost_table, fallback, max_trials, max_clock, target_fps, noise_sigma,
+                seed, dvfs, overrides, force, trials_out, plot_out, as_json):
+    """Search pipeline mappings of a workload with one of the registered algorithms."""
     from hetsim import bounds as B
+    from hetsim.cost import CompositeCostModel, make_cost_model
     from hetsim.explore import (
         MaxClock,
         MaxTrials,
@@ -47,58 +157,192 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
         TargetThroughput,
         core_groups,
         explore,
-        make_explorer,
     )
+    from hetsim.explore.moo import pareto_front, plot_front
+    from hetsim.explore.space import cap_depths, default_eps
     from hetsim.options import MAX_NOISE_SIGMA
     from hetsim.platform import load_platform
-    from hetsim.validation import atomic_write, check_output_path, load_yaml
+    from hetsim.validation import atomic_write, check_output_path
     from hetsim.workload import load_workload
 
-    # Every number in its range before anything runs (a 0 is refused, not read as "not given").
+    _NOTES.clear()
+    # Every number in its range (finite, with an upper end) and every output path writable, before
+    # anything runs; click's ranges have already refused zeros and negatives.
     check_flag("--max-trials", max_trials, B.TRIALS, integer=True)
     check_flag("--max-clock", max_clock, B.CLOCK_S, "s", low_open=True)
     check_flag("--target-fps", target_fps, B.FPS, "frames/s", low_open=True)
     check_flag("--noise", noise_sigma, (0.0, MAX_NOISE_SIGMA))
     check_flag("--seed", seed, B.SEED, integer=True)
     check_flag("--cores", cores, B.COUNT, integer=True)
+    check_flag("--frames", frames, B.FRAMES, "frames", integer=True)
     for d in depths:
         check_flag("--depth", d, (1, 1024), "stages", integer=True)
     check_output_path(trials_out, "--trials")
-    if eps is not None and not [e for e in eps.split(",") if e.strip()]:
-        raise HetsimError(f"--eps {eps!r}: no EP named; give comma-separated EPs, e.g. B4,s4")
+    check_output_path(plot_out, "--plot")
     platform = load_platform(platform_name, list(overrides), dvfs)
     workload = load_workload(workload_name)
-    kwargs = {}
-    for item in params:
-        key, eq, raw = item.partition("=")
-        if not eq or not key:
-            raise HetsimError(f"--param {item!r}: expected key=value, e.g. heuristic=H1")
-        kwargs[key] = load_yaml(raw, f"--param {key}")
-    explorer = make_explorer(algorithm, **kwargs)
-    problem = PipelineProblem(
-        platform, workload, depths=list(depths) or None,
-        eps=[e.strip() for e in eps.split(",") if e.strip()] if eps is not None else None,
-        assignment=core_groups(platform, cores=cores) if cores is not None else "permutations",
-        measurement=Measurement(noise_sigma=noise_sigma), force=force)
+    cost = make_cost_model(platform, cost_table, fallback)
+    if isinstance(cost, CompositeCostModel):
+        measured, total = cost.coverage(workload, [platform.ep(n) for n in _places(platform)])
+        _note(f"--cost-table: {measured} of {total} ({cost.keyed_by}, EP) times measured on "
+              f"{', '.join(_places(platform))}; the rest from the {cost.fallback.name} model")
+
+    # -- objectives ------------------------------------------------------------------------------
+    track: list[str] = []
+    if pareto is not None:
+        pair = [o.strip() for o in pareto.split(",") if o.strip()]
+        if len(pair) != 2 or len(set(pair)) != 2 or any(o not in OBJECTIVES for o in pair):
+            raise HetsimError(f"--pareto {pareto!r}: give two different objectives A,B of "
+                              f"{', '.join(OBJECTIVES)}, e.g. --pareto throughput,energy")
+        if objective is not None and objective not in pair:
+            raise HetsimError(f"--objective {objective} is not one of --pareto {pareto}; drop --objective "
+                              f"(the front's first objective is the one best is judged by)")
+        objective = objective or pair[0]
+        track = [o for o in pair if o != objective]
+    objective = objective or "throughput"
+    if "energy" in (objective, *track) and not platform.has_power_model:
+        raise HetsimError(f"--objective/--pareto energy: {platform.name} has no power model (every cluster's "
+                          f"DVFS level and every accelerator needs active and idle watts, docs/platforms.md); "
+                          f"allowed here: throughput, latency, memory")
+    if algorithm is None:
+        # The default fits the request: Shisha for throughput over whole EPs; Pipe-search over
+        # Paper I's per-core stages (--cores); NSGA-II for a front or another objective (Shisha and
+        # Pipe-search optimise throughput only).
+        if pareto is not None:
+            algorithm = "NSGA-II-pipe"
+            _note("--pareto: searching with NSGA-II-pipe (pymoo's NSGA-II on both objectives); "
+                  "-a chooses another algorithm, whose trials then give the front")
+        elif objective != "throughput":
+            algorithm = "NSGA-II-pipe"
+            _note(f"--objective {objective}: searching with NSGA-II-pipe (Shisha, the default, optimises "
+                  f"throughput only); -a chooses another")
+        elif cores is not None:
+            algorithm = "PS"
+            _note("--cores: searching with PS (Pipe-search, Paper I's per-core space; Shisha gives each "
+                  "stage a whole EP); -a chooses another")
+        else:
+            algorithm = "Shisha"
+    kwargs = _parse_params(params)
+    explorer = _algorithm(algorithm, kwargs)
+
+    # -- the design space ----------------------------------------------------------------------
+    if cores is not None and eps is not None:
+        raise HetsimError("--cores and --eps both choose the stages' EPs: give one of them")
+    if cores is not None:
+        total_cores = sum(c.cores for c in platform.clusters)
+        if cores > total_cores:
+            raise HetsimError(f"--cores {cores}: {platform.name} has {total_cores} cores; allowed: 1..{total_cores}")
+        assignment = core_groups(platform, cores=cores)
+        names = None
+        n_eps = cores
+    else:
+        assignment = "permutations"
+        if eps is not None:
+            names = _eps(eps, platform)
+        else:
+            names, note = default_eps(platform, workload, cost)
+            _note(f"{platform.name}: {note}")
+        n_eps = len(names)
+    depth_list = list(depths) or None
+    if depth_list is not None:
+        depth_list, capped = cap_depths(depth_list, n_eps, workload.num_layers)
+        if capped:
+            _note(capped)
+        if cores is not None:
+            depth_list = [d for d in depth_list if d >= 2] or depth_list
+    elif n_eps < 2 and cores is None:
+        depth_list = [1]
+        _note(f"one candidate EP ({names[0] if names else ''}): a one-stage pipeline")
+
+    # -- how a trial is measured -----------------------------------------------------------------
+    if engine == "des":
+        measurement = Measurement(mode="stream", engine="des", frames_per_trial=frames or 20,
+                                  noise_sigma=noise_sigma)
+    else:
+        measurement = Measurement(frames_per_trial=frames, noise_sigma=noise_sigma)
+    problem = PipelineProblem(platform, workload, cost, depths=depth_list, eps=names,
+                              assignment=assignment, measurement=measurement, force=force,
+                              objective=objective, track=track)
+    if cores is not None and (algorithm == "Shisha" or getattr(explorer, "start", None) == "shisha"):
+        raise HetsimError(f"--algorithm {algorithm} gives each stage a whole EP (Shisha's seed), but --cores "
+                          f"fixes the stages' core groups (Paper I); with --cores use PS, PS-nohints, ES, RW, "
+                          f"HC, SA or NSGA-II-pipe")
+    try:
+        explorer.validate(problem)
+    except HetsimError as e:
+        raise HetsimError(f"--algorithm {algorithm} / --param: {e}") from None
     terms = [t for t in (MaxTrials(max_trials) if max_trials is not None else None,
                          MaxClock(max_clock) if max_clock is not None else None,
                          TargetThroughput(target_fps) if target_fps is not None else None)
              if t is not None]
-    result = explore(problem, explorer, terms or None, seed=seed, progress=not as_json)
+    # A progress bar only where someone watches (a terminal), never in a pipe or a captured run.
+    result = explore(problem, explorer, terms or None, seed=seed, progress=not as_json and console.is_terminal)
+    _flush_notes()
+
+    # -- results -------------------------------------------------------------------------------
+    front = pareto_front(result, [objective, *track]) if pareto is not None else None
     if trials_out:
         with atomic_write(trials_out) as f:
             result.trials.to_csv(f, index=False)
+    if plot_out:
+        if pareto is not None:
+            import matplotlib.pyplot as plt
+
+            plt.close(plot_front(result, [o.strip() for o in pareto.split(",")], plot_out,
+                                 f"{algorithm} on {workload.name} / {platform.name}"))
+        else:
+            _plot_convergence(result, plot_out, f"{algorithm} on {workload.name} / {platform.name}")
     summary = result.summary()
+    feasible = result.best is not None and problem.capable(result.best)
     if as_json:
         from hetsim.metrics import clean_json
 
-        click.echo(json.dumps(clean_json(summary), indent=2, default=str))
+        out = dict(summary)
+        if front is not None:
+            out["pareto_front"] = front.to_dict(orient="records")
+        click.echo(json.dumps(clean_json(out), indent=2, default=str))
         return
-    t = Table(title=escape(f"{algorithm} on {workload.name} / {platform.name}"), title_justify="left")
+    t = Table(title=escape(f"{result.algorithm} on {workload.name} / {platform.name}"), title_justify="left")
     t.add_column("")
     t.add_column("value")
     for key, value in summary.items():
         t.add_row(key, escape(fmt(value)))
     console.print(t)
-    if trials_out:
-        console.print(f"wrote {trials_out}")
+    if front is not None:
+        ft = Table(title=f"Pareto front ({len(front)} of {result.n_distinct} distinct configurations)",
+                   title_justify="left")
+        for c in front.columns:
+            ft.add_column(c)
+        for row in front.itertuples(index=False):
+            ft.add_row(*(escape(fmt(v)) for v in row))
+        console.print(ft)
+    if not feasible:
+        console.print("no feasible mapping found: every trial put a layer on an EP that cannot run one "
+                      "of its ops (see `hetsim platforms show`); try --eps without that EP, or ES")
+    elif result.best_mapping:
+        console.print(f"simulate it: hetsim simulate -p {platform_name} -w {workload_name} "
+                      f"-m '{result.best_mapping}'", soft_wrap=True)
+    for path in (trials_out, plot_out):
+        if path:
+            console.print(f"wrote {path}")
+
+
+def _plot_convergence(result, path, title: str) -> None:
+    """The best-so-far objective against the tuning clock (every improvement and the last trial)."""
+    import matplotlib.pyplot as plt
+
+    from hetsim.validation import atomic_write
+
+    problem = result.problem
+    column = result.trials.columns[-2]
+    t = result.trials
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.step(t["clock_s"], t[column], where="post")
+    ax.set_xlabel("tuning clock (s)")
+    ax.set_ylabel(f"best {problem.objective} so far ({problem.objective_unit})")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    with atomic_write(path, "wb") as f:
+        fig.savefig(f, format="png", dpi=120)
+    plt.close(fig)

@@ -39,27 +39,40 @@ def platforms_list() -> None:
 @click.option("--dvfs", default=None, help="Apply a DVFS preset first.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE")
 def platforms_show(name, dvfs, overrides) -> None:
-    """The execution places of a platform, with peak rates and memories."""
+    """The execution places of a platform: peak and effective rates, memories, links, presets."""
     from hetsim.cost import RooflineCostModel
     from hetsim.platform import load_platform
 
     p = load_platform(name, list(overrides), dvfs)
     cost = RooflineCostModel(p)
     console.print(f"[bold]{p.name}[/bold]: {escape(p.description)}")
-    t = Table("EP", "place", "cores", "core type", "DVFS", "freq (MHz)", "GEMM (GMAC/s)",
-              "memory", "bandwidth (GB/s)", title="execution places", title_justify="left")
+    t = Table("EP", "place", "cores", "core type", "datatype", "DVFS", "freq (MHz)", "peak (GMAC/s)",
+              "effective GEMM (GMAC/s)", "memory", "effective bandwidth (GB/s)",
+              title="execution places", title_justify="left")
     for ep in p.eps():
         rates = cost.ep_rates(ep)
         if ep.cluster:
             c = p.cluster(ep.cluster)
-            level = p.core_type(c.core_type).level(c.dvfs)
-            t.add_row(ep.name, c.name, str(ep.cores), c.core_type, level.name, f"{level.freq_MHz:g}",
-                      f"{rates.gemm_MACps / 1e9:.2f}", c.memory, f"{rates.bandwidth_Bps / 1e9:g}")
-        else:
-            a = p.accelerator(ep.accelerator)
-            t.add_row(ep.name, a.name, "-", a.kind, "-", "-", f"{rates.gemm_MACps / 1e9:.2f}", a.memory,
+            ct = p.core_type(c.core_type)
+            level = ct.level(c.dvfs)
+            peak = ep.cores * ct.macs_per_cycle * level.freq_MHz * 1e-3
+            t.add_row(ep.name, c.name, str(ep.cores), c.core_type, "float32", level.name,
+                      f"{level.freq_MHz:g}", f"{peak:.2f}", f"{rates.gemm_MACps / 1e9:.2f}", c.memory,
+                      f"{rates.bandwidth_Bps / 1e9:g}")
+            continue
+        a = p.accelerator(ep.accelerator)
+        rows = [(pr.dtype, pr.peak_GMACps) for pr in a.precisions]
+        if a.peak_GMACps is not None:
+            rows.insert(0, ("float32" if "float32" not in dict(rows) else "other", a.peak_GMACps))
+        for dtype, peak in rows:
+            t.add_row(ep.name, a.name, "-", a.kind, dtype + (" *" if dtype == a.compute_dtype else ""), "-",
+                      "-", f"{peak:g}", f"{peak * a.roofline.efficiency:.2f}", a.memory,
                       f"{rates.bandwidth_Bps / 1e9:g}")
     console.print(t)
+    console.print("effective = what the roofline cost model uses: peak x the roofline block's "
+                  "efficiencies (gemm_efficiency x parallel_efficiency for cores, efficiency for "
+                  "accelerators); bandwidth = min(cores x per-core, port, memory); * = the datatype an "
+                  "accelerator runs every op in (compute_dtype)")
     if p.links:
         lt = Table("link", "connects", "bandwidth (GB/s)", "latency (ns)", "energy (pJ/B)",
                    title="links", title_justify="left")
@@ -82,13 +95,16 @@ def platforms_validate(files) -> None:
     bad = 0
     for f in files:
         notes: list[str] = []
-        errors = validate_file(f, notes)
+        warnings: list[str] = []
+        errors = validate_file(f, notes, warnings)
         if errors:
             bad += 1
             for line in errors:
                 click.echo(line, err=True)
         else:
             click.echo(f"{f}: ok" + "".join(f" ({note})" for note in notes))
+            for line in warnings:
+                click.echo(f"warning: {line}", err=True)
     if bad:
         sys.exit(2)
 

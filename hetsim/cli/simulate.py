@@ -36,15 +36,21 @@ from hetsim.errors import HetsimError
 @click.option("--cost-table", type=click.Path(), default=None,
               help="Replay measured times from a CSV (columns layer|op, ep, time_s), or a directory "
               "written by `hetsim profile` / `hetsim costs import-ort` (costs.csv, transfers.csv).")
+@click.option("--fallback", type=click.Choice(["roofline"]), default=None,
+              help="Price what the --cost-table lacks (a layer or op without a row for an EP) with "
+              "this model instead of refusing it.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--trace", type=click.Path(dir_okay=False), default=None, help="Write a Chrome/Perfetto trace.")
 @click.option("--gantt", type=click.Path(dir_okay=False), default=None, help="Write a Gantt chart PNG.")
+@click.option("--gantt-frames", type=click.IntRange(min=1), default=12, show_default=True,
+              help="Frames the Gantt chart draws (the first ones).")
+@click.option("--gantt-layers", is_flag=True, help="Show each pipeline stage's layers in the Gantt chart.")
 @click.option("--force", is_flag=True, help="Run even when the run's estimated work (events, memory) "
               "is past the limit (docs/robustness.md).")
 @click.pass_context
 def simulate(ctx, platform_name, workload_name, mapping, engine, frames, no_contention, flows, seed, noise_sigma,
-             source, interval_s, buffer_frames, in_flight, dvfs, overrides, cost_table, as_json, trace,
-             gantt, force):
+             source, interval_s, buffer_frames, in_flight, dvfs, overrides, cost_table, fallback, as_json,
+             trace, gantt, gantt_frames, gantt_layers, force):
     """Simulate one mapping of a workload on a platform."""
     from hetsim.cost import make_cost_model
     from hetsim.evaluate import simulate as run_simulation
@@ -63,13 +69,19 @@ def simulate(ctx, platform_name, workload_name, mapping, engine, frames, no_cont
         raise HetsimError("--trace and --gantt need the des engine (--engine des; the analytic engine has no timeline)")
     platform = load_platform(platform_name, list(overrides), dvfs)
     workload = load_workload(workload_name)
-    cost = make_cost_model(platform, cost_table)
+    cost = make_cost_model(platform, cost_table, fallback)
     m = load_mapping(mapping, platform, workload, cost)
     result = run_simulation(platform, workload, m, options, cost=cost, progress=True)
     if trace:
         write_chrome_trace(result.intervals, trace, f"{workload.name} on {platform.name}: {m}")
     if gantt:
-        plot_gantt(result.intervals, gantt, f"{workload.name} on {platform.name}: {m}")
+        from hetsim.mapping import Pipeline
+        from hetsim.sim.trace import stage_layers
+
+        if gantt_layers and not isinstance(m, Pipeline):
+            raise HetsimError("--gantt-layers applies to pipelines (a placement's Gantt shows ops already)")
+        layers = stage_layers(m, workload, cost, options.state) if gantt_layers else None
+        plot_gantt(result.intervals, gantt, f"{workload.name} on {platform.name}: {m}", gantt_frames, layers)
     if as_json:
         click.echo(result.metrics.to_json())
     else:

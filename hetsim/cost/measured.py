@@ -84,6 +84,12 @@ class MeasuredCostModel(CostModel):
         self.keyed_by = "layer" if "layer" in df.columns else "op"
         if "workload" not in df.columns:
             df["workload"] = "*"
+        if self.keyed_by == "layer":
+            layers = pd.to_numeric(df["layer"], errors="coerce")
+            bad = df.index[layers.isna() | (layers < 1) | (layers % 1 != 0)]
+            if len(bad):
+                raise HetsimError(f"{source}: row {bad[0] + 2}: layer {df['layer'][bad[0]]}; layers are "
+                                  f"1-based integers (layer 1 is the first)")
         self._table: dict[tuple, float] = {}
         for row in df.itertuples(index=False):
             key = getattr(row, self.keyed_by)
@@ -134,6 +140,12 @@ class MeasuredCostModel(CostModel):
         return super().transfer_time(nbytes, src, dst)
 
     # -- ops -------------------------------------------------------------------------------
+    def measured_time(self, workload: str, key, ep: ExecutionPlace) -> float | None:
+        """The measured time of a layer (1-based index) or an op (name) of ``workload`` on ``ep``
+        (rows for the EP, then for its place; rows of the workload, then rows without one), or
+        None when the table has none."""
+        return self._lookup(workload, key, ep)
+
     def _lookup(self, workload: str, key, ep: ExecutionPlace) -> float | None:
         for w in (workload, "*"):
             for e in (ep.name, ep.place):

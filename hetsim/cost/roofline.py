@@ -28,14 +28,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from hetsim.cost.base import ZERO, CostModel, Demand, DvfsState
 from hetsim.errors import HetsimError
 from hetsim.platform import ExecutionPlace, Platform
 from hetsim.platform.schema import by_cores
-from hetsim.workload.ops import BLAS_GEMM_KINDS, VIEW_KINDS
+from hetsim.workload.ops import BLAS_GEMM_KINDS, DTYPE_BYTES, VIEW_KINDS
 
 # conv, fc and matmul run as BLAS GEMMs (GEMM efficiency, per-GEMM overhead); dw has its own
 # efficiency; every other kind is memory-bound; views and shape metadata cost nothing.
@@ -60,6 +60,22 @@ class EpRates:
     im2col_Bps: float | None          #: im2col build rate (capped by the bandwidth), None: no step
     gemm_pack_Bps: float | None       #: GEMM operand rate (capped by the bandwidth), None: free
     kind_Bps: Mapping[str, float]     #: op kind -> rate (capped by the bandwidth) where not the bandwidth
+    #: Accelerators: sustained rate per listed datatype (``precisions`` x efficiency), MAC/s.
+    dtype_MACps: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    #: Accelerators: the datatype every op runs in (``compute_dtype``), None: the op's own.
+    compute_dtype: str | None = None
+    #: Accelerators: bytes of one element of ``compute_dtype`` (tensors are converted to it).
+    compute_bytes: float | None = None
+
+    def rate_for(self, dtype: str) -> float | None:
+        """The GEMM rate of an op whose tensors are ``dtype`` on this EP, MAC/s (None: the EP has
+        no rate for that datatype). Cores run every datatype at their FP32 rate [choice: the
+        schema has no per-datatype rate for cores]."""
+        run = self.compute_dtype or dtype
+        rate = self.dtype_MACps.get(run)
+        if rate is not None:
+            return rate
+        return self.gemm_MACps if self.gemm_MACps > 0 else None
 
 
 class RooflineCostModel(CostModel):
@@ -86,10 +102,17 @@ class RooflineCostModel(CostModel):
         p = self.platform
         if ep.accelerator:
             a = p.accelerator(ep.accelerator)
-            rate = a.peak_GMACps * 1e9 * a.roofline.efficiency
+            eff = a.roofline.efficiency
+            # peak_GMACps: the rate of unlisted datatypes (0 when the accelerator has none).
+            rate = (a.peak_GMACps or 0.0) * 1e9 * eff
+            per_dtype = {pr.dtype: pr.peak_GMACps * 1e9 * eff for pr in a.precisions}
+            compute = a.precision(a.compute_dtype) if a.compute_dtype else None
             bw = min(a.bandwidth_GBps or math.inf, p.memory(a.memory).bandwidth_GBps) * 1e9
             rates = EpRates(rate, rate, rate, bw, a.roofline.op_overhead_us * 1e-6, 0.0, None,
-                            frozenset(a.kinds), None, None, MappingProxyType({}))
+                            frozenset(a.kinds), None, None, MappingProxyType({}),
+                            MappingProxyType(per_dtype), a.compute_dtype,
+                            compute.element_bytes if compute is not None else
+                            (DTYPE_BYTES[a.compute_dtype] if a.compute_dtype else None))
         else:
             assert ep.cluster is not None  # an EP is an accelerator or cores of a cluster
             c = p.cluster(ep.cluster)
@@ -118,8 +141,15 @@ class RooflineCostModel(CostModel):
         return rates
 
     def supports(self, op, ep: ExecutionPlace) -> bool:
-        kinds = self.ep_rates(ep).kinds
-        return kinds is None or op.kind in kinds or op.macs == 0
+        """Whether ``ep`` runs ``op``: its kind is in the EP's ``kinds`` (every op kind, docs/model.md;
+        views run anywhere: no kernel runs) and, on an accelerator, it has a rate for the op's
+        datatype (``peak_GMACps``, a listed precision or its ``compute_dtype``)."""
+        if op.kind in _VIEW_KINDS:
+            return True
+        r = self.ep_rates(ep)
+        if r.kinds is not None and op.kind not in r.kinds:
+            return False
+        return not (op.macs and r.rate_for(op.dtype) is None)
 
     def op_demand(self, op, ep: ExecutionPlace, state: DvfsState | None = None) -> Demand:
         if op.kind in _VIEW_KINDS:
@@ -130,6 +160,8 @@ class RooflineCostModel(CostModel):
         if op.kind in _GEMM_KINDS:
             overhead += r.gemm_overhead_s
         macs = op.macs
+        if ep.accelerator and (r.dtype_MACps or r.compute_dtype):
+            return self._accelerator_demand(op, r, overhead)
         if macs:
             if op.kind in _GEMM_KINDS:
                 tile = r.tile_rows
@@ -154,6 +186,20 @@ class RooflineCostModel(CostModel):
                 busy += op.im2col_bytes / (bw if plain else r.im2col_Bps)
             if r.gemm_pack_Bps is not None:
                 busy += (op.im2col_bytes + op.weight_bytes + op.output_bytes) / r.gemm_pack_Bps
+        return Demand(overhead, busy, float(nbytes))
+
+    def _accelerator_demand(self, op, r: EpRates, overhead: float) -> Demand:
+        """An op on an accelerator with per-datatype rates: MACs at the rate of the datatype it runs
+        in (its ``compute_dtype``, else the op's own), bytes scaled to that datatype's element size
+        (a network quantised to int8 moves a quarter of its FP32 bytes)."""
+        rate = r.rate_for(op.dtype)
+        if rate is None:
+            raise HetsimError(f"op {op.name} is {op.dtype}, for which the accelerator has no rate "
+                              f"(give peak_GMACps, or list {op.dtype} in precisions)")
+        scale = (r.compute_bytes / op.elem_bytes) if r.compute_bytes is not None else 1.0
+        compute = op.macs / rate if op.macs else 0.0
+        nbytes = (op.input_bytes + op.output_bytes + op.weight_bytes + 2 * op.im2col_bytes) * scale
+        busy = max(compute, nbytes / r.bandwidth_Bps)
         return Demand(overhead, busy, float(nbytes))
 
     def gather_demand(self, op, ep: ExecutionPlace, state: DvfsState | None = None) -> Demand:

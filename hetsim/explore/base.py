@@ -45,6 +45,9 @@ class Explorer(Generic[P]):
 
     #: True when the algorithm never stops by itself (random walk): explore() then needs a termination.
     requires_termination = False
+    #: The objectives the algorithm can optimise (None: any the problem measures). Shisha and
+    #: Pipe-search balance stage times, i.e. optimise throughput only.
+    supported_objectives: tuple[str, ...] | None = None
 
     @property
     def name(self) -> str:
@@ -120,6 +123,7 @@ class Session(Generic[P]):
         self.database_s = 0.0
         self.best: Any = None
         self.best_value = -math.inf if problem.maximize else math.inf
+        self.max_fps = 0.0    # the highest throughput seen (TargetThroughput, any objective)
         self._best_text: str | None = None
         self.info: dict[str, Any] = {}
         self.results: dict[Any, Any] = {}   # problem.key(candidate) -> its result
@@ -146,8 +150,14 @@ class Session(Generic[P]):
 
     @property
     def best_fps(self) -> float:
-        """The best throughput so far (pipeline problems, whose objective is throughput)."""
-        return self.best_value
+        """The best throughput so far: the objective's best when it is throughput, else the highest
+        throughput of any trial."""
+        return self.best_value if self.problem.objective == "throughput" else self.max_fps
+
+    def better(self, a: float, b: float) -> bool:
+        """Whether objective value ``a`` beats ``b`` (more is better for throughput, less for the
+        others)."""
+        return a > b if self.problem.maximize else a < b
 
     def result(self, candidate) -> Any:
         """The result of a candidate measured before."""
@@ -157,12 +167,14 @@ class Session(Generic[P]):
         """Whether measuring ``candidate`` now would be answered from the cache (no clock cost)."""
         return self.problem.key(candidate) in self.results and not self.problem.measurement.remeasure
 
-    def measure(self, candidate, phase: str = ""):
-        """Run one trial of ``candidate`` (or answer it from the cache) and log it."""
+    def measure(self, candidate, phase: str = "", again: bool = False):
+        """Run one trial of ``candidate`` (or answer it from the cache) and log it. ``again``
+        executes it even if it was measured before (an algorithm that re-runs the configuration it
+        is at: the trial costs its time and counts as a measurement, not as a new distinct one)."""
         if not self.problem.contains(candidate):
             raise HetsimError(f"explorer proposed {candidate}, which is outside the design space of "
                               f"{self.problem.name}")
-        if self.is_cached(candidate):
+        if self.is_cached(candidate) and not again:
             return self.record(candidate, self.result(candidate), cached=True, phase=phase)
         return self.record(candidate, self.problem.measure(candidate, self.noise_rng), phase=phase)
 
@@ -179,6 +191,9 @@ class Session(Generic[P]):
             if split is not None:
                 self._splits.add(split)
         value = problem.value(result)
+        fps = getattr(result, "throughput_fps", None)
+        if fps is not None and fps > self.max_fps:
+            self.max_fps = float(fps)
         text = str(candidate)
         new_best = value > self.best_value if problem.maximize else value < self.best_value
         if new_best:
@@ -321,10 +336,20 @@ def explore(problem: Problem, explorer: Explorer, termination=None, seed: int = 
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
         raise HetsimError(f"explore: seed={seed!r} must be an integer >= 0")
     terms = as_terminations(termination)
+    if explorer.supported_objectives is not None and problem.objective not in explorer.supported_objectives:
+        from hetsim.explore.registry import algorithms
+
+        others = [a.name for a in algorithms(problem.kind)
+                  if (allowed := getattr(a.cls, "supported_objectives", None)) is None
+                  or problem.objective in allowed]
+        raise HetsimError(f"{explorer.name} optimises {' or '.join(explorer.supported_objectives)} only, not "
+                          f"{problem.objective}; for --objective {problem.objective} use "
+                          f"{', '.join(others) or 'another algorithm'}")
     explorer.validate(problem)
     if explorer.requires_termination and not terms:
-        raise HetsimError(f"{explorer.name} never stops by itself: pass termination=MaxTrials(n), "
-                          f"MaxClock(seconds) or TargetThroughput(fps)")
+        raise HetsimError(f"{explorer.name} never stops by itself: give a stopping rule (command line: "
+                          f"--max-trials N, --max-clock SECONDS or --target-fps FPS; Python: "
+                          f"termination=MaxTrials(n), MaxClock(seconds) or TargetThroughput(fps))")
     with _progress_bar(progress, explorer.name, terms) as bar:
         session = Session(problem, terms, int(seed), bar)
         try:

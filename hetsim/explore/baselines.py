@@ -70,7 +70,9 @@ class ExhaustiveSearch(Explorer[PipelineProblem]):
         if self.order == "database":
             db = generate_database(problem.layer_weights(True), problem.depths, self.tie_order)
             splits = {p: db.lists[p] for p in problem.depths}
-        closed = problem.measurement.is_closed_form
+        # The vectorised scorer knows stage times, i.e. throughput; other objectives measure each.
+        closed = problem.measurement.is_closed_form and problem.objective == "throughput" \
+            and len(problem.objectives) == 1
         scorer = (SplitScorer(problem.platform, problem.workload, problem.cost,
                               [problem.platform.ep(e) for e in problem.eps], problem.state)
                   if closed else None)
@@ -100,6 +102,10 @@ def _scored(problem: PipelineProblem, scorer: SplitScorer, k: int, orders, split
     order_idx = [tuple(idx[e] for e in o) for o in orders]
     bounds = split_boundaries(problem.num_layers, k)
     stage_times = [scorer.stage_times(bounds, o) for o in order_idx]
+    for t, o in zip(stage_times, orders, strict=True):
+        mask = problem.incapable_mask(bounds, o)   # infeasible configurations: 0 f/s
+        if mask is not None:
+            t[mask] = math.inf
     throughput = [1.0 / t.max(axis=1) for t in stage_times]
     m = problem.measurement
     frames = m.frames
@@ -115,11 +121,13 @@ def _scored(problem: PipelineProblem, scorer: SplitScorer, k: int, orders, split
             times = stage_times[j][i]
             tp = float(throughput[j][i])
             total = float(times.sum())
-            if m.mode == "stages":
+            if not math.isfinite(total):
+                cost = 0.0   # an infeasible configuration never runs (PipelineProblem.capable)
+            elif m.mode == "stages":
                 cost = total * frames
             else:  # analytic stream: latency + (F - 1) periods
                 cost = total + (frames - 1) / tp
-            yield splits[i], eps, TrialResult(tuple(times.tolist()), tp, cost + m.trial_overhead_s)
+            yield splits[i], eps, TrialResult(tuple(times.tolist()), tp, cost + m.trial_overhead_s, total)
 
 
 # -- random walk -----------------------------------------------------------------------------
@@ -276,7 +284,8 @@ class HillClimbing(_LocalSearch):
     def run(self, session: Session[PipelineProblem]) -> Configuration:
         problem, rng = session.problem, session.rng
         current = self._start(session)
-        current_fps = session.measure(current, "start").throughput_fps
+        # The problem's objective (throughput unless told otherwise).
+        current_value = problem.value(session.measure(current, "start"))
         accepted = session.info["accepted_trials"] = [session.n_trials]  # the climb's path
         fails = 0
         while fails < self.patience:
@@ -284,9 +293,9 @@ class HillClimbing(_LocalSearch):
             if nb is None:
                 break
             revisit = session.is_cached(nb)
-            fps = session.measure(nb, "climb").throughput_fps
-            if not revisit and fps > current_fps:
-                current, current_fps, fails = nb, fps, 0
+            value = problem.value(session.measure(nb, "climb"))
+            if not revisit and session.better(value, current_value):
+                current, current_value, fails = nb, value, 0
                 accepted.append(session.n_trials)
             else:
                 fails += 1
@@ -333,9 +342,12 @@ class SimulatedAnnealing(_LocalSearch):
 
     def run(self, session: Session[PipelineProblem]) -> Configuration:
         problem, rng = session.problem, session.rng
+        # Anneal a score that more is better of: the objective, negated when less is better
+        # (latency, energy, memory); T0 is a fraction of the start's |score|.
+        sign = 1.0 if problem.maximize else -1.0
         current = self._start(session)
-        current_fps = session.measure(current, "start").throughput_fps
-        t0 = self.t0_fraction * current_fps
+        current_score = sign * problem.value(session.measure(current, "start"))
+        t0 = self.t0_fraction * abs(current_score)
         if not 0 < t0 < math.inf:
             return current
         temperature = t0
@@ -347,11 +359,11 @@ class SimulatedAnnealing(_LocalSearch):
             nb = random_neighbour(problem, current, rng, self.vary_depth)
             if nb is None:
                 break
-            fps = session.measure(nb, "anneal").throughput_fps
+            score = sign * problem.value(session.measure(nb, "anneal"))
             trials += 1
-            delta = fps - current_fps
+            delta = score - current_score
             if delta > 0 or rng.random() < math.exp(delta / temperature):
-                current, current_fps = nb, fps
+                current, current_score = nb, score
                 accepted.append(session.n_trials)
             temperature *= self.cooling
         return session.best

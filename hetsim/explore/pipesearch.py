@@ -18,6 +18,7 @@ the 000 digest §5.1-5.2.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -214,6 +215,9 @@ class PipeSearch(Explorer[PipelineProblem]):
         Charge the database-generation cost (the problem's Measurement) before the first trial.
     """
 
+    #: Paper I / II balance stage times: they optimise throughput only.
+    supported_objectives = ("throughput",)
+
     def __init__(self, alpha: int = 10, hints: bool = True,
                  stage_eps: Callable[[int], Sequence[str]] | Mapping[int, Sequence[str]] | None = None,
                  tie_order: str = "eq4", duplicates: str = "skip", ties: str = "reset",
@@ -291,7 +295,7 @@ class PipeSearch(Explorer[PipelineProblem]):
         s_min, ts_min = None, float("inf")
         for p in depths:
             seed_ts[p] = session.measure(config(p, 0), "init").bottleneck_s
-            if seed_ts[p] < ts_min:
+            if seed_ts[p] < ts_min or s_min is None:   # (every seed infeasible: the first)
                 s_min, ts_min = config(p, 0), seed_ts[p]
 
         def walk(p: int, c: int, phase: str) -> int:
@@ -305,8 +309,11 @@ class PipeSearch(Explorer[PipelineProblem]):
                 else:
                     revisit = session.is_cached(conf)
                     ts = session.measure(conf, phase).bottleneck_s
-                if revisit or ts > ts_min or (equal_fails and ts == ts_min and conf != s_min):
-                    gamma += 1  # a repeat of Eq. 4's list is a non-improving trial too
+                # A repeat of Eq. 4's list is a non-improving trial too; so is an infeasible one
+                # (an EP that cannot run a layer: T_s = inf, which would otherwise tie an inf S_min).
+                if revisit or ts > ts_min or math.isinf(ts) or (equal_fails and ts == ts_min
+                                                                and conf != s_min):
+                    gamma += 1
                 else:                       # new (or equal) global minimum: reset the confidence
                     s_min, ts_min, gamma = conf, ts, 0
                 c += 1

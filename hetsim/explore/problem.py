@@ -25,7 +25,7 @@ from typing import Literal
 
 import numpy as np
 
-from hetsim.analytic import stage_costs
+from hetsim.analytic import stage_costs, stage_peak_memory, steady_energy_per_frame
 from hetsim.cost import CostModel, DvfsState, RooflineCostModel
 from hetsim.errors import HetsimError
 from hetsim.explore._checks import check_choice as _choice
@@ -41,6 +41,14 @@ DEFAULT_SPACE_LIMIT = 2_000_000
 DEFAULT_DATABASE_COST_PER_CONFIG_S = 1200.0 / 41_225
 
 Assignment = Literal["permutations"] | Callable[[int], Sequence[str]] | Mapping[int, Sequence[str]]
+
+#: Objectives of a pipeline problem: name -> (TrialResult field, unit, more is better).
+PIPELINE_OBJECTIVES: dict[str, tuple[str, str, bool]] = {
+    "throughput": ("throughput_fps", "f/s", True),
+    "latency": ("latency_s", "s", False),
+    "energy": ("energy_J", "J/frame", False),
+    "memory": ("memory_bytes", "B", False),
+}
 
 
 # -- configurations -------------------------------------------------------------------------
@@ -91,11 +99,20 @@ class Configuration:
 
 @dataclass(frozen=True)
 class TrialResult:
-    """What one trial measured, and what it cost on the tuning clock."""
+    """What one trial measured, and what it cost on the tuning clock.
+
+    ``latency_s`` is a frame's latency (the sum of the stage times, or the stream's mean);
+    ``energy_J`` the energy per frame in the steady state and ``memory_bytes`` the mapping's peak
+    memory (every stage's weights, working set and input buffer, at once) are measured when the
+    problem's objective or tracked objectives need them (None otherwise, or without a power model).
+    """
 
     stage_times_s: tuple[float, ...]
     throughput_fps: float
     cost_s: float
+    latency_s: float | None = None
+    energy_J: float | None = None
+    memory_bytes: float | None = None
 
     @property
     def bottleneck_s(self) -> float:
@@ -330,8 +347,9 @@ class PipelineProblem(Problem):
     cost
         Cost model (default: :class:`~hetsim.cost.RooflineCostModel`).
     eps
-        Candidate EP names for ``assignment="permutations"`` (default: every EP of the platform,
-        which must then be whole clusters or accelerators, as on the chiplet platforms).
+        Candidate EP names for ``assignment="permutations"`` (default: every EP of the platform
+        when each is a whole cluster or accelerator, as on the chiplets; else each cluster whole
+        and each accelerator, fastest first: :func:`hetsim.explore.space.default_eps`).
     depths
         Pipeline depths in the space (default: 2..number of EPs, or the rule's ``depths``).
     assignment
@@ -347,20 +365,29 @@ class PipelineProblem(Problem):
         cores instead of 1350 distinct) in :attr:`design_space_size` (000 digest §8 item 4).
     limit, force
         Refuse to enumerate more than ``limit`` configurations unless ``force``.
+    objective
+        What the search optimises: ``throughput`` (default; the papers' objective), ``latency``
+        (of one frame), ``energy`` (per frame, steady state; needs a power model) or ``memory``
+        (the mapping's peak memory). Algorithms built for throughput (Shisha, Pipe-search) refuse
+        the others.
+    track
+        Other objectives to measure in every trial too (their columns join the trial table), e.g.
+        ``["energy"]`` for a throughput-energy Pareto front.
     """
 
     kind = "pipeline"
     objective, maximize, objective_column, objective_unit = "throughput", True, "fps", "f/s"
-    trial_columns = (
+    trial_columns: tuple[str, ...] = (
         "trial", "clock_s", "cost_s", "phase", "mapping", "split", "eps", "depth", "throughput_fps",
-        "bottleneck_s", "cached", "new_best", "best_fps_so_far", "best_mapping_so_far",
+        "bottleneck_s", "latency_s", "cached", "new_best", "best_fps_so_far", "best_mapping_so_far",
     )
 
     def __init__(self, platform, workload, cost: CostModel | None = None, *,
                  eps: Sequence[str] | None = None, depths: Sequence[int] | None = None,
                  assignment: Assignment = "permutations", measurement: Measurement | None = None,
                  state: DvfsState | None = None, count_duplicates: bool = False,
-                 limit: int | None = DEFAULT_SPACE_LIMIT, force: bool = False):
+                 limit: int | None = DEFAULT_SPACE_LIMIT, force: bool = False,
+                 objective: str = "throughput", track: Sequence[str] = ()):
         if isinstance(platform, str):
             from hetsim.platform import load_platform
             platform = load_platform(platform)
@@ -374,6 +401,7 @@ class PipelineProblem(Problem):
             raise HetsimError(f"PipelineProblem: measurement must be a Measurement, got "
                               f"{type(self.measurement).__name__}")
         self.state = state
+        self._set_objectives(objective, track)
         self.count_duplicates = bool(count_duplicates)
         if limit is not None:
             _number("PipelineProblem", "limit", limit, low=1, integer=True)
@@ -386,6 +414,12 @@ class PipelineProblem(Problem):
             _choice("PipelineProblem", "assignment", assignment, ("permutations",))
             self._rule = None
             names = list(eps) if eps is not None else [ep.name for ep in platform.eps()]
+            if eps is None and len({ep.place for ep in platform.eps()}) < len(names):
+                # EPs that share clusters (B1..B4): the derived space, each place whole, fastest
+                # first (hetsim.explore.space; on the chiplets every EP is a place already).
+                from hetsim.explore.space import default_eps
+
+                names = default_eps(platform, workload, self.cost, state)[0]
             resolved = [platform.ep(n) for n in names]  # unknown names -> one-line HetsimError
             if len(set(names)) != len(names):
                 raise HetsimError(f"PipelineProblem: eps lists an EP twice: {names}")
@@ -428,18 +462,84 @@ class PipelineProblem(Problem):
                 self._fixed[k] = fixed
             self.eps = tuple(dict.fromkeys(n for k in self.depths for n in self._fixed[k]))
         self._ep_objects = {n: platform.ep(n) for n in self.eps}
+        self._incapable = self._capability()
+
+    # -- capability -----------------------------------------------------------------------------
+    def _capability(self) -> dict[str, np.ndarray]:
+        """Per candidate EP that cannot run every layer (an accelerator's op kinds, an op-keyed
+        measured table): prefix counts of the layers holding an op it cannot run, so a stage's
+        capability is a subtraction."""
+        out = {}
+        for name, ep in self._ep_objects.items():
+            bad = np.array([any(not self.cost.supports(op, ep) for op in layer.ops)
+                            for layer in self.workload.layers], dtype=np.int64)
+            if bad.any():
+                out[name] = np.concatenate(([0], np.cumsum(bad)))
+        return out
+
+    def capable(self, config: Configuration) -> bool:
+        """Whether every stage's EP can run every op of its layers. [choice] A configuration that
+        cannot is in the design space (the papers' spaces ignore capability) but infeasible: its
+        trial measures 0 f/s, costs no tuning time (it never runs) and is never the best."""
+        if not self._incapable:
+            return True
+        first = 0
+        for n, e in zip(config.split, config.eps, strict=True):
+            prefix = self._incapable.get(e)
+            if prefix is not None and prefix[first + n] > prefix[first]:
+                return False
+            first += n
+        return True
+
+    def incapable_mask(self, bounds: np.ndarray, order: Sequence[str]) -> np.ndarray | None:
+        """For split boundaries (rows [0, c1, ..., M]) and one EP per stage, True where some stage
+        cannot run its layers (None: every row is capable)."""
+        masks = [prefix[bounds[:, i + 1]] > prefix[bounds[:, i]]
+                 for i, e in enumerate(order) if (prefix := self._incapable.get(e)) is not None]
+        if not masks:
+            return None
+        return np.logical_or.reduce(masks)
 
     # -- the design space ---------------------------------------------------------------------
     @property
     def name(self) -> str:
         return f"{self.workload.name} on {self.platform.name}"
 
-    def value(self, result: TrialResult) -> float:
-        return result.throughput_fps
+    def _set_objectives(self, objective: str, track: Sequence[str]) -> None:
+        _choice("PipelineProblem", "objective", objective, tuple(PIPELINE_OBJECTIVES))
+        if isinstance(track, str):
+            track = [t for t in track.split(",") if t]
+        for t in track:
+            _choice("PipelineProblem", "track", t, tuple(PIPELINE_OBJECTIVES))
+        self.objective = objective
+        column, self.objective_unit, self.maximize = PIPELINE_OBJECTIVES[objective]
+        self.objective_column = "fps" if objective == "throughput" else column
+        #: Every objective measured in a trial (the objective first).
+        self.objectives = tuple(dict.fromkeys([objective, *track]))
+        needs = {PIPELINE_OBJECTIVES[o][0] for o in self.objectives}
+        if "energy_J" in needs and not self.platform.has_power_model:
+            raise HetsimError(f"objective energy: platform {self.platform.name} has no power model (every "
+                              f"cluster's DVFS level and every accelerator needs active and idle watts; "
+                              f"docs/platforms.md)")
+        self._extra = tuple(c for c in ("energy_J", "memory_bytes") if c in needs)
+        best = "best_fps_so_far" if objective == "throughput" else f"best_{column}_so_far"
+        self.trial_columns = (
+            "trial", "clock_s", "cost_s", "phase", "mapping", "split", "eps", "depth", "throughput_fps",
+            "bottleneck_s", "latency_s", *self._extra, "cached", "new_best", best, "best_mapping_so_far")
+
+    def value(self, result: TrialResult, objective: str | None = None) -> float:
+        """The objective (or another measured ``objective``) of a result; a missing energy (no
+        power model) is the worst value."""
+        name = objective or self.objective
+        column, _, maximize = PIPELINE_OBJECTIVES[name]
+        v = getattr(result, column)
+        if v is None:
+            return -math.inf if maximize else math.inf
+        return float(v)
 
     def trial_row(self, candidate: Configuration, result: TrialResult) -> tuple:
         return (candidate.split_text, candidate.eps_text, candidate.depth, result.throughput_fps,
-                result.bottleneck_s)
+                result.bottleneck_s, result.latency_s, *(getattr(result, c) for c in self._extra))
 
     def summary_fields(self, best: Configuration | None) -> dict:
         return {"best_split": best.split_text if best is not None else None}
@@ -495,7 +595,8 @@ class PipelineProblem(Problem):
             raise HetsimError(
                 f"{what}: design space of {count:,} configurations ({self.name}, depths "
                 f"{_ranges(self.depths)}, {len(self.eps)} EPs) exceeds the limit of {self.limit:,}; "
-                f"narrow depths or eps, or pass force=True (or a larger limit) to PipelineProblem")
+                f"narrow the depths or EPs (--depth, --eps), or go ahead anyway (--force; Python: "
+                f"PipelineProblem(force=True) or a larger limit)")
 
     def contains(self, config: Configuration) -> bool:
         k = config.depth
@@ -538,6 +639,11 @@ class PipelineProblem(Problem):
                               f"(depths {_ranges(self.depths)}, eps {', '.join(self.eps)})")
         m = self.measurement
         pipe = self.pipeline(config)
+        if not self.capable(config):
+            inf = math.inf
+            return TrialResult(tuple(inf for _ in config.split), 0.0, m.trial_overhead_s, inf,
+                               inf if "energy_J" in self._extra else None,
+                               self._memory(pipe))
         if m.mode == "stages":
             compute, transfer = stage_costs(pipe, self.workload, self.cost, self.state)
             base = np.add(compute, transfer)
@@ -547,16 +653,32 @@ class PipelineProblem(Problem):
                 runs = runs * rng.lognormal(-0.5 * m.noise_sigma**2, m.noise_sigma, size=runs.shape)
             times = runs.mean(axis=0)
             slowest = float(times.max())
+            energy = (steady_energy_per_frame(self.platform, self.workload, pipe, self.cost, self.state,
+                                              [float(t) for t in times])
+                      if "energy_J" in self._extra else None)
             return TrialResult(tuple(float(t) for t in times),
                                1.0 / slowest if slowest > 0 else math.inf,
-                               float(runs.sum()) + m.trial_overhead_s)
+                               float(runs.sum()) + m.trial_overhead_s, float(times.sum()), energy,
+                               self._memory(pipe))
         from hetsim.evaluate import evaluate
         seed = int(rng.integers(2**31)) if (rng is not None and m.noise_sigma > 0) else 0
         metrics = evaluate(self.platform, self.workload, pipe, engine=m.engine, cost=self.cost,
                            frames=m.frames, state=self.state, contention=m.contention,
                            noise_sigma=m.noise_sigma, seed=seed)
+        # [choice] A stream's energy per frame is its energy over its frames, fill and drain included.
+        energy = (metrics.energy_J / metrics.frames
+                  if "energy_J" in self._extra and metrics.energy_J is not None else None)
         return TrialResult(tuple(s.time_s for s in metrics.stages), metrics.throughput_fps,
-                           metrics.makespan_s + m.trial_overhead_s)
+                           metrics.makespan_s + m.trial_overhead_s, metrics.latency_s["mean"], energy,
+                           self._memory(pipe))
+
+    def _memory(self, pipe: Pipeline) -> float | None:
+        """[choice] A pipeline's memory is the sum of its stages' peak memories (all stages hold
+        their weights, working sets and one frame of input buffer at once; on one DRAM that sum is
+        what the platform must hold)."""
+        if "memory_bytes" not in self._extra:
+            return None
+        return float(sum(stage_peak_memory(pipe, self.workload, 1)))
 
     def __repr__(self) -> str:
         return (f"PipelineProblem({self.name}, depths {_ranges(self.depths)}, "

@@ -55,10 +55,22 @@ def register(name: str, cls: type, problem: str, paper: str, summary: str, **fix
     ALGORITHMS[name] = Algorithm(name, cls, problem, paper, summary, tuple(fixed.items()))
 
 
+#: Listing order (whatever order modules were imported in): the papers' algorithms, then the
+#: baselines, then generic searches; modules not named here after them, in registration order.
+_MODULE_ORDER = ("hetsim.explore.pipesearch", "hetsim.explore.shisha", "hetsim.explore.baselines",
+                 "hetsim.explore.moo")
+
+
 def algorithms(problem: str | None = None) -> list[Algorithm]:
-    """Registered algorithms, optionally only those for one kind of problem."""
+    """Registered algorithms, optionally only those for one kind of problem, in a fixed order."""
     _load()
-    return [a for a in ALGORITHMS.values() if problem is None or a.problem == problem]
+    found = [a for a in ALGORITHMS.values() if problem is None or a.problem == problem]
+
+    def rank(a: Algorithm) -> int:
+        module = a.cls.__module__
+        return _MODULE_ORDER.index(module) if module in _MODULE_ORDER else len(_MODULE_ORDER)
+
+    return sorted(found, key=rank)
 
 
 def get_algorithm(name: str) -> Algorithm:
@@ -66,7 +78,8 @@ def get_algorithm(name: str) -> Algorithm:
     try:
         return ALGORITHMS[name]
     except KeyError:
-        raise HetsimError(f"unknown algorithm {name!r}; allowed: {', '.join(ALGORITHMS)}") from None
+        raise HetsimError(f"unknown algorithm {name!r}; allowed: "
+                          f"{', '.join(a.name for a in algorithms())}") from None
 
 
 def make_explorer(name: str, **params):
@@ -87,5 +100,6 @@ def make_explorer(name: str, **params):
 def _load() -> None:
     """Import the modules that register algorithms (each registers on import)."""
     import hetsim.explore.baselines  # noqa: F401
+    import hetsim.explore.moo  # noqa: F401
     import hetsim.explore.pipesearch  # noqa: F401
     import hetsim.explore.shisha  # noqa: F401

@@ -217,13 +217,21 @@ class Shisha(Explorer[PipelineProblem]):
         H_e explicitly (None: FEPs first in chiplet-ID order, then the others, §8 item 11).
     returns : {"best", "last"}, default "best"
         Return the best configuration seen, or the last one as the listing does (§8 item 10).
+    stall : {"execute", "skip"}, default "execute"
+        When the slowest stage holds a single layer no layer can move. The listing still executes
+        the (unchanged) configuration in that iteration (Algorithm 2, lines 5-10: every pass of the
+        while loop runs ``execute(conf)``), a trial that counts toward alpha ("execute"); "skip"
+        counts the failure without a trial (hetsim 0.1's reading). docs/papers/shisha.md argues it.
     """
+
+    #: Paper I / II balance stage times: they optimise throughput only.
+    supported_objectives = ("throughput",)
 
     def __init__(self, heuristic: str = "H3", alpha: int = 10, n_stages: int | None = None,
                  start: str = "seed", ranking: str | None = None, balancing: str | None = None,
                  after_worse: str = "continue", lightest_tie: str = "first",
                  neighbour_tie: str = "left", fast_eps: Sequence[str] | None = None,
-                 ep_order: Sequence[str] | None = None, returns: str = "best"):
+                 ep_order: Sequence[str] | None = None, returns: str = "best", stall: str = "execute"):
         self.heuristic = heuristic
         self.alpha = alpha
         self.n_stages = n_stages
@@ -236,6 +244,7 @@ class Shisha(Explorer[PipelineProblem]):
         self.fast_eps = fast_eps
         self.ep_order = ep_order
         self.returns = returns
+        self.stall = stall
 
     @property
     def name(self) -> str:
@@ -259,6 +268,7 @@ class Shisha(Explorer[PipelineProblem]):
         check_choice(owner, "lightest_tie", self.lightest_tie, ("first", "last"))
         check_choice(owner, "neighbour_tie", self.neighbour_tie, ("left", "right"))
         check_choice(owner, "returns", self.returns, ("best", "last"))
+        check_choice(owner, "stall", self.stall, ("execute", "skip"))
         if self.n_stages is not None:
             check_number(owner, "n_stages", self.n_stages, low=1, integer=True)
         if problem.fixed_assignment:
@@ -290,8 +300,11 @@ class Shisha(Explorer[PipelineProblem]):
             t = balancing_target(conf.eps, result.stage_times_s, s, balancing, fast)
             split = move_layer(conf.split, s, t)
             if split is None:
-                # The slowest stage holds one layer: no move can relieve it (a failure, §5.4).
+                # The slowest stage holds one layer: no move can relieve it (a failure, §5.4). The
+                # listing executes the unchanged configuration all the same.
                 gamma += 1
+                if self.stall == "execute":
+                    result = session.measure(conf, "stall", again=True)
                 continue
             conf = Configuration(split, conf.eps)
             result = session.measure(conf, "tune")

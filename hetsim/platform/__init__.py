@@ -10,9 +10,11 @@ from hetsim.platform.loader import (
     validate_file,
 )
 from hetsim.platform.places import ExecutionPlace, Route
+from hetsim.platform.plausibility import plausibility_warnings
 from hetsim.platform.schema import SCHEMA_VERSION, Platform, by_cores
 
 __all__ = [
     "SCHEMA_VERSION", "ExecutionPlace", "Platform", "Route", "apply_override", "by_cores", "json_schema",
+    "plausibility_warnings",
     "list_platforms", "load_platform", "migrate", "platform_from_dict", "validate_file",
 ]

@@ -13,8 +13,9 @@ from pydantic import ValidationError
 
 from hetsim.errors import HetsimError
 from hetsim.paths import search_path
+from hetsim.platform.plausibility import plausibility_warnings
 from hetsim.platform.schema import SCHEMA_VERSION, Platform
-from hetsim.validation import check_path, error_lines, load_yaml, one_line, read_yaml
+from hetsim.validation import check_path, error_lines, load_yaml, one_line, read_yaml, warn_once
 
 
 def list_platforms() -> list[str]:
@@ -53,7 +54,10 @@ def load_platform(name_or_path: str | os.PathLike, overrides: list[str] | None =
         apply_dvfs(data, dvfs, source=str(path))
     # Name the overrides in errors: the file itself may be fine.
     source = f"{path} (with --set {' '.join(overrides)})" if overrides else str(path)
-    return platform_from_dict(data, source)
+    platform = platform_from_dict(data, source)
+    for line in plausibility_warnings(platform):
+        warn_once(f"{source}: {line}")
+    return platform
 
 
 @lru_cache(maxsize=64)
@@ -121,9 +125,11 @@ def _is_v1(data: dict) -> bool:
     return type(data.get("schema")) is int and data["schema"] == 1
 
 
-def validate_file(path: str | os.PathLike, notes: list[str] | None = None) -> list[str]:
+def validate_file(path: str | os.PathLike, notes: list[str] | None = None,
+                  warnings: list[str] | None = None) -> list[str]:
     """Every problem in a platform file, one line each with its field path ([] when valid).
-    ``notes``, when given, receives a line for each thing done to the file on load (a migration)."""
+    ``notes``, when given, receives a line for each thing done to the file on load (a migration);
+    ``warnings`` a line for each implausible value (:mod:`hetsim.platform.plausibility`)."""
     p = Path(path)
     try:
         data = read_yaml(p)
@@ -133,9 +139,11 @@ def validate_file(path: str | os.PathLike, notes: list[str] | None = None) -> li
     if note and notes is not None:
         notes.append(note)
     try:
-        Platform.model_validate(data)
+        platform = Platform.model_validate(data)
     except ValidationError as e:
         return error_lines(str(p), e)
+    if warnings is not None:
+        warnings.extend(f"{p}: {line}" for line in plausibility_warnings(platform))
     return []
 
 

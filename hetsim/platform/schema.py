@@ -31,7 +31,9 @@ from hetsim.bounds import (
     OptCache_KiB,
     OptCapacity_GiB,
     OptCount,
+    OptElementBytes,
     OptFraction,
+    OptPeak_GMACps,
     OptPerCoresBandwidth_GBps,
     OptPower_W,
     Overhead_us,
@@ -42,7 +44,7 @@ from hetsim.bounds import (
     schema_version,
 )
 from hetsim.errors import HetsimError
-from hetsim.workload.ops import OpKind
+from hetsim.workload.ops import DTYPE_BYTES, OpKind
 
 SCHEMA_VERSION = 2
 
@@ -97,11 +99,11 @@ class Saturation(_Strict):
 class Memory(_Strict):
     """A memory module (DRAM, HBM, MCDRAM, a PIM bank group...)."""
 
-    name: Name
-    kind: str = "DRAM"
+    name: Name = Field(description="Memory name, referenced by clusters and accelerators (`memory:`).")
+    kind: str = Field("DRAM", description="Free text: DRAM, LPDDR4X, HBM, MCDRAM, ...")
     bandwidth_GBps: Bandwidth_GBps = Field(description="Sustained bandwidth shared by every user, GB/s (1e9 B/s).")
-    latency_ns: Latency_ns = 0.0
-    capacity_GiB: OptCapacity_GiB = None
+    latency_ns: Latency_ns = Field(0.0, description="Access latency, ns (informational for the roofline model).")
+    capacity_GiB: OptCapacity_GiB = Field(None, description="Capacity, GiB (informational).")
     saturation: Saturation | None = Field(
         None, description="Bandwidth lost when more flows than a knee share the memory (DES with contention).")
 
@@ -110,10 +112,12 @@ class DvfsLevel(_Strict):
     """One operating point of a core type. Power numbers are optional; without them for every level
     in use the platform has no power model and energy is reported as null."""
 
-    name: Name
-    freq_MHz: Freq_MHz
-    active_W_per_core: OptPower_W = None
-    idle_W_per_core: OptPower_W = None
+    name: Name = Field(description="Level name (max, performance, powersave, ...), referenced by clusters and presets.")
+    freq_MHz: Freq_MHz = Field(description="Core clock at this level, MHz (2.4 GHz = 2400).")
+    active_W_per_core: OptPower_W = Field(
+        None, description="Power of one busy core at this level, W (none: the platform has no power model).")
+    idle_W_per_core: OptPower_W = Field(
+        None, description="Power of one idle core of a powered cluster at this level, W.")
 
 
 # -- cost-model parameter blocks ---------------------------------------------------------------------
@@ -195,7 +199,8 @@ class RooflineAcceleratorParams(CostParams):
 
     readers: ClassVar[tuple[str, ...]] = ("roofline",)
 
-    efficiency: Fraction = Field(default=1.0, description="Fraction of peak_GMACps sustained.")
+    efficiency: Fraction = Field(
+        default=1.0, description="Fraction of peak_GMACps sustained.")
     op_overhead_us: Overhead_us = Field(default=0.0, description="Fixed cost per op (kernel launch), us.")
 
 
@@ -226,14 +231,15 @@ class CoreType(_Strict):
     """A CPU core micro-architecture (Cortex-A73, Denver 2, a gem5 O3 core...): hardware facts at the
     top, each cost model's parameters in its block."""
 
-    name: Name
+    name: Name = Field(description="Core type name (cortex-a76, ...), referenced by clusters.")
     macs_per_cycle: MacsPerCycle = Field(description="Peak FP32 multiply-accumulates per cycle per core.")
     bandwidth_GBps_per_core: OptBandwidth_GBps = Field(
         None, description="Memory bandwidth one core can draw, GB/s; n cores draw n times that, up to the "
         "cluster port and the memory (default: no per-core limit).")
-    dvfs: list[DvfsLevel] = Field(min_length=1)
+    dvfs: list[DvfsLevel] = Field(min_length=1, description="DVFS levels (operating points), at least one.")
     default_dvfs: Name | None = Field(None, description="DVFS level used unless a cluster or preset says otherwise (default: the highest frequency).")
-    kinds: list[str] | None = Field(None, description="Op kinds this core can run (default: all).")
+    kinds: list[str] | None = Field(None, description="Op kinds this core can run (default: all). The "
+                                    "rule applies to every op kind; views (flatten, reshape, shape) run anywhere.")
     # Cost-model blocks (see CostParams).
     roofline: RooflineCoreParams = Field(
         default_factory=RooflineCoreParams, description="Parameters of the roofline cost model "
@@ -270,32 +276,71 @@ class CoreType(_Strict):
 class Cluster(_Strict):
     """Cores of one type that share an L2 and a port to one memory."""
 
-    name: Name
+    name: Name = Field(description="Cluster name; also the EP name of the whole cluster.")
     symbol: Annotated[str, Field(pattern=r"^[A-Za-z]+$")] | None = Field(
         None, description="Short letter(s) for pipeline strings: 'B' makes 'B4' mean 4 cores of this cluster.")
-    core_type: Name
-    cores: Count
-    memory: Name
+    core_type: Name = Field(description="A core_types name: the cores of this cluster.")
+    cores: Count = Field(description="Number of cores.")
+    memory: Name = Field(description="A memories name: where this cluster's data lives.")
     bandwidth_GBps: OptBandwidth_GBps = Field(
         None, description="Cap of this cluster's memory port (default: the memory's bandwidth).")
-    l2_KiB: OptCache_KiB = None
+    l2_KiB: OptCache_KiB = Field(None, description="Shared L2 size, KiB (informational).")
     dvfs: Name | None = Field(None, description="Initial DVFS level (default: the core type's default).")
-    device: Name | None = None
+    device: Name | None = Field(None, description="A devices name: the board this cluster sits on.")
+
+
+class Precision(_Strict):
+    """One datatype an accelerator computes in: its peak rate and the bytes of one element
+    (an INT8 NPU's 6 TOPS is ``{dtype: int8, peak_GMACps: 3000}``: 1 MAC = 2 ops, 1 byte)."""
+
+    dtype: Annotated[str, Field(pattern=r"^[a-z][a-z0-9]*$")] = Field(
+        description="Datatype name, as ops name theirs: int8, uint8, int16, float16, bfloat16, float32, "
+        "or another (int4) with its bytes.")
+    peak_GMACps: Peak_GMACps = Field(description="Peak multiply-accumulates per second in this datatype, GMAC/s.")
+    bytes: OptElementBytes = Field(
+        None, description="Bytes of one element in this datatype (default: the datatype's own size, "
+        "1 for int8; required for a datatype hetsim does not know, e.g. 0.5 for int4).")
+
+    @model_validator(mode="after")
+    def _check(self) -> Precision:
+        known = DTYPE_BYTES.get(self.dtype)
+        if known is None and self.bytes is None:
+            raise ValueError(f"dtype {self.dtype!r} is not one hetsim knows ({', '.join(DTYPE_BYTES)}): "
+                             f"give its bytes per element")
+        if known is not None and self.bytes is not None and self.bytes != known:
+            raise ValueError(f"bytes {self.bytes:g} contradicts {self.dtype}, which has {known} byte(s) per element")
+        return self
+
+    @property
+    def element_bytes(self) -> float:
+        return self.bytes if self.bytes is not None else DTYPE_BYTES[self.dtype]
 
 
 class Accelerator(_Strict):
-    """A GPU, NPU or PIM unit: an EP of its own with a peak rate and a list of op kinds it runs
-    (hardware at the top, the roofline model's parameters in its block)."""
+    """A GPU, NPU or PIM unit: an EP of its own with a peak rate (per datatype) and a list of op
+    kinds it runs (hardware at the top, the roofline model's parameters in its block)."""
 
-    name: Name
-    kind: Literal["gpu", "npu", "pim", "dsp", "fpga"]
-    peak_GMACps: Peak_GMACps
-    memory: Name
-    bandwidth_GBps: OptBandwidth_GBps = None
-    kinds: list[str] = Field(default_factory=lambda: ["conv", "dw", "fc"])
-    active_W: OptPower_W = None
-    idle_W: OptPower_W = None
-    device: Name | None = None
+    name: Name = Field(description="Accelerator name; also its EP name.")
+    kind: Literal["gpu", "npu", "pim", "dsp", "fpga"] = Field(description="What it is: gpu, npu, pim, dsp or fpga.")
+    peak_GMACps: OptPeak_GMACps = Field(
+        None, description="Peak rate for ops in a datatype `precisions` does not list (the workloads' "
+        "float32), GMAC/s. Required unless compute_dtype names a listed precision.")
+    precisions: list[Precision] = Field(
+        default_factory=list, description="Peak rate (and element bytes) per datatype where it differs from "
+        "peak_GMACps: [{dtype: int8, peak_GMACps: 3000}, {dtype: float16, peak_GMACps: 500}].")
+    compute_dtype: Annotated[str, Field(pattern=r"^[a-z][a-z0-9]*$")] | None = Field(
+        None, description="The datatype it runs every op in, whatever the op's own (a network quantised for "
+        "it: int8 on an NPU): the rate of that precision, and tensors of that many bytes per element. "
+        "Default: each op in its own datatype.")
+    memory: Name = Field(description="A memories name: where the accelerator's data lives.")
+    bandwidth_GBps: OptBandwidth_GBps = Field(None, description="Cap of its memory port, GB/s (default: the memory's bandwidth).")
+    kinds: list[str] = Field(
+        default_factory=lambda: list(OP_KINDS), description="Op kinds it runs (default: all). The rule "
+        "applies to every op kind: a layer holding an op of another kind cannot be mapped here. Views "
+        "(flatten, reshape, shape) run anywhere: no kernel runs.")
+    active_W: OptPower_W = Field(None, description="Power while busy, W.")
+    idle_W: OptPower_W = Field(None, description="Power while idle, W.")
+    device: Name | None = Field(None, description="A devices name: the board it sits on.")
     # Cost-model blocks (see CostParams).
     roofline: RooflineAcceleratorParams = Field(
         default_factory=RooflineAcceleratorParams, description="Parameters of the roofline cost model.")
@@ -309,7 +354,23 @@ class Accelerator(_Strict):
     @model_validator(mode="after")
     def _check(self) -> Accelerator:
         _check_kinds(self.kinds)
+        dtypes = [p.dtype for p in self.precisions]
+        _unique(dtypes, f"accelerators.{self.name}.precisions")
+        if self.compute_dtype is not None and self.compute_dtype not in dtypes:
+            if self.compute_dtype not in DTYPE_BYTES:
+                raise ValueError(f"compute_dtype {self.compute_dtype!r} is neither a listed precision "
+                                 f"({', '.join(dtypes) or 'none'}) nor a datatype hetsim knows")
+            if self.peak_GMACps is None:
+                raise ValueError(f"compute_dtype {self.compute_dtype!r} has no rate: list it in precisions "
+                                 f"or give peak_GMACps")
+        if self.peak_GMACps is None and (self.compute_dtype is None or self.compute_dtype not in dtypes):
+            raise ValueError("peak_GMACps is required unless compute_dtype names one of precisions "
+                             f"({', '.join(dtypes) or 'none listed'})")
         return self
+
+    def precision(self, dtype: str) -> Precision | None:
+        """The listed precision of ``dtype``, or None."""
+        return next((p for p in self.precisions if p.dtype == dtype), None)
 
 
 class Link(_Strict):
@@ -317,22 +378,25 @@ class Link(_Strict):
     devices. Every pair of its endpoints talks through it; its bandwidth is shared by the transfers
     active on it."""
 
-    name: Name
-    kind: str = "bus"
-    connects: list[Name] = Field(min_length=2)
-    bandwidth_GBps: Bandwidth_GBps
-    latency_ns: Latency_ns = 0.0
-    energy_pJ_per_byte: Energy_pJ_per_byte = 0.0
+    name: Name = Field(description="Link name (addressable by --set links.<name>.<field>).")
+    kind: str = Field("bus", description="Free text: CCI, network-on-package, PCIe, Ethernet, ...")
+    connects: list[Name] = Field(min_length=2, description="At least two cluster, accelerator or device names; "
+                                 "every pair talks through the link.")
+    bandwidth_GBps: Bandwidth_GBps = Field(description="Bandwidth shared by the transfers active on the link, GB/s.")
+    latency_ns: Latency_ns = Field(0.0, description="Fixed latency of every transfer, ns.")
+    energy_pJ_per_byte: Energy_pJ_per_byte = Field(0.0, description="Energy per byte moved, pJ/B.")
 
 
 class Device(_Strict):
     """A board of a multi-board platform; its clusters and accelerators name it in ``device``."""
 
-    name: Name
-    description: str = ""
+    name: Name = Field(description="Board name; its clusters and accelerators name it in `device`.")
+    description: str = Field("", description="Free text.")
 
 
 class Power(_Strict):
+    """Board-level power, on top of the cores' and accelerators' own."""
+
     static_W: Power_W = Field(0.0, description="Board power drawn whatever runs (W).")
     coherence_W: Power_W = Field(
         0.0, description="Extra power while two clusters work at the same time and keep each other coherent "
@@ -340,22 +404,24 @@ class Power(_Strict):
 
 
 class Platform(_Strict):
-    schema_: Annotated[Literal[2], schema_version(2, " (files of version 1 are migrated on load)")] = Field(
-        alias="schema", description="Format version of this file (files of "
+    """A hetsim platform: memories, core types, clusters, accelerators, links, devices, power
+    (docs/platforms.md). Units are in the key names."""
+
+    schema_: Annotated[Literal[2], schema_version(2, " (files of version 1 are migrated on load)")] = Field(alias="schema", description="Format version of this file (files of "
                                 "version 1 are migrated on load: hetsim.platform.loader.migrate).")
-    name: Name
-    description: str = ""
+    name: Name = Field(description="Platform name (the shipped files use their file name).")
+    description: str = Field("", description="One paragraph for `hetsim platforms list`.")
     sources: list[str] = Field(default_factory=list, description="Where the numbers come from.")
-    memories: list[Memory] = Field(min_length=1)
-    core_types: list[CoreType] = Field(default_factory=list)
-    clusters: list[Cluster] = Field(default_factory=list)
-    accelerators: list[Accelerator] = Field(default_factory=list)
-    links: list[Link] = Field(default_factory=list)
-    devices: list[Device] = Field(default_factory=list)
+    memories: list[Memory] = Field(min_length=1, description="Memory modules, at least one.")
+    core_types: list[CoreType] = Field(default_factory=list, description="CPU micro-architectures with their DVFS levels.")
+    clusters: list[Cluster] = Field(default_factory=list, description="Groups of cores of one type on one memory.")
+    accelerators: list[Accelerator] = Field(default_factory=list, description="GPUs, NPUs, PIM units: each an EP of its own.")
+    links: list[Link] = Field(default_factory=list, description="Interconnects between clusters, accelerators, devices.")
+    devices: list[Device] = Field(default_factory=list, description="Boards of a multi-board platform.")
     dvfs_presets: dict[Name, dict[Name, Name]] = Field(
         default_factory=dict,
         description="Named DVFS settings: preset -> {cluster: level}. E.g. Pipe-search's governors.")
-    power: Power | None = None
+    power: Power | None = Field(None, description="Board power (static, coherence); none: 0.")
 
     _topology: object = PrivateAttr(default=None)
 

@@ -61,32 +61,68 @@ def write_chrome_trace(intervals: list[Interval], path, title: str = "hetsim") -
         json.dump(chrome_trace(intervals, title), f)
 
 
-def plot_gantt(intervals: list[Interval], path, title: str = "", max_frames: int = 12) -> None:
-    """One row per lane, one bar per piece of work, coloured by frame (the first ``max_frames``)."""
-    import matplotlib
+def stage_layers(pipe, workload, cost, state=None) -> dict[str, list[tuple[str, float]]]:
+    """For a pipeline's Gantt lanes, each stage's layers and their shares of its compute time
+    (the cost model's layer times): ``{"stage 1 (B4)": [("L1", 0.02), ("L2", 0.05), ...]}``, for
+    :func:`plot_gantt`'s ``layers``."""
+    out = {}
+    for i, s in enumerate(pipe.stages):
+        times = cost.layer_times(workload, s.ep, state)[s.first - 1:s.last]
+        total = float(times.sum())
+        out[f"stage {i + 1} ({s.ep.name})"] = [
+            (f"L{s.first + j}", float(t) / total if total > 0 else 1.0 / len(times))
+            for j, t in enumerate(times)]
+    return out
 
-    matplotlib.use("Agg")
+
+def plot_gantt(intervals: list[Interval], path=None, title: str = "", max_frames: int = 12,
+               layers: dict[str, list[tuple[str, float]]] | None = None):
+    """One row per lane, one bar per piece of work, coloured by frame; the first ``max_frames``
+    frames are drawn and the title says how many of how many. ``layers`` (:func:`stage_layers`)
+    divides each compute bar of a lane into its layers, in proportion to their cost-model times
+    [choice: the DES times a stage as a whole; contention stretches its layers alike], with
+    thin separators and, where a layer is wide enough, its number. Written as a PNG to ``path``
+    when given (and the figure closed), else returned (a notebook shows it inline)."""
     import matplotlib.pyplot as plt
 
+    total_frames = len({iv.frame for iv in intervals})
     shown = [iv for iv in intervals if iv.frame < max_frames]
+    n_shown = len({iv.frame for iv in shown})
     lanes = list(dict.fromkeys(iv.lane for iv in intervals))
     cmap = plt.get_cmap("tab20")
-    fig, ax = plt.subplots(figsize=(11, 0.6 * len(lanes) + 1.6))
+    fig, ax = plt.subplots(figsize=(11, 0.6 * len(lanes) + 1.8))
+    span = max((iv.end_s for iv in shown), default=0.0) * 1e3
     for iv in shown:
         y = lanes.index(iv.lane)
         colour = cmap(iv.frame % 20)
         hatch = "//" if iv.category == "transfer" else None
-        ax.broken_barh([(iv.start_s * 1e3, (iv.end_s - iv.start_s) * 1e3)], (y - 0.4, 0.8),
-                       facecolors=colour, edgecolor="black", linewidth=0.3, hatch=hatch)
-        width = (iv.end_s - iv.start_s) * 1e3
+        start, width = iv.start_s * 1e3, (iv.end_s - iv.start_s) * 1e3
+        ax.broken_barh([(start, width)], (y - 0.4, 0.8), facecolors=colour, edgecolor="black",
+                       linewidth=0.3, hatch=hatch)
+        parts = (layers or {}).get(iv.lane) if iv.category == "compute" else None
+        if parts and width > 0:
+            x = start
+            for name, share in parts:
+                w = width * share
+                if x > start:
+                    ax.plot([x, x], [y - 0.4, y + 0.4], color="black", linewidth=0.3)
+                if span > 0 and w / span > 0.025:
+                    ax.text(x + w / 2, y + 0.25, name, ha="center", va="center", fontsize=5)
+                x += w
         if iv.category == "compute" and len(shown) <= 80 and width > 0:
-            ax.text((iv.start_s * 1e3) + width / 2, y, str(iv.frame), ha="center", va="center", fontsize=7)
+            ax.text(start + width / 2, y, str(iv.frame), ha="center", va="center", fontsize=7)
     ax.set_yticks(range(len(lanes)), lanes)
     ax.invert_yaxis()
     ax.set_xlabel("time (ms)")
-    ax.set_title(title or f"first {max_frames} frames (number = frame, hatched = transfer)")
+    what = (f"frames 0-{n_shown - 1} of {total_frames}" if n_shown < total_frames
+            else f"all {total_frames} frames")
+    legend = "number = frame, hatched = transfer" + (", ticks = layers" if layers else "")
+    ax.set_title(f"{title}\n{what} ({legend})" if title else f"{what} ({legend})", fontsize=10)
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
+    if path is None:
+        return fig
     with atomic_write(path, "wb") as f:
         fig.savefig(f, format="png", dpi=120)
     plt.close(fig)
+    return None

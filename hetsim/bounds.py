@@ -48,8 +48,9 @@ CACHE_KIB = (2.0 ** -10, 2.0 ** 30)
 ENERGY_PJ_PER_BYTE = (0.0, 1e6)
 #: Power: 0 .. 100 kW (a rack).
 POWER_W = (0.0, 1e5)
-#: Fractions of a peak (efficiencies): (0, 1].
-FRACTION = (0.0, 1.0)
+#: Fractions of a peak (efficiencies, channel shares): (0, 1], and at least a millionth: below
+#: that no hardware runs, and with the other lower ends a time would pass 1e300 s and overflow.
+FRACTION = (1e-6, 1.0)
 #: Cores of a cluster, flows, tiles: 1 .. 2^31 - 1 (int32, what every runtime indexes them with).
 COUNT = (1, 2 ** 31 - 1)
 #: Tensor dimensions (dims, H, W, C, kernel, stride, pad): 0 or 1 .. 2^31 - 1.
@@ -195,9 +196,9 @@ OptCache_KiB = Annotated[Annotated[float, _bounds(CACHE_KIB)] | None,
 Energy_pJ_per_byte = Annotated[float, _bounds(ENERGY_PJ_PER_BYTE), _number(ENERGY_PJ_PER_BYTE, "pJ/B")]
 Power_W = Annotated[float, _bounds(POWER_W), _number(POWER_W, "W")]
 OptPower_W = Annotated[Annotated[float, _bounds(POWER_W)] | None, _number(POWER_W, "W", optional=True)]
-Fraction = Annotated[float, _bounds(FRACTION, True), _number(FRACTION, low_open=True)]
-OptFraction = Annotated[Annotated[float, _bounds(FRACTION, True)] | None,
-                        _number(FRACTION, low_open=True, optional=True)]
+Fraction = Annotated[float, _bounds(FRACTION), _number(FRACTION)]
+OptFraction = Annotated[Annotated[float, _bounds(FRACTION)] | None,
+                        _number(FRACTION, optional=True)]
 Count = Annotated[int, _bounds(COUNT), _number(COUNT, integer=True)]
 OptCount = Annotated[Annotated[int, _bounds(COUNT)] | None, _number(COUNT, integer=True, optional=True)]
 #: Tensor sizes: a dimension that may be 0 (an empty tensor), one that may not, an offset (pad).

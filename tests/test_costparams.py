@@ -192,7 +192,7 @@ def test_a_v1_error_is_reported_at_its_v2_path(tmp_path):
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump(bad))
     assert validate_file(path) == [f"{path}: core_types.0.roofline.gemm_efficiency: must be a number in "
-                                   f"(0, 1] (got 1.5)"]
+                                   f"[1e-06, 1] (got 1.5)"]
 
 
 # -- RooflineCostModel.ep_rates and gather_demand ------------------------------------------------------

@@ -1017,7 +1017,14 @@ def import_onnx(model: Any, name: str | None = None, *,
         proto = model
         src = source or f"<onnx {proto.graph.name or 'model'}>"
         default_name = proto.graph.name or "model"
-    return _Importer(proto, src, input_shapes, allow_unknown).run(name or default_name, layers)
+    try:
+        return _Importer(proto, src, input_shapes, allow_unknown).run(name or default_name, layers)
+    except (TypeError, ValueError, IndexError, KeyError, AttributeError, ZeroDivisionError,
+            OverflowError) as e:
+        # A model whose protobuf parses but whose fields contradict each other (an attribute of
+        # the wrong type, a tensor whose data does not fit its dims: what a corrupted file gives).
+        # hetsim's own errors are HetsimErrors; anything else here is the model's inconsistency.
+        raise HetsimError(f"{src}: a malformed ONNX model: {type(e).__name__}: {_first_line(e)[:160]}") from None
 
 
 def workload_from_onnx(model: Any, name: str | None = None, **kwargs: Any) -> Workload:

@@ -577,9 +577,11 @@ def _simulate_case(draw) -> Case:
     options = draw(st.lists(st.sampled_from(sorted(_SIMULATE_OPTIONS)), min_size=1, max_size=3, unique=True))
     if "--frames" not in options:
         argv += ["--frames", "3"]
+    chosen = {}
     for flag in options:
         values, good = _SIMULATE_OPTIONS[flag]
         v = draw(st.sampled_from(values))
+        chosen[flag] = v
         argv += [flag, v]
         if flag == "--interval":
             argv += ["--source", draw(st.sampled_from(["periodic", "poisson"]))]
@@ -589,8 +591,9 @@ def _simulate_case(draw) -> Case:
     extra = draw(st.sampled_from(["", "engine", "contention", "trace", "gantt", "dvfs", "placement"]))
     if extra == "engine":
         argv += ["--engine", "analytic"]
-        if "--noise" in options or "--seed" in options:
-            refuse = True    # options the analytic engine ignores are refused
+        if chosen.get("--noise", "0") != "0":
+            refuse = True    # noise the analytic engine would ignore is refused
+            why.append("--noise with --engine analytic")
     elif extra == "contention":
         argv += ["--no-contention"]
     elif extra in ("trace", "gantt"):

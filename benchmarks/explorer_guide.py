@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from hetsim.cost import RooflineCostModel  # noqa: E402
+from hetsim.errors import HetsimError  # noqa: E402
 from hetsim.explore import MaxTrials, PipelineProblem, explore, make_explorer  # noqa: E402
 from hetsim.explore.guide import MEASURED, replace_section  # noqa: E402
 from hetsim.explore.registry import algorithms  # noqa: E402
@@ -45,7 +46,7 @@ CASES = [
     ("rk3588", "googlenet", None),
 ]
 #: Algorithms whose result does not depend on the seed with their defaults.
-DETERMINISTIC = {"PS", "PS-nohints", "Shisha", "ES", "HC_s"}
+DETERMINISTIC = {"PS", "PS-nohints", "Shisha", "ES", "HC_s", "Pipe-it", "Pipe-it-A2"}
 
 
 def run(seeds: int) -> pd.DataFrame:
@@ -67,7 +68,14 @@ def run(seeds: int) -> pd.DataFrame:
                     r = es
                 else:
                     term = MaxTrials(200) if name == "RW" else None
-                    r = explore(problem, make_explorer(name), term, seed=seed)
+                    try:
+                        r = explore(problem, make_explorer(name), term, seed=seed)
+                    except HetsimError as e:   # the algorithm refuses this space (Pipe-it on whole EPs)
+                        rows.append({"platform": platform_name, "workload": workload_name,
+                                     "algorithm": name, "seed": seed, "eps": ",".join(eps),
+                                     "depths": f"{min(problem.depths)}..{max(problem.depths)}",
+                                     "optimum_fps": optimum, "refused": str(e)})
+                        break
                 rows.append({"platform": platform_name, "workload": workload_name, "algorithm": name,
                              "seed": seed, "eps": ",".join(eps), "depths": f"{min(problem.depths)}.."
                              f"{max(problem.depths)}", "best_fps": r.best_fps, "optimum_fps": optimum,
@@ -84,10 +92,13 @@ def markdown(df: pd.DataFrame) -> str:
              "|---|" + "---|" * len(names)]
     for (platform, workload), case in df.groupby(["platform", "workload"], sort=False):
         cells = []
-        best = max(g.loc[(platform, workload, n), "quality"] for n in names if n != "ES")
+        best = max(q for n in names if n != "ES" and (q := g.loc[(platform, workload, n), "quality"]) == q)
         for n in names:
             q = g.loc[(platform, workload, n), "quality"]
             d = g.loc[(platform, workload, n), "distinct"]
+            if q != q:   # NaN: refused
+                cells.append("–")
+                continue
             text = f"{100 * q:.0f}% ({d:,.0f})"
             cells.append(f"**{text}**" if n != "ES" and q >= best - 1e-9 else text)
         eps, depths = case["eps"].iloc[0], case["depths"].iloc[0]

@@ -14,6 +14,11 @@
 (e) max-plus recurrence: wall time of 100,000 frames through the 4-stage pipeline of (b) by
     `run_pipeline_recurrence` (without and with seeded noise) against the bare SimPy pipeline
     (goal: >= 20x faster), and its largest relative deviation from hetsim's DES on that run.
+(f) sweeps: cells per second of a 1,000-cell analytic sweep (ResNet50 on hikey970: 10 mappings x
+    10 DRAM bandwidths x 10 little-core clocks) on the local process pool (every core) against a
+    plain sequential loop over the same cells in one process (goal >= 1.7x on 2 cores), and on a
+    Dask LocalCluster (as many single-threaded workers as cores), in batches and one task per cell:
+    the overhead per cell over the ideal parallel time. `--only f` runs (f) alone.
 
 Medians over --repeat runs; the machines are shared and noisy, so quote ratios from one run.
 """
@@ -176,16 +181,172 @@ def bench_reproduce() -> dict:
             "pipesearch_and_shisha_full_s": timed("pipesearch", "shisha"), "goal_full_s": 300.0}
 
 
+SWEEP_MAPPINGS = ["B4:1-35|s2:36-44|s2:45-54", "B2:1-16|B2:17-34|s3:35-47|s1:48-54",
+                  "B4:1-30|s4:31-54", "B3:1-30|B1:31-39|s4:40-54", "B2:1-21|B2:22-40|s4:41-54",
+                  "B4:1-54", "s4:1-54", "B4:1-40|s4:41-54", "B3:1-25|s4:26-54", "B4:1-20|s4:21-54"]
+
+
+def sweep_spec():
+    from hetsim.sweep import spec_from_dict
+
+    return spec_from_dict({
+        "schema": 1, "name": "bench-1000",
+        "base": {"platform": "hikey970", "workload": "resnet50", "engine": "analytic"},
+        "axes": {"mapping": SWEEP_MAPPINGS,
+                 "set": {"memories.dram.bandwidth_GBps": {"geomspace": [2, 60, 10]},
+                         "core_types.cortex-a53.dvfs.max.freq_MHz": {"linspace": [600, 1800, 10]}}},
+    }, "benchmark (f)")
+
+
+def _busy(n: int = 3_000_000) -> float:
+    t0 = time.perf_counter()
+    x = 0
+    for i in range(n):
+        x += i * i
+    return time.perf_counter() - t0
+
+
+def available_parallelism(workers: int) -> float:
+    """How many cores' worth of pure-Python work ``workers`` processes got at once right now: the
+    machine is shared, so (f) quotes it beside its speedups."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(workers) as pool:
+        list(pool.map(_busy, [10_000] * workers))          # workers started
+        alone = statistics.median(pool.submit(_busy).result() for _ in range(3))
+        t0 = time.perf_counter()
+        list(pool.map(_busy, [3_000_000] * workers))
+        together = time.perf_counter() - t0
+    return workers * alone / together
+
+
+def bench_sweep(dask: bool = True, repeat: int = 1) -> dict:
+    """(f): every run in a fresh state (caches cleared; the pool forks this process). With
+    ``repeat`` > 1 the runs alternate (loop, pool, pool one per task, Dask, Dask one per task) and
+    each figure is the median: on a shared machine the load drifts between runs."""
+    from hetsim.sweep import cells as sweep_cells
+    from hetsim.sweep import expand, run_sweep, spec_from_dict
+
+    def clear() -> None:
+        for fn in (sweep_cells._platform, sweep_cells._cost, sweep_cells._problem, sweep_cells._workload):
+            fn.cache_clear()
+
+    spec = sweep_spec()
+    cells = expand(spec)
+    workers = os.cpu_count() or 1
+    load_before = os.getloadavg()
+    parallelism_before = available_parallelism(workers)
+    times: dict[str, list[float]] = {}
+    busy: dict[str, list[float]] = {}
+
+    def sequential_run() -> None:
+        clear()
+        t0 = time.perf_counter()
+        rows = [sweep_cells.run_cell(c.config) for c in cells]
+        times.setdefault("sequential", []).append(time.perf_counter() - t0)
+        assert all(status == "ok" for status, _, _ in rows), rows[0]
+
+    def sweep_run(label: str, **kw) -> None:
+        clear()
+        t0 = time.perf_counter()
+        r = run_sweep(spec, **kw)
+        times.setdefault(label, []).append(time.perf_counter() - t0)
+        busy.setdefault(label, []).append(r.busy_s)
+        assert r.failed == 0
+
+    cluster = None
+    if dask:
+        from distributed import LocalCluster
+
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, dashboard_address=None)
+    try:
+        for _ in range(repeat):
+            sequential_run()
+            sweep_run("pool", workers=workers)
+            sweep_run("pool_one_per_task", workers=workers, batch=1)
+            if cluster is not None:
+                sweep_run("dask", scheduler=cluster.scheduler_address)
+                sweep_run("dask_one_per_task", scheduler=cluster.scheduler_address, batch=1)
+    finally:
+        if cluster is not None:
+            cluster.close()
+    sequential = statistics.median(times["sequential"])
+    out: dict = {"cells": len(cells), "workers": workers, "repeat": repeat, "sequential_s": sequential,
+                 "sequential_cells_per_s": len(cells) / sequential}
+    ideal = sequential / workers
+    for label, ts in times.items():
+        if label == "sequential":
+            continue
+        t = statistics.median(ts)
+        out[f"{label}_s"] = t
+        out[f"{label}_cells_per_s"] = len(cells) / t
+        out[f"{label}_speedup"] = sequential / t
+        out[f"{label}_overhead_per_cell_ms"] = 1e3 * (t - ideal) / len(cells)
+        # How busy the workers were, and how much slower a cell ran in them than in the loop (the
+        # other engineers' processes share the cores).
+        out[f"{label}_busy_fraction"] = statistics.median(
+            b / (workers * w) for b, w in zip(busy[label], ts, strict=True))
+        out[f"{label}_cell_slowdown"] = statistics.median(busy[label]) / sequential
+    # DES cells without contention: the max-plus fast path (RunOptions.fast) against SimPy.
+    for label, fast in (("des_fast", True), ("des_simpy", False)):
+        des = spec_from_dict({
+            "schema": 1, "base": {"platform": "hikey970", "workload": "resnet50", "engine": "des",
+                                  "frames": 1000, "contention": False, "noise_sigma": 0.05,
+                                  "fast": fast},
+            "axes": {"mapping": SWEEP_MAPPINGS, "seed": {"range": [0, 9, 1]}}}, "benchmark (f)")
+        clear()
+        t0 = time.perf_counter()
+        rows = [sweep_cells.run_cell(c.config) for c in expand(des)]
+        out[f"{label}_cells_per_s"] = len(rows) / (time.perf_counter() - t0)
+        assert all(status == "ok" for status, _, _ in rows), rows[0]
+    out["des_fast_speedup"] = out["des_fast_cells_per_s"] / out["des_simpy_cells_per_s"]
+    out["load_average_before"] = load_before[0]
+    out["load_average_after"] = os.getloadavg()[0]
+    out["available_parallelism_before"] = parallelism_before
+    out["available_parallelism_after"] = available_parallelism(workers)
+    out["goal_speedup"] = 1.7
+    return out
+
+
+def print_sweep(f: dict) -> None:
+    print(f"(f) sweep of {f['cells']:,} analytic cells, {f['workers']} workers, median of {f['repeat']} (load average "
+          f"{f['load_average_before']:.2f} -> {f['load_average_after']:.2f}; {f['workers']} busy "
+          f"processes got {f['available_parallelism_before']:.2f} -> "
+          f"{f['available_parallelism_after']:.2f} cores): sequential loop "
+          f"{f['sequential_s']:.2f} s ({f['sequential_cells_per_s']:.0f} cells/s); local pool "
+          f"{f['pool_s']:.2f} s ({f['pool_cells_per_s']:.0f} cells/s, x{f['pool_speedup']:.2f}, goal "
+          f">= {f['goal_speedup']}), one task per cell {f['pool_one_per_task_s']:.2f} s; workers busy "
+          f"{f['pool_busy_fraction']:.0%} of the time, a cell {f['pool_cell_slowdown']:.2f}x slower "
+          f"in them than in the loop")
+    print(f"    DES cells (1,000 frames, no contention, noise): {f['des_fast_cells_per_s']:.0f} cells/s "
+          f"with the max-plus fast path, {f['des_simpy_cells_per_s']:.1f} cells/s in SimPy "
+          f"(x{f['des_fast_speedup']:.0f}), sequential")
+    if "dask_s" in f:
+        print(f"    Dask LocalCluster: batches {f['dask_s']:.2f} s (x{f['dask_speedup']:.2f}, "
+              f"{f['dask_overhead_per_cell_ms']:.2f} ms/cell over the ideal), one task per cell "
+              f"{f['dask_one_per_task_s']:.2f} s ({f['dask_one_per_task_overhead_per_cell_ms']:.2f} "
+              f"ms/cell over the ideal)")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--repeat", type=int, default=5, help="runs per figure (median)")
     ap.add_argument("--no-reproduce", action="store_true", help="skip the reproduction timings (d)")
+    ap.add_argument("--only", choices=["f"], default=None, help="run one figure alone")
+    ap.add_argument("--no-dask", action="store_true", help="(f) without the Dask LocalCluster")
     args = ap.parse_args(argv)
+    if args.only == "f":
+        f = bench_sweep(dask=not args.no_dask, repeat=args.repeat)
+        print(json.dumps({"sweep": f}, indent=2) if args.json else "", end="")
+        if not args.json:
+            print_sweep(f)
+        return 0
     results = {"analytic": bench_analytic(args.repeat), "des": bench_des(args.repeat),
                "explorers": bench_explorers(args.repeat), "recurrence": bench_recurrence(args.repeat)}
     if not args.no_reproduce:
         results["reproduce"] = bench_reproduce()
+    results["sweep"] = bench_sweep(dask=not args.no_dask, repeat=min(args.repeat, 3))
     if args.json:
         print(json.dumps(results, indent=2))
     else:
@@ -211,6 +372,7 @@ def main(argv: list[str] | None = None) -> int:
               f"with noise sigma {m['noise_sigma']} {m['recurrence_noise_s'] * 1e3:.1f} ms "
               f"(x{m['speedup_noise']:.0f}); largest relative deviation from the DES "
               f"{m['max_rel_deviation_vs_des']:.1e}")
+        print_sweep(results["sweep"])
     return 0
 
 

@@ -30,6 +30,7 @@ from hetsim.metrics import (
     StageMetrics,
     add_bytes,
     busy_summary,
+    coherent_time_of_stages,
     coherent_time_s,
     latency_stats,
     per_second,
@@ -110,8 +111,7 @@ def evaluate_pipeline(platform, workload, pipe: Pipeline, cost: CostModel,
     units = [(s.ep, t * frames) for s, t in zip(pipe.stages, times, strict=True)]
     by_ep, by_place = busy_summary(units)
     start, end = periodic_schedule(times, period, frames)
-    coherent = coherent_time_s((s.ep, float(a), float(b)) for i, s in enumerate(pipe.stages)
-                               for a, b in zip(start[i], end[i], strict=True))
+    coherent = coherent_time_of_stages(pipe.eps, start, end)
     link_bytes = pipeline_link_bytes(platform, workload, pipe, frames)
     return Metrics(
         engine="analytic", platform=platform.name, workload=workload.name, mapping=str(pipe),
@@ -143,8 +143,7 @@ def steady_energy_per_frame(platform, workload, pipe: Pipeline, cost: CostModel,
 
     def energy(frames: int) -> float:
         start, end = periodic_schedule(times, period, frames)
-        coherent = coherent_time_s((s.ep, float(a), float(b)) for i, s in enumerate(pipe.stages)
-                                   for a, b in zip(start[i], end[i], strict=True))
+        coherent = coherent_time_of_stages(pipe.eps, start, end)
         units = [(s.ep, t * frames) for s, t in zip(pipe.stages, times, strict=True)]
         makespan = sum(times) + (frames - 1) * period
         link_bytes = pipeline_link_bytes(platform, workload, pipe, frames)
@@ -256,6 +255,47 @@ class SplitScorer:
         for j, order in enumerate(orders):
             out[:, j] = 1.0 / self.stage_times(bounds, order).max(axis=1)
         return ScoredSplits(bounds, orders, self.eps, out)
+
+    def best_split(self, order: Sequence[int],
+                   incapable: Sequence[np.ndarray | None] | None = None) -> tuple[tuple[int, ...], float]:
+        """The best split of the layers over stages on EPs ``order`` (indices into ``eps``) and its
+        throughput, without listing the C(M-1, k-1) splits: the min-max contiguous partition by
+        dynamic programming, f_s(b) = min_a max(f_(s-1)(a), t_s(a, b)), O(k M^2).
+
+        t_s(a, b) is :meth:`stage_times`'s expression for layers a+1..b (the same float
+        operations), so the throughput equals the largest of :meth:`score` exactly.
+        ``incapable[s]``: prefix counts of the layers stage s's EP cannot run (None: it runs all);
+        a stage holding one is excluded. Throughput 0 when no split is feasible."""
+        o = [int(e) for e in order]
+        k, M = len(o), self.workload.num_layers
+        if not 1 <= k <= M:
+            raise HetsimError(f"best_split: {k} stages for {M} layers")
+        a_idx, b_idx = np.arange(M + 1)[:, None], np.arange(M + 1)[None, :]
+        valid = a_idx < b_idx
+        f = np.full(M + 1, math.inf)
+        f[0] = 0.0
+        choice = []
+        for s, e in enumerate(o):
+            t = self.prefix[:, e][None, :] - self.prefix[:, e][:, None]     # t[a, b] = P[b] - P[a]
+            bad = incapable[s] if incapable is not None else None
+            if bad is not None:
+                t = np.where(bad[None, :] - bad[:, None] > 0, math.inf, t)
+            if s + 1 < k:
+                nxt = o[s + 1]
+                cut = self.cut_bytes                                           # bytes leaving at b
+                move = np.where(cut > 0, self.latency[e, nxt] + cut * self.inv_bw[e, nxt], 0.0)
+                t = t + move[None, :]
+            cand = np.where(valid, np.maximum(f[:, None], t), math.inf)
+            best_a = np.argmin(cand, axis=0)
+            f = cand[best_a, np.arange(M + 1)]
+            choice.append(best_a)
+        bounds = [M]
+        for s in range(k - 1, 0, -1):
+            bounds.append(int(choice[s][bounds[-1]]))
+        bounds.append(0)
+        bounds.reverse()
+        split = tuple(bounds[i + 1] - bounds[i] for i in range(k))
+        return split, (1.0 / float(f[M]) if math.isfinite(f[M]) else 0.0)
 
     def stage_times(self, bounds: np.ndarray, order: Sequence[int]) -> np.ndarray:
         """(splits, k) stage times of every split in ``bounds`` (rows of :func:`split_boundaries`)

@@ -56,9 +56,11 @@ class DagOptions:
 
 
 def simulate(platform, workload, mapping: Pipeline | Placement, options: RunOptions | None = None, *,
-             cost: CostModel | None = None, dag: DagOptions | None = None, progress: bool = False,
-             **fields) -> Result:
-    """Evaluate ``mapping`` and keep the per-frame intervals (for traces and Gantt charts).
+             cost: CostModel | None = None, dag: DagOptions | None = None, intervals: bool = True,
+             progress: bool = False, **fields) -> Result:
+    """Evaluate ``mapping`` and keep the run's record, from which the per-frame intervals (for
+    traces and Gantt charts) are made when first asked for; ``intervals=False`` keeps no record
+    (as :func:`evaluate` does).
 
     ``options`` or its fields as keywords (``engine="des", frames=50, noise_sigma=0.02, ...``);
     a ``source=FrameSource(...)`` keyword is accepted for the source and its interval.
@@ -84,7 +86,7 @@ def simulate(platform, workload, mapping: Pipeline | Placement, options: RunOpti
             return Result(analytic.evaluate_pipeline(platform, workload, mapping, cost, opts))
         with _bar(progress and est.long, est, opts.frames) as tick:
             m, run = simulate_pipeline(platform, workload, mapping, cost, opts, progress=tick)
-        return Result(m, run)
+        return Result(m, run if intervals else None)
     dag = dag or DagOptions()
     tg = build_tasks(platform, workload, mapping, cost, opts.state, dag.comm, dag.caching, dag.serial)
     est = budget.estimate_dag(tg, opts)
@@ -93,7 +95,7 @@ def simulate(platform, workload, mapping: Pipeline | Placement, options: RunOpti
         return Result(analytic.evaluate_placement(platform, workload, mapping, tg, opts))
     with _bar(progress and est.long, est, opts.frames) as tick:
         m, drun = simulate_dag(platform, workload, mapping, tg, opts, progress=tick)
-    return Result(m, drun)
+    return Result(m, drun if intervals else None)
 
 
 @contextmanager
@@ -124,4 +126,4 @@ def evaluate(platform, workload, mapping: Pipeline | Placement, options: RunOpti
     """The metrics of ``mapping`` (see :func:`simulate`; the engine defaults to analytic)."""
     if options is None:
         fields.setdefault("engine", "analytic")
-    return simulate(platform, workload, mapping, options, **fields).metrics
+    return simulate(platform, workload, mapping, options, intervals=False, **fields).metrics

@@ -39,6 +39,7 @@ PAPERS = {
     "pipesearch": "hetsim.experiments.pipesearch",
     "shisha": "hetsim.experiments.shisha",
     "pipeit": "hetsim.experiments.pipeit",
+    "tournament": "hetsim.experiments.tournament",
 }
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -145,33 +145,52 @@ def add_bytes(totals: dict[str, float], links: Iterable[str], nbytes: float) -> 
 def coherent_time_s(intervals: Iterable[tuple[ExecutionPlace, float, float]]) -> float:
     """Time during which cores of two or more clusters were busy at once (what
     ``power.coherence_W`` is paid over), from (EP, start, end) busy intervals."""
-    from hetsim.power import overlap_s
-
-    per_cluster: dict[str, list[tuple[float, float]]] = {}
+    per_cluster: dict[str, tuple[list[float], list[float]]] = {}
     for ep, start, end in intervals:
         if ep.cluster:
-            per_cluster.setdefault(ep.cluster, []).append((start, end))
-    clusters = list(per_cluster.values())
-    if len(clusters) < 2:
+            starts, ends = per_cluster.setdefault(ep.cluster, ([], []))
+            starts.append(start)
+            ends.append(end)
+    return coherent_time_arrays({c: (np.asarray(a, float), np.asarray(b, float))
+                                 for c, (a, b) in per_cluster.items()})
+
+
+def coherent_time_of_stages(eps: Sequence[ExecutionPlace], start: np.ndarray, end: np.ndarray) -> float:
+    """:func:`coherent_time_s` of a pipeline run: stage i on ``eps[i]`` busy from start[i, f] to
+    end[i, f] for every frame f (arrays of shape (stages, frames))."""
+    per_cluster: dict[str, list[int]] = {}
+    for i, ep in enumerate(eps):
+        if ep.cluster:
+            per_cluster.setdefault(ep.cluster, []).append(i)
+    return coherent_time_arrays({c: (start[rows].ravel(), end[rows].ravel())
+                                 for c, rows in per_cluster.items()})
+
+
+def coherent_time_arrays(per_cluster: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> float:
+    """Time during which two or more clusters are busy, from each cluster's busy intervals as
+    (starts, ends) arrays: each cluster's intervals are merged into their union, then one sweep
+    over the unions' boundaries adds up the time at least two are open (vectorised)."""
+    unions = [_union(s, e) for s, e in per_cluster.values() if len(s)]
+    if len(unions) < 2:
         return 0.0
-    if len(clusters) == 2:
-        return overlap_s(clusters[0], clusters[1])
-    # Three or more clusters: time at least two are busy = sweep over interval boundaries.
-    events = sorted((t, d) for ivs in clusters for s, e in _merged(ivs) for t, d in ((s, 1), (e, -1)))
-    total, active, last = 0.0, 0, 0.0
-    for t, d in events:
-        if active >= 2:
-            total += t - last
-        active += d
-        last = t
-    return total
+    t = np.concatenate([u[0] for u in unions] + [u[1] for u in unions])
+    step = np.concatenate([np.ones(sum(len(u[0]) for u in unions))] + [-np.ones(len(u[1])) for u in unions])
+    order = np.lexsort((step, t))          # at a tie, an end (-1) before a start (+1)
+    t, active = t[order], np.cumsum(step[order])
+    return float(np.diff(t)[active[:-1] >= 2].sum())
 
 
-def _merged(intervals: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    out: list[tuple[float, float]] = []
-    for s, e in sorted(intervals):
-        if out and s <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], e))
-        elif e > s:
-            out.append((s, e))
-    return out
+def _union(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The union of intervals as disjoint (starts, ends), empty intervals dropped."""
+    keep = ends > starts
+    starts, ends = starts[keep], ends[keep]
+    if not len(starts):
+        return starts, ends
+    order = np.argsort(starts, kind="stable")
+    s, e = starts[order], ends[order]
+    reach = np.maximum.accumulate(e)
+    new = np.empty(len(s), dtype=bool)
+    new[0] = True
+    new[1:] = s[1:] > reach[:-1]
+    first = np.flatnonzero(new)
+    return s[first], np.maximum.reduceat(e, first)

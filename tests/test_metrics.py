@@ -194,3 +194,23 @@ def test_the_top_level_api_names_resolve_lazily():
     assert set(hetsim.__all__) - {"HetsimError", "__version__"} == set(hetsim._API)
     with pytest.raises(AttributeError):
         hetsim.no_such_name  # noqa: B018
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 10), st.floats(0, 2)), min_size=1, max_size=12),
+       st.lists(st.tuples(st.floats(0, 10), st.floats(0, 2)), min_size=1, max_size=12),
+       st.lists(st.tuples(st.floats(0, 10), st.floats(0, 2)), max_size=6))
+def test_coherent_time_is_the_time_two_clusters_are_busy(a, b, c):
+    """Against a brute-force count on a fine grid of the union of busy intervals."""
+    from hetsim.metrics import coherent_time_arrays
+    from hetsim.power import overlap_s
+
+    arrays = {name: (np.array([s for s, _ in iv]), np.array([s + d for s, d in iv]))
+              for name, iv in (("a", a), ("b", b), ("c", c)) if iv}
+    got = coherent_time_arrays(arrays)
+    if "c" not in arrays:
+        ref = overlap_s(list(zip(*arrays["a"], strict=True)), list(zip(*arrays["b"], strict=True)))
+        assert got == pytest.approx(ref, abs=1e-9)
+    grid = np.linspace(0, 12, 24001)[:-1] + 0.00025
+    busy = sum(((grid[:, None] >= s) & (grid[:, None] < e)).any(axis=1).astype(int) for s, e in arrays.values())
+    assert got == pytest.approx((busy >= 2).sum() * 0.0005, abs=0.02)

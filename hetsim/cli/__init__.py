@@ -48,12 +48,23 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from hetsim.cli import costs, demo, explore, platforms, profile, reproduce, simulate, workloads
+    from hetsim.cli import (
+        costs,
+        demo,
+        explore,
+        platforms,
+        plot,
+        profile,
+        reproduce,
+        simulate,
+        sweep,
+        workloads,
+    )
     from hetsim.host.commands import calibrate, validate
 
     for command in (simulate.simulate, explore.explore_cmd, platforms.platforms, workloads.workloads,
                     reproduce.reproduce, demo.demo, calibrate, validate, profile.profile,
-                    costs.costs):
+                    costs.costs, sweep.sweep, plot.plot):
         cli.add_command(command)
 
 

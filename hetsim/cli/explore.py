@@ -111,6 +111,11 @@ def _places(platform) -> list[str]:
                    "each cluster whole and each accelerator, fastest first).")
 @click.option("--cores", type=click.IntRange(min=1), default=None,
               help="Paper I's per-core space: split the first N cores into stages (Pipe-search on TX2).")
+@click.option("--assignment", "assignment_kind", type=click.Choice(["permutations", "cores"]),
+              default=None,
+              help="How stages get EPs: distinct whole EPs (permutations, the default) or disjoint "
+                   "core groups of the clusters (cores: B2-B2-s3-s1, Pipe-it's space; the default "
+                   "for Pipe-it). With cores, --eps may name core counts of one cluster (B1,B2,...).")
 @click.option("--objective", type=click.Choice(OBJECTIVES), default=None,
               help="What to optimise (default throughput): latency of a frame, energy per frame "
                    "(needs a power model), memory (peak bytes).")
@@ -143,9 +148,9 @@ def _places(platform) -> list[str]:
 @click.option("--plot", "plot_out", type=click.Path(dir_okay=False), default=None,
               help="Write a PNG: the Pareto front with --pareto, else the best-so-far convergence.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
-def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, cores, objective, pareto,
-                engine, frames, cost_table, fallback, max_trials, max_clock, target_fps, noise_sigma,
-                seed, dvfs, overrides, force, trials_out, plot_out, as_json):
+def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, cores, assignment_kind,
+                objective, pareto, engine, frames, cost_table, fallback, max_trials, max_clock,
+                target_fps, noise_sigma, seed, dvfs, overrides, force, trials_out, plot_out, as_json):
     """Search pipeline mappings of a workload with one of the registered algorithms."""
     from hetsim import bounds as B
     from hetsim.cost import CompositeCostModel, make_cost_model
@@ -228,7 +233,27 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
     # -- the design space ----------------------------------------------------------------------
     if cores is not None and eps is not None:
         raise HetsimError("--cores and --eps both choose the stages' EPs: give one of them")
-    if cores is not None:
+    if cores is not None and assignment_kind is not None:
+        raise HetsimError("--cores and --assignment both choose how stages get EPs: give one of them")
+    every = platform.eps()
+    shared = len({ep.place for ep in every}) < len(every)   # core counts of a cluster (B1..B4)
+    if assignment_kind is None and algorithm == "Pipe-it" and cores is None and shared:
+        assignment_kind = "cores"
+        _note("Pipe-it: stages on disjoint core groups (--assignment cores), the space Algorithm 3 "
+              "merges cores in")
+    if assignment_kind == "cores":
+        names = [e.strip() for e in eps.split(",") if e.strip()] if eps is not None else None
+        for n in names or ():
+            platform.ep(n)   # unknown names: one line naming the EP and the forms allowed
+        assignment = "cores"
+        # The most stages the platform's EPs allow (one per core where a cluster's cores are EPs,
+        # one per whole cluster or accelerator otherwise); PipelineProblem checks the EPs given.
+        smallest: dict[str, int] = {}
+        for ep in every:
+            smallest[ep.place] = min(ep.cores, smallest.get(ep.place, ep.cores))
+        n_eps = sum((platform.cluster(pl).cores if pl in {c.name for c in platform.clusters} else 1) // c
+                    for pl, c in smallest.items())
+    elif cores is not None:
         total_cores = sum(c.cores for c in platform.clusters)
         if cores > total_cores:
             raise HetsimError(f"--cores {cores}: {platform.name} has {total_cores} cores; allowed: 1..{total_cores}")
@@ -244,6 +269,8 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
             _note(f"{platform.name}: {note}")
         n_eps = len(names)
     depth_list = list(depths) or None
+    if depth_list is None and algorithm == "Pipe-it":
+        depth_list = list(range(1, n_eps + 1))   # Algorithm 3 may merge down to one stage
     if depth_list is not None:
         depth_list, capped = cap_depths(depth_list, n_eps, workload.num_layers)
         if capped:

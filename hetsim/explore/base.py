@@ -209,11 +209,16 @@ class Session(Generic[P]):
     def charge_database(self, n_configs: int, what: str = "database") -> float:
         """Advance the clock by the database-generation cost of ``n_configs`` configurations
         (Pipe-search Alg. 1 and exhaustive search wait for it, 000 digest §7.1 item 6)."""
-        cost = self.problem.measurement.database_cost(n_configs)
+        return self.charge(self.problem.measurement.database_cost(n_configs), what, configs=n_configs)
+
+    def charge(self, seconds: float, what: str, **details) -> float:
+        """Advance the clock by ``seconds`` of work that is not a trial (a database, profiling the
+        layers for a design-time algorithm), logged in ``info["database_charges"]``."""
+        cost = float(seconds)
         self.database_s += cost
         self.clock_s += cost
         charges = self.info.setdefault("database_charges", [])
-        charges.append({"what": what, "configs": n_configs, "cost_s": cost})
+        charges.append({"what": what, **details, "cost_s": cost})
         self._check_termination()
         return cost
 

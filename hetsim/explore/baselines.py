@@ -166,18 +166,26 @@ def random_neighbour(problem: PipelineProblem, config: Configuration, rng: np.ra
       two adjacent stages (the left one's EP), when the new depth is in the problem.
 
     With a fixed assignment (Pipe-search's core groups) only shift, split and merge apply, and the
-    EPs follow the depth. None when no move applies (a one-stage pipeline of one layer).
+    EPs follow the depth. With ``assignment="cores"`` an EP is "unused" for a stage when the
+    stages' cores still fit in their clusters after the change (replace: one (stage, EP) pair
+    drawn uniformly). None when no move applies (a one-stage pipeline of one layer).
     """
     split, eps = list(config.split), list(config.eps)
     k, M = len(split), problem.num_layers
     free = problem.fixed_assignment
-    unused = [] if free else [e for e in problem.eps if e not in eps]
+    cores = problem.assignment == "cores"
+    if cores:
+        swaps = [(i, e) for i in range(k) for e in problem.eps
+                 if e != eps[i] and problem.fits(eps[:i] + [e] + eps[i + 1:])]
+        unused = [e for e in problem.eps if problem.fits(eps + [e])]   # EPs a new stage could take
+    else:
+        unused = [] if free else [e for e in problem.eps if e not in eps]
     moves = []
     if k > 1 and any(n > 1 for n in split):
         moves.append("shift")
     if not free and k > 1:
         moves.append("swap")
-    if unused:
+    if (swaps if cores else unused):
         moves.append("replace")
     if vary_depth and (k + 1) in problem.depths and any(n > 1 for n in split) and (free or unused):
         moves.append("split")
@@ -196,6 +204,9 @@ def random_neighbour(problem: PipelineProblem, config: Configuration, rng: np.ra
     elif move == "swap":
         a, b = rng.choice(k, size=2, replace=False)
         eps[a], eps[b] = eps[b], eps[a]
+    elif move == "replace" and cores:
+        i, e = swaps[rng.integers(len(swaps))]
+        eps[i] = e
     elif move == "replace":
         eps[rng.integers(k)] = unused[rng.integers(len(unused))]
     elif move == "split":
@@ -247,8 +258,9 @@ class _LocalSearch(Explorer[PipelineProblem]):
                 raise HetsimError(f"{owner}: start={self.start} is outside the design space")
             return
         check_choice(owner, "start", self.start, ("random", "shisha"))
-        if self.start == "shisha" and problem.fixed_assignment:
-            raise HetsimError(f"{owner}: start='shisha' needs a problem with assignment='permutations'")
+        if self.start == "shisha" and (problem.fixed_assignment or problem.assignment == "cores"):
+            raise HetsimError(f"{owner}: start='shisha' needs a problem with assignment='permutations' "
+                              f"(Shisha's seed gives each stage a whole EP)")
 
     @property
     def _suffix(self) -> str:

@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from math import comb
+from typing import Any, cast
 
 import numpy as np
 
@@ -277,3 +278,226 @@ def pipeit_design(platform, workload, cost: CostModel, h_big: int | None = None,
     pipe = pipeline_from_split([last - first + 1 for _, (first, last) in stages],
                                [platform.ep(f"{c[0]}{c[1]}") for c, _ in stages])
     return PipeitDesign(pipe, result, T)
+
+
+# -- as explorers of a PipelineProblem -----------------------------------------------------------------
+# Imported here, not at the top: the functions above are used by the reproduction without the
+# explorer machinery.
+from hetsim.explore._checks import check_choice as _check_choice  # noqa: E402
+from hetsim.explore.base import Explorer, Session  # noqa: E402
+from hetsim.explore.problem import Configuration, PipelineProblem, Problem  # noqa: E402
+from hetsim.explore.registry import register  # noqa: E402
+
+PREDICTIONS = ("measured", "predictor")
+
+
+def big_little(platform, types: Sequence[str] | None = None) -> tuple[str, str]:
+    """The (Big, Small) cluster symbols: ``types`` if given, else the two symbol-named clusters
+    with the faster core first (peak MAC/s of one core at its current DVFS level; [choice]: the
+    paper's platforms name their Big cluster, hetsim's YAML does not)."""
+    clusters = [c for c in platform.clusters if c.symbol]
+    if types is not None:
+        symbols = {c.symbol for c in clusters}
+        if len(types) != 2 or not set(types) <= symbols or types[0] == types[1]:
+            raise HetsimError(f"Pipe-it: types={list(types)!r} must name two cluster symbols of "
+                              f"{platform.name} (Big first); symbols: {', '.join(sorted(symbols))}")
+        return str(types[0]), str(types[1])
+    if len(clusters) < 2:
+        raise HetsimError(f"Pipe-it: Algorithm 3 divides the cores of a big.LITTLE platform (two clusters "
+                          f"whose cores are EPs, B1..B4 and s1..s4); {platform.name} has "
+                          f"{len(clusters) or 'no'} such cluster{'s' if len(clusters) != 1 else ''}: "
+                          f"Pipe-it-A2 runs Algorithm 2 on any space")
+    if len(clusters) > 2:
+        raise HetsimError(f"Pipe-it: Algorithm 3 divides the cores of two clusters (Big and Small); "
+                          f"{platform.name} has {len(clusters)} ({', '.join(c.name for c in clusters)}): "
+                          f"pass types=(big, small)")
+
+    def peak(c) -> float:
+        ct = platform.core_type(c.core_type)
+        return ct.macs_per_cycle * ct.level(c.dvfs).freq_MHz
+
+    big, small = sorted(clusters, key=lambda c: -peak(c))   # stable: file order on ties
+    return str(big.symbol), str(small.symbol)
+
+
+class PipeIt(Explorer):
+    """Pipe-it's design-time exploration as an explorer (001 digest §5): Algorithm 3 (start from
+    one single-core stage per core, merge adjacent same-type stages while eq. 12 holds, Big cluster
+    first) with Algorithm 2 (the work flow, made of Algorithm 1's pairwise splits) on a layer-time
+    matrix T; the design is then measured once, its only trial.
+
+    Parameters
+    ----------
+    prediction : {"measured", "predictor"} or a CostModel, default "measured"
+        Where T comes from. ``"measured"``: the problem's own cost model, profiled on every
+        configuration B1..B_HB, s1..s_Hs (Table VI's "measured layer times"; the profiling, one run
+        of the network per configuration and per frame of a trial, is charged to the tuning
+        clock). ``"predictor"``: Pipe-it's regression predictor (eqs. 5-8) fitted on the
+        micro-benchmarks run on the problem's cost model, which must then be a
+        :class:`~hetsim.cost.pipeit.PipeitGroundTruth` (Table V; the micro-benchmarks run once per
+        platform, offline, and are not charged). A cost model object: T from it, not charged.
+    policy : {"grow", "pairwise", "literal_break"}, default "grow"
+        Algorithm 3's loop control (:func:`merge_stage`).
+    types : (Big symbol, Small symbol) or None
+        The two clusters (default: the faster core first, :func:`big_little`).
+    charge_profiling : bool, default True
+        Charge the profiling of a measured T to the tuning clock.
+
+    The problem must give stages core groups (``PipelineProblem(..., assignment="cores")``) on a
+    platform with two symbol-named clusters, and contain the design (its depth).
+    """
+
+    #: Eq. 11: Pipe-it maximises throughput only.
+    supported_objectives = ("throughput",)
+
+    def __init__(self, prediction="measured", policy: str = "grow",
+                 types: Sequence[str] | None = None, charge_profiling: bool = True):
+        self.prediction = prediction
+        self.policy = policy
+        self.types = types
+        self.charge_profiling = charge_profiling
+
+    @property
+    def name(self) -> str:
+        return "Pipe-it"
+
+    def _check_prediction(self, problem: Problem) -> PipelineProblem:
+        owner = type(self).__name__
+        if not isinstance(problem, PipelineProblem):
+            raise HetsimError(f"{owner} maps pipelines: give a PipelineProblem")
+        self._check_charge(owner)
+        if isinstance(self.prediction, CostModel):
+            return problem
+        _check_choice(owner, "prediction", self.prediction, PREDICTIONS)
+        if self.prediction == "predictor":
+            from hetsim.cost.pipeit import PipeitGroundTruth
+
+            if not isinstance(problem.cost, PipeitGroundTruth):
+                raise HetsimError(f"{owner}: prediction='predictor' fits eqs. 5-8 on micro-benchmarks "
+                                  f"run on the problem's cost model, which must be a PipeitGroundTruth "
+                                  f"(got {type(problem.cost).__name__}); use prediction='measured'")
+        return problem
+
+    def _check_charge(self, owner: str) -> None:
+        _check_choice(owner, "charge_profiling", self.charge_profiling, (True, False))
+
+    def validate(self, problem: Problem) -> None:
+        problem = self._check_prediction(problem)
+        _check_choice(type(self).__name__, "policy", self.policy, MERGE_POLICIES)
+        big_little(problem.platform, self.types)
+        if problem.assignment != "cores":
+            raise HetsimError(f"Pipe-it: Algorithm 3 divides the cores of a big.LITTLE platform into "
+                              f"stages; {problem.name} gives each stage a "
+                              f"{'whole EP' if problem.assignment == 'permutations' else 'fixed EP'}: "
+                              f"use assignment='cores' (Pipe-it-A2 runs Algorithm 2 on any space)")
+
+    def _model(self, problem: PipelineProblem) -> CostModel:
+        if isinstance(self.prediction, CostModel):
+            return self.prediction
+        if self.prediction == "predictor":
+            from hetsim.cost.pipeit import PipeitGroundTruth, PipeitPredictor
+
+            assert isinstance(problem.cost, PipeitGroundTruth)   # validate() checked it
+            return PipeitPredictor.fit(problem.platform, problem.cost)
+        return problem.cost
+
+    def _charge(self, session: Session, T: Mapping, what: str) -> None:
+        """The profiling of a measured T: every column is one run of the network, repeated for
+        every frame of a trial (the measurement's frames)."""
+        if self.prediction == "measured" and self.charge_profiling:
+            frames = session.problem.measurement.frames
+            total = frames * float(sum(np.sum(t) for t in T.values()))
+            session.charge(total, what, configurations=len(T))
+
+    def run(self, session: Session) -> Configuration:
+        problem = session.problem
+        assert isinstance(problem, PipelineProblem)
+        platform = problem.platform
+        big, small = big_little(platform, self.types)
+        h = {c.symbol: c.cores for c in platform.clusters if c.symbol}
+        model = self._model(problem)
+        T = {(ct, n): np.asarray(model.layer_times(problem.workload, platform.ep(f"{ct}{n}"),
+                                                   problem.state), dtype=float)
+             for ct in (big, small) for n in range(1, h[ct] + 1)}
+        self._charge(session, T, "Pipe-it: profile T")
+        result = merge_stage(T, h[big], h[small], self.policy, (big, small))
+        stages = result.stages
+        config = Configuration(tuple(last - first + 1 for _, (first, last) in stages),
+                               tuple(f"{c[0]}{c[1]}" for c, _ in stages))
+        session.info["predicted_fps"] = throughput(T, result.configs, result.alloc)
+        session.info["merge_trace"] = result.trace
+        if not problem.contains(config):
+            raise HetsimError(f"Pipe-it: Algorithm 3 designed {config} ({config.depth} stages), which "
+                              f"is outside the space of {problem.name} (depths "
+                              f"{', '.join(map(str, problem.depths))}); widen depths")
+        session.measure(config, "design")
+        return config
+
+
+class PipeItA2(PipeIt):
+    """Pipe-it's Algorithm 2 (the work flow, built on Algorithm 1) on every EP assignment of the
+    problem, the design with the best eq. 11 throughput on T measured once (its only trial): the
+    configuration oracle that Algorithm 3's merges approximate (digest §5.8), on any pipeline
+    space (core groups, or whole EPs as on the chiplets, where Algorithm 3 does not apply).
+
+    Eq. 11 has no transfer term (Pipe-it's stages hand frames over shared memory): on platforms
+    with links the measured throughput can be lower than T predicts. Parameters ``prediction``
+    and ``charge_profiling`` as for :class:`PipeIt` (a measured T profiles every candidate EP);
+    ``max_assignments`` refuses larger spaces (Algorithm 2 is a Python loop per assignment).
+    Trailing stages Algorithm 2 leaves empty are dropped; designs outside the space, or with a
+    stage on an EP that cannot run its layers (:meth:`PipelineProblem.capable`), are skipped.
+    """
+
+    def __init__(self, prediction="measured", charge_profiling: bool = True,
+                 max_assignments: int = 20_000):
+        self.prediction = prediction
+        self.charge_profiling = charge_profiling
+        self.max_assignments = max_assignments
+
+    @property
+    def name(self) -> str:
+        return "Pipe-it-A2"
+
+    def validate(self, problem: Problem) -> None:
+        from hetsim.explore._checks import check_number
+
+        problem = self._check_prediction(problem)
+        check_number(type(self).__name__, "max_assignments", self.max_assignments, low=1, integer=True)
+        n = sum(problem.count_orders(k) for k in problem.depths)
+        if n > self.max_assignments:
+            raise HetsimError(f"Pipe-it-A2: {problem.name} has {n:,} EP assignments, more than "
+                              f"max_assignments={self.max_assignments:,}; narrow depths or eps")
+
+    def run(self, session: Session) -> Configuration:
+        problem = session.problem
+        assert isinstance(problem, PipelineProblem)
+        model = self._model(problem)
+        # Algorithm 2 and eq. 11 key T by stage configuration: here by EP name.
+        T: dict[Any, np.ndarray] = {e: np.asarray(model.layer_times(problem.workload, problem.platform.ep(e), problem.state),
+                           dtype=float) for e in problem.eps}
+        self._charge(session, T, "Pipe-it-A2: profile T")
+        M = problem.num_layers
+        best, best_fps = None, -np.inf
+        for k in problem.depths:
+            for order in problem.orders(k):
+                alloc = work_flow(cast(Any, order), T, M)
+                kept = [(e, s) for e, s in zip(order, alloc, strict=True) if s[1] > s[0]]
+                config = Configuration(tuple(b - a for _, (a, b) in kept), tuple(e for e, _ in kept))
+                if not problem.contains(config) or not problem.capable(config):
+                    continue   # outside the depths, or a stage on an EP that cannot run its layers
+                fps = throughput(T, cast(Any, config.eps), [s for _, s in kept])
+                if fps > best_fps:
+                    best, best_fps = config, fps
+        if best is None:
+            raise HetsimError(f"Pipe-it-A2: every design Algorithm 2 made left stages empty, outside "
+                              f"the depths of {problem.name}")
+        session.info["predicted_fps"] = best_fps
+        session.measure(best, "design")
+        return best
+
+
+register("Pipe-it", PipeIt, "pipeline", "Pipe-it (seed 001)",
+         "design time: merge single-core stages while eq. 12 holds (Alg. 3), layers by work flow "
+         "(Alg. 2/1) on T; one trial")
+register("Pipe-it-A2", PipeItA2, "pipeline", "Pipe-it (seed 001)",
+         "design time: work flow (Alg. 2/1) on every EP assignment, the best by eq. 11 on T; one trial")

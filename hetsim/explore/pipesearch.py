@@ -199,9 +199,10 @@ class PipeSearch(Explorer[PipelineProblem]):
         Balance the Eq. 1/2 layer weights; False: unit weights, i.e. balance layer counts
         (Paper I's "Pipe-search (no hints)", Table 5).
     stage_eps : callable depth -> EP names, dict {depth: EP names} or None
-        Which EP runs each stage. None: the problem's assignment rule when it has one (e.g.
-        :func:`~hetsim.explore.problem.core_groups`, digest §8 item 6), else stage i on the i-th
-        candidate EP (Paper II's use of PS as a baseline, digest §5.5).
+        Which EP runs each stage. None: :meth:`PipelineProblem.stage_eps` (the problem's
+        assignment rule when it has one, e.g. :func:`~hetsim.explore.problem.core_groups`, digest
+        §8 item 6; Paper I's core groups over every core for ``assignment="cores"``; else stage i
+        on the i-th candidate EP, Paper II's use of PS as a baseline, digest §5.5).
     tie_order : {"eq4", "eq4-reversed", "lexicographic"}, default "eq4"
         Order of equal-CV splits in the database (digest §8 item 3).
     duplicates : {"skip", "walk"}, default "skip"
@@ -266,9 +267,7 @@ class PipeSearch(Explorer[PipelineProblem]):
         rule = self.stage_eps
         if callable(rule):
             return lambda p: tuple(rule(p))
-        if problem.fixed_assignment:
-            return lambda p: problem.orders(p)[0]
-        return lambda p: problem.eps[:p]
+        return problem.stage_eps
 
     def run(self, session: Session[PipelineProblem]) -> Configuration:
         problem = session.problem

@@ -40,7 +40,11 @@ DEFAULT_SPACE_LIMIT = 2_000_000
 #: SynthNet (18 layers) on 8 EPs (000 digest §6.2 Fig. 4), i.e. 41,225 splits into 2..8 stages.
 DEFAULT_DATABASE_COST_PER_CONFIG_S = 1200.0 / 41_225
 
-Assignment = Literal["permutations"] | Callable[[int], Sequence[str]] | Mapping[int, Sequence[str]]
+Assignment = (Literal["permutations", "cores", "auto"] | Callable[[int], Sequence[str]]
+              | Mapping[int, Sequence[str]])
+
+#: Refuse to list more EP assignments than this for one depth (``assignment="cores"``).
+MAX_ORDERS_PER_DEPTH = 1_000_000
 
 #: Objectives of a pipeline problem: name -> (TrialResult field, unit, more is better).
 PIPELINE_OBJECTIVES: dict[str, tuple[str, str, bool]] = {
@@ -347,15 +351,20 @@ class PipelineProblem(Problem):
     cost
         Cost model (default: :class:`~hetsim.cost.RooflineCostModel`).
     eps
-        Candidate EP names for ``assignment="permutations"`` (default: every EP of the platform
-        when each is a whole cluster or accelerator, as on the chiplets; else each cluster whole
-        and each accelerator, fastest first: :func:`hetsim.explore.space.default_eps`).
+        Candidate EP names (default: every EP of the platform when each is a whole cluster or
+        accelerator, as on the chiplets; else, for permutations, each cluster whole and each
+        accelerator, fastest first: :func:`hetsim.explore.space.default_eps`, and for cores every
+        EP ``B1..B4, s1..s4``).
     depths
-        Pipeline depths in the space (default: 2..number of EPs, or the rule's ``depths``).
+        Pipeline depths in the space (default: 2..number of EPs, 2..the most stages the cores
+        allow, or the rule's ``depths``).
     assignment
         How stages get EPs: ``"permutations"`` (any ordered choice of ``depth`` distinct candidate
-        EPs: Shisha's space), a function depth -> EP names (e.g. :func:`core_groups`: Pipe-search),
-        or a dict {depth: EP names}.
+        EPs: Shisha's space), ``"cores"`` (any sequence of candidate EPs whose cores fit in their
+        clusters, e.g. ``B2-B2-s3-s1`` on hikey970: stages own disjoint core groups; Pipe-it's
+        space without its Big-first order, eq. 1), ``"auto"`` (permutations when the candidate EPs
+        lie on distinct clusters or accelerators, as on the chiplets, else cores), a function
+        depth -> EP names (e.g. :func:`core_groups`: Pipe-search), or a dict {depth: EP names}.
     measurement
         How trials are answered (default: :class:`Measurement()`, Paper I style, noise-free).
     state
@@ -410,13 +419,22 @@ class PipelineProblem(Problem):
         self._rule: Callable[[int], Sequence[str]] | None
         default_depths: Sequence[int] | None
 
+        self._orders: dict[int, list[tuple[str, ...]]] = {}
+        #: "permutations", "cores" or "rule" (a function or dict of EPs per depth).
+        self.assignment: str
         if isinstance(assignment, str):
-            _choice("PipelineProblem", "assignment", assignment, ("permutations",))
+            _choice("PipelineProblem", "assignment", assignment, ("permutations", "cores", "auto"))
             self._rule = None
-            names = list(eps) if eps is not None else [ep.name for ep in platform.eps()]
-            if eps is None and len({ep.place for ep in platform.eps()}) < len(names):
-                # EPs that share clusters (B1..B4): the derived space, each place whole, fastest
-                # first (hetsim.explore.space; on the chiplets every EP is a place already).
+            every = [ep.name for ep in platform.eps()]
+            shared = len({ep.place for ep in platform.eps()}) < len(every)   # B1..B4 share a cluster
+            if assignment == "auto":
+                given = [platform.ep(n).place for n in eps] if eps is not None else None
+                assignment = (("cores" if shared else "permutations") if given is None else
+                              ("permutations" if len(set(given)) == len(given) else "cores"))
+            names = list(eps) if eps is not None else every
+            if eps is None and assignment == "permutations" and shared:
+                # The derived space, each place whole, fastest first (hetsim.explore.space; on the
+                # chiplets every EP is a place already).
                 from hetsim.explore.space import default_eps
 
                 names = default_eps(platform, workload, self.cost, state)[0]
@@ -424,16 +442,28 @@ class PipelineProblem(Problem):
             if len(set(names)) != len(names):
                 raise HetsimError(f"PipelineProblem: eps lists an EP twice: {names}")
             places = [ep.place for ep in resolved]
-            if len(set(places)) != len(places):
+            self.assignment = assignment
+            if assignment == "permutations" and len(set(places)) != len(places):
                 raise HetsimError(
                     f"PipelineProblem: eps {names} share clusters, so stages could not all run at once; "
-                    f"give disjoint eps, or assignment=core_groups(platform, cores=...) for per-core "
-                    f"EPs (Pipe-search)")
+                    f"give disjoint eps, assignment='cores' (stages get disjoint core groups), or "
+                    f"assignment=core_groups(platform, cores=...) for Pipe-search's per-core EPs")
             self.eps = tuple(names)
-            default_depths = range(2, len(names) + 1)
+            # Cores each place can give its stages (an accelerator runs one stage).
+            self._budget = {ep.place: (platform.cluster(ep.cluster).cores if ep.cluster else 1)
+                            for ep in resolved}
+            self._ep_cores = {n: (ep.place, ep.cores) for n, ep in zip(names, resolved, strict=True)}
+            if assignment == "permutations":
+                max_depth = len(names)
+            else:
+                max_depth = sum(b // min(c for n, (pl, c) in self._ep_cores.items() if pl == place)
+                                for place, b in self._budget.items())
+            self._max_depth = max_depth
+            default_depths = range(2, max_depth + 1)
         elif callable(assignment) or isinstance(assignment, Mapping):
             table = dict(assignment) if isinstance(assignment, Mapping) else None
             self._rule = (lambda k: tuple(table[k])) if table is not None else assignment  # type: ignore[assignment]
+            self.assignment = "rule"
             default_depths = (sorted(table) if table is not None
                               else getattr(assignment, "depths", None))
             if default_depths is None and depths is None:
@@ -447,9 +477,12 @@ class PipelineProblem(Problem):
         if not ds or ds[0] < 1 or ds[-1] > M:
             raise HetsimError(f"PipelineProblem: depths {ds} must be non-empty, within 1..{M} "
                               f"({workload.name} has {M} layers)")
-        if self._rule is None and ds[-1] > len(self.eps):
+        if self.assignment == "permutations" and ds[-1] > len(self.eps):
             raise HetsimError(f"PipelineProblem: depth {ds[-1]} needs {ds[-1]} distinct EPs; "
                               f"eps has {len(self.eps)} ({', '.join(self.eps)})")
+        if self.assignment == "cores" and ds[-1] > self._max_depth:
+            raise HetsimError(f"PipelineProblem: depth {ds[-1]} needs {ds[-1]} stages with a core "
+                              f"each; the candidate EPs allow at most {self._max_depth}")
         self.depths = tuple(ds)
         self._fixed: dict[int, tuple[str, ...]] = {}
         if self._rule is not None:
@@ -560,10 +593,66 @@ class PipelineProblem(Problem):
         """Every EP assignment of a ``depth``-stage pipeline, one EP name per stage."""
         if self._rule is not None:
             return [self._fixed[depth]]
+        if self.assignment == "cores":
+            return list(self._core_orders(depth))
         return list(itertools.permutations(self.eps, depth))
 
     def count_orders(self, depth: int) -> int:
+        if self.assignment == "cores":
+            return len(self._core_orders(depth))
         return 1 if self._rule is not None else math.perm(len(self.eps), depth)
+
+    def _core_orders(self, depth: int) -> list[tuple[str, ...]]:
+        """``assignment="cores"``: every sequence of ``depth`` candidate EPs whose cores fit in
+        their clusters, in the order of ``eps`` (listed once per depth, then cached)."""
+        if depth in self._orders:
+            return self._orders[depth]
+        out: list[tuple[str, ...]] = []
+        seq: list[str] = []
+        left = dict(self._budget)
+
+        def extend() -> None:
+            if len(seq) == depth:
+                out.append(tuple(seq))
+                if len(out) > MAX_ORDERS_PER_DEPTH:
+                    raise HetsimError(f"PipelineProblem: more than {MAX_ORDERS_PER_DEPTH:,} EP "
+                                      f"assignments of {depth} stages; narrow eps or depths")
+                return
+            for name in self.eps:
+                place, cores = self._ep_cores[name]
+                if left[place] >= cores:
+                    left[place] -= cores
+                    seq.append(name)
+                    extend()
+                    seq.pop()
+                    left[place] += cores
+
+        extend()
+        self._orders[depth] = out
+        return out
+
+    def fits(self, eps: Sequence[str]) -> bool:
+        """Whether stages on ``eps`` can all run at once: distinct candidate EPs (permutations),
+        or candidate EPs whose cores fit in their clusters (cores)."""
+        if any(e not in self._ep_objects for e in eps):
+            return False
+        if self.assignment != "cores":
+            return len(set(eps)) == len(eps)
+        used: dict[str, int] = {}
+        for e in eps:
+            place, cores = self._ep_cores[e]
+            used[place] = used.get(place, 0) + cores
+        return all(n <= self._budget[p] for p, n in used.items())
+
+    def stage_eps(self, depth: int) -> tuple[str, ...]:
+        """The EPs of the stages when an algorithm does not choose them (Pipe-search): the rule's,
+        the first ``depth`` candidate EPs for permutations (Paper II's use of PS, 000 digest §5.5),
+        Paper I's core groups over every core of the platform for cores (digest §8 item 6)."""
+        if self._rule is not None:
+            return self._fixed[depth]
+        if self.assignment == "cores":
+            return tuple(core_groups(self.platform)(depth))
+        return tuple(self.eps[:depth])
 
     def count_splits(self, depth: int, duplicates: bool | None = None) -> int:
         """Splits of the layers into ``depth`` stages: C(M-1, depth-1) distinct, or Pipe-search's
@@ -604,7 +693,7 @@ class PipelineProblem(Problem):
             return False
         if self._rule is not None:
             return config.eps == self._fixed[k]
-        return len(set(config.eps)) == k and all(e in self._ep_objects for e in config.eps)
+        return self.fits(config.eps)
 
     def random_configuration(self, rng: np.random.Generator, depth: int | None = None) -> Configuration:
         """A uniformly random configuration of the space (of one depth, if given)."""
@@ -618,8 +707,46 @@ class PipelineProblem(Problem):
         split = tuple(int(b) for b in np.diff(bounds))
         if self._rule is not None:
             return Configuration(split, self._fixed[depth])
+        if self.assignment == "cores":
+            orders = self._core_orders(depth)
+            return Configuration(split, orders[int(rng.integers(len(orders)))])
         eps = tuple(self.eps[i] for i in rng.permutation(len(self.eps))[:depth])
         return Configuration(split, eps)
+
+    def optimum(self, max_orders: int = 1_000_000) -> tuple[Configuration, float]:
+        """The best configuration of the space and its noise-free throughput, exactly: for every
+        depth and EP assignment, the best split by
+        :meth:`~hetsim.analytic.SplitScorer.best_split` (a min-max dynamic programme, so spaces far
+        too large to enumerate are solved too). Needs a closed-form measurement (noise aside: the
+        optimum is that of the noise-free measurement) and the throughput objective; a stage on an
+        EP that cannot run its layers is excluded (:meth:`capable`). Refuses more than
+        ``max_orders`` EP assignments in all."""
+        from hetsim.analytic import SplitScorer
+
+        if self.objective != "throughput":
+            raise HetsimError(f"optimum of {self.name}: computed for the throughput objective, not "
+                              f"{self.objective}")
+        m = self.measurement
+        if not (m.mode == "stages" or m.engine == "analytic"):
+            raise HetsimError(f"optimum of {self.name}: the measurement is a DES stream, which has no "
+                              f"closed form; use mode='stages' or engine='analytic'")
+        n_orders = sum(self.count_orders(k) for k in self.depths)
+        if n_orders > max_orders:
+            raise HetsimError(f"optimum of {self.name}: {n_orders:,} EP assignments exceed "
+                              f"max_orders={max_orders:,}; narrow eps or depths")
+        scorer = SplitScorer(self.platform, self.workload, self.cost,
+                             [self._ep_objects[e] for e in self.eps], self.state)
+        index = {e: i for i, e in enumerate(self.eps)}
+        best, best_fps = None, -math.inf
+        for k in self.depths:
+            for order in self.orders(k):
+                split, fps = scorer.best_split([index[e] for e in order],
+                                               [self._incapable.get(e) for e in order])
+                if fps > best_fps:
+                    best, best_fps = Configuration(split, order), fps
+        if best is None or best_fps <= 0:
+            raise HetsimError(f"optimum of {self.name}: no configuration can run every layer")
+        return best, best_fps
 
     # -- measuring ----------------------------------------------------------------------------
     def pipeline(self, config: Configuration) -> Pipeline:
@@ -682,7 +809,8 @@ class PipelineProblem(Problem):
 
     def __repr__(self) -> str:
         return (f"PipelineProblem({self.name}, depths {_ranges(self.depths)}, "
-                f"{'fixed EPs' if self.fixed_assignment else 'EPs ' + ','.join(self.eps)}, "
+                f"{'fixed EPs' if self.fixed_assignment else 'EPs ' + ','.join(self.eps)}"
+                f"{' (core groups)' if self.assignment == 'cores' else ''}, "
                 f"{self.design_space_size:,} configurations, {self.measurement.mode} measurement)")
 
 

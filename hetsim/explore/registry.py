@@ -101,5 +101,6 @@ def _load() -> None:
     """Import the modules that register algorithms (each registers on import)."""
     import hetsim.explore.baselines  # noqa: F401
     import hetsim.explore.moo  # noqa: F401
+    import hetsim.explore.pipeit  # noqa: F401
     import hetsim.explore.pipesearch  # noqa: F401
     import hetsim.explore.shisha  # noqa: F401

@@ -274,6 +274,10 @@ class Shisha(Explorer[PipelineProblem]):
         if problem.fixed_assignment:
             raise HetsimError(f"{owner} maps stages to EPs itself: use a problem with "
                               f"assignment='permutations'")
+        if problem.assignment == "cores":
+            raise HetsimError(f"{owner} gives each stage a whole EP ranked by its memory (chiplets, "
+                              f"Paper II); {problem.name} gives stages core groups (assignment='cores'): "
+                              f"use assignment='permutations' over whole EPs")
         if self._n(problem) not in problem.depths:
             raise HetsimError(f"{owner}: n_stages={self._n(problem)} is not a depth of the problem "
                               f"(depths {list(problem.depths)})")

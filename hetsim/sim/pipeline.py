@@ -28,7 +28,7 @@ from hetsim.metrics import (
     Metrics,
     StageMetrics,
     busy_summary,
-    coherent_time_s,
+    coherent_time_of_stages,
     latency_stats,
     per_second,
     steady_state,
@@ -180,8 +180,7 @@ def pipeline_metrics(platform, workload, pipe: Pipeline, run: PipelineRun, optio
         for i, s in enumerate(pipe.stages)]
     units = [(s.ep, float(busy_total[i])) for i, s in enumerate(pipe.stages)]
     by_ep, by_place = busy_summary(units)
-    coherent = coherent_time_s((s.ep, float(a), float(b)) for i, s in enumerate(pipe.stages)
-                               for a, b in zip(run.start[i], run.end[i], strict=True))
+    coherent = coherent_time_of_stages(pipe.eps, run.start, run.end)
     link_bytes = pipeline_link_bytes(platform, workload, pipe, frames)
     return Metrics(
         engine=engine, platform=platform.name, workload=workload.name, mapping=str(pipe),

@@ -1,0 +1,215 @@
+"""Running one cell of a sweep (in a worker process, a Dask worker, or in-process).
+
+A cell's ``config`` (:func:`hetsim.sweep.spec.expand`) is plain JSON: the worker loads the platform
+(with the cell's ``--set`` overrides and DVFS preset), the workload and the cost model, then either
+evaluates one mapping (``kind="mapping"``: :func:`hetsim.evaluate.simulate` with the cell's
+:class:`~hetsim.options.RunOptions`) or runs one exploration (``kind="explorer"``:
+:func:`hetsim.explore.explore` of a registered algorithm, seeded by the cell). Platforms, workloads,
+cost models and problems are cached per process, so the cells of a sweep that share them pay once.
+
+A cell whose input is bad (a mapping that does not fit, an override of a missing field, an algorithm
+that refuses the problem) gives ``status="error"`` and its one-line message; any other exception is
+recorded the same way with its type, so one cell never stops a sweep.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from functools import lru_cache
+from typing import Any
+
+from hetsim.errors import HetsimError
+
+#: The metric columns of a mapping cell, in order.
+MAPPING_METRICS = ("throughput_fps", "stream_throughput_fps", "latency_mean_s", "latency_p50_s",
+                   "latency_p99_s", "makespan_s", "energy_J", "energy_per_frame_J", "bottleneck_stage")
+
+
+@lru_cache(maxsize=128)
+def _platform(name: str, overrides: tuple[str, ...], dvfs: str | None):
+    from hetsim.platform import load_platform
+
+    return load_platform(name, list(overrides), dvfs)
+
+
+@lru_cache(maxsize=128)
+def _cost(name: str, overrides: tuple[str, ...], dvfs: str | None):
+    from hetsim.cost import RooflineCostModel
+
+    return RooflineCostModel(_platform(name, overrides, dvfs))
+
+
+def _overrides(config: dict) -> tuple[str, ...]:
+    return tuple(f"{k}={_yaml_scalar(v)}" for k, v in config["set"])
+
+
+def _yaml_scalar(v: Any) -> str:
+    """A value as the right-hand side of ``--set key=value`` (which is read as YAML)."""
+    if isinstance(v, str):
+        return v
+    return json.dumps(v)   # numbers, booleans and null read back as themselves
+
+
+def platform_of(config: dict):
+    return _platform(config["platform"], _overrides(config), config["dvfs"])
+
+
+def cost_of(config: dict):
+    return _cost(config["platform"], _overrides(config), config["dvfs"])
+
+
+@lru_cache(maxsize=64)
+def _workload(name: str):
+    from hetsim.workload import load_workload
+
+    return load_workload(name)
+
+
+def workload_of(config: dict):
+    return _workload(config["workload"])
+
+
+# -- mapping cells -------------------------------------------------------------------------------------
+def run_mapping(config: dict) -> dict[str, Any]:
+    from hetsim.evaluate import simulate
+    from hetsim.mapping import load_mapping
+    from hetsim.options import RunOptions
+
+    platform, workload, cost = platform_of(config), workload_of(config), cost_of(config)
+    mapping = load_mapping(config["mapping"], platform, workload, cost)
+    fields = {k: v for k, v in config["run"].items() if v is not None}
+    options = RunOptions.make(**fields, seed=config["seed"])
+    m = simulate(platform, workload, mapping, options, cost=cost, intervals=False).metrics
+    energy = m.energy_J
+    return {
+        "throughput_fps": m.throughput_fps, "stream_throughput_fps": m.stream_throughput_fps,
+        "latency_mean_s": m.latency_s["mean"], "latency_p50_s": m.latency_s["p50"],
+        "latency_p99_s": m.latency_s["p99"], "makespan_s": m.makespan_s, "energy_J": energy,
+        "energy_per_frame_J": (energy / m.frames) if energy is not None else None,
+        "bottleneck_stage": (m.bottleneck + 1) if m.bottleneck is not None else None,
+    }
+
+
+# -- explorer cells ------------------------------------------------------------------------------------
+def problem_kind(config: dict) -> str:
+    from hetsim.explore.registry import get_algorithm
+
+    return get_algorithm(config["algorithm"]).problem
+
+
+def make_problem(config: dict, noise_free: bool = False):
+    """The problem an explorer cell explores (``noise_free``: the same with ``noise_sigma=0``, which
+    answers what the chosen candidate is really worth)."""
+    return _problem(json.dumps(config["problem"], sort_keys=True),
+                    json.dumps(_measurement_fields(config, noise_free), sort_keys=True),
+                    problem_kind(config), config["platform"], _overrides(config), config["dvfs"],
+                    config["workload"])
+
+
+def _measurement_fields(config: dict, noise_free: bool) -> dict:
+    fields = dict(config["measurement"])
+    if noise_free:
+        fields["noise_sigma"] = 0.0
+    return fields
+
+
+@lru_cache(maxsize=64)
+def _problem(problem_json: str, measurement_json: str, kind: str, platform: str,
+             overrides: tuple[str, ...], dvfs: str | None, workload: str):
+    from hetsim.explore import Measurement, PipelineProblem, PlacementProblem
+    from hetsim.explore.problem import DEFAULT_SPACE_LIMIT
+    spec = json.loads(problem_json)
+    fields = json.loads(measurement_json)
+    p = _platform(platform, overrides, dvfs)
+    cost = _cost(platform, overrides, dvfs)
+    w = _workload(workload)
+    if kind == "placement":
+        # A placement trial is one inference (PlacementProblem's default); [choice] a noisy one runs
+        # in the DES, without contention unless asked (the closed form has no noise).
+        defaults = {"mode": "stream", "frames_per_trial": 1}
+        if fields.get("noise_sigma", 0) > 0 and "engine" not in fields:
+            defaults.update(engine="des", contention=False)
+        if fields.get("mode") == "stages":
+            del fields["mode"]   # Paper I's per-stage trial has no meaning for a placement
+        measurement = Measurement(**{**defaults, **fields})
+        return PlacementProblem(p, w, cost, eps=spec["eps"], measurement=measurement,
+                                objective=spec["objective"])
+    return PipelineProblem(p, w, cost, eps=spec["eps"], depths=spec["depths"], assignment=spec["assignment"],
+                           measurement=Measurement(**fields),
+                           limit=spec["space_limit"] or DEFAULT_SPACE_LIMIT, force=spec["force"])
+
+
+def _terminations(spec: dict):
+    from hetsim.explore import MaxClock, MaxTrials, TargetThroughput, Termination
+
+    out: list[Termination] = []
+    if spec.get("max_trials") is not None:
+        out.append(MaxTrials(spec["max_trials"]))
+    if spec.get("max_clock_s") is not None:
+        out.append(MaxClock(spec["max_clock_s"]))
+    if spec.get("target_fps") is not None:
+        out.append(TargetThroughput(spec["target_fps"]))
+    return out or None
+
+
+def run_explorer(config: dict) -> dict[str, Any]:
+    from hetsim.explore import explore, make_explorer
+
+    problem = make_problem(config)
+    explorer = make_explorer(config["algorithm"], **config["params"])
+    t0 = time.perf_counter()
+    r = explore(problem, explorer, _terminations(config["termination"]), seed=config["seed"])
+    wall_s = time.perf_counter() - t0
+    column = problem.objective_column
+    true = r.best_value
+    if r.best is not None and problem.measurement.noise_sigma > 0:
+        twin = make_problem(config, noise_free=True)
+        true = twin.value(twin.measure(r.best))
+    return {
+        "problem": problem.kind, "objective": problem.objective,
+        f"best_{column}": r.best_value, f"true_{column}": true, "best_mapping": r.best_mapping,
+        "trials": r.n_trials, "measured": r.n_measured, "distinct": r.n_distinct,
+        "clock_s": r.clock_s, "database_s": r.database_s, "space_size": r.space_size,
+        "stop_reason": r.stop_reason, "wall_s": wall_s,
+    }
+
+
+# -- the worker's entry point --------------------------------------------------------------------------
+def run_cell(config: dict) -> tuple[str, str | None, dict[str, Any]]:
+    """(status, error, metrics) of one cell: ``ok`` or ``error`` with one line."""
+    try:
+        metrics = run_mapping(config) if config["kind"] == "mapping" else run_explorer(config)
+        return "ok", None, _finite(metrics)
+    except HetsimError as e:
+        return "error", str(e), {}
+    except Exception as e:  # noqa: BLE001 - a bug in one cell must not stop an overnight sweep
+        message = " ".join(str(e).split()) or "(no message)"
+        return "error", f"internal error: {type(e).__name__}: {message}", {}
+
+
+def _finite(metrics: dict[str, Any]) -> dict[str, Any]:
+    """inf/nan become None (JSON has neither; the table reads them back as missing)."""
+    return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in metrics.items()}
+
+
+def run_batch(batch: list[tuple[str, dict]]) -> list[tuple[str, str, str | None, dict, float]]:
+    """Run ``(id, config)`` cells one after another: ``(id, status, error, metrics, seconds)`` each.
+    Sent to workers in batches because a task costs more than a millisecond cell."""
+    out = []
+    for cell_id, config in batch:
+        t0 = time.perf_counter()
+        status, error, metrics = run_cell(config)
+        out.append((cell_id, status, error, metrics, time.perf_counter() - t0))
+    return out
+
+
+def init_worker() -> None:
+    """Local pool workers: one BLAS thread each (the pool is the parallelism)."""
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(1)
+    except Exception:  # noqa: BLE001 - only a performance hint
+        pass

@@ -1,0 +1,404 @@
+"""Running a sweep: cells counted, sent in batches to a local process pool or a Dask cluster, their
+rows appended to a journal as they finish, the tidy table written at the end.
+
+    >>> result = run_sweep(load_spec("whatif-resnet50-hikey970"), out="results/whatif")
+    >>> result.table          # one row per cell: cell, the axes' values, status, error, metrics
+
+Files in ``out``:
+
+* ``cells.jsonl``, the journal: one JSON line per finished cell (its id, index, axis values,
+  status, one-line error, metrics, seconds), appended with one ``write`` per returned batch, so a
+  killed sweep loses at most the cells in flight; a torn last line is dropped on resume;
+* ``results.csv``: the table, one row per cell of the SPEC in cell order (written atomically at the
+  end, and when interrupted); identical bytes whichever backend ran the cells;
+* ``spec.yaml``: the SPEC as run; ``plots/<metric>.png``: the default what-if plots.
+
+``resume=True`` skips the cells whose id the journal holds (ids hash what a cell runs, so adding
+a value to an axis and resuming runs only the new cells).
+
+Execution: ``workers=1`` runs in this process; otherwise a :class:`ProcessPoolExecutor` of
+``workers`` processes (default: every core), or, with ``scheduler="tcp://host:port"``, an existing
+Dask distributed cluster (:mod:`distributed`; the workers need hetsim installed). Cells travel in
+batches sized to take ~0.2 s each (at most 50 cells): a task costs far more than a millisecond cell.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from rich.markup import escape
+
+from hetsim.errors import HetsimError
+from hetsim.sweep.cells import init_worker, run_batch
+from hetsim.sweep.spec import Cell, SweepSpec, check_count, describe, dump_spec, expand
+from hetsim.validation import atomic_write
+
+JOURNAL = "cells.jsonl"
+RESULTS = "results.csv"
+SPEC_COPY = "spec.yaml"
+#: Batches aim at this many seconds of work each, and hold at most MAX_BATCH cells.
+TARGET_BATCH_S = 0.2
+MAX_BATCH = 50
+#: How long to try to reach a Dask scheduler.
+CONNECT_TIMEOUT = "20s"
+
+
+@dataclass
+class SweepResult:
+    spec: SweepSpec
+    cells: list[Cell]
+    table: pd.DataFrame
+    ran: int = 0                 # cells run now
+    failed: int = 0              # of all the SPEC's cells, those whose status is error
+    skipped: int = 0             # cells found done in the journal (resume)
+    seconds: float = 0.0
+    out: Path | None = None
+    files: list[Path] = field(default_factory=list)
+    errors: dict[str, int] = field(default_factory=dict)   # distinct error lines and their counts
+    busy_s: float = 0.0          # seconds the workers spent in the cells run now (their sum)
+
+    @property
+    def cells_per_s(self) -> float:
+        return self.ran / self.seconds if self.seconds > 0 else float("nan")
+
+
+# -- the journal -------------------------------------------------------------------------------------
+def read_journal(path: Path, repair: bool = False) -> dict[str, dict]:
+    """Finished cells by id. A last line without its newline (a write cut by a kill) is ignored,
+    and with ``repair`` cut off the file so appends start on a fresh line."""
+    if not path.is_file():
+        return {}
+    data = path.read_bytes()
+    end = data.rfind(b"\n") + 1
+    if end < len(data) and repair:
+        with open(path, "r+b") as f:
+            f.truncate(end)
+    records: dict[str, dict] = {}
+    for n, line in enumerate(data[:end].splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+            cell_id = rec["id"]
+        except (ValueError, KeyError, TypeError):
+            raise HetsimError(f"{path}: line {n} is not a cell record; the journal is damaged "
+                              f"(move it away to start the sweep afresh)") from None
+        records.setdefault(cell_id, rec)   # a cell is recorded once; keep the first if ever twice
+    return records
+
+
+class _Journal:
+    """Appends records with one ``os.write`` per batch (O_APPEND)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+    def append(self, records: list[dict]) -> None:
+        data = "".join(json.dumps(r, allow_nan=False) + "\n" for r in records).encode()
+        view = memoryview(data)
+        while view:
+            n = os.write(self.fd, view)
+            view = view[n:]
+
+    def close(self) -> None:
+        os.fsync(self.fd)
+        os.close(self.fd)
+
+
+def build_table(cells: list[Cell], records: dict[str, dict]) -> pd.DataFrame:
+    """One row per finished cell of ``cells``, in cell order: cell, the axes, status, error, metrics."""
+    rows = []
+    for c in cells:
+        r = records.get(c.id)
+        if r is None:
+            continue
+        rows.append({"cell": c.index, **c.axes, "status": r["status"], "error": r["error"],
+                     **r["metrics"]})
+    return pd.DataFrame(rows)
+
+
+def read_results(out: str | os.PathLike) -> pd.DataFrame:
+    """The table of a sweep directory: ``results.csv``, or (for a sweep still running or killed)
+    the journal's rows in cell order."""
+    out = Path(out)
+    csv, journal = out / RESULTS, out / JOURNAL
+    if csv.is_file() and (not journal.is_file() or csv.stat().st_mtime >= journal.stat().st_mtime):
+        return pd.read_csv(csv)
+    if not journal.is_file():
+        raise HetsimError(f"{out}: no sweep results here ({RESULTS} or {JOURNAL})")
+    records = sorted(read_journal(journal).values(), key=lambda r: r["cell"])
+    return pd.DataFrame([{"cell": r["cell"], **r["axes"], "status": r["status"], "error": r["error"],
+                          **r["metrics"]} for r in records])
+
+
+# -- backends ----------------------------------------------------------------------------------------
+class _InProcess:
+    slots = 1
+
+    def submit(self, batch):
+        return _Done(run_batch(batch))
+
+    def wait(self, futures):
+        return list(futures)
+
+    def close(self, cancel: bool = False) -> None:
+        pass
+
+
+class _Done:
+    def __init__(self, value):
+        self.value = value
+
+    def result(self):
+        return self.value
+
+
+class _LocalPool:
+    def __init__(self, workers: int):
+        from concurrent.futures import ProcessPoolExecutor
+
+        self.pool = ProcessPoolExecutor(max_workers=workers, initializer=init_worker)
+        self.slots = 2 * workers
+        # Start every worker now, before a progress bar starts its thread (workers fork this process).
+        for f in [self.pool.submit(run_batch, []) for _ in range(workers)]:
+            f.result()
+
+    def submit(self, batch):
+        return self.pool.submit(run_batch, batch)
+
+    def wait(self, futures):
+        from concurrent.futures import FIRST_COMPLETED, wait
+
+        return list(wait(futures, return_when=FIRST_COMPLETED).done)
+
+    def close(self, cancel: bool = False) -> None:
+        self.pool.shutdown(wait=not cancel, cancel_futures=cancel)
+
+
+class _Dask:
+    def __init__(self, address: str):
+        try:
+            from distributed import Client
+        except ImportError:  # pragma: no cover - a dependency
+            raise HetsimError("--scheduler needs the 'distributed' package (pip install distributed)") from None
+        try:
+            self.client = Client(address, timeout=CONNECT_TIMEOUT)
+        except (OSError, TimeoutError, ValueError) as e:
+            raise HetsimError(f"--scheduler {address}: cannot reach a Dask scheduler there "
+                              f"({' '.join(str(e).split()) or type(e).__name__}); start one with "
+                              f"'dask scheduler' and workers with 'dask worker {address}'") from None
+        threads = sum(self.client.nthreads().values())
+        if threads == 0:
+            self.client.wait_for_workers(1, timeout=60)
+            threads = sum(self.client.nthreads().values())
+        self.slots = 2 * max(1, threads)
+
+    def submit(self, batch):
+        return self.client.submit(run_batch, batch, pure=False)
+
+    def wait(self, futures):
+        from distributed import wait
+
+        return list(wait(futures, return_when="FIRST_COMPLETED").done)
+
+    def close(self, cancel: bool = False) -> None:
+        self.client.close()
+
+
+# -- running -----------------------------------------------------------------------------------------
+def run_sweep(spec: SweepSpec, out: str | os.PathLike | None = None, *, workers: int | None = None,
+              scheduler: str | None = None, resume: bool = False, force: bool = False,
+              batch: int | None = None, progress: bool = False, plots: bool = True,
+              console=None) -> SweepResult:
+    """Run every cell of ``spec`` (see the module docstring); ``out=None`` keeps everything in memory."""
+    t_start = time.perf_counter()
+    n = check_count(spec, force)
+    if workers is not None and (isinstance(workers, bool) or workers < 1):
+        raise HetsimError(f"--workers {workers!r}: must be at least 1")
+    if batch is not None and (isinstance(batch, bool) or batch < 1):
+        raise HetsimError(f"--batch {batch!r}: must be at least 1")
+    cells = expand(spec)
+    assert len(cells) == n
+    out_dir = Path(out) if out is not None else None
+    records: dict[str, dict] = {}
+    journal = None
+    if out_dir is not None:
+        path = out_dir / JOURNAL
+        if path.exists() and not resume:
+            raise HetsimError(f"{out_dir} already holds a sweep ({JOURNAL}): pass --resume to finish it "
+                              f"(cells done are skipped), or choose another --out")
+        out_dir.mkdir(parents=True, exist_ok=True)
+        records = read_journal(path, repair=True)
+        with atomic_write(out_dir / SPEC_COPY) as f:
+            f.write(dump_spec(spec))
+    wanted = {c.id for c in cells}
+    skipped = sum(1 for i in records if i in wanted)
+    todo = [c for c in cells if c.id not in records]
+    def say(text: str) -> None:
+        if console is not None and progress:
+            console.print(text, soft_wrap=True)
+
+    label = spec.name or Path(spec.source).stem
+    say(f"sweep {escape(label)}: {n:,} cell{'s' if n != 1 else ''} ({escape(describe(spec))})"
+        + (f"; {skipped:,} done before, {len(todo):,} to run" if skipped else ""))
+    failed_now = 0
+    busy_s = 0.0
+    if todo:
+        backend: _Dask | _InProcess | _LocalPool | None = (_Dask(scheduler) if scheduler else
+                   _InProcess() if (workers or os.cpu_count() or 1) == 1 else
+                   _LocalPool(min(workers or os.cpu_count() or 1, len(todo))))
+        if out_dir is not None:
+            journal = _Journal(out_dir / JOURNAL)
+        bar = _Progress(len(todo), progress, console, escape(label))
+        index = {c.id: c for c in todo}
+
+        def finished(results: list[tuple]) -> None:
+            nonlocal failed_now, busy_s
+            recs = []
+            for cell_id, status, error, metrics, seconds in results:
+                busy_s += seconds
+                c = index[cell_id]
+                rec = {"id": cell_id, "cell": c.index, "axes": c.axes, "status": status,
+                       "error": error, "metrics": metrics, "seconds": round(seconds, 6)}
+                records[cell_id] = rec
+                recs.append(rec)
+                failed_now += status != "ok"
+            if journal is not None:
+                journal.append(recs)
+            bar.advance(len(results), failed_now)
+
+        complete = False
+        try:
+            assert backend is not None
+            _drive(backend, todo, batch, finished)
+            complete = True
+        except KeyboardInterrupt:
+            if backend is not None:
+                backend.close(cancel=True)
+            backend = None
+            raise
+        finally:
+            bar.stop()
+            if journal is not None:
+                journal.close()
+            if backend is not None:
+                backend.close()
+            if out_dir is not None and not complete:
+                _write_table(out_dir, cells, records)   # what is done, readable while interrupted
+    table = build_table(cells, records)
+    result = SweepResult(spec, cells, table, ran=len(todo), skipped=skipped,
+                         seconds=time.perf_counter() - t_start, out=out_dir, busy_s=busy_s)
+    if not table.empty:
+        bad = table[table["status"] != "ok"]
+        result.failed = len(bad)
+        result.errors = {str(k): int(v) for k, v in bad["error"].value_counts().items()}
+    if out_dir is not None:
+        result.files.append(_write_table(out_dir, cells, records))
+        if plots:
+            from hetsim.sweep.plot import default_plots
+
+            result.files.extend(default_plots(table, spec, out_dir / "plots"))
+        if spec.report == "tournament":
+            from hetsim.experiments.tournament import write_report
+
+            result.files.extend(write_report(result, out_dir))
+    return result
+
+
+def _write_table(out_dir: Path, cells: list[Cell], records: dict[str, dict]) -> Path:
+    table = build_table(cells, records)
+    with atomic_write(out_dir / RESULTS) as f:
+        table.to_csv(f, index=False)
+    return out_dir / RESULTS
+
+
+def _drive(backend, todo: list[Cell], batch: int | None,
+           finished: Callable[[list[tuple]], None]) -> None:
+    """Keep ``backend.slots`` batches in flight; size them from the measured seconds per cell."""
+    pending = deque((c.id, c.config) for c in todo)
+    inflight: dict[Any, int] = {}
+    cell_s: float | None = None
+    n_done = 0
+    total_s = 0.0
+    while pending or inflight:
+        while pending and len(inflight) < backend.slots:
+            if batch is not None:
+                size = batch
+            elif cell_s is None:
+                size = 1          # the first batches measure what a cell costs
+            else:
+                size = int(min(MAX_BATCH, max(1, TARGET_BATCH_S / max(cell_s, 1e-6))))
+                size = min(size, max(1, -(-len(pending) // backend.slots)))   # work for every slot
+            chunk = [pending.popleft() for _ in range(min(size, len(pending)))]
+            inflight[backend.submit(chunk)] = len(chunk)
+        for fut in backend.wait(list(inflight)):
+            size = inflight.pop(fut)
+            results = _result(fut)
+            n_done += len(results)
+            total_s += sum(r[4] for r in results)
+            cell_s = total_s / n_done
+            finished(results)
+
+
+def _result(fut) -> list[tuple]:
+    try:
+        return fut.result()
+    except KeyboardInterrupt:
+        raise
+    except Exception as e:
+        from concurrent.futures.process import BrokenProcessPool
+
+        if isinstance(e, BrokenProcessPool):
+            raise HetsimError("a worker process died (out of memory?) while running cells; the cells "
+                              "finished so far are saved: rerun with --resume") from None
+        raise HetsimError(f"a batch of cells failed on its worker ({type(e).__name__}: "
+                          f"{' '.join(str(e).split())}); the cells finished so far are saved: rerun "
+                          f"with --resume") from None
+
+
+class _Progress:
+    """A rich progress bar: cells done of those to run, failed, elapsed, ETA."""
+
+    def __init__(self, total: int, enabled: bool, console, label: str):
+        self.enabled = enabled
+        self.failed = 0
+        if not enabled:
+            return
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TextColumn("cells, [red]{task.fields[failed]} failed[/red]"),
+                            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                            console=console, transient=True)
+        self.bar.start()
+        self.task = self.bar.add_task(label, total=total, failed=0)
+
+    def advance(self, n: int, failed: int) -> None:
+        if self.enabled:
+            self.bar.update(self.task, advance=n, failed=failed)
+
+    def stop(self) -> None:
+        if self.enabled:
+            self.bar.stop()
+
+
+def summarize_errors(errors: dict[str, int], limit: int = 5) -> Iterable[str]:
+    """The most frequent error lines, with counts."""
+    for line, count in sorted(errors.items(), key=lambda kv: -kv[1])[:limit]:
+        yield f"{count:>6} x {line}"

@@ -208,5 +208,36 @@ OptPosDim = Annotated[Annotated[int, _bounds((1, DIM[1]))] | None,
                       _number((1, DIM[1]), integer=True, optional=True)]
 OptWork = Annotated[Annotated[int, _bounds(WORK)] | None, _number(WORK, integer=True, optional=True)]
 OptDim = Annotated[Annotated[int, _bounds(DIM)] | None, _number(DIM, integer=True, optional=True)]
+def _finite(v: Any) -> Any:
+    if isinstance(v, bool) or isinstance(v, str) or not isinstance(v, numbers.Real):
+        raise ValueError("must be a finite number" + (", not a string" if isinstance(v, str) else ""))
+    if isinstance(v, numbers.Integral):
+        return int(v)
+    if not math.isfinite(v):
+        raise ValueError("must be a finite number")
+    return float(v)
+
+
+#: Any finite real number (a sweep's range ends): strict, no NaN or infinity.
+FiniteReal = Annotated[float, BeforeValidator(_finite)]
+#: Seconds of a tuning clock or a cost: [0, 1e12].
+OptCost_s = Annotated[Annotated[float, _bounds((0.0, CLOCK_S[1]))] | None,
+                      _number((0.0, CLOCK_S[1]), "s", optional=True)]
+OptClock_s = Annotated[Annotated[float, _bounds(CLOCK_S, True)] | None,
+                       _number(CLOCK_S, "s", low_open=True, optional=True)]
+OptFps = Annotated[Annotated[float, _bounds(FPS, True)] | None,
+                   _number(FPS, "frames/s", low_open=True, optional=True)]
+OptFrames = Annotated[Annotated[int, _bounds(FRAMES)] | None,
+                      _number(FRAMES, "frames", integer=True, optional=True)]
+OptQueueFrames = Annotated[Annotated[int, _bounds(QUEUE_FRAMES)] | None,
+                           _number(QUEUE_FRAMES, "frames", integer=True, optional=True)]
+OptInterval_s = Annotated[Annotated[float, _bounds(INTERVAL_S)] | None,
+                          _number(INTERVAL_S, "s", optional=True)]
+OptTrials = Annotated[Annotated[int, _bounds(TRIALS)] | None, _number(TRIALS, integer=True, optional=True)]
+Seed = Annotated[int, _bounds(SEED), _number(SEED, integer=True)]
+#: Lognormal noise sigma (hetsim.options.MAX_NOISE_SIGMA = 5).
+NOISE_SIGMA = (0.0, 5.0)
+OptNoiseSigma = Annotated[Annotated[float, _bounds(NOISE_SIGMA)] | None, _number(NOISE_SIGMA, optional=True)]
+
 #: A layer index of a mapping (1-based).
 Layer = Annotated[int, _bounds(COUNT), _number(COUNT, integer=True)]

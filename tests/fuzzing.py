@@ -72,7 +72,7 @@ CASE_BUDGET_S = 10.0
 CASE_MEMORY_BYTES = 4 << 30
 
 OUTCOMES = ("error", "result", "crash", "hang", "silent")
-TARGETS = ("platform", "workload", "mapping", "cli", "bytes")
+TARGETS = ("platform", "workload", "mapping", "cli", "bytes", "sweep")
 
 
 # -- cases ---------------------------------------------------------------------------------------
@@ -203,8 +203,16 @@ def mapping_seeds() -> list[Seed]:
             for name, tree in _MAPPINGS.items()]
 
 
+def sweep_seeds() -> list[Seed]:
+    """The shipped sweep SPECs, validated and counted (``--dry-run``: no cell runs)."""
+    paths = sorted((REPO / "sweeps").glob("*.yaml")) + [REPO / "hetsim" / "experiments" / "tournament.yaml"]
+    return [Seed(p.stem, "spec.yaml", p.read_text(), ("sweep", "{dir}/spec.yaml", "--dry-run"))
+            for p in paths if p.is_file()]
+
+
 def all_seeds() -> dict[str, list[Seed]]:
-    return {"platform": platform_seeds(), "workload": workload_seeds(), "mapping": mapping_seeds()}
+    return {"platform": platform_seeds(), "workload": workload_seeds(), "mapping": mapping_seeds(),
+            "sweep": sweep_seeds()}
 
 
 # -- the oracle for file mutations ------------------------------------------------------------------
@@ -214,7 +222,13 @@ FREE_FORM = {
     "platform": (("dvfs_presets",), ("dvfs_presets", "*"), ("core_types", "*", "roofline", "kind_GBps")),
     "workload": (),
     "mapping": (("placement",), ("order",), ("splits",), ("splits", "*")),
+    "sweep": (("base", "set"), ("base", "params"), ("axes", "set"), ("axes", "run"), ("axes", "measurement"),
+              ("axes", "params"), ("axes", "params", "*")),
 }
+#: Paths whose values a sweep validates per cell, when the cell runs (a --set value, a run option of
+#: an axis): a --dry-run cannot refuse them, so the oracle judges only their structure there.
+PER_CELL = {"sweep": (("base", "set"), ("base", "params"), ("axes", "set"), ("axes", "run"),
+                      ("axes", "measurement"), ("axes", "params"), ("axes", "algorithm"))}
 #: Fields whose value is a rate, a size, a count of hardware or a fraction of peak: zero is as
 #: non-physical there as a negative value (a platform with 0 GB/s, a 0-wide kernel).
 POSITIVE = frozenset({
@@ -224,6 +238,8 @@ POSITIVE = frozenset({
     "knee_flows", "kind_GBps", "schema",
     "h", "w", "c", "out_c", "kernel", "stride", "groups", "dilation", "group", "gemm",
     "layers", "splits",
+    "frames", "buffer_frames", "in_flight", "frames_per_trial", "max_trials", "max_clock_s",
+    "target_fps", "max_cells", "depths", "space_limit",
 })
 HUGE_ABS = 1e30
 
@@ -386,6 +402,8 @@ def tree_case(draw, target: str, seeds: list[Seed]) -> Case:
     elif kind == "string_bool":
         _set(tree, path, draw(st.sampled_from(["true", "yes", "1"])))
         refuse, why = True, f"string where {fld} is a boolean"
+    if refuse and kind != "duplicate" and any(path[:len(p)] == p for p in PER_CELL.get(target, ())):
+        refuse, why = False, ""   # validated when the cell runs, not by --dry-run
     files = {seed.filename: dump(tree), **dict(seed.extra)}
     return Case(target, what, list(seed.argv), files, refuse, why)
 
@@ -663,7 +681,7 @@ def _explore_case(draw) -> Case:
 def strategy(target: str, seeds: dict[str, list[Seed]] | None = None):
     """The hypothesis strategy of ``target``'s cases."""
     seeds = seeds or all_seeds()
-    if target in ("platform", "workload", "mapping"):
+    if target in ("platform", "workload", "mapping", "sweep"):
         return tree_case(target, seeds[target])
     if target == "bytes":
         return bytes_case(seeds)

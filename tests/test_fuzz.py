@@ -42,10 +42,11 @@ test_fuzz_workload = _fuzz("workload")
 test_fuzz_mapping = _fuzz("mapping")
 test_fuzz_cli = _fuzz("cli")
 test_fuzz_bytes = _fuzz("bytes")
+test_fuzz_sweep = _fuzz("sweep")
 
 
 # -- the harness itself can fail ----------------------------------------------------------------------
-@pytest.mark.parametrize("target", ["platform", "workload", "mapping"])
+@pytest.mark.parametrize("target", ["platform", "workload", "mapping", "sweep"])
 def test_every_seed_file_unmutated_gives_a_result(target):
     """A mutation's error must come from the mutation: the seeds themselves all simulate."""
     for s in SEEDS[target]:

@@ -164,10 +164,10 @@ def test_run_options_are_range_checked(field, value, fragment):
 # -- runaway work ------------------------------------------------------------------------------------
 def test_a_runaway_des_run_is_refused_with_its_estimate_and_force_runs_it(hetsim, monkeypatch):
     p = hetsim("simulate", "-p", "hikey970", "-w", "alexnet", "-m", "B4:1-5|s4:6-11", "--frames", "1000000000")
-    assert_one_line_error(p, "--frames 1,000,000,000: the run would hold ~373 GiB of memory "
+    assert_one_line_error(p, "--frames 1,000,000,000: the run would hold ~224 GiB of memory "
                              "(SimPy pipeline: 2 stages x 1,000,000,000 frames x ~7.0 events)")
     p = hetsim("simulate", "-p", "hikey970", "-w", "alexnet", "-m", "B4:1-5|s4:6-11", "--frames", "3000000")
-    assert_one_line_error(p, "the run is estimated at 4.5e+07 events (SimPy pipeline")
+    assert_one_line_error(p, "the run is estimated at 4.26e+07 events (SimPy pipeline")
     from hetsim.sim import budget
 
     monkeypatch.setattr(budget, "MAX_EVENTS", 100)

@@ -11,9 +11,9 @@ here, measured (docs/robustness.md):
 * the max-plus fast path (:mod:`hetsim.sim.recurrence`), which answers every contention-free
   pipeline: numpy element operations over the recurrence's state (stages + 1) x (buffer + 1) per
   stage and frame, about :data:`NUMPY_ELEMENTS_PER_EVENT` of them per event, plus the per-frame
-  metrics (energy's coherent time walks every stage execution in Python, ~:data:`STAGE_RUN_EVENTS`
-  of an event each). A long contention-free run costs ~0.6 events per stage and frame against
-  SimPy's 4-8 (measured): it is counted so, and its limit is ~10x more frames;
+  metrics (numpy over every stage execution, ~:data:`STAGE_RUN_EVENTS` of an event each). A long
+  contention-free run costs ~0.12 events per stage and frame against SimPy's 4-8 (measured): it
+  is counted so, and may have ~50x more frames (the memory limit binds first);
 * the analytic pipeline, which lays out the periodic schedule of every frame for the same metrics
   (~:data:`ANALYTIC_STAGE_RUN_EVENTS` events per stage and frame);
 * the DAG engine: per task and frame, the wait for its inputs, the task's timeout or flow, its
@@ -41,17 +41,19 @@ MAX_EVENTS = 10_000_000
 #: Runs estimated to hold more memory than this are refused without ``--force`` as well.
 MAX_MEMORY_BYTES = 4 << 30
 #: Bytes a stage execution (or task run) holds until the metrics are made: its float64 times in
-#: the run's arrays and the (start, end) tuples the coherent-time walk builds (measured, rounded up).
-BYTES_PER_STAGE_RUN = 200
+#: the run's arrays and the metrics' temporaries (measured: ~100 for the max-plus path, ~80 for the
+#: analytic one; rounded up).
+BYTES_PER_STAGE_RUN = 120
 #: Runs estimated past this show a progress bar when the caller asks for one (~3 s).
 PROGRESS_EVENTS = 500_000
 #: numpy element operations of the max-plus recurrence that cost one SimPy event (measured).
-NUMPY_ELEMENTS_PER_EVENT = 200
-#: Events one stage execution costs in the per-frame metrics of a DES run (a Python walk over every
-#: stage execution for the coherent time; measured): the max-plus path's main cost.
-STAGE_RUN_EVENTS = 0.5
-#: The same for the analytic pipeline, which also lays out every frame's periodic schedule.
-ANALYTIC_STAGE_RUN_EVENTS = 1.2
+NUMPY_ELEMENTS_PER_EVENT = 1000
+#: Events one stage execution costs in the per-frame metrics of a DES run (numpy over every stage
+#: execution: busy times, steady state, the coherent time's unions and sweep; measured, with the
+#: sort's n log n at 10 million): the max-plus path's main cost.
+STAGE_RUN_EVENTS = 0.1
+#: The same for the analytic pipeline, which lays out every frame's periodic schedule.
+ANALYTIC_STAGE_RUN_EVENTS = 0.05
 
 
 @dataclass(frozen=True)

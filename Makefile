@@ -1,7 +1,7 @@
 # Two commands do everything on a fresh clone with Python >= 3.11 and pip:
 #   make demo   - create .venv, install hetsim, simulate Pipe-it's ResNet50 pipeline on hikey970
 #   make test   - create .venv, install the dev extras, run the test suite
-#   make fuzz   - 10,000 fuzzed inputs through the CLI: outcomes by class (docs/robustness.md)
+#   make fuzz   - 12,000 fuzzed inputs through the CLI: outcomes by class (docs/robustness.md)
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -26,7 +26,7 @@ demo: $(VENV)/.installed
 test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest
 
-# FUZZ_CASES per target (5 targets), seeded: the same seed gives the same cases.
+# FUZZ_CASES per target (6 targets), seeded: the same seed gives the same cases.
 FUZZ_CASES ?= 2000
 FUZZ_SEED  ?= 0
 fuzz: $(VENV)/.installed-dev

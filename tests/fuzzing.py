@@ -32,7 +32,7 @@ bad case (docs/robustness.md's tables)::
     python tests/fuzzing.py --cases 2000 --seed 0 [--json report.json] [--strict]
 
 runs ``--cases`` cases of every target and prints the outcome table (``make fuzz`` does this with
-2,000 per target, 10,000 in all, and ``--strict``: exit 1 on any bad case). Every random choice is
+2,000 per target, 12,000 in all, and ``--strict``: exit 1 on any bad case). Every random choice is
 hypothesis's, seeded by ``--seed`` (same seed, same cases).
 """
 

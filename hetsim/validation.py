@@ -30,7 +30,7 @@ def error_lines(source: str, exc: ValidationError) -> list[str]:
         if err["type"] not in ("missing",) and loc and "input" in err:
             value = err["input"]
             if not isinstance(value, dict | list):
-                got = f" (got {value!r})"
+                got = f" (got {_short(repr(value), 80)})"   # a 100,000-character value stays one short line
         lines.append(f"{where}{msg}{got}")
     return lines
 

@@ -50,8 +50,9 @@ def main() -> None:
                     except AssertionError as e:
                         files, verdict = [], f"BROKEN: {e}"
                     rows.append((name, sig.name, moment, run.returncode, len(files), len(temps), verdict))
+                    last = (run.stderr.strip().splitlines() or [""])[-1]
                     print(f"{name:30s} {sig.name:7s} at {str(moment):6s} exit {run.returncode:4d}  "
-                          f"{len(files)} files, {len(temps)} temporary  {verdict}", flush=True)
+                          f"{len(files)} files, {len(temps)} temporary  {verdict}  {last[:120]}", flush=True)
     print("\n| command | signal | kills | files left | all complete | temporary files left |")
     print("|---|---|---:|---:|---|---:|")
     for name in COMMANDS:

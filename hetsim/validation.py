@@ -260,21 +260,20 @@ def atomic_write(path: str | os.PathLike, mode: str = "w") -> Iterator[Any]:
     path = Path(path)
     if path.is_dir():
         raise HetsimError(f"{path}: is a directory; give a file name inside it")
+    tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+    # One try from the file's creation on: a Ctrl-C that lands just after os.open returns (Python
+    # raises it at the next bytecode, the moment the file exists) still removes it.
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         # 0o666 & ~umask, as open() gives a new file; O_EXCL: a name nobody else holds.
-        tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
-    except OSError as e:
-        raise HetsimError(f"{path}: cannot write ({e.strerror or e})") from None
-    try:
         with os.fdopen(fd, mode) as f:
             yield f
         os.replace(tmp, path)
     except BaseException as e:
         try:
             os.unlink(tmp)
-        except FileNotFoundError:
+        except OSError:   # not made yet, or gone
             pass
         if isinstance(e, OSError):
             raise HetsimError(f"{path}: cannot write ({e.strerror or e})") from None

@@ -19,6 +19,20 @@
     plain sequential loop over the same cells in one process (goal >= 1.7x on 2 cores), and on a
     Dask LocalCluster (as many single-threaded workers as cores), in batches and one task per cell:
     the overhead per cell over the ideal parallel time. `--only f` runs (f) alone.
+(g) HOPE: the schedulers' wall time on NASNet-Large (871 ops here, 1,049 in the paper) on HOPE's HE,
+    CPU + GPU: HOPE:GS (goal < 1 s, the paper's "less than one second"), HOPE:LP (goal < 10 s, "several
+    seconds"), StarPU-DMDAR; and the DES replaying HOPE:LP's plan (ops simulated per second, one
+    inference, with and without memory contention). `--only g` runs (g) alone.
+(h) PIM partitioning (seed 003): the ALS DP (OPT) on GPT-2 at p = 64 (1,963 ops, 2,622 DCG nodes)
+    in milliseconds, the path-aware DP and the exact MILP (CP-SAT) on the same graph; Algorithm 1's
+    profiling plan (node runs and edge-profiling sweep) on the three models at p = 16; Fig. 13's
+    exhaustive enumeration of a 15-op window (paths/s). `--only h` runs (h) alone.
+(i) seed 004's analytical model: evaluations per second of a population of 1000 AlexNet genomes
+    (advanced p = 2 and naive, 8 CPUs), and the wall time of a whole NSGA-II run of the thesis's
+    size, population 1000 x 100 generations, Advanced-2 on AlexNet (goal: under 60 s on one core);
+(j) seed 004's "real" cluster: DES evaluations per second of a hybrid AlexNet mapping (conv1 and the
+    FC layers split over 2 CPUs), one inference, contention on, MPI transfers. `--only i` runs (i)
+    and (j).
 
 Medians over --repeat runs; the machines are shared and noisy, so quote ratios from one run.
 """
@@ -181,6 +195,55 @@ def bench_reproduce() -> dict:
             "pipesearch_and_shisha_full_s": timed("pipesearch", "shisha"), "goal_full_s": 300.0}
 
 
+def _nsga2_setup(chromosome: str):
+    from hetsim.experiments.nsga2.runs import coefficients
+    from hetsim.explore.nsga2 import HybridSpace, ThesisModel, make_chromosome
+
+    space = HybridSpace(load_platform("xavier-nx-x8"), load_workload("alexnet-onnx"), "cpu")
+    model = ThesisModel(space, coefficients("alexnet-onnx", "cpu", True))
+    return space, model, make_chromosome(chromosome, space, p=2)
+
+
+def bench_nsga2(repeat: int) -> dict:
+    from hetsim.explore.nsga2 import run_nsga2
+
+    out: dict = {}
+    rng = np.random.default_rng(0)
+    for name in ("advanced", "naive"):
+        _, model, chrom = _nsga2_setup(name)
+        X = chrom.repair(rng.integers(chrom.xl, chrom.xu + 1, size=(1000, chrom.n_var)))
+        t = _median_time(lambda chrom=chrom, X=X, model=model: model.evaluate(chrom.decode(X)), repeat)
+        out[f"{name}_evaluations_per_s"] = 1000 / t
+    _, model, chrom = _nsga2_setup("advanced")
+    t0 = time.perf_counter()
+    result = run_nsga2(chrom, model, pop_size=1000, n_gen=100, seed=0)
+    out.update({"full_run_s": time.perf_counter() - t0, "full_run_evaluations": result.evaluations,
+                "goal_full_run_s": 60.0})
+    return out
+
+
+def bench_hybrid_des(repeat: int) -> dict:
+    from hetsim.cost.nsga2 import NcnnCostModel
+    from hetsim.mapping import hybrid_placement
+    from hetsim.sim.dag import run_dag
+    from hetsim.sim.tasks import build_tasks
+
+    platform = load_platform("xavier-nx-x8")
+    workload = load_workload("alexnet-onnx")
+    devices = {op.name: ["nx01-cpu"] for op in workload.ops}
+    for name in ("conv1_1", "fc6_1", "fc7_1", "fc8_1"):
+        devices[name] = ["nx01-cpu", "nx02-cpu"]
+    placement = hybrid_placement(platform, workload, devices)
+    cost = NcnnCostModel(platform)
+
+    def one() -> None:
+        tg = build_tasks(platform, workload, placement, cost, comm="mpi")
+        run_dag(platform, tg, RunOptions.make(frames=1).resolve(placement))
+
+    t = _median_time(one, repeat)
+    return {"evaluations_per_s": 1 / t, "median_s": t}
+
+
 SWEEP_MAPPINGS = ["B4:1-35|s2:36-44|s2:45-54", "B2:1-16|B2:17-34|s3:35-47|s1:48-54",
                   "B4:1-30|s4:31-54", "B3:1-30|B1:31-39|s4:40-54", "B2:1-21|B2:22-40|s4:41-54",
                   "B4:1-54", "s4:1-54", "B4:1-40|s4:41-54", "B3:1-25|s4:26-54", "B4:1-20|s4:21-54"]
@@ -328,25 +391,122 @@ def print_sweep(f: dict) -> None:
               f"ms/cell over the ideal)")
 
 
+def bench_hope(repeat: int) -> dict:
+    from hetsim.cost import HopeCostModel
+    from hetsim.evaluate import DagOptions
+    from hetsim.explore import PlacementProblem, explore, make_explorer
+    from hetsim.options import RunOptions
+    from hetsim.sim.dag import run_dag
+    from hetsim.sim.tasks import build_tasks
+
+    platform = load_platform("hope-he")
+    workload = load_workload("nasnet-large+mnn")
+    cost = HopeCostModel(platform)
+    problem = PlacementProblem(platform, workload, cost, eps=["big", "gpu"], dag=DagOptions(comm="consumer"))
+    problem.op_times()   # the profile tables (HOPE's benchmarking engine), outside the timings
+    out: dict = {"ops": len(workload.ops), "platform": platform.name}
+    plans = {}
+    for name, runs, goal in (("HOPE:GS", repeat, 1.0), ("HOPE:LP", max(1, min(repeat, 2)), 10.0),
+                             ("StarPU-DMDAR", repeat, None)):
+        walls, latency = [], 0.0
+        for _ in range(runs):
+            r = explore(problem, make_explorer(name), seed=0)
+            walls.append(r.info["schedule_wall_s"])
+            latency, plans[name] = r.best_value, r.best
+        out[name] = {"median_schedule_s": statistics.median(walls), "latency_ms": latency * 1e3, "goal_s": goal}
+    tg = build_tasks(platform, workload, plans["HOPE:LP"], cost, comm="consumer")
+    for contention in (False, True):
+        opts = RunOptions.make(engine="des", frames=1, contention=contention).resolve(plans["HOPE:LP"])
+        t = _median_time(lambda opts=opts: run_dag(platform, tg, opts), repeat)
+        out[f"des_contention_{contention}".lower()] = {"median_s": t, "ops_per_s": len(workload.ops) / t,
+                                                       "tasks": len(tg.tasks)}
+    return out
+
+
+def print_hope(h: dict) -> None:
+    gs, lp, sp = h["HOPE:GS"], h["HOPE:LP"], h["StarPU-DMDAR"]
+    off, on = h["des_contention_false"], h["des_contention_true"]
+    print(f"(g) HOPE on NASNet-Large ({h['ops']} ops, {h['platform']}): HOPE:GS {gs['median_schedule_s']:.3f} s "
+          f"(goal < 1 s), HOPE:LP {lp['median_schedule_s']:.2f} s (goal < 10 s), StarPU-DMDAR "
+          f"{sp['median_schedule_s']:.3f} s; DES of LP's plan ({off['tasks']} tasks) {off['median_s'] * 1e3:.0f} ms "
+          f"= {off['ops_per_s']:,.0f} ops/s without contention, {on['median_s'] * 1e3:.0f} ms "
+          f"= {on['ops_per_s']:,.0f} ops/s with")
+def bench_pim(repeat: int) -> dict:
+    from hetsim.experiments.pim import runs
+    from hetsim.experiments.pim.optimality import widest_window
+    from hetsim.explore.pim import als_dp, enumerate_paths, milp, plan_profiling
+
+    g = runs.dcg("gpt2", 64)
+    out: dict = {"ops": g.n_ops, "dcg_nodes": g.counts().V_d,
+                 "dp_ms": _median_time(lambda: als_dp(g), repeat) * 1e3,
+                 "dp_path_ms": _median_time(lambda: als_dp(g, "path"), max(1, repeat // 2)) * 1e3,
+                 "milp_s": _median_time(lambda: milp(g, "cp-sat", 60.0), 1)}
+    sweep = {}
+    for model in runs.MODELS:
+        d = runs.dcg(model, 16)
+        sweep[model] = {"plan_ms": _median_time(lambda d=d: plan_profiling(d), repeat) * 1e3,
+                        "sweep_ms": plan_profiling(d).sweep_seconds * 1e3}
+    out["profiling"] = sweep
+    b = runs.dcg("bert-small", 16)
+    w = b.window(widest_window(b, 15), 15, host=b.devices.index("CPU_S"))
+    result = {}
+
+    def enum():
+        result["e"] = enumerate_paths(w)
+
+    t = _median_time(enum, 1)
+    out["window_paths"] = result["e"].n_paths
+    out["enumeration_s"] = t
+    out["paths_per_s"] = result["e"].n_paths / t
+    return out
+
+
+def print_pim(g: dict) -> None:
+    prof = ", ".join(f"{m} {v['plan_ms']:.1f} ms (sweep {v['sweep_ms']:.1f})" for m, v in g["profiling"].items())
+    print(f"(h) PIM: OPT's DP on GPT-2 p=64 ({g['ops']:,} ops, {g['dcg_nodes']:,} DCG nodes) {g['dp_ms']:.1f} ms, "
+          f"path-aware {g['dp_path_ms']:.0f} ms, MILP (CP-SAT) {g['milp_s']:.2f} s; profiling plan at p=16: {prof}; "
+          f"Fig. 13 window: {g['window_paths']:,} paths in {g['enumeration_s']:.2f} s = {g['paths_per_s']:,.0f} paths/s")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--repeat", type=int, default=5, help="runs per figure (median)")
     ap.add_argument("--no-reproduce", action="store_true", help="skip the reproduction timings (d)")
-    ap.add_argument("--only", choices=["f"], default=None, help="run one figure alone")
+    ap.add_argument("--only", choices=["f", "g", "h", "i"], default=None, help="run one figure alone")
     ap.add_argument("--no-dask", action="store_true", help="(f) without the Dask LocalCluster")
     args = ap.parse_args(argv)
+    if args.only == "h":
+        g = bench_pim(args.repeat)
+        print(json.dumps({"pim": g}, indent=2) if args.json else "", end="")
+        if not args.json:
+            print_pim(g)
+        return 0
     if args.only == "f":
         f = bench_sweep(dask=not args.no_dask, repeat=args.repeat)
         print(json.dumps({"sweep": f}, indent=2) if args.json else "", end="")
         if not args.json:
             print_sweep(f)
         return 0
+    if args.only == "g":
+        h = bench_hope(args.repeat)
+        if args.json:
+            print(json.dumps({"hope": h}, indent=2))
+        else:
+            print_hope(h)
+        return 0
+    if args.only == "i":   # (i) and (j), seed 004
+        h = {"nsga2": bench_nsga2(args.repeat), "hybrid_des": bench_hybrid_des(args.repeat)}
+        print(json.dumps(h, indent=2) if args.json else h)
+        return 0
     results = {"analytic": bench_analytic(args.repeat), "des": bench_des(args.repeat),
-               "explorers": bench_explorers(args.repeat), "recurrence": bench_recurrence(args.repeat)}
+               "explorers": bench_explorers(args.repeat), "recurrence": bench_recurrence(args.repeat),
+               "nsga2": bench_nsga2(args.repeat), "hybrid_des": bench_hybrid_des(args.repeat)}
     if not args.no_reproduce:
         results["reproduce"] = bench_reproduce()
     results["sweep"] = bench_sweep(dask=not args.no_dask, repeat=min(args.repeat, 3))
+    results["hope"] = bench_hope(args.repeat)
+    results["pim"] = bench_pim(args.repeat)
     if args.json:
         print(json.dumps(results, indent=2))
     else:
@@ -373,6 +533,15 @@ def main(argv: list[str] | None = None) -> int:
               f"(x{m['speedup_noise']:.0f}); largest relative deviation from the DES "
               f"{m['max_rel_deviation_vs_des']:.1e}")
         print_sweep(results["sweep"])
+        print_hope(results["hope"])
+        print_pim(results["pim"])
+        g = results["nsga2"]
+        print(f"(i) seed-004 analytical model, AlexNet on 8 CPUs: {g['advanced_evaluations_per_s']:,.0f} "
+              f"evaluations/s (advanced, p = 2), {g['naive_evaluations_per_s']:,.0f}/s (naive); NSGA-II "
+              f"1000 x 100 ({g['full_run_evaluations']:,} evaluations) in {g['full_run_s']:.1f} s (goal < 60 s)")
+        h = results["hybrid_des"]
+        print(f"(j) seed-004 DES, hybrid AlexNet over 2 CPUs: {h['evaluations_per_s']:.1f} evaluations/s "
+              f"({h['median_s'] * 1e3:.1f} ms each)")
     return 0
 
 

@@ -38,7 +38,14 @@ from hetsim.metrics import (
 from hetsim.options import RunOptions
 from hetsim.platform import ExecutionPlace
 from hetsim.power import energy_J
-from hetsim.sim.tasks import TaskGraph, ep_peak_memory, ep_units, lane_busy_s, list_schedule
+from hetsim.sim.tasks import (
+    TaskGraph,
+    ep_peak_memory,
+    ep_units,
+    lane_busy_s,
+    list_schedule,
+    task_time_s,
+)
 from hetsim.workload.splits import count_compositions
 
 
@@ -181,7 +188,7 @@ def evaluate_placement(platform, workload, placement: Placement, tg: TaskGraph,
         stream_throughput_fps=per_second(frames, makespan),
         energy_J=energy_J(platform, units, makespan, link_bytes, options.state, coherent),
         core_busy_s=by_place, coherent_s=coherent, link_bytes=link_bytes,
-        ep_peak_memory_bytes=ep_peak_memory(tg, start, finish),
+        ep_peak_memory_bytes=ep_peak_memory(tg, start, finish), task_time_s=task_time_s(tg),
     )
 
 

@@ -51,6 +51,14 @@ POWER_W = (0.0, 1e5)
 #: Fractions of a peak (efficiencies, channel shares): (0, 1], and at least a millionth: below
 #: that no hardware runs, and with the other lower ends a time would pass 1e300 s and overflow.
 FRACTION = (1e-6, 1.0)
+#: A share that may be zero (HOPE's alpha, a compute-bound fraction): [0, 1].
+UNIT_INTERVAL = (0.0, 1.0)
+#: Time per unit of work (an element, a byte, a MAC, a weight): 0 .. 1 s.
+PER_UNIT_NS = (0.0, 1e9)
+#: A multiplier of a time or a rate (a parallel speedup, a function's cost factor): up to 1e6.
+FACTOR = (0.0, 1e6)
+#: Memory a runtime holds: 0 .. 1 PiB.
+MEMORY_MIB = (0.0, 2.0 ** 30)
 #: Cores of a cluster, flows, tiles: 1 .. 2^31 - 1 (int32, what every runtime indexes them with).
 COUNT = (1, 2 ** 31 - 1)
 #: Tensor dimensions (dims, H, W, C, kernel, stride, pad): 0 or 1 .. 2^31 - 1.
@@ -241,3 +249,17 @@ OptNoiseSigma = Annotated[Annotated[float, _bounds(NOISE_SIGMA)] | None, _number
 
 #: A layer index of a mapping (1-based).
 Layer = Annotated[int, _bounds(COUNT), _number(COUNT, integer=True)]
+
+# -- the cost-model blocks of main's later papers (PIM seed 003, hybrid partitioning seed 004, HOPE)
+UnitInterval = Annotated[float, _bounds(UNIT_INTERVAL), _number(UNIT_INTERVAL)]
+PerUnit_ns = Annotated[float, _bounds(PER_UNIT_NS), _number(PER_UNIT_NS, "ns")]
+PosPerUnit_ns = Annotated[float, _bounds(PER_UNIT_NS, True), _number(PER_UNIT_NS, "ns", low_open=True)]
+Factor = Annotated[float, _bounds(FACTOR, True), _number(FACTOR, low_open=True)]
+Speedup = Annotated[float, _bounds((1.0, FACTOR[1])), _number((1.0, FACTOR[1]))]
+ElementBytes = Annotated[float, _bounds(ELEMENT_BYTES), _number(ELEMENT_BYTES, "bytes")]
+Memory_MiB = Annotated[float, _bounds(MEMORY_MIB), _number(MEMORY_MIB, "MiB")]
+#: Winograd F(m x m, 3 x 3) output tile m: 2 .. 64 (ncnn uses 2, 4, 6).
+WinogradTile = Annotated[int, _bounds((2, 64)), _number((2, 64), integer=True)]
+#: Relative loss of bandwidth per flow past a memory's knee: [0, 10).
+LOSS_PER_FLOW = (0.0, 10.0)
+LossPerFlow = Annotated[float, _bounds(LOSS_PER_FLOW), _number(LOSS_PER_FLOW)]

@@ -26,7 +26,7 @@ from hetsim.options import RunOptions
 from hetsim.sim import budget
 from hetsim.sim.dag import simulate_dag
 from hetsim.sim.pipeline import simulate_pipeline
-from hetsim.sim.tasks import Comm, build_tasks
+from hetsim.sim.tasks import Comm, Residency, build_tasks
 from hetsim.sim.trace import Interval, intervals_of
 
 
@@ -47,12 +47,22 @@ class Result:
 @dataclass(frozen=True)
 class DagOptions:
     """How a DAG mapping expands into tasks (see :mod:`hetsim.sim.tasks`): where communication is
-    charged (``comm``), whether a tensor crosses to an EP once (``caching``), and whether every
-    task runs one at a time (``serial``)."""
+    charged (``comm``), whether a tensor crosses to an EP once (``caching``), whether every
+    task runs one at a time (``serial``), where a copy resides (``residency``: per EP or per memory
+    space) and whether the serial executor's copies overlap the computation on a DMA lane
+    (``overlap``)."""
 
     comm: Comm = "free"
     caching: bool = True
     serial: bool = False
+    residency: Residency = "ep"
+    overlap: bool = False
+
+    @classmethod
+    def for_platform(cls, platform) -> DagOptions:
+        """The platform's default execution (its ``runtime`` block)."""
+        r = platform.runtime
+        return cls(comm=r.comm, caching=r.caching, serial=r.serial, residency=r.residency)
 
 
 def simulate(platform, workload, mapping: Pipeline | Placement, options: RunOptions | None = None, *,
@@ -87,8 +97,9 @@ def simulate(platform, workload, mapping: Pipeline | Placement, options: RunOpti
         with _bar(progress and est.long, est, opts.frames) as tick:
             m, run = simulate_pipeline(platform, workload, mapping, cost, opts, progress=tick)
         return Result(m, run if intervals else None)
-    dag = dag or DagOptions()
-    tg = build_tasks(platform, workload, mapping, cost, opts.state, dag.comm, dag.caching, dag.serial)
+    dag = dag or DagOptions.for_platform(platform)
+    tg = build_tasks(platform, workload, mapping, cost, opts.state, dag.comm, dag.caching, dag.serial,
+                     dag.residency, dag.overlap)
     est = budget.estimate_dag(tg, opts)
     budget.check(est, opts)
     if opts.engine == "analytic":

@@ -39,6 +39,9 @@ PAPERS = {
     "pipesearch": "hetsim.experiments.pipesearch",
     "shisha": "hetsim.experiments.shisha",
     "pipeit": "hetsim.experiments.pipeit",
+    "pim": "hetsim.experiments.pim",
+    "hope": "hetsim.experiments.hope",
+    "nsga2": "hetsim.experiments.nsga2",
     "tournament": "hetsim.experiments.tournament",
 }
 

@@ -59,6 +59,7 @@ class Metrics:
     coherent_s: float = 0.0                # time two clusters were busy at once
     link_bytes: dict[str, float] = field(default_factory=dict)   # bytes moved over each link
     ep_peak_memory_bytes: dict[str, float] = field(default_factory=dict)  # DAG mappings, per EP
+    task_time_s: dict[str, float] = field(default_factory=dict)  # DAG mappings: compute / transfer s per frame
 
     def to_dict(self) -> dict:
         d = asdict(self)

@@ -118,6 +118,25 @@ def check_output_path(path: str | os.PathLike | None, flag: str) -> None:
             break
 
 
+def check_output_dir(path: str | os.PathLike | None, flag: str) -> None:
+    """Refuse, before any work, a folder no file can be written into: empty, a file, or under a
+    file. (None: the option was not given; a folder that does not exist yet is made.)"""
+    if path is None:
+        return
+    text = os.fspath(path)
+    if str(text) == "":
+        raise HetsimError(f"{flag}: an empty folder name; give a path such as results/autodice")
+    check_path(str(text), flag)
+    p = Path(text)
+    if p.exists() and not p.is_dir():
+        raise HetsimError(f"{flag} {text}: is a file; give a folder")
+    for parent in p.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise HetsimError(f"{flag} {text}: {parent} is a file, not a folder")
+            break
+
+
 def decode_text(data: bytes, source: str, hint: str | None = None) -> str:
     """The text of a file's bytes: UTF-8 (a byte-order mark is dropped), or UTF-16/32 with their
     byte-order mark. Anything else is one line: binary, or not UTF-8."""

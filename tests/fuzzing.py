@@ -146,14 +146,44 @@ def _platform_mapping(data: dict) -> str:
     return f"{places[0]}:1-11"
 
 
+#: A PIM-paper placement of the generated BERT (what a ``runtime.cost_model: pim`` platform runs:
+#: its model reads each op's Table 2 form from the ONNX graph): two MatMuls on the PIM unit and
+#: CPU_P, the rest on CPU_S (pim-zynq's places).
+_PIM_PLACEMENT = (b"placement: {encoder.layer.0.attention.query.MatMul: PIM, "
+                  b"encoder.layer.0.attention.key.MatMul: CPU_P}\ndefault: CPU_S\n")
+
+
 def platform_seeds() -> list[Seed]:
+    """Every shipped platform, simulated as its runtime block says (its cost model, its DAG
+    execution): AlexNet over its first two places, or, on a PIM-model platform, the generated
+    BERT placed over its PIM unit and CPUs; platforms with a switched link also with ``--comm mpi``."""
     seeds = []
     for path in sorted((REPO / "platforms").glob("*.yaml")):
         text = path.read_text()
-        m = _platform_mapping(yaml.safe_load(text))
+        data = yaml.safe_load(text)
+        if (data.get("runtime") or {}).get("cost_model") == "pim":
+            seeds.append(Seed(path.stem, "platform.yaml", text,
+                              ("simulate", "-p", "{dir}/platform.yaml", "-w", "bert-small-p8", "-m",
+                               "{dir}/pim.yaml", "--json", "--frames", "2"),
+                              (("pim.yaml", _PIM_PLACEMENT),)))
+            continue
+        m = _platform_mapping(data)
         seeds.append(Seed(path.stem, "platform.yaml", text,
                           ("simulate", "-p", "{dir}/platform.yaml", "-w", "alexnet", "-m", m,
                            "--json", "--frames", "4")))
+        for model in ("hope", "ncnn"):   # the cost model of a block the platform fills
+            if re.search(rf"^\s+{model}:", text, re.M):
+                seeds.append(Seed(f"{path.stem}+{model}", "platform.yaml", text,
+                                  ("simulate", "-p", "{dir}/platform.yaml", "-w", "alexnet", "-m", m,
+                                   "--cost-model", model, "--json", "--frames", "2")))
+        if any(lk.get("switched") for lk in data.get("links") or []):
+            places = [c["name"] for c in data.get("clusters", [])]
+            split = (f"placement: {{}}\ndefault: {places[0]}\n"
+                     f"splits: {{conv1: {{{places[0]}: 0.5, {places[1]}: 0.5}}}}\n")
+            seeds.append(Seed(path.stem + "+mpi", "platform.yaml", text,
+                              ("simulate", "-p", "{dir}/platform.yaml", "-w", "alexnet", "-m",
+                               "{dir}/split.yaml", "--comm", "mpi", "--json", "--frames", "2"),
+                              (("split.yaml", split.encode()),)))
     return seeds
 
 
@@ -240,6 +270,10 @@ POSITIVE = frozenset({
     "layers", "splits",
     "frames", "buffer_frames", "in_flight", "frames_per_trial", "max_trials", "max_clock_s",
     "target_fps", "max_cells", "depths", "space_limit",
+    # the blocks of the PIM paper, the hybrid partitioning (ncnn) and HOPE
+    "function_factor", "matmul_ns_per_mac", "parallel_speedup_elementwise", "parallel_speedup_matmul",
+    "wire_bytes_per_element", "host_bytes_per_element", "winograd_efficiency", "winograd_tile",
+    "winograd_min_channels", "copy_GBps", "layout_GBps",
 })
 HUGE_ABS = 1e30
 
@@ -520,7 +554,7 @@ _SET_VALUES = [
 def cli_case(draw) -> Case:
     """A command line with one or more options out of their range (or in it)."""
     command = draw(st.sampled_from(["simulate", "simulate", "simulate", "explore", "explore",
-                                    "set", "mapping", "other"]))
+                                    "set", "mapping", "other", "models", "models", "models"]))
     if command == "simulate":
         return draw(_simulate_case())
     if command == "explore":
@@ -539,6 +573,8 @@ def cli_case(draw) -> Case:
                 "--frames", "3", "--set", f"{path}={text}"]
         return Case("cli", f"--set {path}={text[:20]}", argv, {}, refuse,
                     f"--set {fld}={text[:20]}" if refuse else "")
+    if command == "models":
+        return draw(_models_case())
     if command == "mapping":
         kind = draw(st.sampled_from(["long", "digits", "huge", "unicode", "empty", "pipes", "spaces",
                                      "valid"]))
@@ -571,6 +607,152 @@ def cli_case(draw) -> Case:
                                                   "--scale nan", "--scale 0", "--threads 0",
                                                   "--runs 0", "1,nan", "9" * 30))
     return Case("cli", " ".join(argv[:4]), argv, {}, refuse, "a number out of range" if refuse else "")
+
+
+# -- the flags and blocks of the later papers: cost models by name, DAG execution, NSGA-II, PIM --
+_XAVIER_SPLIT = b"placement: {}\ndefault: nx01-cpu\nsplits: {conv1: {nx01-cpu: 0.5, nx02-cpu: 0.5}}\n"
+#: --set paths of the new platform blocks: (platform, path, field).
+_MODEL_SET_PATHS = [
+    ("xavier-nx-x8", "core_types.carmel.ncnn.winograd_efficiency", "winograd_efficiency"),
+    ("xavier-nx-x8", "core_types.carmel.ncnn.winograd_tile", "winograd_tile"),
+    ("xavier-nx-x8", "core_types.carmel.ncnn.winograd_min_channels", "winograd_min_channels"),
+    ("xavier-nx-x8", "core_types.carmel.ncnn.runtime_MiB", "runtime_MiB"),
+    ("xavier-nx-x8", "core_types.carmel.ncnn.comm_W", "comm_W"),
+    ("xavier-nx-x8", "links.eth.switched", "switched"),
+    ("xavier-nx-x8", "runtime.comm", "comm"),
+    ("xavier-nx-x8", "runtime.cost_model", "cost_model"),
+    ("xavier-nx-x8", "runtime.serial", "serial"),
+    ("hope-me", "core_types.kryo360-gold.hope.alpha_memory", "alpha_memory"),
+    ("hope-me", "accelerators.gpu.hope.sync_us", "sync_us"),
+    ("hope-me", "accelerators.gpu.hope.copy_GBps", "copy_GBps"),
+    ("pim-zynq", "core_types.cortex-a53.pim.elementwise_ns", "elementwise_ns"),
+    ("pim-zynq", "core_types.cortex-a53.pim.parallel_speedup_matmul", "parallel_speedup_matmul"),
+    ("pim-zynq", "accelerators.PIM.pim.wire_bytes_per_element", "wire_bytes_per_element"),
+    ("pim-zynq", "accelerators.PIM.pim.copy_setup_us", "copy_setup_us"),
+]
+#: Fields of those that are not numbers: (values they take, values that must be refused).
+_MODEL_SET_WORDS = {
+    "switched": (["true", "false", "1", "'yes'", "null"], {"1", "'yes'", "null"}),
+    "serial": (["true", "false", "0", "'true'"], {"0", "'true'"}),
+    "comm": (["mpi", "copy", "free", "consumer", "nosuch", "1", "''"], {"nosuch", "1", "''"}),
+    "cost_model": (["roofline", "hope", "ncnn", "pim", "nosuch", "0"], {"nosuch", "0"}),
+}
+#: Fields where 1 is the lower end (a speedup) or 2 (a Winograd tile): below it must be refused.
+_AT_LEAST = {"parallel_speedup_matmul": 1.0, "winograd_tile": 2, "winograd_min_channels": 1}
+_FRACTIONS = {"winograd_efficiency", "alpha_memory"}
+
+
+def _model_run(platform: str) -> tuple[list[str], dict[str, bytes]]:
+    """A simulate command line that reads ``platform``'s cost-model blocks."""
+    if platform == "pim-zynq":
+        return (["simulate", "-p", "pim-zynq", "-w", "bert-small-p8", "-m", "{dir}/pim.yaml", "--json",
+                 "--frames", "2"], {"pim.yaml": _PIM_PLACEMENT})
+    if platform == "hope-me":
+        return (["simulate", "-p", "hope-me", "-w", "alexnet", "-m", "big:1-5|gpu:6-11", "--cost-model", "hope",
+                 "--json", "--frames", "2"], {})
+    return (["simulate", "-p", "xavier-nx-x8", "-w", "alexnet", "-m", "{dir}/split.yaml", "--cost-model", "ncnn",
+             "--json", "--frames", "2"], {"split.yaml": _XAVIER_SPLIT})
+
+
+@st.composite
+def _models_case(draw) -> Case:
+    """``--cost-model``, ``--comm``, ``--no-caching``, the blocks of PIM/ncnn/HOPE through ``--set``,
+    NSGA-II's and DUET's ``--param``, ``--export-autodice``/``--plan-out``, ``workloads export
+    --seed``, ``sweep --workers/--batch`` and imports of the malformed ONNX corpus."""
+    kind = draw(st.sampled_from(["set", "set", "flags", "nsga2", "pim", "export", "sweep", "onnx"]))
+    if kind == "set":
+        platform, path, fld = draw(st.sampled_from(_MODEL_SET_PATHS))
+        argv, files = _model_run(platform)
+        if fld in _MODEL_SET_WORDS:
+            values, bad = _MODEL_SET_WORDS[fld]
+            text = draw(st.sampled_from(values))
+            refuse = text in bad
+        else:
+            text, bad_any, bad_positive = draw(st.sampled_from(_SET_VALUES))
+            refuse = bad_any or (bad_positive and (fld in POSITIVE or fld in _AT_LEAST))
+            try:
+                v = float(text)
+            except ValueError:
+                v = None
+            if v is not None and fld in _AT_LEAST and v < _AT_LEAST[fld]:
+                refuse = True
+            if v is not None and fld in _FRACTIONS and v > 1:
+                refuse = True
+            if v is not None and fld == "winograd_tile" and not v.is_integer():
+                refuse = True
+            if text.startswith("[") and text != "[[[1]]]":
+                refuse = True   # a list where one number goes
+        argv += ["--set", f"{path}={text}"]
+        return Case("cli", f"{platform} --set {path}={text[:20]}", argv, files, refuse,
+                    f"--set {fld}={text[:20]}" if refuse else "")
+    if kind == "flags":
+        pipeline = draw(st.booleans())
+        argv, files = (["simulate", "-p", "xavier-nx-x8", "-w", "alexnet", "-m", "nx01-cpu:1-5|nx02-cpu:6-11",
+                        "--json", "--frames", "2"], {}) if pipeline else _model_run("xavier-nx-x8")
+        argv = [a for a in argv]
+        if "--cost-model" in argv:
+            i = argv.index("--cost-model")
+            del argv[i:i + 2]
+        refuse, why = False, []
+        model = draw(st.sampled_from(["", "roofline", "hope", "ncnn", "pim", "nosuch", "NCNN", "-"]))
+        if model:
+            argv += ["--cost-model", model]
+            if model not in ("roofline", "hope", "ncnn", "pim"):
+                refuse = True
+                why.append(f"--cost-model {model!r}")
+        comm = draw(st.sampled_from([None, "free", "consumer", "copy", "mpi", "nosuch", ""]))
+        if comm is not None:
+            argv += ["--comm", comm]
+            if comm not in ("free", "consumer", "copy", "mpi") or pipeline:
+                refuse = True
+                why.append(f"--comm {comm!r}" + (" with a pipeline" if pipeline else ""))
+        if draw(st.booleans()):
+            argv += ["--no-caching"]
+            if pipeline:
+                refuse = True
+                why.append("--no-caching with a pipeline")
+        return Case("cli", " ".join(argv[5:])[:80], argv, files, refuse, "; ".join(why))
+    if kind == "nsga2":
+        argv = ["explore", "-p", "xavier-nx-x8", "-w", "alexnet-onnx", "-a",
+                draw(st.sampled_from(["NSGA-II", "NSGA-II-adv"])), "--json", "--param", "n_gen=1"]
+        pop = draw(st.sampled_from(["4", "6", "0", "-1", "1e308", ".nan", "true", "'4'", str(2 ** 63), "[4]"]))
+        argv += ["--param", f"pop_size={pop}"]
+        refuse = pop not in ("4", "6")
+        return Case("cli", f"NSGA-II pop_size={pop}", argv, {}, refuse, f"pop_size={pop}" if refuse else "")
+    if kind == "pim":
+        x = draw(st.sampled_from(["0", "0.25", "1", "-0.5", "2", ".nan", ".inf", "'0.5'", "true"]))
+        argv = ["explore", "-p", "pim-zynq", "-w", "bert-small-p8", "-a", "DUET", "--param", f"x={x}", "--json"]
+        refuse = x not in ("0", "0.25", "1")
+        return Case("cli", f"DUET x={x}", argv, {}, refuse, f"x={x}" if refuse else "")
+    if kind == "export":
+        where = draw(st.sampled_from(["{dir}/ad", "{dir}/new/deep/ad", "", "{dir}/file.txt", "{dir}/file.txt/ad"]))
+        plan = draw(st.sampled_from([None, "{dir}/plan.yaml", "", "{dir}"]))
+        argv = ["explore", "-p", "xavier-nx-x8", "-w", "alexnet-onnx", "-a", "NSGA-II", "--json",
+                "--param", "n_gen=1", "--param", "pop_size=4", "--export-autodice", where]
+        refuse = where in ("", "{dir}/file.txt", "{dir}/file.txt/ad")
+        if plan is not None:
+            argv += ["--plan-out", plan]
+            refuse = refuse or plan in ("", "{dir}")
+        return Case("cli", f"--export-autodice {where!r} --plan-out {plan!r}", argv, {"file.txt": b"x\n"},
+                    refuse, "an output path no file can have" if refuse else "")
+    if kind == "sweep":
+        spec = REPO / "sweeps" / "whatif-resnet50-hikey970.yaml"
+        flag = draw(st.sampled_from(["--workers", "--batch"]))
+        v = draw(st.sampled_from(["1", "2", "0", "-1", str(2 ** 63), "1e3", "nan"]))
+        argv = ["sweep", str(spec), "--dry-run", flag, v]
+        refuse = v not in ("1", "2")
+        return Case("cli", f"sweep {flag} {v}", argv, {}, refuse, f"{flag} {v}" if refuse else "")
+    # onnx: the malformed corpus, and workloads export's seed
+    if draw(st.booleans()):
+        model = draw(st.sampled_from(sorted((TESTS / "malformed" / "onnx").glob("*.onnx"))))
+        return Case("cli", f"workloads import {model.name}",
+                    ["workloads", "import", "{dir}/m.onnx", "--out", "{dir}/w.yaml"],
+                    {"m.onnx": model.read_bytes()})
+    seed = draw(st.sampled_from(["0", "7", "-1", str(2 ** 64), "nan"]))
+    refuse = seed not in ("0", "7")
+    return Case("cli", f"workloads export --seed {seed}",
+                ["workloads", "export", "alexnet", "--out", "{dir}/a.onnx", "--seed", seed], {}, refuse,
+                f"--seed {seed}" if refuse else "")
 
 
 #: simulate options: flag -> (values, which values must be refused; "*" = all but the listed good ones)

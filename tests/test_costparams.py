@@ -57,8 +57,8 @@ def _cost_model_names(cls=CostModel) -> set[str]:
 
 
 def test_blocks_are_registered_as_fields_of_their_owner():
-    assert set(cost_blocks(CoreType)) == {"roofline", "pipeit"}
-    assert set(cost_blocks(Accelerator)) == {"roofline"}
+    assert set(cost_blocks(CoreType)) == {"roofline", "pipeit", "hope", "pim", "ncnn"}
+    assert set(cost_blocks(Accelerator)) == {"roofline", "hope", "pim", "ncnn"}
     for owner in (CoreType, Accelerator):
         for block in cost_blocks(owner).values():
             assert issubclass(block, CostParams)

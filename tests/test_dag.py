@@ -34,7 +34,7 @@ def random_dag(rng: np.random.Generator, n: int):
                                "layer_kinds": ["conv"], "ops": ops}, "dag")
 
 
-def random_mapping(rng, platform, workload, plan: bool, split: bool):
+def random_mapping(rng, platform, workload, plan: bool, split: bool, sequential: bool = False):
     eps = ["big", "little", "B2", "s2"]
     ep_of = {op.name: str(rng.choice(eps[:2])) for op in workload.ops}
     order = None
@@ -59,17 +59,18 @@ def random_mapping(rng, platform, workload, plan: bool, split: bool):
         splits = {str(c): {"big": 0.6, "little": 0.4} for c in chosen}
         if order is not None:   # split ops run on several EPs: they leave the per-EP order
             order = {e: [o for o in ops if o not in splits] for e, ops in order.items()}
-    return make_placement(ep_of, platform, workload, order=order, splits=splits)
+    return make_placement(ep_of, platform, workload, order=order, splits=splits, sequential=sequential)
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.integers(2, 14), st.integers(0, 10**6), st.booleans(), st.booleans(),
-       st.sampled_from(["free", "consumer", "copy"]), st.booleans(), st.booleans())
-def test_des_equals_the_list_schedule_on_random_dags(n, seed, plan, split, comm, caching, serial):
+       st.sampled_from(["free", "consumer", "copy", "mpi"]), st.booleans(), st.booleans(), st.booleans())
+def test_des_equals_the_list_schedule_on_random_dags(n, seed, plan, split, comm, caching, serial,
+                                                      sequential):
     rng = np.random.default_rng(seed)
     platform = two_cluster_platform(link_latency_ns=2000.0)
     workload = random_dag(rng, n)
-    placement = random_mapping(rng, platform, workload, plan, split)
+    placement = random_mapping(rng, platform, workload, plan, split, sequential)
     cost = RooflineCostModel(platform)
     tg = build_tasks(platform, workload, placement, cost, comm=comm, caching=caching, serial=serial)
     start, finish = list_schedule(tg)
@@ -90,6 +91,14 @@ def test_des_equals_the_list_schedule_on_random_dags(n, seed, plan, split, comm,
             assert b0 >= a1 - 1e-15
     if serial:
         assert list(tg.lanes) == ["serial"]
+    if sequential:   # one op at a time: an op's tasks span an interval no other op's tasks enter
+        spans = {}
+        for t in tg.tasks:
+            a, b = spans.get(t.op, (np.inf, -np.inf))
+            spans[t.op] = (min(a, start[t.index]), max(b, finish[t.index]))
+        ordered = sorted(spans.values())
+        for (_, a1), (b0, _) in zip(ordered, ordered[1:], strict=False):
+            assert b0 >= a1 - 1e-15
     m = simulate(platform, workload, placement, engine="analytic", cost=cost,
                  dag=DagOptions(comm, caching, serial)).metrics
     assert m.latency_s["mean"] == pytest.approx(finish.max(), rel=1e-12)
@@ -114,6 +123,35 @@ def test_a_plan_against_a_data_dependency_is_refused():
         make_placement(ep_of, platform, workload, order={"big": ["op3", "op2", "op1", "op0"]})
     with pytest.raises(HetsimError, match="must list exactly the 4 ops"):
         make_placement(ep_of, platform, workload, order={"big": ["op0", "op1"]})
+
+
+def test_a_sequential_split_runs_its_shares_in_parallel_and_nothing_else():
+    """μLayer's form: one op at a time, but a split op's shares overlap on their EPs; without
+    ``sequential`` two independent branches on two EPs overlap too."""
+    platform = two_cluster_platform(link_latency_ns=0.0)
+    workload = workload_from_dict({"schema": 1, "name": "fork", "input": {"h": 28, "w": 28, "c": 32},
+                                   "layer_kinds": ["conv"], "ops": [
+                                       {"name": "a", "kind": "conv", "kernel": 3, "pad": 1, "out_c": 64},
+                                       {"name": "b", "kind": "conv", "kernel": 3, "pad": 1, "out_c": 64,
+                                        "inputs": ["a"]},
+                                       {"name": "c", "kind": "conv", "kernel": 3, "pad": 1, "out_c": 64,
+                                        "inputs": ["a"]}]}, "fork")
+    cost = RooflineCostModel(platform)
+    ep_of = {"a": "big", "b": "big", "c": "little"}
+    splits = {"a": {"big": 0.7, "little": 0.3}}
+    lat = {}
+    for seq in (False, True):
+        p = make_placement(ep_of, platform, workload, splits=splits, sequential=seq)
+        tg = build_tasks(platform, workload, p, cost, comm="consumer")
+        start, finish = list_schedule(tg)
+        by = {t.name: i for i, t in enumerate(tg.tasks)}
+        # the shares of a overlap
+        assert start[by["a@little"]] < finish[by["a@big"]] and start[by["a@big"]] < finish[by["a@little"]]
+        b, c = by["b"], by["c"]
+        overlap = min(finish[b], finish[c]) - max(start[b], start[c])
+        assert (overlap <= 0) if seq else (overlap > 0)
+        lat[seq] = finish.max()
+    assert lat[True] > lat[False]
 
 
 def test_split_shares_must_sum_to_one():

@@ -86,6 +86,9 @@ def print_metrics(m) -> None:
     console.print(f"latency            mean {lat['mean'] * 1e3:.2f} ms, p50 {lat['p50'] * 1e3:.2f} ms, "
                   f"p99 {lat['p99'] * 1e3:.2f} ms")
     console.print(f"makespan           {m.makespan_s:.4f} s")
+    if m.task_time_s:   # a DAG placement: time in computation and in copies per frame
+        console.print(f"tasks              compute {m.task_time_s['compute'] * 1e3:.2f} ms, "
+                      f"transfer {m.task_time_s['transfer'] * 1e3:.2f} ms per frame")
     energy = "n/a (no power model)" if m.energy_J is None else (
         f"{m.energy_J:.3f} J ({m.energy_J / m.frames:.4f} J/frame)")
     console.print(f"energy             {energy}")

@@ -1,8 +1,12 @@
-"""``hetsim explore``: search pipeline mappings with one of the registered algorithms.
+"""``hetsim explore``: search mappings with one of the registered algorithms.
 
-With no ``--eps`` the candidate EPs are derived (:func:`hetsim.explore.space.default_eps`: each
-cluster whole and each accelerator, fastest first) and a note on stderr says what was chosen, so
-the command works on every platform. Every error names the flag at fault and what is allowed.
+A pipeline algorithm (Shisha, Pipe-search, ES, NSGA-II-pipe, ...) searches stages of layers; with
+no ``--eps`` the candidate EPs are derived (:func:`hetsim.explore.space.default_eps`: each cluster
+whole and each accelerator, fastest first) and a note on stderr says what was chosen, so the command
+works on every platform. A placement algorithm (HOPE:GS, HOPE:LP, StarPU-DMDAR, MOSAIC, HEFT,
+CPU-only, GPU-only, muLayer, ILP-exact; the PIM paper's OPT, OPT-path, MILP, DUET, Priority) places
+every op of the DAG on an EP and orders each EP's ops (:func:`_explore_placement`), on the
+platform's DAG execution (its ``runtime``: pim-zynq's ONNX Runtime runs one op at a time). Every error names the flag at fault and what is allowed.
 """
 
 from __future__ import annotations
@@ -100,7 +104,10 @@ def _places(platform) -> list[str]:
 @click.option("--algorithm", "-a", default=None,
               help="A pipeline algorithm of the registry (default Shisha; NSGA-II-pipe with --pareto): "
                    "Shisha, PS, PS-nohints, ES, RW, HC, SA, HC_s, SA_s, NSGA-II-pipe, ... "
-                   "(docs/explorers.md says which fits which platform).")
+                   "(docs/explorers.md says which fits which platform); or a placement algorithm "
+                   "(op -> EP plans of the DAG): HOPE:GS, HOPE:LP, StarPU-DMDAR, MOSAIC, HEFT, CPU-only, "
+                   "GPU-only, muLayer, ILP-exact (docs/papers/hope.md); OPT, OPT-path, MILP, DUET, Priority "
+                   "(docs/papers/pim.md).")
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
               help="An algorithm parameter, e.g. heuristic=H1 or alpha=15 (repeatable; "
                    "docs/explorers.md lists each algorithm's).")
@@ -143,15 +150,29 @@ def _places(platform) -> list[str]:
 @click.option("--dvfs", default=None, help="DVFS preset (e.g. governor3).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a platform field.")
 @click.option("--force", is_flag=True, help="Enumerate a design space past the size limit.")
+@click.option("--cost-model", type=click.Choice(["roofline", "hope", "pim", "ncnn"]), default=None,
+              help="The cost model (default: the platform's, runtime.cost_model; hope: HOPE's phones "
+                   "hope-le/me/he, docs/papers/hope.md; pim: the PIM paper's pim-zynq, docs/papers/pim.md; "
+                   "ncnn: the Jetson cluster of the hybrid-partitioning thesis, which its NSGA-II always uses).")
+@click.option("--comm", type=click.Choice(["free", "consumer", "copy", "mpi"]), default=None,
+              help="Placements: where a transfer runs (default free; consumer: on the EP that needs "
+                   "the data, HOPE's runtime; copy: a copy lane per destination; mpi: on both ends).")
+@click.option("--no-caching", is_flag=True, help="Placements: move a tensor once per consuming op.")
+@click.option("--plan-out", type=click.Path(dir_okay=False), default=None,
+              help="Placements: write the chosen plan as a mapping YAML (hetsim simulate -m FILE).")
 @click.option("--trials", "trials_out", type=click.Path(dir_okay=False), default=None,
               help="Write the trial table as CSV.")
 @click.option("--plot", "plot_out", type=click.Path(dir_okay=False), default=None,
               help="Write a PNG: the Pareto front with --pareto, else the best-so-far convergence.")
+@click.option("--export-autodice", "export_dir", type=click.Path(file_okay=False), default=None,
+              help="Placements: write the chosen mapping as AutoDiCE's mapping.json and horizontal.json "
+                   "in this directory (hetsim simulate -m DIR/mapping.json).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, cores, assignment_kind,
                 objective, pareto, engine, frames, cost_table, fallback, max_trials, max_clock,
-                target_fps, noise_sigma, seed, dvfs, overrides, force, trials_out, plot_out, as_json):
-    """Search pipeline mappings of a workload with one of the registered algorithms."""
+                target_fps, noise_sigma, seed, dvfs, overrides, force, cost_model, comm, no_caching, plan_out,
+                trials_out, plot_out, export_dir, as_json):
+    """Search mappings of a workload with one of the registered algorithms."""
     from hetsim import bounds as B
     from hetsim.cost import CompositeCostModel, make_cost_model
     from hetsim.explore import (
@@ -167,7 +188,7 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
     from hetsim.explore.space import cap_depths, default_eps
     from hetsim.options import MAX_NOISE_SIGMA
     from hetsim.platform import load_platform
-    from hetsim.validation import atomic_write, check_output_path
+    from hetsim.validation import atomic_write, check_output_dir, check_output_path
     from hetsim.workload import load_workload
 
     _NOTES.clear()
@@ -184,13 +205,29 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
         check_flag("--depth", d, (1, 1024), "stages", integer=True)
     check_output_path(trials_out, "--trials")
     check_output_path(plot_out, "--plot")
+    check_output_path(plan_out, "--plan-out")
+    check_output_dir(export_dir, "--export-autodice")
     platform = load_platform(platform_name, list(overrides), dvfs)
     workload = load_workload(workload_name)
-    cost = make_cost_model(platform, cost_table, fallback)
+    cost = make_cost_model(platform, cost_table, fallback, cost_model, workload)
     if isinstance(cost, CompositeCostModel):
         measured, total = cost.coverage(workload, [platform.ep(n) for n in _places(platform)])
         _note(f"--cost-table: {measured} of {total} ({cost.keyed_by}, EP) times measured on "
               f"{', '.join(_places(platform))}; the rest from the {cost.fallback.name} model")
+
+    if algorithm is not None and _is_placement(algorithm):
+        given = {"--depth": bool(depths), "--cores": cores is not None, "--assignment": assignment_kind is not None,
+                 "--pareto": pareto is not None, "--target-fps": target_fps is not None, "--force": force,
+                 "--plot": plot_out is not None}
+        wrong = [flag for flag, on in given.items() if on]
+        if wrong:
+            raise HetsimError(f"{wrong[0]} does not apply to {algorithm}, a placement algorithm (it places "
+                              f"ops on EPs, it does not cut stages)")
+        return _explore_placement(platform, workload, cost, algorithm, _parse_params(params), eps, objective,
+                                  engine, frames, noise_sigma, seed, comm, no_caching, plan_out, trials_out,
+                                  as_json, platform_name, workload_name, export_dir, cost_table is not None)
+    if export_dir is not None:
+        raise HetsimError("--export-autodice applies to placement algorithms (NSGA-II, ...), not to pipelines")
 
     # -- objectives ------------------------------------------------------------------------------
     track: list[str] = []
@@ -228,6 +265,11 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
         else:
             algorithm = "Shisha"
     kwargs = _parse_params(params)
+    placement_flags = {"--comm": comm is not None, "--no-caching": no_caching, "--plan-out": plan_out is not None}
+    wrong = [flag for flag, on in placement_flags.items() if on]
+    if wrong:
+        raise HetsimError(f"{wrong[0]} does not apply to {algorithm}, a pipeline algorithm (placements only: "
+                          f"HOPE:GS, HOPE:LP, StarPU-DMDAR, ...)")
     explorer = _algorithm(algorithm, kwargs)
 
     # -- the design space ----------------------------------------------------------------------
@@ -352,6 +394,142 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
     for path in (trials_out, plot_out):
         if path:
             console.print(f"wrote {path}")
+
+
+def _is_placement(name: str) -> bool:
+    from hetsim.explore.registry import algorithms
+
+    return any(a.name == name and a.problem in ("placement", "hybrid") for a in algorithms())
+
+
+def _explore_placement(platform, workload, cost, algorithm, kwargs, eps, objective, engine, frames, noise_sigma,
+                       seed, comm, no_caching, plan_out, trials_out, as_json, platform_name, workload_name,
+                       export_dir=None, measured=False):
+    """``hetsim explore`` with a placement algorithm: a :class:`PlacementProblem` over the given EPs
+    (default: each cluster whole and each accelerator), the plan measured once, its summary, what
+    the scheduler reports (wall time, prediction, ...), and the plan as a mapping file."""
+    from dataclasses import replace
+
+    import yaml
+
+    from hetsim.evaluate import DagOptions
+    from hetsim.explore import Measurement, PlacementProblem, explore
+    from hetsim.explore.registry import get_algorithm, make_explorer
+    from hetsim.mapping import placement_dict
+    from hetsim.validation import atomic_write
+
+    allowed = get_algorithm(algorithm).parameters()
+    for key in kwargs:
+        if key not in allowed:
+            listing = ", ".join(f"{k}={v!r}" for k, v in allowed.items()) or "none"
+            raise HetsimError(f"--param {key}: {algorithm} has no parameter {key!r}; its parameters (with "
+                              f"defaults): {listing}")
+    explorer = make_explorer(algorithm, **kwargs)
+    factory = getattr(type(explorer), "make_problem", None)
+    if factory is not None:
+        # An algorithm with its own problem (the hybrid-partitioning NSGA-II: the ncnn cluster,
+        # MPI transfers, AutoDiCE's benchmark runs); --eps is a device view or EP names.
+        given = {"--comm": comm is not None, "--no-caching": no_caching, "--engine": engine is not None,
+                 "--frames": frames is not None, "--cost-table": measured,
+                 "--cost-model": cost.name not in ("roofline", "ncnn")}
+        wrong = [flag for flag, on in given.items() if on]
+        if wrong:
+            raise HetsimError(f"{wrong[0]} does not apply to {algorithm}: it measures on its own problem "
+                              f"(the ncnn model, MPI transfers, AutoDiCE's benchmark mode)")
+        views = ("cpu", "cpu+gpu")
+        devices = eps if eps in views else ([e.strip() for e in eps.split(",") if e.strip()] if eps else None)
+        problem = factory(platform, workload, eps=devices, noise_sigma=noise_sigma or None,
+                          objective=objective or "latency")
+    else:
+        problem = None
+    allowed_objectives = ("latency", "energy", "throughput", "memory") if problem is not None else (
+        "latency", "energy", "throughput")
+    objective = objective or "latency"
+    if objective not in allowed_objectives:
+        raise HetsimError(f"--objective {objective}: a placement is judged by {', '.join(allowed_objectives)}")
+    names = None
+    if eps is not None and problem is None:
+        names = [e.strip() for e in eps.split(",") if e.strip()]
+        for n in names:
+            try:
+                platform.ep(n)
+            except HetsimError:
+                raise HetsimError(f"--eps {n!r}: no such EP on {platform.name}; allowed: "
+                                  f"{', '.join(platform.topology.ep_forms())}") from None
+        if len(set(names)) != len(names):
+            raise HetsimError(f"--eps lists an EP twice: {','.join(names)}")
+    if problem is None:
+        engine = engine or ("des" if noise_sigma > 0 else "analytic")
+        if objective == "energy" and not platform.has_power_model:
+            raise HetsimError(f"--objective energy: {platform.name} has no power model (docs/platforms.md); "
+                              "allowed here: latency, throughput")
+        # The platform's runtime (pim-zynq: ONNX Runtime's serial executor), --comm / --no-caching on top.
+        base = DagOptions.for_platform(platform)
+        dag = replace(base, comm=comm or base.comm, caching=base.caching and not no_caching)
+        problem = PlacementProblem(platform, workload, cost, eps=names, objective=objective, dag=dag,
+                                   measurement=Measurement(mode="stream", frames_per_trial=frames or 1,
+                                                           engine=engine, noise_sigma=noise_sigma))
+    result = explore(problem, explorer, None, seed=seed, progress=False)
+    written = _export_autodice(result, platform, workload, export_dir) if export_dir else []
+    _flush_notes()
+    if trials_out:
+        with atomic_write(trials_out) as f:
+            result.trials.to_csv(f, index=False)
+    if plan_out and result.best is not None:
+        with atomic_write(plan_out) as f:
+            yaml.safe_dump({"description": f"{algorithm} on {workload.name} / {platform.name}",
+                            **placement_dict(result.best)}, f, sort_keys=False, allow_unicode=True)
+    summary = result.summary()
+    for key, value in result.info.items():   # what the scheduler reports (OPT: its profiling runs)
+        if isinstance(value, int | float | str | bool):
+            summary[key] = value
+        elif isinstance(value, dict):
+            summary.update({f"{key}.{k}": v for k, v in value.items() if isinstance(v, int | float | str | bool)})
+    if as_json:
+        from hetsim.metrics import clean_json
+
+        click.echo(json.dumps(clean_json(summary), indent=2, default=str))
+        return
+    t = Table(title=escape(f"{result.algorithm} on {workload.name} / {platform.name}"), title_justify="left")
+    t.add_column("")
+    t.add_column("value")
+    for key, value in summary.items():
+        t.add_row(key, escape(fmt(value)))
+    console.print(t)
+    if plan_out:
+        flags = (f" --cost-model {problem.cost.name}" if problem.cost.name in ("hope", "ncnn") else "") + (
+            f" --comm {problem.dag.comm}" if problem.dag.comm != "free" else "")
+        console.print(f"simulate it: hetsim simulate -p {platform_name} -w {workload_name} -m {plan_out}{flags}",
+                      soft_wrap=True)
+    for path in [trials_out, plan_out, *written]:
+        if path:
+            console.print(f"wrote {path}")
+
+
+def _export_autodice(result, platform, workload, directory) -> list[str]:
+    """AutoDiCE's mapping.json and horizontal.json of the chosen placement (the ONNX nodes the
+    import folded into constants, e.g. DenseNet-121's Unsqueeze, go with the op that reads them)."""
+    from pathlib import Path
+
+    from hetsim.mapping import Placement, to_autodice
+    from hetsim.validation import atomic_write
+    from hetsim.workload.zoo import GENERATORS
+
+    if not isinstance(result.best, Placement):
+        raise HetsimError("--export-autodice: the exploration chose no placement to export")
+    constants = {}
+    if workload.name in GENERATORS:
+        from hetsim.workload.onnx_import import folded_readers
+
+        constants = folded_readers(GENERATORS[workload.name](), workload)
+    mapping, horizontal = to_autodice(result.best, platform, workload, constants)
+    out = []
+    for name, data in (("mapping.json", mapping), ("horizontal.json", horizontal)):
+        path = Path(directory) / name
+        with atomic_write(path) as f:
+            json.dump(data, f, indent=1)
+        out.append(str(path))
+    return out
 
 
 def _plot_convergence(result, path, title: str) -> None:

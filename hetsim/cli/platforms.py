@@ -84,6 +84,10 @@ def platforms_show(name, dvfs, overrides) -> None:
         console.print("DVFS presets: " + "; ".join(
             f"{k} ({', '.join(f'{c}={lv}' for c, lv in v.items())})" for k, v in p.dvfs_presets.items()))
     console.print(f"power model: {'yes' if p.has_power_model else 'no'}")
+    r = p.runtime
+    if r != type(r)():   # a platform that says how its software runs networks (docs/platforms.md)
+        console.print(f"runtime: cost model {r.cost_model}; DAG placements {'serial' if r.serial else 'concurrent'}, "
+                      f"copies {'cached' if r.caching else 'per consumer'} per {r.residency}, comm {r.comm}")
 
 
 @platforms.command("validate")

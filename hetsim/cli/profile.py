@@ -52,6 +52,9 @@ def platform_yaml(name: str, cores: int, threads: list[int]) -> str:
         "clusters:",
         f"  - {{name: cpu, symbol: C, core_type: cpu, cores: {cores}, memory: dram}}  "
         "# the CPUs ONNX Runtime's threads were pinned to",
+        "runtime:  # how the profiled sessions ran: ONNX Runtime's sequential executor, one node at a time",
+        "  serial: true",
+        "  residency: memory",
         "",
     ])
 

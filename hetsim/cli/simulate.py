@@ -39,6 +39,16 @@ from hetsim.errors import HetsimError
 @click.option("--fallback", type=click.Choice(["roofline"]), default=None,
               help="Price what the --cost-table lacks (a layer or op without a row for an EP) with "
               "this model instead of refusing it.")
+@click.option("--cost-model", type=click.Choice(["roofline", "hope", "pim", "ncnn"]), default=None,
+              help="The cost model (default: the platform's, runtime.cost_model; hope: HOPE's, "
+                   "docs/papers/hope.md; pim: the PIM paper's; ncnn: the Jetson cluster of the "
+                   "hybrid-partitioning thesis, docs/papers/nsga2.md); --cost-table replays measurements.")
+@click.option("--comm", type=click.Choice(["free", "consumer", "copy", "mpi"]), default=None,
+              help="DAG mappings: transfers overlap everything (free, the default), occupy the consuming "
+              "EP (consumer: HOPE's runtime), a copy lane per destination (copy), or both the sending "
+              "and the receiving EP (mpi: AutoDiCE's blocking send/receive).")
+@click.option("--no-caching", is_flag=True, help="DAG mappings: move a tensor once per consuming op, "
+              "not once per destination EP.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--trace", type=click.Path(dir_okay=False), default=None, help="Write a Chrome/Perfetto trace.")
 @click.option("--gantt", type=click.Path(dir_okay=False), default=None, help="Write a Gantt chart PNG.")
@@ -49,12 +59,13 @@ from hetsim.errors import HetsimError
               "is past the limit (docs/robustness.md).")
 @click.pass_context
 def simulate(ctx, platform_name, workload_name, mapping, engine, frames, no_contention, flows, seed, noise_sigma,
-             source, interval_s, buffer_frames, in_flight, dvfs, overrides, cost_table, fallback, as_json,
-             trace, gantt, gantt_frames, gantt_layers, force):
+             source, interval_s, buffer_frames, in_flight, dvfs, overrides, cost_table, fallback, cost_model, comm,
+             no_caching, as_json, trace, gantt, gantt_frames, gantt_layers, force):
     """Simulate one mapping of a workload on a platform."""
     from hetsim.cost import make_cost_model
+    from hetsim.evaluate import DagOptions
     from hetsim.evaluate import simulate as run_simulation
-    from hetsim.mapping import load_mapping
+    from hetsim.mapping import Placement, load_mapping
     from hetsim.platform import load_platform
     from hetsim.sim.trace import plot_gantt, write_chrome_trace
     from hetsim.validation import check_output_path
@@ -69,9 +80,16 @@ def simulate(ctx, platform_name, workload_name, mapping, engine, frames, no_cont
         raise HetsimError("--trace and --gantt need the des engine (--engine des; the analytic engine has no timeline)")
     platform = load_platform(platform_name, list(overrides), dvfs)
     workload = load_workload(workload_name)
-    cost = make_cost_model(platform, cost_table, fallback)
+    cost = make_cost_model(platform, cost_table, fallback, cost_model, workload)
     m = load_mapping(mapping, platform, workload, cost)
-    result = run_simulation(platform, workload, m, options, cost=cost, progress=True)
+    dag = None
+    if comm is not None or no_caching:
+        if not isinstance(m, Placement):
+            raise HetsimError("--comm and --no-caching apply to DAG mappings (placement files), not to pipelines")
+        base = DagOptions.for_platform(platform)    # the platform's runtime, these flags on top
+        dag = DagOptions(comm=comm or base.comm, caching=base.caching and not no_caching, serial=base.serial,
+                         residency=base.residency)
+    result = run_simulation(platform, workload, m, options, cost=cost, dag=dag, progress=True)
     if trace:
         write_chrome_trace(result.intervals, trace, f"{workload.name} on {platform.name}: {m}")
     if gantt:

@@ -34,8 +34,9 @@ from hetsim.validation import atomic_write, read_yaml  # noqa: E402
 
 PAPER = "tournament"
 SPEC = Path(__file__).resolve().with_name("tournament.yaml")
-#: The quick version (the test suite's): two platforms, two workloads, two seeds, 300 trials.
-QUICK_PLATFORMS = ["chiplet-c2", "hikey970"]
+#: The quick version (the test suite's): three platforms (one with a GPU, for the DAG schedulers
+#: that need an accelerator), two workloads, two seeds, 300 trials.
+QUICK_PLATFORMS = ["chiplet-c2", "hikey970", "hope-he"]
 QUICK_WORKLOADS = ["synthnet", "alexnet"]
 QUICK_SEEDS = 2
 QUICK_MAX_TRIALS = 300

@@ -27,7 +27,7 @@ def parameters_markdown() -> str:
     """One table per problem kind: every registered algorithm, where it comes from, what it
     optimises, and its parameters with their defaults (those its name fixes in brackets)."""
     out = []
-    for kind in ("pipeline", "placement"):
+    for kind in ("pipeline", "placement", "hybrid"):
         found = algorithms(kind)
         if not found:
             continue

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from hetsim.cost import CostModel, DvfsState, RooflineCostModel
+from hetsim.cost import CostModel, DvfsState, make_cost_model
 from hetsim.errors import HetsimError
 from hetsim.explore.problem import Measurement, Problem
 from hetsim.mapping import Placement, Share, validate_placement
@@ -52,12 +52,12 @@ class PlacementProblem(Problem):
     platform, workload
         Objects, or names to load.
     cost
-        Cost model (default: the roofline).
+        Cost model (default: the one the platform names, ``runtime.cost_model``: the roofline).
     eps
         Candidate EP names (default: every cluster whole, and every accelerator).
     dag
         How a mapping expands into tasks (:class:`hetsim.evaluate.DagOptions`: communication
-        lanes, tensor caching, serial execution).
+        lanes, tensor caching, serial execution; default: the platform's ``runtime``).
     measurement
         How a trial runs (default: one inference in closed form, ``Measurement(mode="stream",
         frames_per_trial=1)``; ``engine="des"`` adds contention and noise).
@@ -81,8 +81,8 @@ class PlacementProblem(Problem):
             from hetsim.workload import load_workload
             workload = load_workload(workload)
         self.platform, self.workload = platform, workload
-        self.cost = cost or RooflineCostModel(platform)
-        self.dag = dag or DagOptions()
+        self.cost = cost or make_cost_model(platform, workload=workload)
+        self.dag = dag or DagOptions.for_platform(platform)
         self.measurement = measurement or Measurement(mode="stream", frames_per_trial=1)
         if self.measurement.mode != "stream":
             raise HetsimError("PlacementProblem: measurement must be mode='stream' (a placement runs "
@@ -138,8 +138,10 @@ class PlacementProblem(Problem):
     # -- candidates ------------------------------------------------------------------------------
     def placement(self, assignment: Mapping[str, str] | Sequence[int | str],
                   order: Mapping[str, Sequence[str]] | None = None,
-                  splits: Mapping[str, Mapping[str, float]] | None = None) -> Placement:
-        """A placement from {op: EP name} or one EP (index or name) per op in workload order."""
+                  splits: Mapping[str, Mapping[str, float]] | None = None,
+                  sequential: bool = False) -> Placement:
+        """A placement from {op: EP name} or one EP (index or name) per op in workload order
+        (a plan with ``order``, a split with ``splits``, one op at a time with ``sequential``)."""
         if isinstance(assignment, Mapping):
             names = [assignment[op] for op in self.ops]
         else:
@@ -151,19 +153,22 @@ class PlacementProblem(Problem):
         shares = {op: tuple(Share(self.platform.ep(e), float(f)) for e, f in parts.items())
                   for op, parts in (splits or {}).items()}
         plan = {e: tuple(ops) for e, ops in order.items()} if order is not None else None
-        return Placement({op: objects[n] for op, n in zip(self.ops, names, strict=True)}, plan, shares)
+        return Placement({op: objects[n] for op, n in zip(self.ops, names, strict=True)}, plan, shares,
+                         bool(sequential))
 
     def key(self, candidate: Placement):
         order = tuple(sorted((e, tuple(o)) for e, o in candidate.order.items())) if candidate.order else None
         splits = tuple(sorted((op, tuple((s.ep.name, s.fraction) for s in shares))
                               for op, shares in candidate.splits.items()))
-        return (tuple(candidate.ep_of[op].name for op in self.ops), order, splits)
+        inputs = tuple(sorted((name, ep.name) for name, ep in candidate.inputs.items()))
+        return (tuple(candidate.ep_of[op].name for op in self.ops), order, splits, candidate.sequential, inputs)
 
     def contains(self, candidate) -> bool:
         if not isinstance(candidate, Placement):
             return False
         try:
-            validate_placement(candidate, self.platform, self.workload, self.name, self.cost)
+            validate_placement(candidate, self.platform, self.workload, self.name, self.cost,
+                               serial=self.dag.serial)
         except HetsimError:
             return False
         return all(ep.name in self.eps for ep in candidate.eps)

@@ -16,7 +16,10 @@ from dataclasses import dataclass
 
 from hetsim.errors import HetsimError
 
-PROBLEM_KINDS = ("pipeline", "placement")
+#: pipeline: stages of layers; placement: op -> EP plans and splits of a DAG; hybrid: a CNN's
+#: vertical + channel-split partitions over edge devices, measured as AutoDiCE's benchmark runs
+#: (:class:`~hetsim.explore.nsga2.HybridProblem`, seed 004).
+PROBLEM_KINDS = ("pipeline", "placement", "hybrid")
 
 
 @dataclass(frozen=True)
@@ -100,7 +103,10 @@ def make_explorer(name: str, **params):
 def _load() -> None:
     """Import the modules that register algorithms (each registers on import)."""
     import hetsim.explore.baselines  # noqa: F401
+    import hetsim.explore.hope  # noqa: F401
     import hetsim.explore.moo  # noqa: F401
+    import hetsim.explore.nsga2  # noqa: F401
+    import hetsim.explore.pim  # noqa: F401
     import hetsim.explore.pipeit  # noqa: F401
     import hetsim.explore.pipesearch  # noqa: F401
     import hetsim.explore.shisha  # noqa: F401

@@ -165,9 +165,10 @@ def apply_override(data: dict, text: str, source: str = "<platform>") -> None:
                                   f"({len(node)} entries: {node}); set the whole list instead")
             node[int(part)] = value
         elif isinstance(node, list):
-            match = [x for x in node if isinstance(x, dict) and x.get("name") == part]
+            # Entries are addressed by their name (an accelerator's precisions by their dtype).
+            match = [x for x in node if isinstance(x, dict) and x.get("name", x.get("dtype")) == part]
             if not match:
-                names = [x.get("name") for x in node if isinstance(x, dict)]
+                names = [x.get("name", x.get("dtype")) for x in node if isinstance(x, dict)]
                 raise HetsimError(f"--set {key}: {source} has no entry named {part!r} at {where}; have {names}")
             if last:
                 raise HetsimError(f"--set {key}: cannot replace a whole list entry; set one of its fields")

@@ -44,13 +44,19 @@ class ExecutionPlace:
 @dataclass(frozen=True)
 class Route:
     """How bytes travel from one EP to another: over ``links`` (in order), the narrowest of which
-    sets the bandwidth. An empty route means shared memory: no copy is charged."""
+    sets the bandwidth. An empty route means shared memory: no copy is charged.
+
+    ``servers`` are the bandwidth servers a transfer on this route holds at once, (name, B/s): a
+    plain link is one server (its name); a switched link is its sender's send port and its
+    receiver's receive port (``eth:nx01>`` and ``eth:>nx02``), so that only transfers through the
+    same port share it."""
 
     links: tuple[str, ...]
     latency_s: float
     bandwidth_Bps: float
     energy_J_per_byte: float
     bottleneck: str | None = None  # the narrowest link: the one whose bandwidth a transfer shares
+    servers: tuple[tuple[str, float], ...] = ()
 
     def time_s(self, nbytes: float) -> float:
         if not self.links or nbytes <= 0:
@@ -144,10 +150,12 @@ class Topology:
         return g
 
     def route(self, src: ExecutionPlace, dst: ExecutionPlace) -> Route:
-        """Route of a transfer from ``src`` to ``dst``: nothing within one cluster; the lowest-latency
-        path over links between places that links join (Pipe-it's CCI, Shisha's inter-chiplet
-        network); otherwise, for two places on one memory, a coherent shared-memory hand-off at no
-        cost; otherwise an error."""
+        """Route of a transfer from ``src`` to ``dst``: nothing within one cluster; a link that
+        joins both places directly when there is one (a board's CPU-GPU link, rather than the
+        free hand-off through the board both sit on); otherwise the lowest-latency path over
+        links between places or devices that links join (Pipe-it's CCI, Shisha's inter-chiplet
+        network, an Ethernet switch between boards); otherwise, for two places on one memory, a
+        coherent shared-memory hand-off at no cost; otherwise an error."""
         if src.place == dst.place:
             return _SHARED_MEMORY
         key = (src.place, dst.place)
@@ -157,6 +165,10 @@ class Topology:
 
     def _find_route(self, a: str, b: str, shared: bool) -> Route:
         links = self.links
+        direct = [lk for lk in self.platform.links if a in lk.connects and b in lk.connects]
+        if direct:
+            hub = ("link", min(direct, key=lambda lk: lk.latency_ns).name)
+            return self._make_route([a, hub, b])
 
         def weight(u, v, _attrs):
             hub = u if isinstance(u, tuple) else v if isinstance(v, tuple) else None
@@ -170,17 +182,33 @@ class Topology:
             raise HetsimError(
                 f"platform {self.platform.name}: no link joins {a} and {b} (they use different memories); "
                 f"add a link whose connects lists both") from None
+        if not any(isinstance(n, tuple) for n in path):
+            return _SHARED_MEMORY   # two places of one device, no link between them
+        return self._make_route(path)
+
+    def _make_route(self, path: list) -> Route:
+        links = self.links
         names = tuple(n[1] for n in path if isinstance(n, tuple))
         used = [links[n] for n in names]
         narrow = min(used, key=lambda lk: lk.bandwidth_GBps)
-        r = Route(
+        servers = []
+        for i, node in enumerate(path):
+            if not isinstance(node, tuple):
+                continue
+            lk = links[node[1]]
+            bw = lk.bandwidth_GBps * 1e9
+            if lk.switched:   # the sender's send port, the receiver's receive port
+                servers += [(f"{lk.name}:{path[i - 1]}>", bw), (f"{lk.name}:>{path[i + 1]}", bw)]
+            else:
+                servers.append((lk.name, bw))
+        return Route(
             links=names,
             latency_s=sum(lk.latency_ns for lk in used) * 1e-9,
             bandwidth_Bps=narrow.bandwidth_GBps * 1e9,
             energy_J_per_byte=sum(lk.energy_pJ_per_byte for lk in used) * 1e-12,
             bottleneck=narrow.name,
+            servers=tuple(servers),
         )
-        return r
 
 
 def _short(text: str, n: int = 40) -> str:

@@ -22,11 +22,15 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 from hetsim.bounds import (
     Bandwidth_GBps,
     Count,
+    ElementBytes,
     Energy_pJ_per_byte,
+    Factor,
     Fraction,
     Freq_MHz,
     Latency_ns,
+    LossPerFlow,
     MacsPerCycle,
+    Memory_MiB,
     OptBandwidth_GBps,
     OptCache_KiB,
     OptCapacity_GiB,
@@ -40,7 +44,12 @@ from hetsim.bounds import (
     Peak_GMACps,
     PerCoresBandwidth_GBps,
     PerCoresOverhead_us,
+    PerUnit_ns,
+    PosPerUnit_ns,
     Power_W,
+    Speedup,
+    UnitInterval,
+    WinogradTile,
     schema_version,
 )
 from hetsim.errors import HetsimError
@@ -92,7 +101,7 @@ class Saturation(_Strict):
 
     knee_flows: Count = Field(
         description="Concurrent flows the memory serves at full bandwidth.")
-    loss_per_flow: Annotated[float, Field(ge=0, lt=10, allow_inf_nan=False)] = Field(
+    loss_per_flow: LossPerFlow = Field(
         description="Relative loss of delivered bandwidth per flow beyond the knee (0: none).")
 
 
@@ -194,6 +203,44 @@ class PipeitCoreParams(CostParams):
         "batch 1, memory-bound), GB/s (default: bandwidth_GBps_per_core).")
 
 
+class HopeCoreParams(CostParams):
+    """``core_types[].hope``: what HOPE's cost model (:class:`hetsim.cost.hope.HopeCostModel`)
+    adds to the roofline block for a CPU: how an op's time scales with the core clock (HOPE
+    digest §5.5, ``cl(f) = cl(f_max) [alpha f_max / f + 1 - alpha]``)."""
+
+    readers: ClassVar[tuple[str, ...]] = ("hope",)
+
+    alpha_memory: UnitInterval = Field(
+        default=0.5, description="Compute-bound fraction alpha of a memory-bound op (and of a layout "
+        "transform): the share of its time at f_max that scales with 1 / f. A compute-bound op's "
+        "alpha is 1; an op between the two has alpha = max(compute time / roofline time, this).")
+
+
+class HopeAcceleratorParams(CostParams):
+    """``accelerators[].hope``: HOPE's cost model for a GPU: op kinds it runs poorly, and the cost
+    of handing a tensor between it and a CPU cluster, C = sync + copy + layout transform (HOPE
+    digest §5.2, §5.5)."""
+
+    readers: ClassVar[tuple[str, ...]] = ("hope",)
+
+    dw_efficiency: OptFraction = Field(
+        default=None, description="Fraction of peak_GMACps a depthwise convolution sustains on this "
+        "accelerator (default: roofline.efficiency).")
+    sync_us: Overhead_us = Field(
+        default=0.0, description="Fixed cost of one hand-off to or from a CPU cluster (map/unmap the "
+        "buffer, wait for the event), us.")
+    zero_copy: bool = Field(
+        default=True, description="Buffers shared with the CPU (CL_MEM_ALLOC_HOST_PTR + "
+        "clEnqueueMapBuffer, HOPE §4.4): no copy, only the layout transform.")
+    copy_GBps: OptBandwidth_GBps = Field(
+        default=None, description="Copy rate of a hand-off when zero_copy is false, GB/s (default: the "
+        "memory's bandwidth).")
+    layout_GBps: OptBandwidth_GBps = Field(
+        default=None, description="Rate of the layout transform of a hand-off (MNN: NC4HW4 on the CPU, "
+        "an OpenCL image on the GPU), done by the CPU at its maximum frequency, GB/s of tensor; slower "
+        "CPU clocks scale it by the core type's hope.alpha_memory (default: no transform).")
+
+
 class RooflineAcceleratorParams(CostParams):
     """``accelerators[].roofline``: the roofline model's fitted terms of an accelerator."""
 
@@ -202,6 +249,100 @@ class RooflineAcceleratorParams(CostParams):
     efficiency: Fraction = Field(
         default=1.0, description="Fraction of peak_GMACps sustained.")
     op_overhead_us: Overhead_us = Field(default=0.0, description="Fixed cost per op (kernel launch), us.")
+
+
+class PimCpuParams(CostParams):
+    """``core_types[].pim``: the CPU side of the PIM paper's per-op model (:class:`hetsim.cost.pim.PimCostModel`,
+    seed 003, docs/papers/pim.md). A one-core EP is the paper's CPU_S (ONNX Runtime kernels run
+    serially); an EP of more cores is CPU_P (its thread-parallel kernels, for the op types in
+    ``parallel_op_types`` only)."""
+
+    readers: ClassVar[tuple[str, ...]] = ("pim",)
+
+    op_overhead_us: Overhead_us = Field(
+        default=0.0, description="Fixed cost of every ONNX Runtime node on the CPU (kernel dispatch), us; "
+        "all that a view or shape node costs.")
+    elementwise_ns: PosPerUnit_ns = Field(
+        default=1.0, description="One core's time per output element of an element-wise op (add, sub, mul; "
+        "copies per element moved; reductions per element read), ns.")
+    function_factor: Factor = Field(
+        default=1.0, description="Element-wise ops that evaluate a function (Div, Pow, Sqrt, Erf, Tanh, "
+        "Exp, Softmax...) take this many times elementwise_ns per element.")
+    matmul_ns_per_weight: PerUnit_ns = Field(
+        default=0.0, description="One core's MatMul/Gemm cost per element of the second operand (the "
+        "weight, loaded once and then reused from cache), ns.")
+    matmul_ns_per_mac: PosPerUnit_ns = Field(
+        default=1.0, description="One core's MatMul/Gemm cost per multiply-accumulate, ns.")
+    parallel_speedup_elementwise: Speedup = Field(
+        default=1.0, description="A multi-core EP divides the per-element part of an element-wise op by "
+        "this (CPU_P's thread-parallel kernels).")
+    parallel_overhead_elementwise_us: Overhead_us = Field(
+        default=0.0, description="Fork/join cost a multi-core EP adds to an element-wise op, us.")
+    parallel_speedup_matmul: Speedup = Field(
+        default=1.0, description="A multi-core EP divides the variable part of a MatMul/Gemm by this.")
+    parallel_overhead_matmul_us: Overhead_us = Field(
+        default=0.0, description="Fork/join cost a multi-core EP adds to a MatMul/Gemm, us.")
+    parallel_op_types: list[str] | None = Field(
+        default=None, description="ONNX op types a multi-core EP runs thread-parallel (any other op is not "
+        "capable there); default: the paper's set (MatMul, Gemm, Add, Sub, Mul, Div: "
+        "hetsim.workload.zoo.transformers.CPU_P_OP_TYPES).")
+    handoff_us: Overhead_us = Field(
+        default=0.0, description="Cost of handing a tensor between two CPU EPs on one memory (CPU_S <-> "
+        "CPU_P: no copy, an optional synchronisation), us.")
+
+
+class PimUnitParams(CostParams):
+    """``accelerators[].pim``: the PIM unit of the PIM paper's model (:class:`hetsim.cost.pim.PimCostModel`):
+    its per-op costs (a MatMul or Gemm streams the weight once per row of the activation at
+    ``peak_GMACps``) and the CPU <-> PIM copy (a CPU-side type conversion, then a DMA over the
+    link at its bandwidth, slower out of the PIM's uncacheable memory)."""
+
+    readers: ClassVar[tuple[str, ...]] = ("pim",)
+
+    op_overhead_us: Overhead_us = Field(default=0.0, description="Fixed cost of every op on the PIM unit, us.")
+    elementwise_ns: PerUnit_ns = Field(
+        default=0.0, description="The PIM unit's time per output element of an element-wise op, ns.")
+    transpose_ns_per_weight: PerUnit_ns = Field(
+        default=0.0, description="Extra cost of a Gemm whose weight must be transposed first ((p,q)x(r,q)^T, "
+        "Table 2 Gemm (2)), per weight element, ns.")
+    wire_bytes_per_element: ElementBytes = Field(
+        default=2.0, description="Bytes per element the DMA moves after the type conversion (bfloat16: 2).")
+    host_bytes_per_element: ElementBytes = Field(
+        default=4.0, description="Bytes per element of a tensor on the CPU side (float32: 4).")
+    conversion_ns_per_element: PerUnit_ns = Field(
+        default=0.0, description="CPU time of the fp32 <-> bf16 conversion per element, either direction, ns.")
+    uncacheable_read_ns_per_byte: PerUnit_ns = Field(
+        default=0.0, description="Extra DMA time per wire byte of a PIM -> CPU copy, which reads the PIM's "
+        "uncacheable memory (a CPU -> PIM copy reads cacheable memory at the link's bandwidth), ns.")
+    copy_setup_us: Overhead_us = Field(default=0.0, description="Fixed cost of every CPU <-> PIM copy, us.")
+
+
+class NcnnParams(CostParams):
+    """``core_types[].ncnn`` / ``accelerators[].ncnn``: what the ncnn runtime model of the hybrid
+    partitioning reproduction (:class:`hetsim.cost.nsga2.NcnnCostModel`: the Jetson cluster that
+    AutoDiCE deploys on, seed 004) reads on top of the roofline block: Winograd convolutions, the
+    runtime's own memory, and the power drawn by kind of work."""
+
+    readers: ClassVar[tuple[str, ...]] = ("ncnn",)
+
+    winograd_efficiency: OptFraction = Field(
+        default=None, description="Fraction of the peak MAC rate a Winograd convolution's batched GEMMs "
+        "sustain on its reduced MACs. None: every convolution runs as im2col + GEMM.")
+    winograd_tile: WinogradTile = Field(
+        default=6, description="Output tile m of Winograd F(m x m, 3 x 3): a 3x3 convolution costs "
+        "(m+2)^2 / (9 m^2) of its direct MACs (F(6,3): 0.198).")
+    winograd_min_channels: Count = Field(
+        default=16, description="A 3x3 stride-1 ungrouped convolution with at least this many input and "
+        "output channels runs as Winograd.")
+    runtime_MiB: Memory_MiB = Field(
+        default=0.0, description="Memory the runtime process holds besides tensors and weights (libraries, "
+        "MPI, allocator pools, a GPU context), MiB.")
+    memory_bound_W: OptPower_W = Field(
+        default=None, description="Power of the whole place while it runs a memory-bound op, W (default: "
+        "its active power).")
+    comm_W: OptPower_W = Field(
+        default=None, description="Power of the whole place while it is blocked in a send or receive, W "
+        "(MPI busy-polls; default: memory_bound_W).")
 
 
 def cost_blocks(owner: type[BaseModel]) -> dict[str, type[CostParams]]:
@@ -246,6 +387,12 @@ class CoreType(_Strict):
         "(also read by the Pipe-it ground truth).")
     pipeit: PipeitCoreParams = Field(
         default_factory=PipeitCoreParams, description="Parameters only the Pipe-it ground truth reads.")
+    pim: PimCpuParams = Field(
+        default_factory=PimCpuParams, description="Parameters of the PIM paper's cost model (CPU side).")
+    hope: HopeCoreParams = Field(
+        default_factory=HopeCoreParams, description="Parameters HOPE's cost model adds (frequency scaling).")
+    ncnn: NcnnParams = Field(
+        default_factory=NcnnParams, description="Parameters of the ncnn runtime model (seed 004).")
 
     @model_validator(mode="before")
     @classmethod
@@ -344,6 +491,14 @@ class Accelerator(_Strict):
     # Cost-model blocks (see CostParams).
     roofline: RooflineAcceleratorParams = Field(
         default_factory=RooflineAcceleratorParams, description="Parameters of the roofline cost model.")
+    pim: PimUnitParams = Field(
+        default_factory=PimUnitParams, description="Parameters of the PIM paper's cost model (the PIM unit "
+        "and its copies).")
+    hope: HopeAcceleratorParams = Field(
+        default_factory=HopeAcceleratorParams, description="Parameters HOPE's cost model adds "
+        "(depthwise efficiency, hand-off costs).")
+    ncnn: NcnnParams = Field(
+        default_factory=NcnnParams, description="Parameters of the ncnn runtime model (seed 004).")
 
     @model_validator(mode="before")
     @classmethod
@@ -375,8 +530,11 @@ class Accelerator(_Strict):
 
 class Link(_Strict):
     """An interconnect (CCI, network-on-package, PCIe, Ethernet) joining clusters, accelerators or
-    devices. Every pair of its endpoints talks through it; its bandwidth is shared by the transfers
-    active on it."""
+    devices. Every pair of its endpoints talks through it. A plain link is one medium whose
+    bandwidth is shared by every transfer active on it (a bus). A ``switched`` link is a switch
+    with one full-duplex port per endpoint (an Ethernet switch and the boards' NICs): each port
+    sends and receives at ``bandwidth_GBps`` on its own, so a transfer shares only its sender's
+    send side and its receiver's receive side (a non-blocking switch fabric)."""
 
     name: Name = Field(description="Link name (addressable by --set links.<name>.<field>).")
     kind: str = Field("bus", description="Free text: CCI, network-on-package, PCIe, Ethernet, ...")
@@ -385,6 +543,9 @@ class Link(_Strict):
     bandwidth_GBps: Bandwidth_GBps = Field(description="Bandwidth shared by the transfers active on the link, GB/s.")
     latency_ns: Latency_ns = Field(0.0, description="Fixed latency of every transfer, ns.")
     energy_pJ_per_byte: Energy_pJ_per_byte = Field(0.0, description="Energy per byte moved, pJ/B.")
+    switched: bool = Field(
+        False, description="A switch with one full-duplex port per endpoint: each port's send and "
+        "receive side is a bandwidth server of its own (default: one shared medium).")
 
 
 class Device(_Strict):
@@ -401,6 +562,28 @@ class Power(_Strict):
     coherence_W: Power_W = Field(
         0.0, description="Extra power while two clusters work at the same time and keep each other coherent "
         "(snoops over the CCI, the DRAM traffic they cause), W. Pipe-it Table VIII.")
+
+
+#: The cost models a platform may name as the one its numbers are for (``runtime.cost_model``).
+COST_MODELS = ("roofline", "hope", "pim", "ncnn")
+
+
+class Runtime(_Strict):
+    """How the platform's software runs a network: the cost model its parameter blocks are fitted
+    for, and how the one DAG engine executes a placement by default (:class:`hetsim.evaluate.DagOptions`).
+    The PIM paper's ONNX Runtime runs one node at a time, copies before the node that needs them,
+    one copy per tensor and memory space: ``{cost_model: pim, serial: true, residency: memory}``."""
+
+    cost_model: Literal["roofline", "hope", "pim", "ncnn"] = Field(
+        default="roofline", description="The cost model hetsim uses by default on this platform.")
+    serial: bool = Field(default=False, description="DAG placements run one task at a time (ops and copies).")
+    caching: bool = Field(default=True, description="A copied tensor is reused by every consumer where it landed.")
+    residency: Literal["ep", "memory"] = Field(
+        default="ep", description="Where a copy lands: on its destination EP, or in its memory space (EPs "
+        "sharing a memory read one copy and never copy between themselves).")
+    comm: Literal["free", "consumer", "copy", "mpi"] = Field(
+        default="free", description="Which lane a copy holds (none, the consumer's EP, a copy lane, both "
+        "ends: a blocking MPI send/receive).")
 
 
 class Platform(_Strict):
@@ -422,6 +605,8 @@ class Platform(_Strict):
         default_factory=dict,
         description="Named DVFS settings: preset -> {cluster: level}. E.g. Pipe-search's governors.")
     power: Power | None = Field(None, description="Board power (static, coherence); none: 0.")
+    runtime: Runtime = Field(default_factory=Runtime, description="The software that runs networks: "
+                             "default cost model and DAG execution.")
 
     _topology: object = PrivateAttr(default=None)
 

@@ -111,3 +111,106 @@ class BandwidthServer:
             self.flows.remove(f)
             f.event.succeed()
         self._reschedule()
+
+
+class FlowNetwork:
+    """Bandwidth servers whose flows may hold several servers at once (a transfer through a
+    switch holds its sender's send port and its receiver's receive port), shared max-min fairly
+    across the whole network by progressive filling: all flows' rates rise together until a
+    server is full or a flow reaches its cap, those flows are frozen, and the rest go on rising.
+    With one server per flow this is :class:`BandwidthServer`'s water-filling.
+
+        >>> net = FlowNetwork(env); net.add("eth:a>", 0.1e9); net.add("eth:>b", 0.1e9)
+        >>> done = net.transfer(1e6, ["eth:a>", "eth:>b"])   # 10 ms alone
+    """
+
+    def __init__(self, env: simpy.Environment):
+        self.env = env
+        self.capacity: dict[str, float] = {}
+        self.flows: list[tuple[_Flow, tuple[str, ...]]] = []
+        self.bytes_moved: dict[str, float] = {}
+        self._last = 0.0
+        self._generation = 0
+
+    def add(self, name: str, bandwidth_Bps: float) -> None:
+        """Declare a server (declaring one twice keeps the first bandwidth)."""
+        if bandwidth_Bps <= 0:
+            raise ValueError("bandwidth must be positive")
+        self.capacity.setdefault(name, float(bandwidth_Bps))
+
+    def transfer(self, nbytes: float, servers, cap_Bps: float = math.inf) -> simpy.Event:
+        """Start a flow of ``nbytes`` through every server named in ``servers``."""
+        event = self.env.event()
+        names = tuple(servers)
+        if not names:
+            raise ValueError("a flow needs at least one server")
+        if nbytes <= 0:
+            event.succeed()
+            return event
+        unknown = [n for n in names if n not in self.capacity]
+        if unknown:
+            raise KeyError(f"unknown server {unknown[0]!r}")
+        self._advance()
+        self.flows.append((_Flow(float(nbytes), cap_Bps, event), names))
+        for n in names:
+            self.bytes_moved[n] = self.bytes_moved.get(n, 0.0) + nbytes
+        self._reschedule()
+        return event
+
+    # -- internals --------------------------------------------------------------------------
+    def _advance(self) -> None:
+        dt = self.env.now - self._last
+        if dt > 0:
+            for f, _ in self.flows:
+                f.remaining -= f.rate * dt
+        self._last = self.env.now
+
+    def _share(self) -> None:
+        left = dict(self.capacity)
+        active = list(range(len(self.flows)))
+        level = 0.0
+        while active:
+            users: dict[str, int] = {}
+            for i in active:
+                for n in self.flows[i][1]:
+                    users[n] = users.get(n, 0) + 1
+            step = min((left[n] / k for n, k in users.items()), default=math.inf)
+            step = min(step, min(self.flows[i][0].cap - level for i in active))
+            level += step
+            for n, k in users.items():
+                left[n] -= step * k
+            full = {n for n in users if left[n] <= 1e-9 * self.capacity[n]}
+            still = []
+            for i in active:
+                f, names = self.flows[i]
+                if f.cap <= level * (1 + 1e-12) or any(n in full for n in names):
+                    f.rate = level
+                else:
+                    still.append(i)
+            if len(still) == len(active):   # nothing froze (float residue): freeze them all
+                for i in still:
+                    self.flows[i][0].rate = level
+                break
+            active = still
+
+    def _reschedule(self) -> None:
+        self._share()
+        self._generation += 1
+        if not self.flows:
+            return
+        dt = min(max(f.remaining, 0.0) / f.rate for f, _ in self.flows)
+        timer = self.env.timeout(dt)
+        generation = self._generation
+        timer.callbacks.append(lambda _ev: self._on_timer(generation))
+
+    def _on_timer(self, generation: int) -> None:
+        if generation != self._generation:
+            return
+        self._advance()
+        done = [x for x in self.flows if x[0].remaining <= _REL_EPS * x[0].size]
+        if not done:
+            done = [min(self.flows, key=lambda x: x[0].remaining / x[0].rate)]
+        for x in done:
+            self.flows.remove(x)
+            x[0].event.succeed()
+        self._reschedule()

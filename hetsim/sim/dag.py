@@ -8,7 +8,9 @@ and noise, equals :func:`~hetsim.sim.tasks.list_schedule` exactly. With several 
 ``in_flight`` frames are inside the platform at once.
 
 With contention on, a compute task's roofline part is a fluid flow on its EP's memory and a
-transfer a flow on its route's narrowest link.
+transfer a flow through every bandwidth server of its route at once (a plain link, or a switch's
+send and receive ports), shared max-min fairly (:class:`~hetsim.sim.bandwidth.FlowNetwork`).
+A transfer that holds two lanes (``comm="mpi"``) starts when both lanes have reached it.
 """
 
 from __future__ import annotations
@@ -29,9 +31,9 @@ from hetsim.metrics import (
 )
 from hetsim.options import RunOptions
 from hetsim.power import energy_J
-from hetsim.sim.bandwidth import BandwidthServer
+from hetsim.sim.bandwidth import BandwidthServer, FlowNetwork
 from hetsim.sim.noise import lognormal_factors
-from hetsim.sim.tasks import Task, TaskGraph, ep_peak_memory, ep_units
+from hetsim.sim.tasks import Task, TaskGraph, ep_peak_memory, ep_units, task_time_s
 
 
 @dataclass
@@ -60,15 +62,21 @@ def run_dag(platform, tg: TaskGraph, options: RunOptions, progress=None) -> DagR
     n = len(tasks)
     noise = lognormal_factors(rng, options.noise_sigma, (frames, n))
     memories: dict[str, BandwidthServer] = {}
-    links: dict[str, BandwidthServer] = {}
+    network: FlowNetwork | None = None
     if options.contention:
+        network = FlowNetwork(env)
         for t in tasks:
             if t.ep is not None and t.ep.memory not in memories:
                 memories[t.ep.memory] = BandwidthServer.for_memory(env, platform.memory(t.ep.memory))
-        links = {lk.name: BandwidthServer(env, lk.bandwidth_GBps * 1e9, lk.name) for lk in platform.links}
+            if t.route is not None and not t.measured:
+                for name, bw in t.route.servers:
+                    network.add(name, bw)
 
     step = max(1, frames // 200)
     finished = [[env.event() for _ in range(n)] for _ in range(frames)]
+    # A task holding several lanes (an MPI transfer) runs once every lane has reached it.
+    reached = {t.index: [[env.event() for _ in t.also] for _ in range(frames)]
+               for t in tasks if t.also}
     admitted = [env.event() for _ in range(frames)]
     start, end = np.zeros((frames, n)), np.zeros((frames, n))
     arrival, done = np.zeros(frames), np.zeros(frames)
@@ -89,24 +97,29 @@ def run_dag(platform, tg: TaskGraph, options: RunOptions, progress=None) -> DagR
                 if d.busy_s > 0:
                     yield mem.transfer(d.bytes_, d.bytes_ / d.busy_s / scale)
         else:
-            link = (links.get(t.route.bottleneck) if t.route is not None and t.route.bottleneck
-                    and not t.measured else None)
-            if link is None:
+            servers = (t.route.servers if network is not None and t.route is not None
+                       and not t.measured else ())
+            if not servers:
                 yield env.timeout(t.transfer_s)
             else:
+                assert network is not None and t.route is not None
                 yield env.timeout(t.fixed_s)
-                yield link.transfer(t.nbytes, t.route.bandwidth_Bps)  # type: ignore[union-attr]
+                yield network.transfer(t.nbytes, [name for name, _ in servers], t.route.bandwidth_Bps)
         end[f, t.index] = env.now
         finished[f][t.index].succeed()
 
     def waits(t: Task, f: int):
         return [admitted[f]] + [finished[f][d] for d in t.deps]
 
-    def lane_proc(order: list[int]):
+    def lane_proc(lane: str, order: list[int]):
         for f in range(frames):
             for i in order:
                 t = tasks[i]
-                yield env.all_of(waits(t, f))
+                if t.also and lane != t.lane:   # another lane of an MPI transfer: wait for it
+                    reached[i][f][t.also.index(lane)].succeed()
+                    yield finished[f][i]
+                    continue
+                yield env.all_of(waits(t, f) + (reached[i][f] if t.also else []))
                 yield from execute(t, f)
 
     def free_task(t: Task, f: int):
@@ -127,8 +140,8 @@ def run_dag(platform, tg: TaskGraph, options: RunOptions, progress=None) -> DagR
             progress(f + 1)   # a plain call, no event: the bar does not change the run
 
     env.process(admit())
-    for order in tg.lanes.values():
-        env.process(lane_proc(order))
+    for lane, order in tg.lanes.items():
+        env.process(lane_proc(lane, order))
     for t in tasks:
         if t.lane is None:
             for f in range(frames):
@@ -163,4 +176,5 @@ def dag_metrics(platform, workload, mapping, run: DagRun, options: RunOptions,
         contention=options.contention, seed=options.seed, core_busy_s=by_place, coherent_s=coherent,
         link_bytes=link_bytes,
         ep_peak_memory_bytes=ep_peak_memory(tg, run.start[0] - run.arrival[0], run.end[0] - run.arrival[0]),
+        task_time_s={k: v / frames for k, v in task_time_s(tg, durations).items()},
     )

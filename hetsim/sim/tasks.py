@@ -11,9 +11,29 @@ Each task may hold a *lane*, an exclusive resource that runs its tasks one at a 
 order: every EP is a lane running its compute tasks in the plan's order (default: the workload's
 topological order); a transfer holds no lane by default (``comm="free"``: it overlaps with
 everything, as a DMA does), the consumer's EP (``comm="consumer"``: HOPE charges a communication
-operator to the device that needs the data), or a copy lane per destination (``comm="copy"``).
-With ``serial=True`` every task shares one lane (the PIM paper's executor: one op at a time, copies
-before the op that needs them, nothing overlaps).
+operator to the device that needs the data), a copy lane per destination (``comm="copy"``), or
+both the sender's and the receiver's EP (``comm="mpi"``: a blocking MPI send/receive, AutoDiCE's
+runtime; the transfer starts when both ranks reach it in their program order, a rendezvous, and
+holds both until the last byte lands). With ``serial=True`` every task shares one lane (the PIM
+paper's executor: one op at a time, copies before the op that needs them, nothing overlaps);
+``overlap=True`` then moves the copies to one DMA lane of their own, so that they overlap the
+computation (a what-if the paper does not run).
+
+Where a copied tensor resides (``residency``): on its destination EP (``"ep"``, HOPE's per-device
+caching), or in the destination's memory space (``"memory"``: EPs that share a memory read one copy,
+and a tensor never moves between two EPs of one memory; the PIM paper's CPU_S and CPU_P share the
+cacheable memory).
+
+A split op's shares each run after their inputs reach their EP (the full input goes to every
+share, LOP's IS x N of Savva's eq. 4.3); each slice then travels to the op's home EP (with
+``comm="mpi"`` only after every share: the home rank computes its own share before it receives,
+AutoDiCE's program order) and the gather there (the concat) joins them. A network input that
+the placement locates on an EP (``Placement.inputs``) is sent from there to every other EP that
+reads it; otherwise every op reads it where it runs, at no cost.
+
+A *sequential* placement (MOSAIC's slices, μLayer's layers) runs one op at a time, in the same
+global order, but each op's tasks keep their lanes: every task of an op waits for the op before it
+to finish (its output gathered), and the shares of a split op run in parallel on their EPs.
 
 :func:`list_schedule` gives the closed form: each task starts when its inputs are done and its
 lane is free. The DES (:mod:`hetsim.sim.dag`) runs the same tasks and, without contention and
@@ -35,8 +55,12 @@ from hetsim.errors import HetsimError
 from hetsim.mapping import Placement
 from hetsim.platform import ExecutionPlace, Route
 
-Comm = Literal["free", "consumer", "copy"]
-COMM_MODES = ("free", "consumer", "copy")
+Comm = Literal["free", "consumer", "copy", "mpi"]
+COMM_MODES = ("free", "consumer", "copy", "mpi")
+Residency = Literal["ep", "memory"]
+RESIDENCIES = ("ep", "memory")
+#: The lane of copies with ``serial=True, overlap=True``.
+DMA_LANE = "dma"
 
 
 @dataclass
@@ -48,6 +72,8 @@ class Task:
     deps: tuple[int, ...]
     ep: ExecutionPlace | None = None        # compute: where it runs
     dst: ExecutionPlace | None = None       # transfer: where the bytes land
+    src: ExecutionPlace | None = None       # transfer: where the bytes come from
+    also: tuple[str, ...] = ()              # lanes held besides ``lane`` (comm="mpi": the sender's)
     out_bytes: float = 0.0                  # bytes of the buffer it fills (output, slice, copy)
     weight_bytes: float = 0.0               # compute: parameters it reads
     work_bytes: float = 0.0                 # compute: transient working memory (im2col)
@@ -64,6 +90,11 @@ class Task:
         if self.kind == "compute":
             return self.demand.time_s if self.demand is not None else 0.0
         return self.transfer_s
+
+    @property
+    def lanes(self) -> tuple[str, ...]:
+        """Every lane the task holds (none, one, or the receiver's and sender's for MPI)."""
+        return ((self.lane,) if self.lane is not None else ()) + self.also
 
     @property
     def fixed_s(self) -> float:
@@ -90,10 +121,15 @@ class TaskGraph:
 
 def build_tasks(platform, workload, placement: Placement, cost: CostModel,
                 state: DvfsState | None = None, comm: Comm = "free", caching: bool = True,
-                serial: bool = False) -> TaskGraph:
+                serial: bool = False, residency: Residency = "ep", overlap: bool = False) -> TaskGraph:
     """Expand ``placement`` into the task graph of one frame (see the module docstring)."""
     if comm not in COMM_MODES:
         raise HetsimError(f"comm={comm!r}: allowed: {', '.join(COMM_MODES)}")
+    if residency not in RESIDENCIES:
+        raise HetsimError(f"residency={residency!r}: allowed: {', '.join(RESIDENCIES)}")
+    if overlap and not serial:
+        raise HetsimError("overlap=True moves the copies of the serial executor to a DMA lane; allowed: "
+                          "with serial=True only (without it, comm='copy' gives copy lanes)")
     g = workload.graph
     tasks: list[Task] = []
     produced: dict[str, tuple[int, ExecutionPlace]] = {}   # op -> (task that makes its output, EP)
@@ -106,25 +142,58 @@ def build_tasks(platform, workload, placement: Placement, cost: CostModel,
         of_op.setdefault(kw["op"], []).append(t.index)
         return t.index
 
-    def fetch(tensor: str, dst: ExecutionPlace, consumer: str) -> int:
-        """The task after which ``tensor`` is available on ``dst`` (adding its transfer: the cost
-        model prices it, so a model can charge synchronisation or layout conversion even where
-        the EPs share a memory)."""
-        src_task, src = produced[tensor]
-        nbytes = g.nodes[tensor]["op"].output_bytes
+    barrier: list[int] = []   # sequential: the final task of the op before (every task waits for it)
+
+    def move(name: str, src_task: int | None, src: ExecutionPlace, dst: ExecutionPlace, nbytes: float,
+             consumer: str, key: tuple[str, str] | None, sequenced: bool = True,
+             slice_: bool = False) -> int | None:
+        """The task after which ``nbytes`` made by ``src_task`` on ``src`` are on ``dst`` (adding
+        their transfer, once per ``key`` when given: the cost model prices it, so a model can
+        charge synchronisation or layout conversion even where the EPs share a memory)."""
         if nbytes <= 0 or src.name == dst.name:
             return src_task
-        measured = cost.measured_transfer_s(nbytes, src, dst)
+        if residency == "memory" and src.memory == dst.memory:
+            return src_task                      # already in the memory the consumer reads
+        if key is not None and key in cached:
+            return cached[key]
+        # A split op's slice is priced by the links (a measured copy table holds whole tensors).
+        measured = None if slice_ else cost.measured_transfer_s(nbytes, src, dst)
         seconds = measured if measured is not None else cost.transfer_time(nbytes, src, dst)
         if seconds <= 0:
             return src_task
-        key = (tensor, dst.name if caching else f"{dst.name}/{consumer}")
-        if key not in cached:
-            cached[key] = add("transfer", f"{tensor}->{dst.name}", _comm_lane(comm, dst), [src_task],
-                              route=platform.route(src, dst), nbytes=float(nbytes), transfer_s=seconds,
-                              measured=measured is not None, op=consumer, dst=dst,
-                              out_bytes=float(nbytes))
-        return cached[key]
+        lane, also = _comm_lanes(comm, src, dst)
+        deps = [] if src_task is None else [src_task]
+        i = add("transfer", name, lane, _union(deps, barrier) if sequenced else deps,
+                route=platform.route(src, dst), nbytes=float(nbytes), transfer_s=seconds,
+                measured=measured is not None, op=consumer, dst=dst, src=src, also=also,
+                out_bytes=float(nbytes))
+        if key is not None:
+            cached[key] = i
+        return i
+
+    def cache_key(tensor: str, dst: ExecutionPlace, consumer: str) -> tuple[str, str]:
+        """One copy per destination EP (or memory space), or per consumer without caching."""
+        where = dst.memory if residency == "memory" else dst.name
+        return (tensor, where if caching else f"{where}/{consumer}")
+
+    def fetch(tensor: str, dst: ExecutionPlace, consumer: str) -> int | None:
+        """The task after which ``tensor`` (an op's output) is available on ``dst``."""
+        src_task, src = produced[tensor]
+        key = cache_key(tensor, dst, consumer)
+        return move(f"{tensor}->{dst.name}", src_task, src, dst, g.nodes[tensor]["op"].output_bytes,
+                    consumer, key)
+
+    def inputs_of(op, dst: ExecutionPlace) -> list[int]:
+        """The tasks ``op`` waits for on ``dst``: its producers' outputs, and the network inputs
+        the placement locates elsewhere."""
+        deps = [fetch(p, dst, op.name) for p in g.predecessors(op.name)]
+        for name in workload.net_inputs_of(op):
+            where = placement.inputs.get(name)
+            if where is not None:
+                key = cache_key(f"input:{name}", dst, op.name)
+                deps.append(move(f"{name}->{dst.name}", None, where, dst, _input_bytes(workload, name),
+                                 op.name, key))
+        return [d for d in deps if d is not None]
 
     # Tasks are made in the order the lanes will run them, so that a tensor cached on an EP is
     # fetched before the first of its consumers there.
@@ -133,52 +202,72 @@ def build_tasks(platform, workload, placement: Placement, cost: CostModel,
         shares = placement.splits.get(op.name)
         home = placement.ep_of[op.name]
         if shares is None:
-            deps = [fetch(p, home, op.name) for p in g.predecessors(op.name)]
-            i = add("compute", op.name, home.name, deps, ep=home, demand=cost.op_demand(op, home, state),
-                    op=op.name, out_bytes=float(op.output_bytes), weight_bytes=float(op.weight_bytes),
-                    work_bytes=float(op.im2col_bytes))
+            i = add("compute", op.name, home.name, _union(inputs_of(op, home), barrier), ep=home,
+                    demand=cost.op_demand(op, home, state), op=op.name, out_bytes=float(op.output_bytes),
+                    weight_bytes=float(op.weight_bytes), work_bytes=float(op.im2col_bytes))
             produced[op.name] = (i, home)
+            if placement.sequential:
+                barrier[:] = [i]
             continue
         # A split op: each share computes its slice of the output channels on its EP; the home EP
-        # gathers the slices (the concat of AutoDiCE / μLayer) before any consumer reads them.
-        parts = []
+        # computes its own share first, then gathers the slices (the concat of AutoDiCE / μLayer)
+        # before any consumer reads them.
+        made = []
         for s in shares:
-            deps = [fetch(p, s.ep, op.name) for p in g.predecessors(op.name)]
-            i = add("compute", f"{op.name}@{s.ep.name}", s.ep.name, deps, ep=s.ep,
+            i = add("compute", f"{op.name}@{s.ep.name}", s.ep.name, _union(inputs_of(op, s.ep), barrier), ep=s.ep,
                     demand=cost.share_demand(op, s.ep, s.fraction, state), op=op.name,
                     out_bytes=op.output_bytes * s.fraction, weight_bytes=op.weight_bytes * s.fraction,
                     work_bytes=op.im2col_bytes * s.fraction)
-            nbytes = op.output_bytes * s.fraction
-            seconds = cost.transfer_time(nbytes, s.ep, home) if s.ep.name != home.name else 0.0
-            if seconds > 0:
-                parts.append(add("transfer", f"{op.name}@{s.ep.name}->{home.name}", _comm_lane(comm, home),
-                                 [i], route=platform.route(s.ep, home), nbytes=float(nbytes),
-                                 transfer_s=seconds, op=op.name, dst=home, out_bytes=float(nbytes)))
-            else:
-                parts.append(i)
-        k = add("compute", f"{op.name}:gather", home.name, parts, ep=home,
+            made.append((s, i))
+            if comm != "mpi":   # each slice leaves as soon as its share is done
+                made[-1] = (s, move(f"{op.name}@{s.ep.name}->{home.name}", i, s.ep, home,
+                                    op.output_bytes * s.fraction, op.name, None, sequenced=False, slice_=True))
+        if comm == "mpi":
+            # AutoDiCE's ranks: the Concat's rank computes its own share, then receives the slices.
+            made = [(s, move(f"{op.name}@{s.ep.name}->{home.name}", i, s.ep, home, op.output_bytes * s.fraction,
+                             op.name, None, sequenced=False, slice_=True)) for s, i in made]
+        k = add("compute", f"{op.name}:gather", home.name, [i for _, i in made if i is not None], ep=home,
                 demand=cost.gather_demand(op, home, state), op=op.name, out_bytes=float(op.output_bytes))
         produced[op.name] = (k, home)
+        if placement.sequential:
+            barrier[:] = [k]
+
+    def serial_lane(t: Task) -> str:
+        return DMA_LANE if overlap and t.kind == "transfer" else "serial"
 
     lanes: dict[str, list[int]] = {}
     for name in op_order:
         for i in of_op.get(name, ()):
-            lane = "serial" if serial else tasks[i].lane
-            if lane is not None:
+            for lane in (serial_lane(tasks[i]),) if serial else tasks[i].lanes:
                 lanes.setdefault(lane, []).append(i)
     sinks = tuple(produced[op.name][0] for op in workload.ops if g.out_degree(op.name) == 0)
     if serial:
         for t in tasks:
-            t.lane = "serial"
+            t.lane, t.also = serial_lane(t), ()
     return TaskGraph(tasks, lanes, sinks)
 
 
-def _comm_lane(comm: Comm, dst: ExecutionPlace) -> str | None:
+def _union(deps: list[int], extra: list[int]) -> list[int]:
+    """``deps`` plus the tasks of ``extra`` it lacks (a dependency is listed once)."""
+    return deps + [d for d in extra if d not in deps]
+
+
+def _comm_lanes(comm: Comm, src: ExecutionPlace, dst: ExecutionPlace) -> tuple[str | None, tuple[str, ...]]:
+    """The lane a transfer holds, and the other lanes it holds at the same time."""
     if comm == "consumer":
-        return dst.name
+        return dst.name, ()
     if comm == "copy":
-        return f"copy->{dst.name}"
-    return None
+        return f"copy->{dst.name}", ()
+    if comm == "mpi":
+        return dst.name, (src.name,)
+    return None, ()
+
+
+def _input_bytes(workload, name: str) -> float:
+    try:
+        return float(workload.inputs[name].bytes_)
+    except KeyError:
+        raise HetsimError(f"{workload.name} has no network input {name!r}") from None
 
 
 def _op_order(workload, placement: Placement, serial: bool) -> list[str]:
@@ -219,11 +308,11 @@ def list_schedule(tg: TaskGraph) -> tuple[np.ndarray, np.ndarray]:
         i = heapq.heappop(ready)
         t = tg.tasks[i]
         s = max((finish[d] for d in t.deps), default=0.0)
-        if t.lane is not None:
-            s = max(s, lane_free.get(t.lane, 0.0))
+        for lane in t.lanes:
+            s = max(s, lane_free.get(lane, 0.0))
         start[i], finish[i] = s, s + t.time_s
-        if t.lane is not None:
-            lane_free[t.lane] = finish[i]
+        for lane in t.lanes:
+            lane_free[lane] = finish[i]
         done += 1
         for j in succ[i]:
             indeg[j] -= 1
@@ -244,15 +333,14 @@ def lane_busy_s(tg: TaskGraph) -> dict[str, float]:
 
 def ep_units(tg: TaskGraph, durations: Sequence[float]) -> list[tuple[ExecutionPlace, float]]:
     """(EP, busy s) per EP of a frame's tasks: its compute tasks, and the transfers charged to it
-    (``comm="consumer"``), which keep its cores busy."""
+    (``comm="consumer"``; both ends with ``comm="mpi"``), which keep its cores busy."""
     by_name: dict[str, tuple[ExecutionPlace, float]] = {}
     eps = {t.ep.name: t.ep for t in tg.tasks if t.ep is not None}
     for t in tg.tasks:
-        name = t.ep.name if t.ep is not None else (t.lane if t.lane in eps else None)
-        if name is None:
-            continue
-        ep, b = by_name.get(name, (eps[name], 0.0))
-        by_name[name] = (ep, b + float(durations[t.index]))
+        names = [t.ep.name] if t.ep is not None else [lane for lane in t.lanes if lane in eps]
+        for name in names:
+            ep, b = by_name.get(name, (eps[name], 0.0))
+            by_name[name] = (ep, b + float(durations[t.index]))
     return list(by_name.values())
 
 
@@ -296,3 +384,12 @@ def ep_peak_memory(tg: TaskGraph, start: Sequence[float] | np.ndarray, end: Sequ
             top = max(top, level)
         peak[name] = top + resident.get(name, 0.0)
     return peak
+
+
+def task_time_s(tg: TaskGraph, durations: Sequence[float] | np.ndarray | None = None) -> dict[str, float]:
+    """Time spent in compute tasks and in transfer tasks (uncontended, or the given ``durations``
+    per task): with the serial executor, latency = compute + transfer (the PIM paper's Fig. 11)."""
+    out = {"compute": 0.0, "transfer": 0.0}
+    for t in tg.tasks:
+        out[t.kind] += float(durations[t.index]) if durations is not None else t.time_s
+    return out

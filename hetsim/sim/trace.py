@@ -75,14 +75,11 @@ def stage_layers(pipe, workload, cost, state=None) -> dict[str, list[tuple[str, 
     return out
 
 
-def plot_gantt(intervals: list[Interval], path=None, title: str = "", max_frames: int = 12,
-               layers: dict[str, list[tuple[str, float]]] | None = None):
-    """One row per lane, one bar per piece of work, coloured by frame; the first ``max_frames``
-    frames are drawn and the title says how many of how many. ``layers`` (:func:`stage_layers`)
-    divides each compute bar of a lane into its layers, in proportion to their cost-model times
-    [choice: the DES times a stage as a whole; contention stretches its layers alike], with
-    thin separators and, where a layer is wide enough, its number. Written as a PNG to ``path``
-    when given (and the figure closed), else returned (a notebook shows it inline)."""
+def draw_gantt(ax, intervals: list[Interval], title: str = "", max_frames: int = 12,
+               layers: dict[str, list[tuple[str, float]]] | None = None, colour_by: str = "frame") -> None:
+    """Draw the Gantt chart of :func:`plot_gantt` on matplotlib axes ``ax`` (several charts can share
+    a figure). ``colour_by="category"`` colours compute blue and transfers orange instead of by
+    frame (one inference of a DAG plan)."""
     import matplotlib.pyplot as plt
 
     total_frames = len({iv.frame for iv in intervals})
@@ -90,11 +87,12 @@ def plot_gantt(intervals: list[Interval], path=None, title: str = "", max_frames
     n_shown = len({iv.frame for iv in shown})
     lanes = list(dict.fromkeys(iv.lane for iv in intervals))
     cmap = plt.get_cmap("tab20")
-    fig, ax = plt.subplots(figsize=(11, 0.6 * len(lanes) + 1.8))
     span = max((iv.end_s for iv in shown), default=0.0) * 1e3
+    by_frame = colour_by != "category"
     for iv in shown:
         y = lanes.index(iv.lane)
-        colour = cmap(iv.frame % 20)
+        colour: str | tuple[float, ...] = (cmap(iv.frame % 20) if by_frame else
+                                           "tab:orange" if iv.category == "transfer" else "tab:blue")
         hatch = "//" if iv.category == "transfer" else None
         start, width = iv.start_s * 1e3, (iv.end_s - iv.start_s) * 1e3
         ax.broken_barh([(start, width)], (y - 0.4, 0.8), facecolors=colour, edgecolor="black",
@@ -109,16 +107,33 @@ def plot_gantt(intervals: list[Interval], path=None, title: str = "", max_frames
                 if span > 0 and w / span > 0.025:
                     ax.text(x + w / 2, y + 0.25, name, ha="center", va="center", fontsize=5)
                 x += w
-        if iv.category == "compute" and len(shown) <= 80 and width > 0:
+        if by_frame and iv.category == "compute" and len(shown) <= 80 and width > 0:
             ax.text(start + width / 2, y, str(iv.frame), ha="center", va="center", fontsize=7)
     ax.set_yticks(range(len(lanes)), lanes)
     ax.invert_yaxis()
     ax.set_xlabel("time (ms)")
     what = (f"frames 0-{n_shown - 1} of {total_frames}" if n_shown < total_frames
             else f"all {total_frames} frames")
-    legend = "number = frame, hatched = transfer" + (", ticks = layers" if layers else "")
+    legend = (("number = frame, hatched = transfer" if by_frame else "blue = compute, orange hatched = transfer")
+              + (", ticks = layers" if layers else ""))
     ax.set_title(f"{title}\n{what} ({legend})" if title else f"{what} ({legend})", fontsize=10)
     ax.grid(axis="x", alpha=0.3)
+
+
+def plot_gantt(intervals: list[Interval], path=None, title: str = "", max_frames: int = 12,
+               layers: dict[str, list[tuple[str, float]]] | None = None):
+    """One row per lane, one bar per piece of work, coloured by frame; the first ``max_frames``
+    frames are drawn and the title says how many of how many. ``layers`` (:func:`stage_layers`)
+    divides each compute bar of a lane into its layers, in proportion to their cost-model times
+    [choice: the DES times a stage as a whole; contention stretches its layers alike], with
+    thin separators and, where a layer is wide enough, its number. Written as a PNG to ``path``
+    when given (and the figure closed), else returned (a notebook shows it inline).
+    :func:`draw_gantt` draws the same on given axes."""
+    import matplotlib.pyplot as plt
+
+    lanes = list(dict.fromkeys(iv.lane for iv in intervals))
+    fig, ax = plt.subplots(figsize=(11, 0.6 * len(lanes) + 1.8))
+    draw_gantt(ax, intervals, title, max_frames, layers)
     fig.tight_layout()
     if path is None:
         return fig

@@ -84,7 +84,8 @@ def search_path() -> list[Path]:
 
 
 def list_workloads() -> list[str]:
-    """Names of all workloads on the search path, sorted."""
+    """Names of all workloads on the search path, sorted (the zoo's generated networks are
+    listed by :data:`hetsim.workload.zoo.GENERATORS`)."""
     names: set[str] = set()
     for d in search_path():
         names.update(p.stem for p in d.iterdir() if p.suffix in (".yaml", ".yml"))
@@ -103,20 +104,61 @@ def resolve_workload(name_or_path: str | os.PathLike) -> Path:
             if p.is_file():
                 return p
     raise HetsimError(f"unknown workload {text!r}; available: "
-                      f"{', '.join(list_workloads()) or 'none (check $HETSIM_WORKLOADS)'}")
+                      f"{', '.join(list_workloads()) or 'none (check $HETSIM_WORKLOADS)'} "
+                      f"(and the generated networks of hetsim.workload.zoo, '+mnn' for MNN's fusions)")
 
 
 def load_workload(name_or_path: str | os.PathLike) -> Workload:
     """Load a workload by name (``resnet50``, looked up on :func:`search_path`) or by path.
 
     Loaded workloads are cached on (resolved path, mtime), so repeated loads are free and return
-    the same immutable object; editing the file invalidates the entry.
+    the same immutable object; editing the file invalidates the entry. A name no file on the
+    search path has may be a network the zoo generates (:func:`generated_workload`).
     """
-    path = resolve_workload(name_or_path)
+    try:
+        path = resolve_workload(name_or_path)
+    except HetsimError:
+        text = os.fspath(name_or_path)
+        if text.partition("+")[0] in _zoo_names():
+            return generated_workload(text)
+        raise
     if not path.is_file():
         raise HetsimError(f"{path}: no such workload file")
     resolved = path.resolve()
     return _load_file(resolved, resolved.stat().st_mtime_ns)
+
+
+#: Converter passes a generated network's name may ask for after a ``+``: ``nasnet-large+mnn`` is
+#: the zoo's NASNet-Large after MNN's fusions (:func:`hetsim.workload.onnx_fuse.fuse_mnn`), the
+#: graph HOPE schedules.
+ZOO_PASSES = ("mnn",)
+
+
+def _zoo_names() -> frozenset[str]:
+    from hetsim.workload.zoo import GENERATORS
+
+    return frozenset(GENERATORS)
+
+
+@lru_cache(maxsize=32)
+def generated_workload(name: str) -> Workload:
+    """A network of :data:`hetsim.workload.zoo.GENERATORS` as a workload: built, imported from
+    ONNX (:func:`~hetsim.workload.onnx_import.import_onnx`) and cached; ``<name>+mnn`` after MNN's
+    converter fusions. ``load_workload`` falls back to this for names no file has."""
+    from hetsim.workload.onnx_fuse import fuse_mnn
+    from hetsim.workload.onnx_import import import_onnx
+    from hetsim.workload.zoo import GENERATORS
+
+    base, plus, passes = name.partition("+")
+    if base not in GENERATORS:
+        raise HetsimError(f"unknown generated network {base!r}; allowed: {', '.join(sorted(GENERATORS))}")
+    if plus and passes not in ZOO_PASSES:
+        raise HetsimError(f"workload {name!r}: unknown pass {passes!r} after '+'; allowed: "
+                          f"{', '.join(ZOO_PASSES)}")
+    model = GENERATORS[base]()
+    if passes == "mnn":
+        model = fuse_mnn(model)
+    return import_onnx(model, name, source=f"<zoo {name}>").workload
 
 
 @lru_cache(maxsize=64)

@@ -107,6 +107,8 @@ class Workload:
         self.path = path
         self.ops: tuple[Op, ...] = tuple(ops)
         self._by_name = {op.name: op for op in self.ops}
+        #: op name -> its position in ``ops`` (a topological order: the ONNX node order of imports)
+        self.op_index: dict[str, int] = {op.name: i for i, op in enumerate(self.ops)}
         if len(self._by_name) != len(self.ops):
             raise ValueError(f"workload {name}: duplicate op names")
 

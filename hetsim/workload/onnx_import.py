@@ -1027,11 +1027,40 @@ def import_onnx(model: Any, name: str | None = None, *,
         raise HetsimError(f"{src}: a malformed ONNX model: {type(e).__name__}: {_first_line(e)[:160]}") from None
 
 
+def folded_readers(model: Any, workload: Workload) -> dict[str, str]:
+    """The ONNX nodes the import folded into constants (nodes that read only constants, e.g.
+    DenseNet-121's Unsqueeze of Scale's gamma) -> the first op of ``workload`` that reads their
+    output (through other folded nodes), so that a mapping can place every node of the model."""
+    names = {op.name for op in workload.ops}
+    nodes = list(model.graph.node)
+    name_of = [n.name or n.output[0] for n in nodes]
+    readers: dict[str, list[int]] = {}
+    for i, node in enumerate(nodes):
+        for tensor in node.input:
+            readers.setdefault(tensor, []).append(i)
+    out: dict[str, str] = {}
+    for i, node in enumerate(nodes):
+        if name_of[i] in names:
+            continue
+        frontier, seen = list(node.output), set()
+        while frontier:
+            tensor = frontier.pop(0)
+            for j in readers.get(tensor, ()):
+                if name_of[j] in names:
+                    out.setdefault(name_of[i], name_of[j])
+                elif j not in seen:
+                    seen.add(j)
+                    frontier.extend(nodes[j].output)
+            if name_of[i] in out:
+                break
+    return out
+
+
 def workload_from_onnx(model: Any, name: str | None = None, **kwargs: Any) -> Workload:
     """The workload of an ONNX model (a path or an ``onnx.ModelProto``); see :func:`import_onnx`."""
     return import_onnx(model, name, **kwargs).workload
 
 
-__all__ = ["ImportReport", "ImportResult", "count_node", "fix_input_shapes", "import_onnx",
+__all__ = ["ImportReport", "ImportResult", "count_node", "fix_input_shapes", "folded_readers", "import_onnx",
            "kind_of", "load_onnx",
            "parse_input_shapes", "parse_layers", "workload_from_onnx"]

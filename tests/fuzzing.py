@@ -654,12 +654,58 @@ def _model_run(platform: str) -> tuple[list[str], dict[str, bytes]]:
              "--json", "--frames", "2"], {"split.yaml": _XAVIER_SPLIT})
 
 
+#: Values of any algorithm parameter; the ones no parameter of any paper takes must be refused.
+_PARAM_VALUES = ["-1", "0", "1", "0.5", ".nan", ".inf", "1e308", "true", "'x'", "[a, b]", "[[1]]", "{a: 1}", "null"]
+_PARAM_REFUSED = {".nan", ".inf", "1e308", "[[1]]", "{a: 1}"}
+#: The problem each kind of algorithm explores: a pipeline of AlexNet on hikey970, a placement of
+#: SqueezeNet on hope-me (HOPE's baselines) or of the generated BERT on pim-zynq (the PIM paper's),
+#: a hybrid partition of AlexNet on xavier-nx-x8 (one generation of 4).
+_PARAM_RUNS = {
+    "pipeline": ["-p", "hikey970", "-w", "alexnet", "--max-trials", "4"],
+    "hope": ["-p", "hope-me", "-w", "squeezenet"],
+    "pim": ["-p", "pim-zynq", "-w", "bert-small-p8"],
+    "hybrid": ["-p", "xavier-nx-x8", "-w", "alexnet-onnx", "--param", "n_gen=1", "--param", "pop_size=4"],
+}
+
+
+def _problem_run(algorithm: str) -> str:
+    from hetsim.explore.registry import get_algorithm
+
+    a = get_algorithm(algorithm)
+    if a.problem == "placement":
+        return "pim" if "PIM" in a.paper else "hope"
+    return a.problem if a.problem in _PARAM_RUNS else "pipeline"
+
+
+def _algorithm_params() -> list[tuple[str, str]]:
+    """(algorithm, parameter) of every registered algorithm (its fixed ones and the hybrid search's
+    population sizes aside)."""
+    from hetsim.explore.registry import algorithms
+
+    out = []
+    for a in algorithms():
+        fixed = dict(a.fixed)
+        for key in a.parameters():
+            if key not in fixed and not (a.problem == "hybrid" and key in ("pop_size", "n_gen")):
+                out.append((a.name, key))
+    return out
+
+
 @st.composite
 def _models_case(draw) -> Case:
     """``--cost-model``, ``--comm``, ``--no-caching``, the blocks of PIM/ncnn/HOPE through ``--set``,
     NSGA-II's and DUET's ``--param``, ``--export-autodice``/``--plan-out``, ``workloads export
     --seed``, ``sweep --workers/--batch`` and imports of the malformed ONNX corpus."""
-    kind = draw(st.sampled_from(["set", "set", "flags", "nsga2", "pim", "export", "sweep", "onnx"]))
+    kind = draw(st.sampled_from(["set", "set", "flags", "nsga2", "pim", "export", "sweep", "onnx", "param",
+                                 "param"]))
+    if kind == "param":
+        algorithm, key = draw(st.sampled_from(_algorithm_params()))
+        value = draw(st.sampled_from(_PARAM_VALUES))
+        argv = ["explore", *_PARAM_RUNS[_problem_run(algorithm)], "-a", algorithm, "--param", f"{key}={value}",
+                "--json"]
+        refuse = value in _PARAM_REFUSED
+        return Case("cli", f"{algorithm} --param {key}={value}", argv, {}, refuse,
+                    f"--param {key}={value}" if refuse else "")
     if kind == "set":
         platform, path, fld = draw(st.sampled_from(_MODEL_SET_PATHS))
         argv, files = _model_run(platform)

@@ -348,3 +348,28 @@ def test_malformed_file_bytes(hetsim, name):
             "workload": ["simulate", "-p", "hikey970", "-w", path, "-m", "B4:1-11"],
             "mapping": ["simulate", "-p", "hikey970", "-w", "resnet50", "-m", path]}[entry["as"]]
     assert_one_line_error(hetsim(*args), entry["expect"])
+
+
+# -- algorithm parameters: counted before they run ----------------------------------------------------------
+def test_duet_passes_past_its_fixed_point_change_nothing_and_are_bounded():
+    """A DUET pass is a function of the assignment: once one changes nothing the rest are skipped
+    (passes=100000 ran for minutes), with the answer of running them all."""
+    from test_pim_algorithms import random_dcg
+
+    from hetsim.explore.pim import duet
+
+    for seed in range(4):
+        g = random_dcg(seed, 12)
+        p = 1
+        while list(duet(g, 1.0, p)) != list(duet(g, 1.0, p + 1)):
+            p += 1
+        assert list(duet(g, 1.0, 1000)) == list(duet(g, 1.0, p))
+    with pytest.raises(HetsimError, match=r"passes=1001; allowed: an integer in \[1, 1000\]"):
+        duet(random_dcg(0, 4), 0.5, 1001)
+
+
+def test_nsga2_counts_its_evaluations_before_it_runs():
+    from hetsim.explore.nsga2.search import run_nsga2
+
+    with pytest.raises(HetsimError, match="1,000,001,000 evaluations, past the limit of 100,000,000"):
+        run_nsga2(None, None, pop_size=1000, n_gen=1_000_000)

@@ -655,7 +655,8 @@ def _model_run(platform: str) -> tuple[list[str], dict[str, bytes]]:
 
 
 #: Values of any algorithm parameter; the ones no parameter of any paper takes must be refused.
-_PARAM_VALUES = ["-1", "0", "1", "0.5", ".nan", ".inf", "1e308", "true", "'x'", "[a, b]", "[[1]]", "{a: 1}", "null"]
+_PARAM_VALUES = ["-1", "0", "1", "0.5", ".nan", ".inf", "1e308", "true", "'x'", "[a, b]", "[[1]]", "{a: 1}", "null",
+                 "1000000000", "1e-300"]
 _PARAM_REFUSED = {".nan", ".inf", "1e308", "[[1]]", "{a: 1}"}
 #: The problem each kind of algorithm explores: a pipeline of AlexNet on hikey970, a placement of
 #: SqueezeNet on hope-me (HOPE's baselines) or of the generated BERT on pim-zynq (the PIM paper's),

@@ -89,3 +89,18 @@ def test_harness_counts_a_non_physical_result_as_silent():
     assert fuzzing._physical({"throughput_fps": None, "latency_s": {}, "makespan_s": 1.0})
     assert fuzzing._physical({"throughput_fps": 2.0, "latency_s": {"mean": 0.1}, "makespan_s": 1.0,
                               "energy_J": None, "stages": []}) is None
+
+
+@pytest.mark.parametrize("platform,path,field", fuzzing._MODEL_SET_PATHS,
+                         ids=[p for _, p, _ in fuzzing._MODEL_SET_PATHS])
+def test_every_set_path_of_the_model_blocks_exists(platform, path, field):
+    """The --set cases of the pim/ncnn/hope/runtime blocks would all be errors (refusals judged
+    right for the wrong reason) if a path did not exist: each, set to a plain valid value, runs."""
+    good = {"switched": "true", "serial": "false", "comm": "mpi", "cost_model": "ncnn",
+            "alpha_memory": "0.5", "winograd_efficiency": "0.5", "winograd_tile": "4",
+            "parallel_speedup_matmul": "2"}.get(field, "1")
+    argv, files = fuzzing._model_run(platform)
+    if field == "cost_model":
+        argv = [a for a in argv if a not in ("--cost-model", "ncnn")]
+    out = fuzzing.run_case(fuzzing.Case("cli", "valid --set", argv + ["--set", f"{path}={good}"], files))
+    assert out.cls == "result", out

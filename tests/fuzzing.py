@@ -18,7 +18,10 @@ and friends (every number out of range, odd paths and mapping strings). Each cas
 ``crash``
     any other exception (a traceback in a real run), exit code, or a stderr of several lines.
 ``hang``
-    the case ran past its time budget (``CASE_BUDGET_S``; SIGALRM interrupts it).
+    the case ran past its time budget: ``CASE_BUDGET_S`` of CPU time (user + system: SIGPROF
+    interrupts it; CPU time, so that a machine loaded by others does not turn a run of a few
+    seconds into a "hang"), or ``CASE_WALL_S`` of wall time (SIGALRM: a case blocked without
+    spending CPU).
 ``silent``
     exit 0 although the mutation made the input non-physical (the mutation says so: a negative,
     NaN, infinite or huge number, a string or boolean where a number goes, a duplicate key, an
@@ -67,6 +70,8 @@ if str(TESTS) not in sys.path:
 #: Seconds a case may run before it counts as a hang. Every case the harness makes is small (an
 #: AlexNet-sized workload, a few frames, a bounded exploration): seconds at most when it works.
 CASE_BUDGET_S = 10.0
+#: Wall seconds a case may take, whatever its CPU time (a case waiting on something that never comes).
+CASE_WALL_S = 60.0
 #: Address space a case may add (bytes): past it numpy's allocations fail with MemoryError (a
 #: crash) instead of the kernel's OOM killer ending the whole run.
 CASE_MEMORY_BYTES = 4 << 30
@@ -921,22 +926,28 @@ def strategy(target: str, seeds: dict[str, list[Seed]] | None = None):
 
 # -- running and classifying -------------------------------------------------------------------------
 class Hang(BaseException):
-    """Raised by SIGALRM when a case passes its budget (a BaseException: no ``except Exception``
+    """Raised by SIGPROF or SIGALRM when a case passes its budget (a BaseException: no ``except Exception``
     in hetsim swallows it)."""
 
 
 @contextlib.contextmanager
 def _budget(seconds: float):
+    """Raise :class:`Hang` past ``seconds`` of the process's CPU time or ``CASE_WALL_S`` (at least
+    ``seconds``) of wall time."""
     def alarm(signum, frame):
         raise Hang()
 
-    old = signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    old_prof = signal.signal(signal.SIGPROF, alarm)
+    old_alrm = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    signal.setitimer(signal.ITIMER_REAL, max(CASE_WALL_S, seconds))
     try:
         yield
     finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+        signal.signal(signal.SIGPROF, old_prof)
+        signal.signal(signal.SIGALRM, old_alrm)
 
 
 @contextlib.contextmanager
@@ -1001,7 +1012,8 @@ def run_case(case: Case, base: Path | None = None, budget_s: float = CASE_BUDGET
                 with _budget(budget_s):
                     run = run_hetsim(*argv, cwd=folder)
             except Hang:
-                return Outcome("hang", f"still running after {budget_s:g} s", time.perf_counter() - t0)
+                return Outcome("hang", f"still running after {budget_s:g} s of CPU time (or "
+                               f"{max(CASE_WALL_S, budget_s):g} s of wall time)", time.perf_counter() - t0)
             except BaseException as e:   # noqa: BLE001 - every escape is the crash we count
                 tb = traceback.extract_tb(e.__traceback__)
                 where = next((f"{Path(fr.filename).name}:{fr.lineno}" for fr in reversed(tb)

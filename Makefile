@@ -2,11 +2,12 @@
 #   make demo   - create .venv, install hetsim, simulate Pipe-it's ResNet50 pipeline on hikey970
 #   make test   - create .venv, install the dev extras, run the test suite
 #   make fuzz   - 12,000 fuzzed inputs through the CLI: outcomes by class (docs/robustness.md)
+#   make check  - the test suite, ruff (make lint) and mypy (make types): what CI runs
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test fuzz lint bench clean
+.PHONY: demo test fuzz lint types check bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +35,11 @@ fuzz: $(VENV)/.installed-dev
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check hetsim benchmarks tests workloads platforms notebooks
+
+types: $(VENV)/.installed-dev
+	$(BIN)/mypy
+
+check: test lint types
 
 bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/run.py

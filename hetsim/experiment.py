@@ -181,6 +181,13 @@ def experiment(paper: str, id: str, title: str, quick_in_tests: bool = True):
     return wrap
 
 
+def register_experiments(paper: str, table: Iterable[tuple[str, str, Callable[[Context], Artifact]]]) -> None:
+    """Register a paper's experiments, rows (id, title, function), in the table's order: the
+    scorecard's order (the packages under hetsim/experiments call it from their ``__init__``)."""
+    for id_, title, fn in table:
+        experiment(paper, id_, title)(fn)
+
+
 def load_papers(papers: Iterable[str] | None = None) -> dict[str, dict[str, Experiment]]:
     """Import the experiment modules (which register their experiments) and return the registry."""
     for paper in papers or PAPERS:

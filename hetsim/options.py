@@ -1,7 +1,12 @@
 """Run options: how an evaluation runs, validated once for every caller (CLI, Python, explorers).
 
     >>> opts = RunOptions(engine="des", frames=50, noise_sigma=0.02, seed=3)
-    >>> opts.resolve(pipe)          # defaults filled in for a pipeline; options it ignores refused
+    >>> from hetsim.mapping import Pipeline, Placement
+    >>> opts.resolve(Pipeline(())).buffer_frames          # defaults filled in for a pipeline
+    1
+    >>> RunOptions(source="poisson", interval_s=0.5).resolve(Placement({}))
+    Traceback (most recent call last):
+    hetsim.errors.HetsimError: ...
 
 An option an engine or a mapping form would ignore is refused with one line rather than silently
 dropped: ``--source poisson`` on a DAG placement, ``--buffer`` on a placement (whose frames in

@@ -157,3 +157,29 @@ def run_and_kill(argv: list[str], folder: Path, sig: int, moment: float | str) -
         proc.send_signal(sig)
     out, err = proc.communicate(timeout=120)
     return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+def assert_quick_claims(outcome, figure: bool | None = None) -> None:
+    """What every paper's quick experiment gives: a non-empty table, claims (each with its class),
+    a figure when ``figure`` (none when False; not checked when None), and no failing claim that
+    hetsim/experiments/known_disagreements.yaml does not list with its reason (nor a listed claim
+    that now passes)."""
+    import pandas as pd
+
+    from hetsim.experiment import ClaimClass, claim_problems
+
+    art = outcome.artifact
+    assert isinstance(art.table, pd.DataFrame) and len(art.table) and not art.table.empty
+    assert art.claims, "every experiment makes claims"
+    assert all(isinstance(c.kind, ClaimClass) for c in art.claims), "every claim has a class"
+    if figure is not None:
+        assert (art.figure is not None) == figure
+    problems = claim_problems(outcome)
+    assert not problems, "\n".join(problems)
+
+
+def quick_outcomes(paper: str) -> dict:
+    """Every experiment of ``paper`` run in its quick version, by id (for a module fixture)."""
+    from hetsim.experiment import run_experiment, select
+
+    return {e.id: run_experiment(e, quick=True) for e in select([paper], False)}

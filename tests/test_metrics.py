@@ -196,6 +196,22 @@ def test_the_top_level_api_names_resolve_lazily():
         hetsim.no_such_name  # noqa: B018
 
 
+def test_evaluate_and_explore_stay_callable_once_their_modules_are_imported():
+    """``hetsim.explore`` and ``hetsim.evaluate`` are also module names: importing the module binds
+    it on the package. The API calls must work whatever was imported first."""
+    import hetsim
+    import hetsim.evaluate
+    import hetsim.explore
+
+    platform, workload = hetsim.load_platform("hikey970"), hetsim.load_workload("resnet50")
+    pipe = hetsim.load_mapping("B4:1-35|s2:36-44|s2:45-54", platform, workload)
+    assert hetsim.evaluate(platform, workload, pipe).throughput_fps == pytest.approx(2.8748, rel=1e-4)
+    result = hetsim.explore(hetsim.PipelineProblem(platform, workload, depths=[2]),
+                            hetsim.make_explorer("Shisha"), seed=0)
+    assert result.best_mapping == "little:1-18|big:19-54"
+    assert hetsim.explore.PipelineProblem is hetsim.PipelineProblem   # still the module too
+
+
 @settings(max_examples=80, deadline=None)
 @given(st.lists(st.tuples(st.floats(0, 10), st.floats(0, 2)), min_size=1, max_size=12),
        st.lists(st.tuples(st.floats(0, 10), st.floats(0, 2)), min_size=1, max_size=12),

@@ -6,8 +6,32 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-NOTEBOOK = Path(__file__).parents[1] / "notebooks" / "01_tour.ipynb"
+NOTEBOOKS = Path(__file__).parents[1] / "notebooks"
+NOTEBOOK = NOTEBOOKS / "01_tour.ipynb"
+HOPE_NOTEBOOK = NOTEBOOKS / "hope.ipynb"
+PIM_NOTEBOOK = NOTEBOOKS / "pim.ipynb"
+NSGA2_NOTEBOOK = NOTEBOOKS / "nsga2.ipynb"
 PLOTTING = ("plt.", "plot_gantt(", "plot_front(", ".plot.")
+
+
+def _execute(notebook: Path, tmp_path) -> tuple[list, list, str]:
+    """Run ``notebook`` top to bottom in a kernel (in ``tmp_path``), check no cell raised, and
+    return its code cells, their outputs and the text they printed."""
+    nb = nbformat.read(notebook, as_version=4)
+    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    outputs = [o for c in code for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    text = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
+    return code, outputs, text
+
+
+def _assert_plots_inline(code: list, at_least: int) -> None:
+    """At least ``at_least`` cells plot, and every one renders its plot inline, in its own cell."""
+    plotting = [c for c in code if any(p in c.source for p in PLOTTING)]
+    assert len(plotting) >= at_least
+    for c in plotting:
+        assert any("image/png" in o.get("data", {}) for o in c.get("outputs", [])), c.source[:60]
 
 
 def test_tour_notebook_draws_inline():
@@ -23,35 +47,17 @@ def test_tour_notebook_draws_inline():
 
 @pytest.mark.slow
 def test_tour_notebook_executes(tmp_path):
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
-    code = [c for c in nb.cells if c.cell_type == "code"]
-    outputs = [o for c in code for o in c.get("outputs", [])]
-    assert not [o for o in outputs if o.get("output_type") == "error"]
-    text = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
+    code, _, text = _execute(NOTEBOOK, tmp_path)
     assert "analytic" in text and "fps" in text and "candidate EPs" in text
-    plotting = [c for c in code if any(p in c.source for p in PLOTTING)]
-    assert len(plotting) >= 6
-    for c in plotting:   # every plot is rendered inline, in its own cell
-        assert any("image/png" in o.get("data", {}) for o in c.get("outputs", [])), c.source[:60]
-
-
-HOPE_NOTEBOOK = Path(__file__).parents[1] / "notebooks" / "hope.ipynb"
+    _assert_plots_inline(code, 6)
 
 
 @pytest.mark.slow
 def test_hope_notebook_executes(tmp_path):
     """Three schedulers place a small DAG, the exact model bounds them, the Gantt of each plan."""
-    nb = nbformat.read(HOPE_NOTEBOOK, as_version=4)
-    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
-    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
-    assert not [o for o in outputs if o.get("output_type") == "error"]
-    text = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
+    _, outputs, text = _execute(HOPE_NOTEBOOK, tmp_path)
     assert "optimal: True" in text and "HOPE:LP" in text
     assert any("image/png" in o.get("data", {}) for o in outputs)
-
-
-PIM_NOTEBOOK = Path(__file__).parents[1] / "notebooks" / "pim.ipynb"
 
 
 def test_pim_notebook_draws_inline():
@@ -64,26 +70,13 @@ def test_pim_notebook_draws_inline():
 def test_pim_notebook_executes(tmp_path):
     """The PIM paper's walk-through: DCG, profiling, the seven schemes, OPT against the MILP and a
     window's every path, what-ifs."""
-    nb = nbformat.read(PIM_NOTEBOOK, as_version=4)
-    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
-    code = [c for c in nb.cells if c.cell_type == "code"]
-    outputs = [o for c in code for o in c.get("outputs", [])]
-    assert not [o for o in outputs if o.get("output_type") == "error"]
-    text = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
+    code, _, text = _execute(PIM_NOTEBOOK, tmp_path)
     assert "V_c 222, E_c 262, V_d 469, E_d 686" in text and "3 node runs" in text and "optimal: True" in text
-    plotting = [c for c in code if any(p in c.source for p in PLOTTING)]
-    assert len(plotting) >= 3
-    for c in plotting:
-        assert any("image/png" in o.get("data", {}) for o in c.get("outputs", [])), c.source[:60]
-NSGA2_NOTEBOOK = Path(__file__).parents[1] / "notebooks" / "nsga2.ipynb"
+    _assert_plots_inline(code, 3)
 
 
 @pytest.mark.slow
 def test_nsga2_notebook_executes(tmp_path):
-    nb = nbformat.read(NSGA2_NOTEBOOK, as_version=4)
-    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
-    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
-    assert not [o for o in outputs if o.get("output_type") == "error"]
-    text = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
+    _, outputs, text = _execute(NSGA2_NOTEBOOK, tmp_path)
     assert "AlexNet on one CPU" in text
     assert any("image/png" in o.get("data", {}) for o in outputs)

@@ -14,9 +14,9 @@ import numpy as np  # noqa: E402
 import onnx  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
-from helpers import assert_one_line_error  # noqa: E402
+from helpers import assert_one_line_error, assert_quick_claims  # noqa: E402
 
-from hetsim.experiment import claim_problems, load_papers, run_experiment  # noqa: E402
+from hetsim.experiment import load_papers, run_experiment  # noqa: E402
 from hetsim.experiments.pim import runs  # noqa: E402
 
 EXPERIMENTS = load_papers(["pim"])["pim"]
@@ -30,12 +30,7 @@ def test_every_figure_and_table_is_registered():
 
 @pytest.mark.parametrize("eid", sorted(EXPECTED))
 def test_quick_experiment_claims_pass(eid):
-    outcome = run_experiment(EXPERIMENTS[eid], quick=True)
-    art = outcome.artifact
-    assert isinstance(art.table, pd.DataFrame) and len(art.table)
-    assert art.claims, "every experiment makes claims"
-    problems = claim_problems(outcome)
-    assert not problems, "\n".join(problems)
+    assert_quick_claims(run_experiment(EXPERIMENTS[eid], quick=True))
 
 
 @pytest.mark.slow

@@ -10,8 +10,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 import pytest  # noqa: E402
+from helpers import assert_quick_claims, quick_outcomes  # noqa: E402
 
-from hetsim.experiment import FIT_INPUT, ClaimClass, claim_problems, run_experiment, select  # noqa: E402
+from hetsim.experiment import FIT_INPUT, select  # noqa: E402
 from hetsim.experiments.hope.paper import PNM_HE_CPU_S, PNM_HE_GPU_S  # noqa: E402
 
 EXPERIMENTS = ["calibration", "workloads", "fig1", "fig4", "fig5", "fig6", "fig7", "ablations", "times",
@@ -20,7 +21,7 @@ EXPERIMENTS = ["calibration", "workloads", "fig1", "fig4", "fig5", "fig6", "fig7
 
 @pytest.fixture(scope="module")
 def outcomes():
-    return {e.id: run_experiment(e, quick=True) for e in select(["hope"], False)}
+    return quick_outcomes("hope")
 
 
 def test_every_figure_is_registered():
@@ -30,15 +31,7 @@ def test_every_figure_is_registered():
 @pytest.mark.slow
 @pytest.mark.parametrize("eid", EXPERIMENTS)
 def test_quick_experiment_claims_pass(outcomes, eid):
-    """Fails when hetsim disagrees with the paper (unless hetsim/experiments/known_disagreements.yaml
-    lists the claim with its reason), and when a listed claim starts to pass."""
-    art = outcomes[eid].artifact
-    assert not art.table.empty
-    assert art.claims
-    assert all(isinstance(c.kind, ClaimClass) for c in art.claims), "every claim has a class"
-    assert art.figure is not None
-    problems = claim_problems(outcomes[eid])
-    assert not problems, "\n".join(problems)
+    assert_quick_claims(outcomes[eid], figure=True)
 
 
 @pytest.mark.slow

@@ -8,11 +8,11 @@ import json
 import matplotlib
 
 matplotlib.use("Agg")
-import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
+from helpers import assert_quick_claims  # noqa: E402
 
 from hetsim.errors import HetsimError  # noqa: E402
-from hetsim.experiment import ClaimClass, claim_problems, load_papers, run_experiment, write_outcome  # noqa: E402
+from hetsim.experiment import load_papers, run_experiment, write_outcome  # noqa: E402
 from hetsim.platform import by_cores, load_platform  # noqa: E402
 
 EXPERIMENTS = load_papers(["pipesearch"])["pipesearch"]
@@ -25,13 +25,7 @@ def test_every_figure_and_table_is_registered():
 
 @pytest.mark.parametrize("eid", sorted(EXPECTED))
 def test_quick_experiment_claims_pass(eid):
-    outcome = run_experiment(EXPERIMENTS[eid], quick=True)
-    art = outcome.artifact
-    assert isinstance(art.table, pd.DataFrame) and len(art.table)
-    assert art.claims, "every experiment makes claims"
-    assert all(isinstance(c.kind, ClaimClass) for c in art.claims), "every claim has a class"
-    problems = claim_problems(outcome)
-    assert not problems, "\n".join(problems)
+    assert_quick_claims(run_experiment(EXPERIMENTS[eid], quick=True))
 
 
 def test_calibration_is_a_fit_of_table6():

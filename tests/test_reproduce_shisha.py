@@ -12,9 +12,10 @@ import matplotlib
 matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from helpers import assert_quick_claims, quick_outcomes  # noqa: E402
 
 from hetsim.analytic import SplitScorer  # noqa: E402
-from hetsim.experiment import ClaimClass, claim_problems, run_experiment, select  # noqa: E402
+from hetsim.experiment import run_experiment, select  # noqa: E402
 from hetsim.experiments.shisha.calibration import calibration, chiplet, problem  # noqa: E402
 from hetsim.experiments.shisha.exhaustive import class_orders, ep_classes, exhaustive  # noqa: E402
 from hetsim.experiments.shisha.paper import YOLO_CONVERGENCE_S  # noqa: E402
@@ -28,7 +29,7 @@ WITH_FIGURE = [e for e in EXPERIMENTS if e != "seeds"]
 
 @pytest.fixture(scope="module")
 def outcomes():
-    return {e.id: run_experiment(e, quick=True) for e in select(["shisha"], False)}
+    return quick_outcomes("shisha")
 
 
 def test_every_figure_is_registered():
@@ -38,15 +39,7 @@ def test_every_figure_is_registered():
 @pytest.mark.slow
 @pytest.mark.parametrize("eid", EXPERIMENTS)
 def test_quick_experiment_claims_pass(outcomes, eid):
-    """Fails when hetsim disagrees with the paper (unless hetsim/experiments/known_disagreements.yaml
-    lists the claim with its reason), and when a listed claim starts to pass."""
-    art = outcomes[eid].artifact
-    assert not art.table.empty
-    assert art.claims
-    assert all(isinstance(c.kind, ClaimClass) for c in art.claims), "every claim has a class"
-    assert (art.figure is not None) == (eid in WITH_FIGURE)
-    problems = claim_problems(outcomes[eid])
-    assert not problems, "\n".join(problems)
+    assert_quick_claims(outcomes[eid], figure=eid in WITH_FIGURE)
 
 
 @pytest.mark.slow

@@ -4,9 +4,9 @@ A user with measured layer times of one EP (an NPU's, from its vendor's profiler
 the others, or per-op times of most ops but not all, gets one cost model: the measured time where
 the table has one, the fallback model's (the roofline's) elsewhere::
 
-    >>> cost = CompositeCostModel(MeasuredCostModel(platform, "npu_times.csv"), RooflineCostModel(platform))
-    >>> cost.coverage(workload, platform.eps())      # how many entries are measured
-    >>> # hetsim simulate|explore ... --cost-table npu_times.csv --fallback roofline
+    cost = CompositeCostModel(MeasuredCostModel(platform, "npu_times.csv"), RooflineCostModel(platform))
+    cost.coverage(workload, platform.eps())      # how many entries are measured
+    # hetsim simulate|explore ... --cost-table npu_times.csv --fallback roofline
 
 * A table keyed by layer: a layer with a row for the EP takes its measured time; another takes the
   sum of the fallback's times of its ops.

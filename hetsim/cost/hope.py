@@ -23,8 +23,8 @@ a phone, synthesised from the platform, since the paper publishes no table.
   proportion; gathering the slices costs ``split_sync_s`` (the per-layer CPU-GPU synchronisation,
   a parameter the Fig. 6 experiment fits), the slices being written in place.
 
-    >>> cost = HopeCostModel(load_platform("hope-he"))
-    >>> cost.op_time(op, platform.ep("gpu")), cost.transfer_time(nbytes, cpu, gpu)
+    cost = HopeCostModel(load_platform("hope-he"))
+    cost.op_time(op, platform.ep("gpu")), cost.transfer_time(nbytes, cpu, gpu)
 """
 
 from __future__ import annotations

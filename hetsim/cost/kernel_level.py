@@ -11,9 +11,9 @@ misses of one cluster are served by the other's L2 through the CCI, and both par
 gives no number for the slowdown; hetsim/experiments/pipeit/calibration.py derives it from Fig. 5's
 statement and Fig. 3 is then the check.
 
-    >>> kl = KernelLevel(truth, hmp_slowdown=0.4)
-    >>> kl.throughput(workload, n_big=4, n_small=2)          # B4+s2, equal split per thread
-    >>> kl.throughput(workload, 4, 4, small_share=0.1)        # Fig. 5: 10 % of every kernel on Small
+    kl = KernelLevel(truth, hmp_slowdown=0.4)
+    kl.throughput(workload, n_big=4, n_small=2)          # B4+s2, equal split per thread
+    kl.throughput(workload, 4, 4, small_share=0.1)        # Fig. 5: 10 % of every kernel on Small
 """
 
 from __future__ import annotations

@@ -89,7 +89,10 @@ class NcnnCostModel(RooflineCostModel):
         """The EP's peak MAC rate (with the roofline block's parallel efficiency for cores)."""
         p = self.platform
         if ep.accelerator:
-            return p.accelerator(ep.accelerator).peak_GMACps * 1e9
+            peak = p.accelerator(ep.accelerator).peak_GMACps
+            if peak is None:
+                raise HetsimError(f"{p.name}: accelerator {ep.accelerator} has no peak_GMACps (the ncnn model needs it)")
+            return peak * 1e9
         c = p.cluster(ep.place)
         t = p.core_type(c.core_type)
         level = t.level((state or {}).get(c.name) or c.dvfs)

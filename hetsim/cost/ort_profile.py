@@ -203,6 +203,86 @@ def _main_provider(profile_runs: Sequence[NodeRun]) -> str:
     return CPU_PROVIDER
 
 
+def _device_runs(dev: str, files: Sequence[Profile], main: str, host: str, skip_runs: int | None,
+                 known: set[str] | None, folded: set[str]):
+    """One device's profiled runs past the warm-up: the times of every node its main provider
+    ran, its nodes' first events, the nodes another provider ran (fallbacks), its Memcpy times by
+    (src, dst, bytes, op type), and a row per run."""
+    times: dict[str, list[float]] = {}
+    meta: dict[str, NodeRun] = {}
+    fallback: set[str] = set()
+    copies: dict[tuple[str, str, int, str], list[float]] = {}
+    run_rows = []
+    for prof in files:
+        skip = skip_runs if skip_runs is not None else (1 if len(prof.runs) > 1 else 0)
+        if skip >= len(prof.runs):
+            raise HetsimError(f"{prof.path}: {len(prof.runs)} runs, all skipped as warm-up "
+                              f"(skip_runs={skip})")
+        for r, (run, run_s) in enumerate(zip(prof.runs, prof.run_s, strict=True)):
+            if r < skip:
+                continue
+            run_rows.append({"ep": dev, "file": prof.path, "run": r, "time_s": run_s,
+                             "kernels_s": sum(n.time_s for n in run)})
+            for n in run:
+                if n.op_type.startswith("Memcpy"):
+                    to_host = "ToHost" in n.op_type
+                    src, dst = (dev, host) if to_host else (host, dev)
+                    nbytes = n.output_bytes or n.activation_bytes
+                    copies.setdefault((src, dst, nbytes, n.op_type), []).append(n.time_s)
+                    continue
+                if n.node in folded:
+                    continue
+                if known is not None and n.node not in known:
+                    raise HetsimError(f"{prof.path}: profile names node {n.node!r} "
+                                      f"({n.op_type}), which the model does not have (a "
+                                      "profile of another model, or of an optimized session? "
+                                      "profile with graph optimizations disabled)")
+                meta.setdefault(n.node, n)
+                if n.provider != main:
+                    fallback.add(n.node)
+                    continue
+                times.setdefault(n.node, []).append(n.time_s)
+    return times, meta, fallback, copies, run_rows
+
+
+def _device_rows(dev: str, files: Sequence[Profile], main: str, host: str, skip_runs: int | None,
+                 known: set[str] | None, folded: set[str]):
+    """One device's rows of the op, transfer and run tables (medians over its runs) and its notes."""
+    times, meta, fallback, copies, run_rows = _device_runs(dev, files, main, host, skip_runs,
+                                                           known, folded)
+    op_rows, copy_rows, notes = [], [], []
+    for node, ts in times.items():
+        n = meta[node]
+        op_rows.append({"op": node, "ep": dev, "time_s": float(np.median(ts)), "runs": len(ts),
+                        "op_type": n.op_type, "provider": n.provider, "index": n.index})
+    for (src, dst, nbytes, op_type), ts in copies.items():
+        copy_rows.append({"src": src, "dst": dst, "bytes": nbytes,
+                          "time_s": float(np.median(ts)), "count": len(ts), "op_type": op_type})
+    if fallback:
+        notes.append(f"{dev}: {len(fallback)} nodes ran on another provider than {main} (not "
+                     "capable there): " + ", ".join(sorted(fallback)[:4])
+                     + (" ..." if len(fallback) > 4 else ""))
+    if copies:
+        notes.append(f"{dev}: {sum(len(v) for v in copies.values())} Memcpy runs "
+                     f"({len(copies)} distinct size/direction), host {host}")
+    return op_rows, copy_rows, run_rows, notes
+
+
+def _tables(op_rows: list, copy_rows: list, run_rows: list) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The tidy ops (by device, then graph order), transfers and runs tables."""
+    ops = pd.DataFrame(op_rows, columns=["op", "ep", "time_s", "runs", "op_type", "provider",
+                                         "index"])
+    if not ops.empty:
+        ops = ops.sort_values(["ep", "index", "op"], kind="stable", ignore_index=True)
+    ops = ops.drop(columns="index")
+    transfers = pd.DataFrame(copy_rows, columns=["src", "dst", "bytes", "time_s", "count",
+                                                 "op_type"])
+    if not transfers.empty:
+        transfers = transfers.sort_values(["src", "dst", "bytes"], ignore_index=True)
+    runs = pd.DataFrame(run_rows, columns=["ep", "file", "run", "time_s", "kernels_s"])
+    return ops, transfers, runs
+
+
 def import_ort_profiles(profiles: Mapping[str, Sequence[str | os.PathLike]],
                         model: Any = None, *, skip_runs: int | None = None,
                         host: str | None = None, providers: Mapping[str, str] | None = None,
@@ -242,65 +322,13 @@ def import_ort_profiles(profiles: Mapping[str, Sequence[str | os.PathLike]],
 
     op_rows, copy_rows, run_rows = [], [], []
     for dev, files in read.items():
-        main = mains[dev]
-        times: dict[str, list[float]] = {}
-        meta: dict[str, NodeRun] = {}
-        fallback: set[str] = set()
-        copies: dict[tuple[str, str, int, str], list[float]] = {}
-        for prof in files:
-            skip = skip_runs if skip_runs is not None else (1 if len(prof.runs) > 1 else 0)
-            if skip >= len(prof.runs):
-                raise HetsimError(f"{prof.path}: {len(prof.runs)} runs, all skipped as warm-up "
-                                  f"(skip_runs={skip})")
-            for r, (run, run_s) in enumerate(zip(prof.runs, prof.run_s, strict=True)):
-                if r < skip:
-                    continue
-                run_rows.append({"ep": dev, "file": prof.path, "run": r, "time_s": run_s,
-                                 "kernels_s": sum(n.time_s for n in run)})
-                for n in run:
-                    if n.op_type.startswith("Memcpy"):
-                        to_host = "ToHost" in n.op_type
-                        src, dst = (dev, host) if to_host else (host, dev)
-                        nbytes = n.output_bytes or n.activation_bytes
-                        copies.setdefault((src, dst, nbytes, n.op_type), []).append(n.time_s)
-                        continue
-                    if n.node in folded:
-                        continue
-                    if known is not None and n.node not in known:
-                        raise HetsimError(f"{prof.path}: profile names node {n.node!r} "
-                                          f"({n.op_type}), which the model does not have (a "
-                                          "profile of another model, or of an optimized session? "
-                                          "profile with graph optimizations disabled)")
-                    meta.setdefault(n.node, n)
-                    if n.provider != main:
-                        fallback.add(n.node)
-                        continue
-                    times.setdefault(n.node, []).append(n.time_s)
-        for node, ts in times.items():
-            n = meta[node]
-            op_rows.append({"op": node, "ep": dev, "time_s": float(np.median(ts)), "runs": len(ts),
-                            "op_type": n.op_type, "provider": n.provider, "index": n.index})
-        for (src, dst, nbytes, op_type), ts in copies.items():
-            copy_rows.append({"src": src, "dst": dst, "bytes": nbytes,
-                              "time_s": float(np.median(ts)), "count": len(ts), "op_type": op_type})
-        if fallback:
-            notes.append(f"{dev}: {len(fallback)} nodes ran on another provider than {main} (not "
-                         "capable there): " + ", ".join(sorted(fallback)[:4])
-                         + (" ..." if len(fallback) > 4 else ""))
-        if copies:
-            notes.append(f"{dev}: {sum(len(v) for v in copies.values())} Memcpy runs "
-                         f"({len(copies)} distinct size/direction), host {host}")
-
-    ops = pd.DataFrame(op_rows, columns=["op", "ep", "time_s", "runs", "op_type", "provider",
-                                         "index"])
-    if not ops.empty:
-        ops = ops.sort_values(["ep", "index", "op"], kind="stable", ignore_index=True)
-    ops = ops.drop(columns="index")
-    transfers = pd.DataFrame(copy_rows, columns=["src", "dst", "bytes", "time_s", "count",
-                                                 "op_type"])
-    if not transfers.empty:
-        transfers = transfers.sort_values(["src", "dst", "bytes"], ignore_index=True)
-    runs = pd.DataFrame(run_rows, columns=["ep", "file", "run", "time_s", "kernels_s"])
+        dev_ops, dev_copies, dev_runs, dev_notes = _device_rows(dev, files, mains[dev], host, skip_runs,
+                                                                known, folded)
+        op_rows += dev_ops
+        copy_rows += dev_copies
+        run_rows += dev_runs
+        notes += dev_notes
+    ops, transfers, runs = _tables(op_rows, copy_rows, run_rows)
     if model is None:
         workload_spec, more = workload_spec_from_profile(read, name or "profiled")
         notes.extend(more)
@@ -308,15 +336,9 @@ def import_ort_profiles(profiles: Mapping[str, Sequence[str | os.PathLike]],
 
 
 # -- the workload from a profile -------------------------------------------------------------
-def workload_spec_from_profile(profiles: Mapping[str, Sequence[Profile]],
-                               name: str) -> tuple[dict[str, Any], list[str]]:
-    """A workload dict (the YAML format) rebuilt from profiled nodes: one generic op per node
-    (Memcpy nodes are copies, not ops), kinds and GEMM dims from the op types and shapes
-    (:func:`hetsim.workload.onnx_import.count_node`), bytes from the profile's sizes, edges from
-    ``input_nodes`` (or, when the profile has none, the execution order: a chain)."""
-    from hetsim.workload.onnx_import import DEFAULT_LAYER_KINDS, ORT_DTYPES, count_node
-
-    # Execution order (a topological order) of first appearance over every run of every file.
+def _profiled_nodes(profiles: Mapping[str, Sequence[Profile]]):
+    """The profiled nodes in execution order (a topological order) of first appearance over every
+    run of every file, Memcpy nodes aside; and each Memcpy node's input nodes."""
     nodes: dict[str, NodeRun] = {}
     for files in profiles.values():
         for prof in files:
@@ -331,6 +353,53 @@ def workload_spec_from_profile(profiles: Mapping[str, Sequence[Profile]],
                 for n in run:
                     if n.op_type.startswith("Memcpy") and n.input_nodes is not None:
                         memcpy_src[n.node] = n.input_nodes
+    return nodes, memcpy_src
+
+
+def _op_from_node(n: NodeRun, inputs: list[str]) -> dict[str, Any]:
+    """One workload op (the YAML format) of a profiled node: kind and GEMM dims from its op type
+    and shapes, bytes from the profile's sizes (output bytes only where they differ from the
+    shape's)."""
+    from hetsim.workload.onnx_import import ORT_DTYPES, count_node
+
+    in_dims = [d for _, d in n.in_shapes]
+    out_dims = [d for _, d in n.out_shapes]
+    if not out_dims:
+        raise HetsimError(f"profile node {n.node!r} has no output_type_shape: cannot rebuild "
+                          "the graph without the model (--model)")
+    c = count_node(n.op_type, {}, in_dims, out_dims)
+    dtype = ORT_DTYPES.get(n.out_shapes[0][0], "float32")
+    op: dict[str, Any] = {"name": n.node, "kind": c.kind, "op_type": n.op_type,
+                          "inputs": inputs,
+                          "dims": [list(d) for d in out_dims] if len(out_dims) > 1
+                          else list(out_dims[0])}
+    if dtype != "float32":
+        op["dtype"] = dtype
+    if c.kind in ("conv", "dw", "fc", "matmul"):
+        if c.gemm is None:
+            op["kind"] = "other"
+        else:
+            op["gemm"] = list(c.gemm)
+            if c.gemm_groups != 1:
+                op["gemm_groups"] = c.gemm_groups
+    op["flops"] = c.flops
+    op["input_bytes"] = n.activation_bytes
+    if n.output_bytes != sum(math.prod(d) for d in out_dims) * DTYPE_BYTES[dtype]:
+        op["output_bytes"] = n.output_bytes
+    if n.parameter_bytes:
+        op["weight_bytes"] = n.parameter_bytes
+    return op
+
+
+def workload_spec_from_profile(profiles: Mapping[str, Sequence[Profile]],
+                               name: str) -> tuple[dict[str, Any], list[str]]:
+    """A workload dict (the YAML format) rebuilt from profiled nodes: one generic op per node
+    (Memcpy nodes are copies, not ops), kinds and GEMM dims from the op types and shapes
+    (:func:`hetsim.workload.onnx_import.count_node`), bytes from the profile's sizes, edges from
+    ``input_nodes`` (or, when the profile has none, the execution order: a chain)."""
+    from hetsim.workload.onnx_import import DEFAULT_LAYER_KINDS, ORT_DTYPES
+
+    nodes, memcpy_src = _profiled_nodes(profiles)
     order = list(nodes.values())
     has_edges = all(n.input_nodes is not None for n in order)
     notes = []
@@ -343,13 +412,6 @@ def workload_spec_from_profile(profiles: Mapping[str, Sequence[Profile]],
     ops: list[dict[str, Any]] = []
     names = set(nodes)
     for i, n in enumerate(order):
-        in_dims = [d for _, d in n.in_shapes]
-        out_dims = [d for _, d in n.out_shapes]
-        if not out_dims:
-            raise HetsimError(f"profile node {n.node!r} has no output_type_shape: cannot rebuild "
-                              "the graph without the model (--model)")
-        c = count_node(n.op_type, {}, in_dims, out_dims)
-        dtype = ORT_DTYPES.get(n.out_shapes[0][0], "float32")
         if has_edges:
             srcs: list[str] = []
             for s in n.input_nodes or []:
@@ -359,26 +421,7 @@ def workload_spec_from_profile(profiles: Mapping[str, Sequence[Profile]],
             inputs = srcs if srcs else []
         else:
             inputs = [order[i - 1].node] if i else []
-        op: dict[str, Any] = {"name": n.node, "kind": c.kind, "op_type": n.op_type,
-                              "inputs": inputs,
-                              "dims": [list(d) for d in out_dims] if len(out_dims) > 1
-                              else list(out_dims[0])}
-        if dtype != "float32":
-            op["dtype"] = dtype
-        if c.kind in ("conv", "dw", "fc", "matmul"):
-            if c.gemm is None:
-                op["kind"] = "other"
-            else:
-                op["gemm"] = list(c.gemm)
-                if c.gemm_groups != 1:
-                    op["gemm_groups"] = c.gemm_groups
-        op["flops"] = c.flops
-        op["input_bytes"] = n.activation_bytes
-        if n.output_bytes != sum(math.prod(d) for d in out_dims) * DTYPE_BYTES[dtype]:
-            op["output_bytes"] = n.output_bytes
-        if n.parameter_bytes:
-            op["weight_bytes"] = n.parameter_bytes
-        ops.append(op)
+        ops.append(_op_from_node(n, inputs))
     spec = {"schema": 1, "name": name,
             "description": f"Rebuilt from ONNX Runtime profiles ({len(ops)} nodes)",
             "source": ", ".join(sorted({prof.path for files in profiles.values()
@@ -447,18 +490,7 @@ def run_ort_profiles(model_path: str | os.PathLike, threads: Sequence[int], out_
     main_affinity = os.sched_getaffinity(0)
     try:
         for t in threads:
-            so = ort.SessionOptions()
-            so.enable_profiling = True
-            so.profile_file_prefix = str(out / f".ort_t{t}")
-            so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-            so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-            so.intra_op_num_threads = t
-            so.inter_op_num_threads = 1
-            so.log_severity_level = 3
-            so.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
-            if t > 1:  # worker i on CPU i (ONNX Runtime counts logical processors from 1)
-                so.add_session_config_entry("session.intra_op_thread_affinities",
-                                            ";".join(str(c + 1) for c in cpus[1:t]))
+            so = _session_options(t, cpus, out, spinning)
             os.sched_setaffinity(0, {cpus[0]})  # the calling thread runs ORT's main share
             try:
                 session = ort.InferenceSession(data, so, providers=[CPU_PROVIDER])
@@ -478,6 +510,26 @@ def run_ort_profiles(model_path: str | os.PathLike, threads: Sequence[int], out_
     finally:
         os.sched_setaffinity(0, main_affinity)
     return paths
+
+
+def _session_options(t: int, cpus: list[int], out: Path, spinning: bool) -> Any:
+    """A profiling session with ``t`` intra-op threads pinned to distinct CPUs, graph
+    optimizations off (the profiled nodes are the model's), sequential, quiet."""
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.enable_profiling = True
+    so.profile_file_prefix = str(out / f".ort_t{t}")
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.intra_op_num_threads = t
+    so.inter_op_num_threads = 1
+    so.log_severity_level = 3
+    so.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
+    if t > 1:  # worker i on CPU i (ONNX Runtime counts logical processors from 1)
+        so.add_session_config_entry("session.intra_op_thread_affinities",
+                                    ";".join(str(c + 1) for c in cpus[1:t]))
+    return so
 
 
 def _first(e: BaseException) -> str:

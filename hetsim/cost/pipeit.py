@@ -292,9 +292,9 @@ class PipeitPredictor(CostModel):
     paper predicts GEMMs only; ``include_folded=True`` adds the ground truth's time of the folded
     non-conv ops (the paper is silent; off by default).
 
-        >>> pred = PipeitPredictor.fit(platform, PipeitGroundTruth(platform))
-        >>> pred.conv["cortex-a73"].betas            # β1..β8 of eq. 5
-        >>> pred.layer_times(workload, platform.ep("B3"))
+        pred = PipeitPredictor.fit(platform, PipeitGroundTruth(platform))
+        pred.conv["cortex-a73"].betas            # β1..β8 of eq. 5
+        pred.layer_times(workload, platform.ep("B3"))
     """
 
     name = "pipeit-predictor"

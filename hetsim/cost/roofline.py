@@ -82,8 +82,8 @@ class RooflineCostModel(CostModel):
     """The GEMM/roofline model (module docstring). Reads the hardware facts of the platform and
     the ``roofline`` blocks of its core types and accelerators (defaults where a block is left out).
 
-        >>> cost = RooflineCostModel(load_platform("hikey970"))
-        >>> cost.ep_rates(cost.platform.ep("B4")).gemm_MACps / 1e9   # sustained GMAC/s of B4
+        cost = RooflineCostModel(load_platform("hikey970"))
+        cost.ep_rates(cost.platform.ep("B4")).gemm_MACps / 1e9   # sustained GMAC/s of B4
     """
 
     name = "roofline"

@@ -4,10 +4,10 @@ pymoo's triad (problem, algorithm, termination) with scikit-learn's conventions 
 objects: constructors only store their parameters, which are validated when the exploration
 starts, with messages that name the parameter and the allowed values::
 
-    >>> problem = PipelineProblem("chiplet-c2", "resnet50-shisha", depths=[4])
-    >>> result = explore(problem, Shisha(heuristic="H3"), seed=0)
-    >>> result.best_mapping, result.best_fps, result.n_trials
-    >>> result.trials.plot(x="clock_s", y="best_fps_so_far", logx=True)   # a convergence plot
+    problem = PipelineProblem("chiplet-c2", "resnet50-shisha", depths=[4])
+    result = explore(problem, Shisha(heuristic="H3"), seed=0)
+    result.best_mapping, result.best_fps, result.n_trials
+    result.trials.plot(x="clock_s", y="best_fps_so_far", logx=True)   # a convergence plot
 
 An explorer's :meth:`Explorer.run` reads like its paper's listing: it calls
 ``session.measure(config)`` for every trial and returns the configuration it settles on. The

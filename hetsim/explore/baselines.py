@@ -171,9 +171,36 @@ def random_neighbour(problem: PipelineProblem, config: Configuration, rng: np.ra
     drawn uniformly). None when no move applies (a one-stage pipeline of one layer).
     """
     split, eps = list(config.split), list(config.eps)
-    k, M = len(split), problem.num_layers
     free = problem.fixed_assignment
     cores = problem.assignment == "cores"
+    moves, swaps, unused = _applicable_moves(problem, split, eps, vary_depth)
+    if not moves:
+        return None
+    move = moves[rng.integers(len(moves))]
+    if move in ("shift", "split", "merge"):
+        _move_boundary(move, split, eps, rng, unused, free)
+    elif move == "swap":
+        a, b = rng.choice(len(split), size=2, replace=False)
+        eps[a], eps[b] = eps[b], eps[a]
+    elif cores:   # replace
+        i, e = swaps[rng.integers(len(swaps))]
+        eps[i] = e
+    else:         # replace
+        eps[rng.integers(len(split))] = unused[rng.integers(len(unused))]
+    if free:
+        eps = list(problem.orders(len(split))[0])
+    assert sum(split) == problem.num_layers
+    return Configuration(tuple(split), tuple(eps))
+
+
+def _applicable_moves(problem: PipelineProblem, split: list[int], eps: list[str],
+                      vary_depth: bool) -> tuple[list[str], list[tuple[int, str]], list[str]]:
+    """The move types that apply to (split, eps) (:func:`random_neighbour`), the (stage, EP)
+    replacements that fit (``assignment="cores"``), and the EPs a new or replaced stage could take."""
+    k = len(split)
+    free = problem.fixed_assignment
+    cores = problem.assignment == "cores"
+    swaps: list[tuple[int, str]] = []
     if cores:
         swaps = [(i, e) for i in range(k) for e in problem.eps
                  if e != eps[i] and problem.fits(eps[:i] + [e] + eps[i + 1:])]
@@ -191,9 +218,13 @@ def random_neighbour(problem: PipelineProblem, config: Configuration, rng: np.ra
         moves.append("split")
     if vary_depth and (k - 1) in problem.depths and k > 1:
         moves.append("merge")
-    if not moves:
-        return None
-    move = moves[rng.integers(len(moves))]
+    return moves, swaps, unused
+
+
+def _move_boundary(move: str, split: list[int], eps: list[str], rng: np.random.Generator,
+                   unused: list[str], free: bool) -> None:
+    """Shift a boundary layer, split a stage or merge two, in place (:func:`random_neighbour`)."""
+    k = len(split)
     if move == "shift":
         # (i, 0): stage i gives its last layer to i+1; (i, 1): stage i+1 gives its first to i.
         options = [(i, d) for i in range(k - 1) for d in (0, 1) if split[i + d] > 1]
@@ -201,14 +232,6 @@ def random_neighbour(problem: PipelineProblem, config: Configuration, rng: np.ra
         giver, taker = (i, i + 1) if d == 0 else (i + 1, i)
         split[giver] -= 1
         split[taker] += 1
-    elif move == "swap":
-        a, b = rng.choice(k, size=2, replace=False)
-        eps[a], eps[b] = eps[b], eps[a]
-    elif move == "replace" and cores:
-        i, e = swaps[rng.integers(len(swaps))]
-        eps[i] = e
-    elif move == "replace":
-        eps[rng.integers(k)] = unused[rng.integers(len(unused))]
     elif move == "split":
         stages = [i for i in range(k) if split[i] > 1]
         i = stages[rng.integers(len(stages))]
@@ -219,10 +242,6 @@ def random_neighbour(problem: PipelineProblem, config: Configuration, rng: np.ra
         i = int(rng.integers(k - 1))
         split[i:i + 2] = [split[i] + split[i + 1]]
         del eps[i + 1]
-    if free:
-        eps = list(problem.orders(len(split))[0])
-    assert sum(split) == M
-    return Configuration(tuple(split), tuple(eps))
 
 
 class _LocalSearch(Explorer[PipelineProblem]):

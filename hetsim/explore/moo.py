@@ -4,10 +4,10 @@
 over the pipeline design space of a :class:`~hetsim.explore.problem.PipelineProblem`, on the
 objectives the problem measures (``objective`` and ``track``)::
 
-    >>> problem = PipelineProblem("rk3588", "resnet50", eps=["npu", "gpu", "big", "little"],
-    ...                           objective="throughput", track=["energy"])
-    >>> result = explore(problem, NSGA2Pipeline(pop_size=24, n_gen=15), seed=0)
-    >>> pareto_front(result)        # mapping, throughput_fps, energy_J: the non-dominated trials
+    problem = PipelineProblem("rk3588", "resnet50", eps=["npu", "gpu", "big", "little"],
+                              objective="throughput", track=["energy"])
+    result = explore(problem, NSGA2Pipeline(pop_size=24, n_gen=15), seed=0)
+    pareto_front(result)        # mapping, throughput_fps, energy_J: the non-dominated trials
 
 Encoding (random keys, Bean 1994; [choice] the papers have no GA for pipelines): one real gene in
 [0, 1) picks the depth among the problem's depths, ``max depth - 1`` genes give the cut points

@@ -17,9 +17,9 @@ every core used) and the contiguous layer allocation L that maximise eq. 11's th
   (leave the cluster's loop at the first failed test).
 * :func:`n_pipelines` and :func:`n_design_points` are eqs. 1 and 2.
 
-    >>> design = pipeit_design(platform, workload, cost)       # Algorithm 3 on cost's T matrix
-    >>> design.config, design.allocation, str(design.pipeline)  # in the paper's notation, e.g.
-    ('B4-s2-s2', [(1, 35), (36, 44), (45, 54)], 'B4:1-35|s2:36-44|s2:45-54')   # Table V, ResNet50
+    design = pipeit_design(platform, workload, cost)       # Algorithm 3 on cost's T matrix
+    design.config, design.allocation, str(design.pipeline)  # in the paper's notation, e.g.
+    # -> ('B4-s2-s2', [(1, 35), (36, 44), (45, 54)], 'B4:1-35|s2:36-44|s2:45-54')   # Table V, ResNet50
 
 Layers are 0-based and stages half-open ``[first, end)`` inside this module; the results carry the
 papers' 1-based inclusive ranges.
@@ -163,7 +163,7 @@ def merge_stage(T: Mapping[StageConfig, np.ndarray], h_big: int, h_small: int,
             raise HetsimError(f"the time matrix has no column for {c[0]}{c[1]}")
     n_layers = len(T[configs[0]])
     alloc = work_flow(configs, T, n_layers)
-    trace = [{"step": "start", "configs": list(configs), "alloc": list(alloc)}]
+    trace: list[dict] = [{"step": "start", "configs": list(configs), "alloc": list(alloc)}]
 
     def test(i: int) -> bool:
         nonlocal configs, alloc
@@ -223,6 +223,8 @@ def best_configuration(T: Mapping[StageConfig, np.ndarray], h_big: int, h_small:
         fps = throughput(T, configs, alloc)
         if fps > best_fps:
             best, best_fps = MergeResult(configs, alloc), fps
+    if best is None:
+        raise HetsimError(f"no configuration of {h_big} {types[0]} + {h_small} {types[1]} cores")
     return best
 
 

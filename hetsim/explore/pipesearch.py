@@ -9,10 +9,10 @@ the 000 digest §5.1-5.2.
   from its seed while fewer than alpha consecutive trials fail to match the best T_s (phase 1);
   then keep walking the list of the best depth (phase 2).
 
-    >>> tx2 = load_platform("jetson-tx2", dvfs="governor1")
-    >>> problem = PipelineProblem(tx2, "vgg16", assignment=core_groups(tx2, cores=4),
-    ...                           count_duplicates=True)            # 1970 configurations
-    >>> explore(problem, PipeSearch(alpha=10)).best.split_text
+    tx2 = load_platform("jetson-tx2", dvfs="governor1")
+    problem = PipelineProblem(tx2, "vgg16", assignment=core_groups(tx2, cores=4),
+                              count_duplicates=True)            # 1970 configurations
+    explore(problem, PipeSearch(alpha=10)).best.split_text
 """
 
 from __future__ import annotations

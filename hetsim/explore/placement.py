@@ -8,10 +8,10 @@ schedule, or the DES with contention and noise) for the latency of one inference
 its peak memory. DAG schedulers (HOPE, MOSAIC, StarPU, HEFT, the PIM paper's DP, NSGA-II over
 split mappings) are explorers of this problem::
 
-    >>> problem = PlacementProblem("hikey970", "googlenet", eps=["big", "little"])
-    >>> times = problem.op_times()          # cl[op][EP] of HOPE, inf where an EP cannot run the op
-    >>> result = explore(problem, make_explorer("HEFT"), seed=0)
-    >>> result.best_mapping, result.best_value                    # the plan and its latency (s)
+    problem = PlacementProblem("hikey970", "googlenet", eps=["big", "little"])
+    times = problem.op_times()          # cl[op][EP] of HOPE, inf where an EP cannot run the op
+    result = explore(problem, make_explorer("HEFT"), seed=0)
+    result.best_mapping, result.best_value                    # the plan and its latency (s)
 """
 
 from __future__ import annotations

@@ -9,7 +9,9 @@ machine, so that slow configurations cost more, 000 digest §7.1 item 5)::
     >>> problem = PipelineProblem("chiplet-c2", "resnet50-shisha", depths=[4])
     >>> problem.design_space_size          # 18,424 splits x 24 orders of the 4 chiplets
     442176
-    >>> problem.measure(Configuration((10, 10, 15, 15), ("FEP0", "FEP1", "SEP0", "SEP1"))).throughput_fps
+    >>> trial = problem.measure(Configuration((10, 10, 15, 15), ("FEP0", "FEP1", "SEP0", "SEP1")))
+    >>> round(trial.throughput_fps, 4)
+    0.3611
 
 Design spaces are counted, never enumerated, here; explorers that enumerate (Pipe-search's
 database, exhaustive search) call :meth:`PipelineProblem.check_enumerable` first.
@@ -415,65 +417,86 @@ class PipelineProblem(Problem):
         if limit is not None:
             _number("PipelineProblem", "limit", limit, low=1, integer=True)
         self.limit, self.force = limit, bool(force)
-        M = workload.num_layers
         self._rule: Callable[[int], Sequence[str]] | None
         default_depths: Sequence[int] | None
-
         self._orders: dict[int, list[tuple[str, ...]]] = {}
         #: "permutations", "cores" or "rule" (a function or dict of EPs per depth).
         self.assignment: str
         if isinstance(assignment, str):
-            _choice("PipelineProblem", "assignment", assignment, ("permutations", "cores", "auto"))
-            self._rule = None
-            every = [ep.name for ep in platform.eps()]
-            shared = len({ep.place for ep in platform.eps()}) < len(every)   # B1..B4 share a cluster
-            if assignment == "auto":
-                given = [platform.ep(n).place for n in eps] if eps is not None else None
-                assignment = (("cores" if shared else "permutations") if given is None else
-                              ("permutations" if len(set(given)) == len(given) else "cores"))
-            names = list(eps) if eps is not None else every
-            if eps is None and assignment == "permutations" and shared:
-                # The derived space, each place whole, fastest first (hetsim.explore.space; on the
-                # chiplets every EP is a place already).
-                from hetsim.explore.space import default_eps
-
-                names = default_eps(platform, workload, self.cost, state)[0]
-            resolved = [platform.ep(n) for n in names]  # unknown names -> one-line HetsimError
-            if len(set(names)) != len(names):
-                raise HetsimError(f"PipelineProblem: eps lists an EP twice: {names}")
-            places = [ep.place for ep in resolved]
-            self.assignment = assignment
-            if assignment == "permutations" and len(set(places)) != len(places):
-                raise HetsimError(
-                    f"PipelineProblem: eps {names} share clusters, so stages could not all run at once; "
-                    f"give disjoint eps, assignment='cores' (stages get disjoint core groups), or "
-                    f"assignment=core_groups(platform, cores=...) for Pipe-search's per-core EPs")
-            self.eps = tuple(names)
-            # Cores each place can give its stages (an accelerator runs one stage).
-            self._budget = {ep.place: (platform.cluster(ep.cluster).cores if ep.cluster else 1)
-                            for ep in resolved}
-            self._ep_cores = {n: (ep.place, ep.cores) for n, ep in zip(names, resolved, strict=True)}
-            if assignment == "permutations":
-                max_depth = len(names)
-            else:
-                max_depth = sum(b // min(c for n, (pl, c) in self._ep_cores.items() if pl == place)
-                                for place, b in self._budget.items())
-            self._max_depth = max_depth
-            default_depths = range(2, max_depth + 1)
+            default_depths = self._assign_from_eps(assignment, eps)
         elif callable(assignment) or isinstance(assignment, Mapping):
-            table = dict(assignment) if isinstance(assignment, Mapping) else None
-            self._rule = (lambda k: tuple(table[k])) if table is not None else assignment  # type: ignore[assignment]
-            self.assignment = "rule"
-            default_depths = (sorted(table) if table is not None
-                              else getattr(assignment, "depths", None))
-            if default_depths is None and depths is None:
-                raise HetsimError("PipelineProblem: depths is required with a custom assignment function")
-            self.eps = ()
+            default_depths = self._assign_by_rule(assignment, depths)
         else:
             raise HetsimError(f"PipelineProblem: assignment must be 'permutations', a function depth -> "
                               f"EP names or a dict {{depth: EP names}}; got {type(assignment).__name__}")
+        self.depths = self._checked_depths(depths if depths is not None else default_depths or ())
+        self._fixed: dict[int, tuple[str, ...]] = {}
+        if self._rule is not None:
+            self._fix_rule_eps()
+        self._ep_objects = {n: platform.ep(n) for n in self.eps}
+        self._incapable = self._capability()
 
-        ds = sorted(set(int(d) for d in (depths if depths is not None else default_depths or ())))
+    # -- the design space's EPs and depths ----------------------------------------------------------
+    def _assign_from_eps(self, assignment: str, eps: Sequence[str] | None) -> Sequence[int]:
+        """Stages get candidate EPs by ``"permutations"``, ``"cores"`` or ``"auto"`` (class
+        docstring): resolve the candidates, the cores each place can give its stages, and the
+        deepest pipeline they allow. Returns the default depths, 2..that depth."""
+        platform = self.platform
+        _choice("PipelineProblem", "assignment", assignment, ("permutations", "cores", "auto"))
+        self._rule = None
+        every = [ep.name for ep in platform.eps()]
+        shared = len({ep.place for ep in platform.eps()}) < len(every)   # B1..B4 share a cluster
+        if assignment == "auto":
+            given = [platform.ep(n).place for n in eps] if eps is not None else None
+            assignment = (("cores" if shared else "permutations") if given is None else
+                          ("permutations" if len(set(given)) == len(given) else "cores"))
+        names = list(eps) if eps is not None else every
+        if eps is None and assignment == "permutations" and shared:
+            # The derived space, each place whole, fastest first (hetsim.explore.space; on the
+            # chiplets every EP is a place already).
+            from hetsim.explore.space import default_eps
+
+            names = default_eps(platform, self.workload, self.cost, self.state)[0]
+        resolved = [platform.ep(n) for n in names]  # unknown names -> one-line HetsimError
+        if len(set(names)) != len(names):
+            raise HetsimError(f"PipelineProblem: eps lists an EP twice: {names}")
+        places = [ep.place for ep in resolved]
+        self.assignment = assignment
+        if assignment == "permutations" and len(set(places)) != len(places):
+            raise HetsimError(
+                f"PipelineProblem: eps {names} share clusters, so stages could not all run at once; "
+                f"give disjoint eps, assignment='cores' (stages get disjoint core groups), or "
+                f"assignment=core_groups(platform, cores=...) for Pipe-search's per-core EPs")
+        self.eps = tuple(names)
+        # Cores each place can give its stages (an accelerator runs one stage).
+        self._budget = {ep.place: (platform.cluster(ep.cluster).cores if ep.cluster else 1)
+                        for ep in resolved}
+        self._ep_cores = {n: (ep.place, ep.cores) for n, ep in zip(names, resolved, strict=True)}
+        if assignment == "permutations":
+            max_depth = len(names)
+        else:
+            max_depth = sum(b // min(c for n, (pl, c) in self._ep_cores.items() if pl == place)
+                            for place, b in self._budget.items())
+        self._max_depth = max_depth
+        return range(2, max_depth + 1)
+
+    def _assign_by_rule(self, assignment, depths: Sequence[int] | None) -> Sequence[int] | None:
+        """Stages get the EPs a function depth -> EP names (or a dict) gives. Returns the default
+        depths: the dict's keys or the function's ``depths`` attribute."""
+        table = dict(assignment) if isinstance(assignment, Mapping) else None
+        self._rule = (lambda k: tuple(table[k])) if table is not None else assignment
+        self.assignment = "rule"
+        default_depths = (sorted(table) if table is not None
+                          else getattr(assignment, "depths", None))
+        if default_depths is None and depths is None:
+            raise HetsimError("PipelineProblem: depths is required with a custom assignment function")
+        self.eps = ()
+        return default_depths
+
+    def _checked_depths(self, depths) -> tuple[int, ...]:
+        """The depths of the space, sorted, each one the workload and the candidate EPs allow."""
+        M, workload = self.workload.num_layers, self.workload
+        ds = sorted(set(int(d) for d in depths))
         if not ds or ds[0] < 1 or ds[-1] > M:
             raise HetsimError(f"PipelineProblem: depths {ds} must be non-empty, within 1..{M} "
                               f"({workload.name} has {M} layers)")
@@ -483,19 +506,21 @@ class PipelineProblem(Problem):
         if self.assignment == "cores" and ds[-1] > self._max_depth:
             raise HetsimError(f"PipelineProblem: depth {ds[-1]} needs {ds[-1]} stages with a core "
                               f"each; the candidate EPs allow at most {self._max_depth}")
-        self.depths = tuple(ds)
-        self._fixed: dict[int, tuple[str, ...]] = {}
-        if self._rule is not None:
-            for k in self.depths:
-                fixed = tuple(str(n) for n in self._rule(k))
-                if len(fixed) != k:
-                    raise HetsimError(f"PipelineProblem: assignment gives {len(fixed)} EPs for depth {k}")
-                pipe = pipeline_from_split([1] * (k - 1) + [M - k + 1], [platform.ep(n) for n in fixed])
-                validate_pipeline(pipe, platform, workload, f"assignment for depth {k}")
-                self._fixed[k] = fixed
-            self.eps = tuple(dict.fromkeys(n for k in self.depths for n in self._fixed[k]))
-        self._ep_objects = {n: platform.ep(n) for n in self.eps}
-        self._incapable = self._capability()
+        return tuple(ds)
+
+    def _fix_rule_eps(self) -> None:
+        """The rule's EPs of every depth, each checked as a pipeline; the candidates are their
+        union, in order of first use."""
+        assert self._rule is not None
+        M = self.workload.num_layers
+        for k in self.depths:
+            fixed = tuple(str(n) for n in self._rule(k))
+            if len(fixed) != k:
+                raise HetsimError(f"PipelineProblem: assignment gives {len(fixed)} EPs for depth {k}")
+            pipe = pipeline_from_split([1] * (k - 1) + [M - k + 1], [self.platform.ep(n) for n in fixed])
+            validate_pipeline(pipe, self.platform, self.workload, f"assignment for depth {k}")
+            self._fixed[k] = fixed
+        self.eps = tuple(dict.fromkeys(n for k in self.depths for n in self._fixed[k]))
 
     # -- capability -----------------------------------------------------------------------------
     def _capability(self) -> dict[str, np.ndarray]:

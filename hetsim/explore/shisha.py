@@ -22,8 +22,8 @@ H5        random     nlFEP
 H6        random     nFEP
 ========= ========== ==========
 
-    >>> problem = PipelineProblem("chiplet-c2", "resnet50-shisha", depths=[4])
-    >>> explore(problem, Shisha(heuristic="H3")).best_mapping
+    problem = PipelineProblem("chiplet-c2", "resnet50-shisha", depths=[4])
+    explore(problem, Shisha(heuristic="H3")).best_mapping
 """
 
 from __future__ import annotations

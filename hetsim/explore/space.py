@@ -5,7 +5,9 @@ EP is a whole cluster, but a big.LITTLE board's EPs (``B1..B4``, ``s1..s4``) sha
 stages that own whole EPs (Shisha's space, "permutations") cannot take two of them at once.
 :func:`default_eps` picks what works everywhere and says what it picked::
 
-    >>> eps, note = default_eps(load_platform("rk3588"), load_workload("resnet50"), cost)
+    >>> from hetsim.cost import make_cost_model
+    >>> platform, workload = load_platform("rk3588"), load_workload("resnet50")
+    >>> eps, note = default_eps(platform, workload, make_cost_model(platform))
     >>> eps
     ['npu', 'gpu', 'big', 'little']
 

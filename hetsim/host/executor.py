@@ -15,8 +15,8 @@ Each stage times every layer of every frame (``perf_counter``, a system-wide mon
 the stages' stamps are comparable) and when the frame left. Throughput is measured over the
 same steady-state window as the DES (:func:`hetsim.metrics.steady_state_window`).
 
-    >>> run = run_on_host(WorkloadRef("alexnet"), [(1, 11, (0,))], frames=20)
-    >>> run.throughput_fps, run.layer_times_s.shape
+    run = run_on_host(WorkloadRef("alexnet"), [(1, 11, (0,))], frames=20)
+    run.throughput_fps, run.layer_times_s.shape
 """
 
 from __future__ import annotations

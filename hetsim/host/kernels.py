@@ -11,9 +11,9 @@ tick behind them (measured: a ReLU after a conv, 0.14 ms on one thread, 1.9 ms o
 multi-core stages slow and erratic. On one thread those kernels cost what the calibration measures
 for them (per core count), and the cost model is told so.
 
-    >>> workers = Workers(1)
-    >>> kernel = compile_op(op, np.random.default_rng(0), workers)
-    >>> y = kernel([x])
+    workers = Workers(1)
+    kernel = compile_op(op, np.random.default_rng(0), workers)
+    y = kernel([x])
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ same mappings on the calibrated platform with the DES, and report the errors.
   round all mappings in turn so that a burst of load spreads over them) against the DES's, with
   contention, over as many frames; error = simulated / measured - 1.
 
-    >>> report = validate_host(load_platform("results/host/host.yaml"), WorkloadRef("alexnet"))
-    >>> report.layer_mape, [m.error for m in report.mappings]
+    report = validate_host(load_platform("results/host/host.yaml"), WorkloadRef("alexnet"))
+    report.layer_mape, [m.error for m in report.mappings]
 """
 
 from __future__ import annotations

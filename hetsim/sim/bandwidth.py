@@ -120,8 +120,11 @@ class FlowNetwork:
     server is full or a flow reaches its cap, those flows are frozen, and the rest go on rising.
     With one server per flow this is :class:`BandwidthServer`'s water-filling.
 
+        >>> env = simpy.Environment()
         >>> net = FlowNetwork(env); net.add("eth:a>", 0.1e9); net.add("eth:>b", 0.1e9)
-        >>> done = net.transfer(1e6, ["eth:a>", "eth:>b"])   # 10 ms alone
+        >>> done = net.transfer(1e6, ["eth:a>", "eth:>b"])
+        >>> env.run(done); env.now                              # 10 ms alone
+        0.01
     """
 
     def __init__(self, env: simpy.Environment):

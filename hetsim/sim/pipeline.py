@@ -10,8 +10,8 @@ stage's own bytes / uncontended time) and each transfer a flow on its route's na
 stages that stream memory at the same time slow each other. With contention off every service time
 is its closed form and the steady-state throughput equals the analytic evaluator's.
 
-    >>> run = run_pipeline(platform, workload, pipe, cost, RunOptions(frames=50).resolve(pipe))
-    >>> metrics = pipeline_metrics(platform, workload, pipe, run, options)
+    run = run_pipeline(platform, workload, pipe, cost, RunOptions(frames=50).resolve(pipe))
+    metrics = pipeline_metrics(platform, workload, pipe, run, options)
 """
 
 from __future__ import annotations

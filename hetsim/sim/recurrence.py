@@ -6,9 +6,9 @@ linear system: its frame times follow a recurrence over frames and stages that n
 tens of times faster than SimPy steps through its events (docs/performance.md), with the same
 arrays.
 
-    >>> run = run_pipeline_recurrence([0.010, 0.030], [0.002, 0.0], frames=100_000,
-    ...                               buffer_frames=2, noise_sigma=0.1, seed=7)
-    >>> run.end[-1, -1]            # when the last frame left the last stage, s
+    run = run_pipeline_recurrence([0.010, 0.030], [0.002, 0.0], frames=100_000,
+                                  buffer_frames=2, noise_sigma=0.1, seed=7)
+    run.end[-1, -1]            # when the last frame left the last stage, s
 
 Derivation
 ----------

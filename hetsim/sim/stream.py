@@ -7,8 +7,8 @@ bandwidth of the platform's core type (``bandwidth_GBps_per_core``, one schema c
 thread). Shisha (Paper II, §2 and Figs. 1-2) uses it to show that where data lives and how many
 threads sweep each memory decide the time on Intel's Knights Landing (``platforms/knl.yaml``).
 
-    >>> knl = load_platform("knl")
-    >>> split_time_s(knl, {"mcdram": 15, "ddr": 4}, {"mcdram": 64, "ddr": 16})   # Fig. 2, [15-4]
+    knl = load_platform("knl")
+    split_time_s(knl, {"mcdram": 15, "ddr": 4}, {"mcdram": 64, "ddr": 16})   # Fig. 2, [15-4]
 
 The cache model (:func:`cache_mode_time_s`) puts one memory in front of another as a direct-mapped
 memory-side cache (KNL's "cache mode" [ext]); the schema has no cache notion, so the cache is named

@@ -52,7 +52,7 @@ import numpy as np
 
 from hetsim.cost import CostModel, Demand, DvfsState
 from hetsim.errors import HetsimError
-from hetsim.mapping import Placement
+from hetsim.mapping import Placement, Share
 from hetsim.platform import ExecutionPlace, Route
 
 Comm = Literal["free", "consumer", "copy", "mpi"]
@@ -130,121 +130,152 @@ def build_tasks(platform, workload, placement: Placement, cost: CostModel,
     if overlap and not serial:
         raise HetsimError("overlap=True moves the copies of the serial executor to a DMA lane; allowed: "
                           "with serial=True only (without it, comm='copy' gives copy lanes)")
-    g = workload.graph
-    tasks: list[Task] = []
-    produced: dict[str, tuple[int, ExecutionPlace]] = {}   # op -> (task that makes its output, EP)
-    cached: dict[tuple[str, str], int] = {}               # (tensor, destination EP) -> transfer task
-    of_op: dict[str, list[int]] = {}                      # op -> its tasks (incoming transfers first)
+    b = _TaskBuilder(platform, workload, placement, cost, state, comm, caching, residency)
+    # Tasks are made in the order the lanes will run them, so that a tensor cached on an EP is
+    # fetched before the first of its consumers there.
+    op_order = _op_order(workload, placement, serial)
+    for op in (workload.op(name) for name in op_order):
+        shares = placement.splits.get(op.name)
+        if shares is None:
+            b.whole_op(op)
+        else:
+            b.split_op(op, shares)
+    return b.task_graph(op_order, serial, overlap)
 
-    def add(task_kind, name, lane, deps, **kw) -> int:
-        t = Task(len(tasks), task_kind, name, lane, tuple(deps), **kw)
-        tasks.append(t)
-        of_op.setdefault(kw["op"], []).append(t.index)
+
+class _TaskBuilder:
+    """The tasks of one frame as :func:`build_tasks` makes them, op by op: which task makes each
+    op's output and where, the copies already made (tensor caching), and each op's tasks."""
+
+    def __init__(self, platform, workload, placement: Placement, cost: CostModel,
+                 state: DvfsState | None, comm: Comm, caching: bool, residency: Residency) -> None:
+        self.platform, self.workload, self.placement, self.cost = platform, workload, placement, cost
+        self.state, self.comm, self.caching, self.residency = state, comm, caching, residency
+        self.g = workload.graph
+        self.tasks: list[Task] = []
+        self.produced: dict[str, tuple[int, ExecutionPlace]] = {}   # op -> (task making its output, EP)
+        self.cached: dict[tuple[str, str], int] = {}        # (tensor, destination EP) -> transfer task
+        self.of_op: dict[str, list[int]] = {}               # op -> its tasks (incoming transfers first)
+        self.barrier: list[int] = []   # sequential: the final task of the op before (every task waits for it)
+
+    def add(self, task_kind, name, lane, deps, **kw) -> int:
+        t = Task(len(self.tasks), task_kind, name, lane, tuple(deps), **kw)
+        self.tasks.append(t)
+        self.of_op.setdefault(kw["op"], []).append(t.index)
         return t.index
 
-    barrier: list[int] = []   # sequential: the final task of the op before (every task waits for it)
-
-    def move(name: str, src_task: int | None, src: ExecutionPlace, dst: ExecutionPlace, nbytes: float,
-             consumer: str, key: tuple[str, str] | None, sequenced: bool = True,
+    def move(self, name: str, src_task: int | None, src: ExecutionPlace, dst: ExecutionPlace,
+             nbytes: float, consumer: str, key: tuple[str, str] | None, sequenced: bool = True,
              slice_: bool = False) -> int | None:
         """The task after which ``nbytes`` made by ``src_task`` on ``src`` are on ``dst`` (adding
         their transfer, once per ``key`` when given: the cost model prices it, so a model can
         charge synchronisation or layout conversion even where the EPs share a memory)."""
         if nbytes <= 0 or src.name == dst.name:
             return src_task
-        if residency == "memory" and src.memory == dst.memory:
+        if self.residency == "memory" and src.memory == dst.memory:
             return src_task                      # already in the memory the consumer reads
-        if key is not None and key in cached:
-            return cached[key]
+        if key is not None and key in self.cached:
+            return self.cached[key]
         # A split op's slice is priced by the links (a measured copy table holds whole tensors).
-        measured = None if slice_ else cost.measured_transfer_s(nbytes, src, dst)
-        seconds = measured if measured is not None else cost.transfer_time(nbytes, src, dst)
+        measured = None if slice_ else self.cost.measured_transfer_s(nbytes, src, dst)
+        seconds = measured if measured is not None else self.cost.transfer_time(nbytes, src, dst)
         if seconds <= 0:
             return src_task
-        lane, also = _comm_lanes(comm, src, dst)
+        lane, also = _comm_lanes(self.comm, src, dst)
         deps = [] if src_task is None else [src_task]
-        i = add("transfer", name, lane, _union(deps, barrier) if sequenced else deps,
-                route=platform.route(src, dst), nbytes=float(nbytes), transfer_s=seconds,
-                measured=measured is not None, op=consumer, dst=dst, src=src, also=also,
-                out_bytes=float(nbytes))
+        i = self.add("transfer", name, lane, _union(deps, self.barrier) if sequenced else deps,
+                     route=self.platform.route(src, dst), nbytes=float(nbytes), transfer_s=seconds,
+                     measured=measured is not None, op=consumer, dst=dst, src=src, also=also,
+                     out_bytes=float(nbytes))
         if key is not None:
-            cached[key] = i
+            self.cached[key] = i
         return i
 
-    def cache_key(tensor: str, dst: ExecutionPlace, consumer: str) -> tuple[str, str]:
+    def cache_key(self, tensor: str, dst: ExecutionPlace, consumer: str) -> tuple[str, str]:
         """One copy per destination EP (or memory space), or per consumer without caching."""
-        where = dst.memory if residency == "memory" else dst.name
-        return (tensor, where if caching else f"{where}/{consumer}")
+        where = dst.memory if self.residency == "memory" else dst.name
+        return (tensor, where if self.caching else f"{where}/{consumer}")
 
-    def fetch(tensor: str, dst: ExecutionPlace, consumer: str) -> int | None:
+    def fetch(self, tensor: str, dst: ExecutionPlace, consumer: str) -> int | None:
         """The task after which ``tensor`` (an op's output) is available on ``dst``."""
-        src_task, src = produced[tensor]
-        key = cache_key(tensor, dst, consumer)
-        return move(f"{tensor}->{dst.name}", src_task, src, dst, g.nodes[tensor]["op"].output_bytes,
-                    consumer, key)
+        src_task, src = self.produced[tensor]
+        key = self.cache_key(tensor, dst, consumer)
+        return self.move(f"{tensor}->{dst.name}", src_task, src, dst,
+                         self.g.nodes[tensor]["op"].output_bytes, consumer, key)
 
-    def inputs_of(op, dst: ExecutionPlace) -> list[int]:
+    def inputs_of(self, op, dst: ExecutionPlace) -> list[int]:
         """The tasks ``op`` waits for on ``dst``: its producers' outputs, and the network inputs
         the placement locates elsewhere."""
-        deps = [fetch(p, dst, op.name) for p in g.predecessors(op.name)]
-        for name in workload.net_inputs_of(op):
-            where = placement.inputs.get(name)
+        deps = [self.fetch(p, dst, op.name) for p in self.g.predecessors(op.name)]
+        for name in self.workload.net_inputs_of(op):
+            where = self.placement.inputs.get(name)
             if where is not None:
-                key = cache_key(f"input:{name}", dst, op.name)
-                deps.append(move(f"{name}->{dst.name}", None, where, dst, _input_bytes(workload, name),
-                                 op.name, key))
+                key = self.cache_key(f"input:{name}", dst, op.name)
+                deps.append(self.move(f"{name}->{dst.name}", None, where, dst,
+                                      _input_bytes(self.workload, name), op.name, key))
         return [d for d in deps if d is not None]
 
-    # Tasks are made in the order the lanes will run them, so that a tensor cached on an EP is
-    # fetched before the first of its consumers there.
-    op_order = _op_order(workload, placement, serial)
-    for op in (workload.op(name) for name in op_order):
-        shares = placement.splits.get(op.name)
-        home = placement.ep_of[op.name]
-        if shares is None:
-            i = add("compute", op.name, home.name, _union(inputs_of(op, home), barrier), ep=home,
-                    demand=cost.op_demand(op, home, state), op=op.name, out_bytes=float(op.output_bytes),
-                    weight_bytes=float(op.weight_bytes), work_bytes=float(op.im2col_bytes))
-            produced[op.name] = (i, home)
-            if placement.sequential:
-                barrier[:] = [i]
-            continue
-        # A split op: each share computes its slice of the output channels on its EP; the home EP
-        # computes its own share first, then gathers the slices (the concat of AutoDiCE / μLayer)
-        # before any consumer reads them.
-        made = []
+    def _made(self, op, task: int, home: ExecutionPlace) -> None:
+        """``task`` makes ``op``'s output on ``home``; a sequential placement's next op waits for it."""
+        self.produced[op.name] = (task, home)
+        if self.placement.sequential:
+            self.barrier[:] = [task]
+
+    def whole_op(self, op) -> None:
+        """An op that runs whole on its EP, after its inputs reach it."""
+        home = self.placement.ep_of[op.name]
+        i = self.add("compute", op.name, home.name, _union(self.inputs_of(op, home), self.barrier),
+                     ep=home, demand=self.cost.op_demand(op, home, self.state), op=op.name,
+                     out_bytes=float(op.output_bytes), weight_bytes=float(op.weight_bytes),
+                     work_bytes=float(op.im2col_bytes))
+        self._made(op, i, home)
+
+    def _slice_to_home(self, op, s: Share, i: int | None, home: ExecutionPlace) -> int | None:
+        return self.move(f"{op.name}@{s.ep.name}->{home.name}", i, s.ep, home,
+                         op.output_bytes * s.fraction, op.name, None, sequenced=False, slice_=True)
+
+    def split_op(self, op, shares: Sequence[Share]) -> None:
+        """A split op: each share computes its slice of the output channels on its EP; the home EP
+        computes its own share first, then gathers the slices (the concat of AutoDiCE / μLayer)
+        before any consumer reads them."""
+        home = self.placement.ep_of[op.name]
+        made: list[tuple[Share, int | None]] = []
         for s in shares:
-            i = add("compute", f"{op.name}@{s.ep.name}", s.ep.name, _union(inputs_of(op, s.ep), barrier), ep=s.ep,
-                    demand=cost.share_demand(op, s.ep, s.fraction, state), op=op.name,
-                    out_bytes=op.output_bytes * s.fraction, weight_bytes=op.weight_bytes * s.fraction,
-                    work_bytes=op.im2col_bytes * s.fraction)
+            i = self.add("compute", f"{op.name}@{s.ep.name}", s.ep.name,
+                         _union(self.inputs_of(op, s.ep), self.barrier), ep=s.ep,
+                         demand=self.cost.share_demand(op, s.ep, s.fraction, self.state), op=op.name,
+                         out_bytes=op.output_bytes * s.fraction, weight_bytes=op.weight_bytes * s.fraction,
+                         work_bytes=op.im2col_bytes * s.fraction)
             made.append((s, i))
-            if comm != "mpi":   # each slice leaves as soon as its share is done
-                made[-1] = (s, move(f"{op.name}@{s.ep.name}->{home.name}", i, s.ep, home,
-                                    op.output_bytes * s.fraction, op.name, None, sequenced=False, slice_=True))
-        if comm == "mpi":
+            if self.comm != "mpi":   # each slice leaves as soon as its share is done
+                made[-1] = (s, self._slice_to_home(op, s, i, home))
+        if self.comm == "mpi":
             # AutoDiCE's ranks: the Concat's rank computes its own share, then receives the slices.
-            made = [(s, move(f"{op.name}@{s.ep.name}->{home.name}", i, s.ep, home, op.output_bytes * s.fraction,
-                             op.name, None, sequenced=False, slice_=True)) for s, i in made]
-        k = add("compute", f"{op.name}:gather", home.name, [i for _, i in made if i is not None], ep=home,
-                demand=cost.gather_demand(op, home, state), op=op.name, out_bytes=float(op.output_bytes))
-        produced[op.name] = (k, home)
-        if placement.sequential:
-            barrier[:] = [k]
+            made = [(s, self._slice_to_home(op, s, i, home)) for s, i in made]
+        k = self.add("compute", f"{op.name}:gather", home.name, [i for _, i in made if i is not None],
+                     ep=home, demand=self.cost.gather_demand(op, home, self.state), op=op.name,
+                     out_bytes=float(op.output_bytes))
+        self._made(op, k, home)
 
-    def serial_lane(t: Task) -> str:
-        return DMA_LANE if overlap and t.kind == "transfer" else "serial"
+    def task_graph(self, op_order: Sequence[str], serial: bool, overlap: bool) -> TaskGraph:
+        """The lanes' task orders (an op's tasks in the order of ``op_order``) and the sinks; with
+        ``serial`` every task on the one serial lane (its copies on the DMA lane with ``overlap``)."""
+        tasks = self.tasks
 
-    lanes: dict[str, list[int]] = {}
-    for name in op_order:
-        for i in of_op.get(name, ()):
-            for lane in (serial_lane(tasks[i]),) if serial else tasks[i].lanes:
-                lanes.setdefault(lane, []).append(i)
-    sinks = tuple(produced[op.name][0] for op in workload.ops if g.out_degree(op.name) == 0)
-    if serial:
-        for t in tasks:
-            t.lane, t.also = serial_lane(t), ()
-    return TaskGraph(tasks, lanes, sinks)
+        def serial_lane(t: Task) -> str:
+            return DMA_LANE if overlap and t.kind == "transfer" else "serial"
+
+        lanes: dict[str, list[int]] = {}
+        for name in op_order:
+            for i in self.of_op.get(name, ()):
+                for lane in (serial_lane(tasks[i]),) if serial else tasks[i].lanes:
+                    lanes.setdefault(lane, []).append(i)
+        sinks = tuple(self.produced[op.name][0] for op in self.workload.ops
+                      if self.g.out_degree(op.name) == 0)
+        if serial:
+            for t in tasks:
+                t.lane, t.also = serial_lane(t), ()
+        return TaskGraph(tasks, lanes, sinks)
 
 
 def _union(deps: list[int], extra: list[int]) -> list[int]:

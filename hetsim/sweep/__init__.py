@@ -1,8 +1,8 @@
 """Sweeps: what-if studies at any scale, on a local process pool or a Dask cluster.
 
-    >>> from hetsim.sweep import load_spec, run_sweep
-    >>> result = run_sweep(load_spec("whatif-resnet50-hikey970"), out="results/whatif", progress=True)
-    >>> result.table.groupby("memories.dram.bandwidth_GBps")["throughput_fps"].mean()
+    from hetsim.sweep import load_spec, run_sweep
+    result = run_sweep(load_spec("whatif-resnet50-hikey970"), out="results/whatif", progress=True)
+    result.table.groupby("memories.dram.bandwidth_GBps")["throughput_fps"].mean()
 
 A SPEC (:mod:`hetsim.sweep.spec`) names a base and the axes that vary; the engine
 (:mod:`hetsim.sweep.engine`) counts the cells, runs them in batches, appends each finished cell to a

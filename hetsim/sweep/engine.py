@@ -1,8 +1,8 @@
 """Running a sweep: cells counted, sent in batches to a local process pool or a Dask cluster, their
 rows appended to a journal as they finish, the tidy table written at the end.
 
-    >>> result = run_sweep(load_spec("whatif-resnet50-hikey970"), out="results/whatif")
-    >>> result.table          # one row per cell: cell, the axes' values, status, error, metrics
+    result = run_sweep(load_spec("whatif-resnet50-hikey970"), out="results/whatif")
+    result.table          # one row per cell: cell, the axes' values, status, error, metrics
 
 Files in ``out``:
 

@@ -49,14 +49,8 @@ def split_columns(table: pd.DataFrame, axes: list[str] | None = None) -> tuple[l
     return axes, metrics
 
 
-def plot(table: pd.DataFrame, x: str, y: str, hue: str | None = None, facet: str | None = None,
-         title: str | None = None, logx: bool = False, logy: bool = False):
-    """A matplotlib Figure of ``y`` against ``x`` (see the module docstring)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+def _plottable(table: pd.DataFrame, x: str, y: str, hue: str | None, facet: str | None) -> pd.DataFrame:
+    """The finished cells with a numeric ``y``, after checking the flags name axes and a metric."""
     axes, metrics = split_columns(table)
     for flag, name in (("--x", x), ("--hue", hue), ("--facet", facet)):
         if name is not None and name not in axes:
@@ -67,7 +61,40 @@ def plot(table: pd.DataFrame, x: str, y: str, hue: str | None = None, facet: str
     data = data[pd.to_numeric(data[y], errors="coerce").notna()]
     if data.empty:
         raise HetsimError(f"no finished cell has a value of {y!r} to plot")
-    data = data.assign(**{y: pd.to_numeric(data[y])})
+    return data.assign(**{y: pd.to_numeric(data[y])})
+
+
+def _lines(ax, part: pd.DataFrame, x: str, y: str, hue: str | None, hues: list,
+           numeric_x: bool, order: list) -> bool:
+    """One panel's lines, one per hue value: the mean over the other axes, a min..max band where
+    rows were aggregated (returns whether any were). A categorical x keeps the table's order."""
+    aggregated = False
+    for hv in hues:
+        sub = part if hv is None else part[part[hue] == hv]
+        if sub.empty:
+            continue
+        g = sub.groupby(x, sort=numeric_x)[y].agg(["mean", "min", "max", "count"])
+        if not numeric_x:
+            g = g.reindex([v for v in order if v in g.index])
+        xs = g.index.to_numpy() if numeric_x else range(len(g))
+        ax.plot(xs, g["mean"], marker="o", label=None if hv is None else str(hv))
+        if (g["count"] > 1).any():
+            aggregated = True
+            ax.fill_between(xs, g["min"], g["max"], alpha=0.15)
+        if not numeric_x:
+            ax.set_xticks(range(len(g)), [str(v) for v in g.index], rotation=30, ha="right")
+    return aggregated
+
+
+def plot(table: pd.DataFrame, x: str, y: str, hue: str | None = None, facet: str | None = None,
+         title: str | None = None, logx: bool = False, logy: bool = False):
+    """A matplotlib Figure of ``y`` against ``x`` (see the module docstring)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    data = _plottable(table, x, y, hue, facet)
     numeric_x = pd.api.types.is_numeric_dtype(data[x])
     facets = list(dict.fromkeys(data[facet])) if facet else [None]
     hues = list(dict.fromkeys(data[hue])) if hue else [None]
@@ -80,20 +107,7 @@ def plot(table: pd.DataFrame, x: str, y: str, hue: str | None = None, facet: str
     for k, fv in enumerate(facets):
         ax = axs[k // ncols][k % ncols]
         part = data if fv is None else data[data[facet] == fv]
-        for hv in hues:
-            sub = part if hv is None else part[part[hue] == hv]
-            if sub.empty:
-                continue
-            g = sub.groupby(x, sort=numeric_x)[y].agg(["mean", "min", "max", "count"])
-            if not numeric_x:
-                g = g.reindex([v for v in order if v in g.index])
-            xs = g.index.to_numpy() if numeric_x else range(len(g))
-            ax.plot(xs, g["mean"], marker="o", label=None if hv is None else str(hv))
-            if (g["count"] > 1).any():
-                aggregated = True
-                ax.fill_between(xs, g["min"], g["max"], alpha=0.15)
-            if not numeric_x:
-                ax.set_xticks(range(len(g)), [str(v) for v in g.index], rotation=30, ha="right")
+        aggregated = _lines(ax, part, x, y, hue, hues, numeric_x, order) or aggregated
         ax.set_xlabel(label(x))
         if k % ncols == 0:
             ax.set_ylabel(label(y))

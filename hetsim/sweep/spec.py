@@ -412,7 +412,7 @@ def _check_names(spec: SweepSpec, source: str) -> None:
                                          if getattr(spec.base, f) is not None})
             # Options every pipeline would refuse (a periodic source without its interval, noise on
             # the analytic engine) are refused once here rather than in every cell.
-            mappings = spec.axes.mapping or [spec.base.mapping]
+            mappings = spec.axes.mapping or [str(spec.base.mapping)]
             if not spec.axes.run and not any(_is_file(str(m)) for m in mappings):
                 options.resolve(Pipeline(()))
         except HetsimError as err:

@@ -47,53 +47,8 @@ def workload_to_onnx(workload: Workload, weights: str = "external", seed: int = 
             consumers[src] += 1
     for op in workload.ops:
         where = f"workload {workload.name}: op {op.name}"
-        if op.explicit:
-            raise HetsimError(f"{where}: a generic op ({op.kind}, dims given) has no ONNX writer; "
-                              "only CNN kinds are written")
-        if op.group_node is not None:
-            raise HetsimError(f"{where}: group {op.group_node[0]} of a {op.group_node[1]}-way conv "
-                              "run as separate nodes has no ONNX node")
-        if op.shape_override:
-            raise HetsimError(f"{where}: a declared input_shape (a shape break) has no ONNX form")
-        if op.counts.given():
-            raise HetsimError(f"{where}: explicit counts ({', '.join(op.counts.given())}) have no "
-                              "ONNX form")
-        xs = [tensor[s] for s in op.inputs] or [x0]
-        x = xs[0]
-        k = op.kind
-        if k in (OpKind.CONV, OpKind.DW):
-            pads = [op.pad[0], op.pad[0], op.pad[1], op.pad[1]]
-            out = g.conv(x, op.out_c, op.kernel, op.stride, pads, groups=op.groups,
-                         dilation=op.dilation, name=op.name)
-        elif k in (OpKind.MAXPOOL, OpKind.AVGPOOL):
-            pads = [op.pad[0], op.pad[0], op.pad[1], op.pad[1]]
-            out = g.pool(x, "max" if k == OpKind.MAXPOOL else "avg", op.kernel, op.stride, pads,
-                         ceil=op.ceil_mode, name=op.name)
-        elif k == OpKind.BN:
-            out = g.batch_norm(x, name=op.name)
-        elif k == OpKind.RELU:
-            out = g.relu(x, name=op.name)
-        elif k == OpKind.LRN:
-            out = g.lrn(x, name=op.name)
-        elif k == OpKind.ADD:
-            out = (g.add(xs[0], xs[1], name=op.name) if len(xs) == 2 else
-                   g.node("Sum", xs, g.shape(xs[0]), name=op.name))
-        elif k == OpKind.CONCAT:
-            out = g.concat(xs, axis=1, name=op.name)
-        elif k == OpKind.SOFTMAX:
-            out = g.softmax(x, axis=-1, name=op.name)
-        elif k == OpKind.FLATTEN:
-            out = g.flatten(x, name=op.name)
-        elif k == OpKind.RESHAPE:
-            s = op.out_shape
-            out = g.reshape(x, [1, s.c, s.h, s.w] if (s.h, s.w) != (1, 1) else [1, s.c],
-                            name=op.name)
-        elif k == OpKind.FC:
-            if len(g.shape(x)) != 2:
-                x = g.flatten(x, name=f"{op.name}/flatten")
-            out = g.gemm(x, op.out_c, name=op.name)
-        else:  # pragma: no cover - every CNN kind is handled above
-            raise HetsimError(f"{where}: kind {k} has no ONNX writer")
+        _check_writable(op, where)
+        out = _node(g, op, [tensor[s] for s in op.inputs] or [x0], where)
         if out != op.name:
             raise HetsimError(f"{where}: its name clashes with a tensor of the ONNX graph")
         if op.starts_layer != (str(op.kind) in workload.layer_kinds):
@@ -104,6 +59,58 @@ def workload_to_onnx(workload: Workload, weights: str = "external", seed: int = 
     entry = model.metadata_props.add()
     entry.key, entry.value = LAYER_KINDS_KEY, ",".join(workload.layer_kinds)
     return model
+
+
+def _check_writable(op, where: str) -> None:
+    """Refuse an op the CNN formulas cannot write (module docstring), in one line."""
+    if op.explicit:
+        raise HetsimError(f"{where}: a generic op ({op.kind}, dims given) has no ONNX writer; "
+                          "only CNN kinds are written")
+    if op.group_node is not None:
+        raise HetsimError(f"{where}: group {op.group_node[0]} of a {op.group_node[1]}-way conv "
+                          "run as separate nodes has no ONNX node")
+    if op.shape_override:
+        raise HetsimError(f"{where}: a declared input_shape (a shape break) has no ONNX form")
+    if op.counts.given():
+        raise HetsimError(f"{where}: explicit counts ({', '.join(op.counts.given())}) have no "
+                          "ONNX form")
+
+
+def _node(g: OnnxGraph, op, xs: list[str], where: str) -> str:
+    """The ONNX node of one CNN op reading tensors ``xs``, named as the op; returns its output."""
+    x = xs[0]
+    k = op.kind
+    if k in (OpKind.CONV, OpKind.DW):
+        pads = [op.pad[0], op.pad[0], op.pad[1], op.pad[1]]
+        return g.conv(x, op.out_c, op.kernel, op.stride, pads, groups=op.groups,
+                      dilation=op.dilation, name=op.name)
+    if k in (OpKind.MAXPOOL, OpKind.AVGPOOL):
+        pads = [op.pad[0], op.pad[0], op.pad[1], op.pad[1]]
+        return g.pool(x, "max" if k == OpKind.MAXPOOL else "avg", op.kernel, op.stride, pads,
+                      ceil=op.ceil_mode, name=op.name)
+    if k == OpKind.BN:
+        return g.batch_norm(x, name=op.name)
+    if k == OpKind.RELU:
+        return g.relu(x, name=op.name)
+    if k == OpKind.LRN:
+        return g.lrn(x, name=op.name)
+    if k == OpKind.ADD:
+        return (g.add(xs[0], xs[1], name=op.name) if len(xs) == 2 else
+                g.node("Sum", xs, g.shape(xs[0]), name=op.name))
+    if k == OpKind.CONCAT:
+        return g.concat(xs, axis=1, name=op.name)
+    if k == OpKind.SOFTMAX:
+        return g.softmax(x, axis=-1, name=op.name)
+    if k == OpKind.FLATTEN:
+        return g.flatten(x, name=op.name)
+    if k == OpKind.RESHAPE:
+        s = op.out_shape
+        return g.reshape(x, [1, s.c, s.h, s.w] if (s.h, s.w) != (1, 1) else [1, s.c], name=op.name)
+    if k == OpKind.FC:
+        if len(g.shape(x)) != 2:   # ONNX's Gemm needs a 2-D input (module docstring)
+            x = g.flatten(x, name=f"{op.name}/flatten")
+        return g.gemm(x, op.out_c, name=op.name)
+    raise HetsimError(f"{where}: kind {k} has no ONNX writer")  # pragma: no cover - every CNN kind
 
 
 #: Model metadata key holding the workload's ``layer_kinds``, comma-separated.

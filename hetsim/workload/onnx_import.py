@@ -1,7 +1,7 @@
 """ONNX models as hetsim workloads: shape inference, op mapping, counting, layer grouping.
 
-    >>> from hetsim.workload.onnx_import import workload_from_onnx
-    >>> w = workload_from_onnx("resnet18.onnx", input_shapes={"input": (1, 3, 224, 224)})
+    from hetsim.workload.onnx_import import workload_from_onnx
+    w = workload_from_onnx("resnet18.onnx", input_shapes={"input": (1, 3, 224, 224)})
 
 The model is read with the ``onnx`` package without its external weight data (an initializer's
 dims give its bytes), ONNX's shape inference (with data propagation, so the Shape -> Gather ->

@@ -15,7 +15,7 @@ Layers, each reading only the ones above it:
 open, one line each with its parameter, and every disagreement with its cause.
 """
 
-from hetsim.experiment import experiment
+from hetsim.experiment import register_experiments
 from hetsim.experiments.hope import (
     ablations,
     biglittle,
@@ -29,10 +29,7 @@ from hetsim.experiments.hope import (
     workloads,
 )
 
-PAPER = "hope"
-
-#: id, title, function: registered in this order (the scorecard's order).
-EXPERIMENTS = (
+register_experiments("hope", (  # id, title, function, in the scorecard's order
     ("calibration", "Calibration of the phones (PN-M on HE: 43 ms CPU, 183 ms GPU)",
      residuals.calibration_experiment),
     ("workloads", "The seven graphs: operators, shapes, parallelism", workloads.workloads),
@@ -45,6 +42,4 @@ EXPERIMENTS = (
      ablations.ablations),
     ("times", "Scheduling wall time (GS < 1 s, LP several seconds)", times.times),
     ("optimality", "Optimality gaps against the exact model on small graphs", optimality.optimality),
-)
-for _id, _title, _fn in EXPERIMENTS:
-    experiment(PAPER, _id, _title)(_fn)
+))

@@ -13,13 +13,10 @@ Layers, each reading only the ones above it:
 ``hetsim reproduce nsga2 [--quick] --out results``; choices are listed in docs/papers/nsga2.md.
 """
 
-from hetsim.experiment import experiment
+from hetsim.experiment import register_experiments
 from hetsim.experiments.nsga2 import e1, e2, e3, e4, searchspace, table2, table4, table7
 
-PAPER = "nsga2"
-
-#: id, title, function: registered in this order (the scorecard's order).
-EXPERIMENTS = (
+register_experiments("nsga2", (  # id, title, function, in the scorecard's order
     ("table2", "Table 2: the CNNs on one CPU device; the DES calibrated to it", table2.table2),
     ("searchspace", "Search-space sizes: formulas 4.5 and 4.6 (36, 56, 5^56, 9^25)", searchspace.searchspace),
     ("e1", "E1: convergence on 8 CPUs, naive vs advanced chromosomes (Figs. 12, 19, 25)", e1.e1),
@@ -29,6 +26,4 @@ EXPERIMENTS = (
     ("e4", "E4: real vs predicted Pareto points (Tables 3, 5, 6; Figs. 15-17, 22-24, 28-30)", e4.e4),
     ("table4", "Table 4: the Advanced-4 best-latency AlexNet mapping", table4.table4),
     ("table7", "Table 7: % improvement over the un-partitioned network (real values)", table7.table7),
-)
-for _id, _title, _fn in EXPERIMENTS:
-    experiment(PAPER, _id, _title)(_fn)
+))

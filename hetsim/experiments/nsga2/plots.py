@@ -10,23 +10,29 @@ OBJECTIVE_AXES = {"energy_J": "max energy per device (J)", "memory_MiB": "max pe
                   "latency_s": "latency (s)"}
 
 
+def _objective_panels(frame: pd.DataFrame) -> tuple[Figure, list]:
+    """A figure with one row per network of ``frame`` and one panel per objective, and its panels
+    as (row, column, network, objective, axes), row by row."""
+    networks = list(dict.fromkeys(frame["network"]))
+    fig = Figure(figsize=(12, 3.0 * len(networks)), layout="constrained")
+    axes = np.atleast_2d(fig.subplots(len(networks), 3, squeeze=False))
+    return fig, [(r, c, net, obj, axes[r, c]) for r, net in enumerate(networks)
+                 for c, obj in enumerate(OBJECTIVE_AXES)]
+
+
 def convergence(curves: pd.DataFrame, title: str) -> Figure:
     """One row per network, one panel per objective: the population minimum per generation of
     each run (``curves``: network, run, generation, objective, value)."""
-    networks = list(dict.fromkeys(curves["network"]))
-    fig = Figure(figsize=(12, 3.0 * len(networks)), layout="constrained")
-    axes = np.atleast_2d(fig.subplots(len(networks), 3, squeeze=False))
-    for r, net in enumerate(networks):
-        for c, obj in enumerate(OBJECTIVE_AXES):
-            ax = axes[r, c]
-            sel = curves[(curves["network"] == net) & (curves["objective"] == obj)]
-            for run, g in sel.groupby("run", sort=False):
-                ax.plot(g["generation"], g["value"], label=run)
-            ax.set_title(f"{net}: {OBJECTIVE_AXES[obj]}", fontsize=9)
-            ax.set_xlabel("generation")
-            ax.set_yscale("log")
-            if r == 0 and c == 0:
-                ax.legend(fontsize=7)
+    fig, panels = _objective_panels(curves)
+    for r, c, net, obj, ax in panels:
+        sel = curves[(curves["network"] == net) & (curves["objective"] == obj)]
+        for run, g in sel.groupby("run", sort=False):
+            ax.plot(g["generation"], g["value"], label=run)
+        ax.set_title(f"{net}: {OBJECTIVE_AXES[obj]}", fontsize=9)
+        ax.set_xlabel("generation")
+        ax.set_yscale("log")
+        if r == 0 and c == 0:
+            ax.legend(fontsize=7)
     fig.suptitle(title)
     return fig
 
@@ -34,20 +40,16 @@ def convergence(curves: pd.DataFrame, title: str) -> Figure:
 def real_vs_predicted(table: pd.DataFrame, title: str) -> Figure:
     """Grouped bars per network and objective: real (DES) and predicted (model) value of each
     chromosome's Pareto point best in that objective (the thesis's Figs. 15-17, 22-24, 28-30)."""
-    networks = list(dict.fromkeys(table["network"]))
-    fig = Figure(figsize=(12, 3.0 * len(networks)), layout="constrained")
-    axes = np.atleast_2d(fig.subplots(len(networks), 3, squeeze=False))
-    for r, net in enumerate(networks):
-        for c, obj in enumerate(OBJECTIVE_AXES):
-            ax = axes[r, c]
-            sel = table[(table["network"] == net) & (table["point"] == obj)]
-            x = np.arange(len(sel))
-            ax.bar(x - 0.2, sel[f"real_{obj}"], 0.4, label="real (DES)")
-            ax.bar(x + 0.2, sel[f"predicted_{obj}"], 0.4, label="predicted (model)")
-            ax.set_xticks(x, sel["chromosome"], rotation=30, fontsize=7)
-            ax.set_title(f"{net}: best-{obj.split('_')[0]} point, {OBJECTIVE_AXES[obj]}", fontsize=8)
-            if r == 0 and c == 0:
-                ax.legend(fontsize=7)
+    fig, panels = _objective_panels(table)
+    for r, c, net, obj, ax in panels:
+        sel = table[(table["network"] == net) & (table["point"] == obj)]
+        x = np.arange(len(sel))
+        ax.bar(x - 0.2, sel[f"real_{obj}"], 0.4, label="real (DES)")
+        ax.bar(x + 0.2, sel[f"predicted_{obj}"], 0.4, label="predicted (model)")
+        ax.set_xticks(x, sel["chromosome"], rotation=30, fontsize=7)
+        ax.set_title(f"{net}: best-{obj.split('_')[0]} point, {OBJECTIVE_AXES[obj]}", fontsize=8)
+        if r == 0 and c == 0:
+            ax.legend(fontsize=7)
     fig.suptitle(title)
     return fig
 

@@ -14,12 +14,11 @@ Layers, each reading only the ones above it:
 ``hetsim reproduce pim [--quick] --out results``; choices are listed in docs/papers/pim.md.
 """
 
-from hetsim.experiment import experiment
+from hetsim.experiment import register_experiments
 from hetsim.experiments.pim import counts, maps, operators, optimality, schemes, sensitivity
 from hetsim.experiments.pim.paper import PAPER
 
-#: id, title, function: registered in this order (the scorecard's order).
-EXPERIMENTS = (
+register_experiments(PAPER, (  # id, title, function, in the scorecard's order
     ("calibration", "pim-zynq calibration: the PIM cost model fitted to Fig. 8, 1.83x and Fig. 11", operators.calibration),
     ("fig8", "Operator speedups of CPU_P and PIM over CPU_S, p = 8..64", operators.fig8),
     ("table1", "DCG edges and DA edges with two devices (CPU_S, PIM)", counts.table1),
@@ -32,6 +31,4 @@ EXPERIMENTS = (
     ("fig13", "Every execution path of 15-node windows, OPT's marked", optimality.fig13),
     ("optimality", "OPT and the path-aware DP against the exact optimum (CP-SAT, HiGHS)", optimality.optimality),
     ("sensitivity", "Headline numbers vs the copy scale, Fig. 8(a)'s order, copy counting", sensitivity.sensitivity),
-)
-for _id, _title, _fn in EXPERIMENTS:
-    experiment(PAPER, _id, _title)(_fn)
+))

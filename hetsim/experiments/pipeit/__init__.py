@@ -24,7 +24,7 @@ import matplotlib
 
 matplotlib.use("Agg")   # before any figure module imports pyplot
 
-from hetsim.experiment import experiment  # noqa: E402
+from hetsim.experiment import register_experiments  # noqa: E402
 from hetsim.experiments.pipeit import (  # noqa: E402
     configurations,
     kernel_level,
@@ -38,10 +38,7 @@ from hetsim.experiments.pipeit import (  # noqa: E402
     throughput,
 )
 
-PAPER = "pipeit"
-
-#: id, title, function: registered in this order (the scorecard's order).
-EXPERIMENTS = (
+register_experiments("pipeit", (  # id, title, function, in the scorecard's order
     ("table1", "Table I: major layers per CNN, and the design-space counts of eqs. 1-2", layers.table1),
     ("calibration", "Ground truth fitted to Table IV's Big-only and Small-only columns", residuals.calibration),
     ("table3", "Table III: per-layer prediction error of eqs. 5-8", prediction.table3),
@@ -56,6 +53,4 @@ EXPERIMENTS = (
     ("fig8", "Fig. 8: B4-s4 throughput against the split ratio X/W", splits.fig8),
     ("fig9", "Fig. 9: ResNet50 B4-s2-s2 throughput over both split points", splits.fig9),
     ("fig12", "Fig. 12: speedup of AlexNet's conv layers with 1-4 Big / 1-4 Small cores", speedup.fig12),
-)
-for _id, _title, _fn in EXPERIMENTS:
-    experiment(PAPER, _id, _title)(_fn)
+))

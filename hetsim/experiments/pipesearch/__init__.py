@@ -14,7 +14,7 @@ Layers, each reading only the ones above it:
 docs/papers/pipesearch.md ("Reproduction").
 """
 
-from hetsim.experiment import experiment
+from hetsim.experiment import register_experiments
 from hetsim.experiments.pipesearch import (
     balance,
     governors,
@@ -25,10 +25,7 @@ from hetsim.experiments.pipesearch import (
     vectors,
 )
 
-PAPER = "pipesearch"
-
-#: id, title, function: registered in this order (the scorecard's order).
-EXPERIMENTS = (
+register_experiments("pipesearch", (  # id, title, function, in the scorecard's order
     ("vectors", "Verification vectors (design space, seeds, CVs, ranks)", vectors.vectors),
     ("calibration", "TX2 calibration: efficiencies fitted to Table 6", residuals.calibration),
     ("fig1", "VGG16 2-stage T_s of the 10 lowest-CV splits, governors 2 and 3", governors.fig1),
@@ -39,6 +36,4 @@ EXPERIMENTS = (
     ("table7", "Pipe-search on Synth 1-3, 6 cores, governors 1 and 3", synth.table7),
     ("fig3", "Pipe-search timeline on Synth 2, governor 3, alpha 15", synth.fig3),
     ("fig4", "Stage-time shares, seed vs optimum, ResNet50/AlexNet/VGG16 governor 3", balance.fig4),
-)
-for _id, _title, _fn in EXPERIMENTS:
-    experiment(PAPER, _id, _title)(_fn)
+))

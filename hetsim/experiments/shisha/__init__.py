@@ -16,7 +16,7 @@ Layers, each reading only the ones above it:
 with its parameter, in docs/papers/shisha.md ("Reproduction").
 """
 
-from hetsim.experiment import experiment
+from hetsim.experiment import register_experiments
 from hetsim.experiments.shisha import (
     convergence,
     heuristics,
@@ -27,10 +27,7 @@ from hetsim.experiments.shisha import (
     seeds,
 )
 
-PAPER = "shisha"
-
-#: id, title, function: registered in this order (the scorecard's order).
-EXPERIMENTS = (
+register_experiments("shisha", (  # id, title, function, in the scorecard's order
     ("calibration", "Calibration of the chiplets (fit to Fig. 4 and YOLOv3's tuning time)",
      residuals.calibration_experiment),
     ("seeds", "Algorithm 1: Shisha's seeds", seeds.seeds),
@@ -42,6 +39,4 @@ EXPERIMENTS = (
     ("fig7", "Throughput of heuristics H1-H6 on EP configurations C1-C5", heuristics.fig7),
     ("fig8", "Convergence time of H1 vs H3, normalised per group", heuristics.fig8),
     ("fig9", "SynthNet throughput vs inter-chiplet latency (chiplet-c5)", latency.fig9),
-)
-for _id, _title, _fn in EXPERIMENTS:
-    experiment(PAPER, _id, _title)(_fn)
+))

@@ -8,10 +8,10 @@ scheduler's own estimate: for CPU-only, GPU-only, MOSAIC, StarPU-DMDAR and HOPE:
 engine's latency of the plan exactly, since they score with the engine's rules) and what each
 algorithm reports (modules, super-ops, proofs of optimality, the solver's bound...).
 
-    >>> problem = PlacementProblem("hope-he", "inception-v3+mnn", HopeCostModel(platform),
-    ...                            eps=["big", "gpu"], dag=DagOptions(comm="consumer"))
-    >>> result = explore(problem, make_explorer("HOPE:GS"), seed=0)
-    >>> result.best_value, result.info["schedule_wall_s"]
+    problem = PlacementProblem("hope-he", "inception-v3+mnn", HopeCostModel(platform),
+                               eps=["big", "gpu"], dag=DagOptions(comm="consumer"))
+    result = explore(problem, make_explorer("HOPE:GS"), seed=0)
+    result.best_value, result.info["schedule_wall_s"]
 """
 
 from __future__ import annotations

@@ -170,18 +170,23 @@ class PlanState:
     def arrival(self, i: int, d: int) -> float:
         """When op i's inputs would all be on EP d, without changing anything (transfers not yet
         made are assumed to start when their producer finishes: a lower bound)."""
-        v = self.view
         ready = self.last_fin if self.sequential else 0.0
-        for p in v.preds[i]:
-            dp = self.dev[p]
-            c = v.C(p, dp, d) if dp != d else 0.0
-            if c <= 0.0:
-                ready = max(ready, self.fin[p])
-                continue
-            key = (p, d) if v.caching else (p, d, i)
-            got = self.cache.get(key)
-            ready = max(ready, got if got is not None else self.fin[p] + c)
+        for p in self.view.preds[i]:
+            c, key, got = self._copy(i, p, d)
+            ready = max(ready, self.fin[p] if key is None else
+                        got if got is not None else self.fin[p] + c)
         return ready
+
+    def _copy(self, i: int, p: int, d: int) -> tuple[float, tuple | None, float | None]:
+        """Op p's output read by op i on EP d: the transfer time (s), the copy's cache key (None
+        when no transfer is needed) and when a copy made earlier landed on d (None: not yet)."""
+        v = self.view
+        dp = self.dev[p]
+        c = v.C(p, dp, d) if dp != d else 0.0
+        if c <= 0.0:
+            return c, None, None
+        key = (p, d) if v.caching else (p, d, i)
+        return c, key, self.cache.get(key)
 
     def append(self, i: int, d: int) -> float:
         """Put op i last on EP d; returns its finish time (s)."""
@@ -191,15 +196,12 @@ class PlanState:
         barrier = self.last_fin if self.sequential else 0.0
         ready = barrier
         for p in v.preds[i]:
-            dp = self.dev[p]
-            if dp < 0:
+            if self.dev[p] < 0:
                 raise HetsimError(f"plan: {v.names[i]} is placed before its input {v.names[p]}")
-            c = v.C(p, dp, d) if dp != d else 0.0
-            if c <= 0.0:
+            c, key, got = self._copy(i, p, d)
+            if key is None:
                 ready = max(ready, self.fin[p])
                 continue
-            key = (p, d) if v.caching else (p, d, i)
-            got = self.cache.get(key)
             if got is None:
                 t0 = max(self.fin[p], barrier)
                 if comm == "consumer":

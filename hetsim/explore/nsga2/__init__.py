@@ -3,11 +3,11 @@
 
 The thesis's method, as explorers of hetsim's one registry (runnable from ``hetsim explore``)::
 
-    >>> problem = HybridProblem("xavier-nx-x8", "alexnet-onnx", devices="cpu")
-    >>> result = explore(problem, make_explorer("NSGA-II", chromosome="advanced", p=2), seed=0)
-    >>> result.info["generations"]         # per generation: min of each objective, hypervolume
-    >>> result.info["pareto"]              # the final Pareto set (genomes, model objectives)
-    >>> result.trials                      # the tuning runs and the deployed Pareto points, measured
+    problem = HybridProblem("xavier-nx-x8", "alexnet-onnx", devices="cpu")
+    result = explore(problem, make_explorer("NSGA-II", chromosome="advanced", p=2), seed=0)
+    result.info["generations"]         # per generation: min of each objective, hypervolume
+    result.info["pareto"]              # the final Pareto set (genomes, model objectives)
+    result.trials                      # the tuning runs and the deployed Pareto points, measured
 
 1. **Tuning** (:mod:`.tuning`): the thesis's procedure, run as trials on the problem's "real"
    cluster (the DES with the ncnn cost model), writes the coefficients JSON of the analytical

@@ -53,8 +53,8 @@ class Fitness:
 class ThesisModel:
     """The analytical model of a :class:`HybridSpace` with one :class:`Coefficients` JSON.
 
-    >>> model = ThesisModel(space, coefficients)
-    >>> model.evaluate(chromosome.decode(X)).F       # (P, 3) objectives
+    model = ThesisModel(space, coefficients)
+    model.evaluate(chromosome.decode(X)).F       # (P, 3) objectives
     """
 
     def __init__(self, space: HybridSpace, coefficients: Coefficients, sync_penalty: bool = True):
@@ -81,112 +81,157 @@ class ThesisModel:
         self.units = [unit_of(ep) for ep in devs]
 
     def evaluate(self, decoded: Decoded) -> Fitness:
-        space = self.space
-        slots, frac, home = decoded.slots, decoded.frac, decoded.home
-        P, L, K = slots.shape
-        n = space.n_devices
-        rows = np.arange(P)
-        T = np.zeros((P, n))                       # each device's clock (its lane is free then)
-        mem = np.zeros((P, n))                     # eq. 4.9's expected bytes
-        avail = np.zeros((P, L))                   # when a layer's output is ready on its home device
-        have = np.full((P, L, n), np.inf)          # when a layer's output has reached a device
-        have_input = {name: np.full((P, n), np.inf) for name in space.input_owner}
-        primary = slots[:, :, 0]
-        penalty = self.sync_penalty_s
-        widths = (slots >= 0).sum(axis=2).max(axis=0)
-        for i in range(L):
-            width = int(widths[i])
-            fin = np.zeros((P, width))
-            for k in range(width):
-                d = slots[:, i, k]
-                valid = d >= 0
-                every = bool(valid.all())
-                dd = d if every else np.where(valid, d, 0)
-                ready = np.zeros(P)
-                for p in space.preds[i]:
-                    h = home[:, p]
-                    moved = (h != dd) if every else valid & (h != dd)
-                    if not moved.any():          # the input is where the layer runs (the usual case)
-                        ready = np.maximum(ready, avail[:, p] if every else np.where(valid, avail[:, p], 0.0))
-                        continue
-                    r, hs, ds = rows[moved], h[moved], dd[moved]
-                    got = have[r, p, ds]
-                    new = np.isinf(got)
-                    if new.any():
-                        r2, h2, d2 = r[new], hs[new], ds[new]
-                        nbytes = self.out_bytes[p]
-                        xs = np.maximum(np.maximum(avail[r2, p], T[r2, h2]), T[r2, d2])
-                        xe = xs + nbytes / self.speed[h2, d2]
-                        T[r2, h2] = xe
-                        T[r2, d2] = xe
-                        have[r2, p, d2] = xe
-                        mem[r2, h2] += nbytes
-                        mem[r2, d2] += nbytes
-                        got[new] = xe
-                    arrived = avail[:, p].copy()
-                    arrived[moved] = got
-                    ready = np.maximum(ready, arrived if every else np.where(valid, arrived, 0.0))
-                for name, nbytes in space.net_inputs[i]:
-                    src = primary[:, space.input_owner[name]]
-                    got_in = have_input[name]
-                    need = valid & (src != dd) & np.isinf(got_in[rows, dd])
-                    if need.any():
-                        r, ss, ds = rows[need], src[need], dd[need]
-                        xs = np.maximum(T[r, ss], T[r, ds])
-                        xe = xs + nbytes / self.speed[ss, ds]
-                        T[r, ss] = xe
-                        T[r, ds] = xe
-                        got_in[r, ds] = xe
-                        mem[r, ss] += nbytes
-                        mem[r, ds] += nbytes
-                    local = valid & (src == dd)
-                    mem[rows[local], dd[local]] += nbytes
-                    ready = np.maximum(ready, np.where(valid & (src != dd), got_in[rows, dd], 0.0))
-                share = frac[:, i, k]
-                done = np.maximum(T[rows, dd], ready) + self.time[i, dd] * share
-                held = (self.weight_bytes[i] + self.out_bytes[i]) * share
-                if every:
-                    T[rows, dd] = done
-                    mem[rows, dd] += held
-                else:
-                    T[rows[valid], dd[valid]] = done[valid]
-                    mem[rows[valid], dd[valid]] += held[valid]
-                fin[:, k] = done
-            if width > 1:
-                split = slots[:, i, 1] >= 0
-                c = home[:, i]
-                for k in range(width):
-                    d = slots[:, i, k]
-                    need = split & (d >= 0) & (d != c)
-                    if not need.any():
-                        continue
-                    r, ds, cs = rows[need], d[need], c[need]
-                    late = fin[need, k] > T[r, cs]            # the Concat device is kept waiting
-                    nbytes = self.out_bytes[i] * frac[need, i, k]
-                    xs = np.maximum(np.maximum(fin[need, k], T[r, ds]), T[r, cs])
-                    xe = xs + np.where(late, penalty, 0.0) + nbytes / self.speed[ds, cs]
-                    T[r, ds] = xe
-                    T[r, cs] = xe
-                    mem[r, ds] += nbytes
-                    mem[r, cs] += nbytes
-                sr = rows[split]
-                mem[sr, c[split]] += self.out_bytes[i]          # the Concat's output
-                avail[:, i] = np.where(split, T[rows, c], fin[:, 0])
-            else:
-                avail[:, i] = fin[:, 0]
-        used = np.zeros((P, n), dtype=bool)
-        for k in range(K):
-            d = slots[:, :, k]
-            ok = d >= 0
-            used[np.broadcast_to(rows[:, None], d.shape)[ok], d[ok]] = True
-        device_time = np.where(used, T, 0.0)
-        energy = self.c_E[None, :] * device_time                   # eq. 4.10
-        memory = np.where(used, mem / MiB * self.c_M[None, :] + self.b_M[None, :], 0.0)   # eq. 4.9
-        return Fitness(energy.max(axis=1), memory.max(axis=1), T.max(axis=1), device_time, energy,
-                       memory, used)
+        """The three objectives of every individual: replay its schedule layer by layer (module
+        docstring), then read eqs. 4.9-4.10 off the devices' clocks and bytes."""
+        replay = _Replay(self, decoded)
+        for i in range(decoded.slots.shape[1]):
+            replay.layer(i)
+        return replay.fitness()
 
     def predict(self, placement) -> dict[str, float]:
         """The model's three objectives for one placement (its devices must be the space's)."""
         f = self.evaluate(self.space.decode_placement(placement))
         return {"energy_J": float(f.energy_J[0]), "memory_MiB": float(f.memory_MiB[0]),
                 "latency_s": float(f.latency_s[0])}
+
+
+class _Replay:
+    """One population's schedule under the model, advanced layer by layer: each device's clock
+    (its lane is free then), eq. 4.9's expected bytes per device, and when every layer's output
+    (and network input) is ready on each device."""
+
+    def __init__(self, model: ThesisModel, decoded: Decoded) -> None:
+        self.model, self.space = model, model.space
+        self.slots, self.frac, self.home = decoded.slots, decoded.frac, decoded.home
+        P, L, _ = self.slots.shape
+        n = self.space.n_devices
+        self.rows = np.arange(P)
+        self.T = np.zeros((P, n))                       # each device's clock (its lane is free then)
+        self.mem = np.zeros((P, n))                     # eq. 4.9's expected bytes
+        self.avail = np.zeros((P, L))                   # when a layer's output is ready on its home device
+        self.have = np.full((P, L, n), np.inf)          # when a layer's output has reached a device
+        self.have_input = {name: np.full((P, n), np.inf) for name in self.space.input_owner}
+        self.primary = self.slots[:, :, 0]
+        self.widths = (self.slots >= 0).sum(axis=2).max(axis=0)
+
+    def layer(self, i: int) -> None:
+        """Layer i's shares, each after its inputs reach its device, then its slices' gather."""
+        width = int(self.widths[i])
+        P = self.rows.size
+        fin = np.zeros((P, width))
+        for k in range(width):
+            fin[:, k] = self._share(i, k)
+        if width > 1:
+            self._gather(i, width, fin)
+        else:
+            self.avail[:, i] = fin[:, 0]
+
+    def _share(self, i: int, k: int) -> np.ndarray:
+        """Share k of layer i on its device (slot k): when it is done, per individual."""
+        m, T, mem, rows = self.model, self.T, self.mem, self.rows
+        d = self.slots[:, i, k]
+        valid = d >= 0
+        every = bool(valid.all())
+        dd = d if every else np.where(valid, d, 0)
+        ready = self._layer_inputs(i, dd, valid, every)
+        ready = self._net_inputs(i, dd, valid, ready)
+        share = self.frac[:, i, k]
+        done = np.maximum(T[rows, dd], ready) + m.time[i, dd] * share
+        held = (m.weight_bytes[i] + m.out_bytes[i]) * share
+        if every:
+            T[rows, dd] = done
+            mem[rows, dd] += held
+        else:
+            T[rows[valid], dd[valid]] = done[valid]
+            mem[rows[valid], dd[valid]] += held[valid]
+        return done
+
+    def _layer_inputs(self, i: int, dd: np.ndarray, valid: np.ndarray, every: bool) -> np.ndarray:
+        """When the outputs of layer i's predecessors are on device dd: each moved there once
+        (a blocking transfer on both ends' lanes) where its home is elsewhere."""
+        m, T, mem, rows, avail, have = self.model, self.T, self.mem, self.rows, self.avail, self.have
+        ready = np.zeros(rows.size)
+        for p in self.space.preds[i]:
+            h = self.home[:, p]
+            moved = (h != dd) if every else valid & (h != dd)
+            if not moved.any():          # the input is where the layer runs (the usual case)
+                ready = np.maximum(ready, avail[:, p] if every else np.where(valid, avail[:, p], 0.0))
+                continue
+            r, hs, ds = rows[moved], h[moved], dd[moved]
+            got = have[r, p, ds]
+            new = np.isinf(got)
+            if new.any():
+                r2, h2, d2 = r[new], hs[new], ds[new]
+                nbytes = m.out_bytes[p]
+                xs = np.maximum(np.maximum(avail[r2, p], T[r2, h2]), T[r2, d2])
+                xe = xs + nbytes / m.speed[h2, d2]
+                T[r2, h2] = xe
+                T[r2, d2] = xe
+                have[r2, p, d2] = xe
+                mem[r2, h2] += nbytes
+                mem[r2, d2] += nbytes
+                got[new] = xe
+            arrived = avail[:, p].copy()
+            arrived[moved] = got
+            ready = np.maximum(ready, arrived if every else np.where(valid, arrived, 0.0))
+        return ready
+
+    def _net_inputs(self, i: int, dd: np.ndarray, valid: np.ndarray, ready: np.ndarray) -> np.ndarray:
+        """``ready`` after layer i's network inputs reach device dd from their owner's device."""
+        m, T, mem, rows = self.model, self.T, self.mem, self.rows
+        for name, nbytes in self.space.net_inputs[i]:
+            src = self.primary[:, self.space.input_owner[name]]
+            got_in = self.have_input[name]
+            need = valid & (src != dd) & np.isinf(got_in[rows, dd])
+            if need.any():
+                r, ss, ds = rows[need], src[need], dd[need]
+                xs = np.maximum(T[r, ss], T[r, ds])
+                xe = xs + nbytes / m.speed[ss, ds]
+                T[r, ss] = xe
+                T[r, ds] = xe
+                got_in[r, ds] = xe
+                mem[r, ss] += nbytes
+                mem[r, ds] += nbytes
+            local = valid & (src == dd)
+            mem[rows[local], dd[local]] += nbytes
+            ready = np.maximum(ready, np.where(valid & (src != dd), got_in[rows, dd], 0.0))
+        return ready
+
+    def _gather(self, i: int, width: int, fin: np.ndarray) -> None:
+        """A split layer's slices go to its Concat (home) device; a slice late for it pays the
+        sync penalty of §4.3.2."""
+        m, T, mem, rows, slots, frac = self.model, self.T, self.mem, self.rows, self.slots, self.frac
+        split = slots[:, i, 1] >= 0
+        c = self.home[:, i]
+        for k in range(width):
+            d = slots[:, i, k]
+            need = split & (d >= 0) & (d != c)
+            if not need.any():
+                continue
+            r, ds, cs = rows[need], d[need], c[need]
+            late = fin[need, k] > T[r, cs]            # the Concat device is kept waiting
+            nbytes = m.out_bytes[i] * frac[need, i, k]
+            xs = np.maximum(np.maximum(fin[need, k], T[r, ds]), T[r, cs])
+            xe = xs + np.where(late, m.sync_penalty_s, 0.0) + nbytes / m.speed[ds, cs]
+            T[r, ds] = xe
+            T[r, cs] = xe
+            mem[r, ds] += nbytes
+            mem[r, cs] += nbytes
+        sr = rows[split]
+        mem[sr, c[split]] += m.out_bytes[i]          # the Concat's output
+        self.avail[:, i] = np.where(split, T[rows, c], fin[:, 0])
+
+    def fitness(self) -> Fitness:
+        """Eqs. 4.9-4.10 over the devices each individual uses."""
+        m, T, rows, slots = self.model, self.T, self.rows, self.slots
+        P, _, K = slots.shape
+        used = np.zeros((P, self.space.n_devices), dtype=bool)
+        for k in range(K):
+            d = slots[:, :, k]
+            ok = d >= 0
+            used[np.broadcast_to(rows[:, None], d.shape)[ok], d[ok]] = True
+        device_time = np.where(used, T, 0.0)
+        energy = m.c_E[None, :] * device_time                   # eq. 4.10
+        memory = np.where(used, self.mem / MiB * m.c_M[None, :] + m.b_M[None, :], 0.0)   # eq. 4.9
+        return Fitness(energy.max(axis=1), memory.max(axis=1), T.max(axis=1), device_time, energy,
+                       memory, used)

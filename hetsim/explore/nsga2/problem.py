@@ -9,9 +9,9 @@ measurements: the inference latency, the maximum energy per device and the maxim
 per device (:func:`hetsim.cost.nsga2.device_metrics`), plus each layer's measured time and each
 transfer's, which the thesis's tuning procedure reads (:mod:`hetsim.explore.nsga2.tuning`).
 
-    >>> problem = HybridProblem("xavier-nx-x8", "alexnet-onnx", devices="cpu")
-    >>> r = problem.measure(problem.space.placement(chromosome.decode(X), 0))
-    >>> r.latency_s, r.energy_J, r.memory_MiB
+    problem = HybridProblem("xavier-nx-x8", "alexnet-onnx", devices="cpu")
+    r = problem.measure(problem.space.placement(chromosome.decode(X), 0))
+    r.latency_s, r.energy_J, r.memory_MiB
 """
 
 from __future__ import annotations

@@ -91,6 +91,77 @@ def _line(points: list[tuple[float, float]]) -> tuple[float, float]:
     return max(float(intercept), 0.0), float(1.0 / slope)
 
 
+def _latency_step(whole: HybridResult, ops, draft: Coefficients, unit: str,
+                  freq_Hz: float) -> tuple[dict[str, float], dict[str, float]]:
+    """Step 1 (§4.3.1): per layer type, the mean of MAC / (frequency x measured time) over the
+    whole network's run on A; and each type's relative spread (std / mean)."""
+    samples: dict[str, list[float]] = {}
+    for op in ops:
+        t = whole.op_time_s.get(op.name, 0.0)
+        kind = layer_type(op, draft, unit)
+        macs = model_macs(op, kind, draft, unit)
+        if t > 0 and macs > 0:
+            samples.setdefault(kind, []).append(macs / (freq_Hz * t))     # eq. 4.7 solved for it
+    spread = {k: float(np.std(v) / np.mean(v)) for k, v in samples.items() if len(v) > 1}
+    return per_type_mean(samples), spread
+
+
+def _memory_step(problem: HybridProblem, run, unit: str, a: str, b: str,
+                 transfers: list) -> tuple[tuple[float, float], list[dict]]:
+    """Step 2 (§4.3.3): one layer of each OFFLOAD_KINDS moved from A to B, a 2 x 2 solve of
+    real = expected x c + b per run, (c, b) averaged; the runs' transfers join ``transfers``."""
+    ops = problem.workload.ops
+    lines = []
+    memory_runs: list[dict] = []
+    for kind in OFFLOAD_KINDS:
+        layer = next((op.name for op in ops if op.kind == kind), None)
+        if layer is None:
+            continue
+        placement = problem.offload(a, layer, b)
+        r = run(placement, f"tune:{unit}:memory:{kind}")
+        transfers += r.transfers
+        expected = expected_memory_bytes(placement, problem.workload, problem.platform)
+        points = [(expected[a] / MiB, r.devices[a]["memory_bytes"] / MiB),
+                  (expected[b] / MiB, r.devices[b]["memory_bytes"] / MiB)]
+        c, bias = fit_line(points)
+        lines.append((c, bias))
+        memory_runs.append({"layer": layer, "expected_MiB": [p[0] for p in points],
+                            "real_MiB": [p[1] for p in points], "c": c, "b": bias})
+    return (float(np.mean([c for c, _ in lines])), float(np.mean([b for _, b in lines]))), memory_runs
+
+
+def _link_speeds(problem: HybridProblem,
+                 transfers: list[tuple[str, float, float]]) -> tuple[dict[str, float], dict[str, float]]:
+    """Communication (§4.3.2, module docstring): per medium, the speed (bytes/s) and the
+    per-message time (s) of a line through the tuning runs' transfers; the same-device medium at
+    the device memory's bandwidth, a medium never measured at the other's speed."""
+    speeds: dict[str, float] = {}
+    per_message: dict[str, float] = {}
+    for medium in ("network", "cpu_gpu"):
+        points = [(nbytes, s) for cls, nbytes, s in transfers if cls == medium]
+        if points:
+            per_message[medium], speeds[medium] = _line(points)
+    mem_bw = problem.platform.memory(problem.space.devices[0].memory).bandwidth_GBps * 1e9
+    speeds["same_device"] = mem_bw
+    speeds.setdefault("cpu_gpu", speeds.get("network", mem_bw))
+    speeds.setdefault("network", speeds["cpu_gpu"])
+    return speeds, per_message
+
+
+def _energy_W(problem: HybridProblem, units: dict[str, list[str]], provisional: Coefficients,
+              single: dict[str, HybridResult]) -> dict[str, float]:
+    """Step 3 (§4.3.4): c_E = measured energy of the whole network on A / the model's latency of A."""
+    from hetsim.explore.nsga2.fitness import ThesisModel
+    from hetsim.explore.nsga2.space import HybridSpace
+
+    energy_W = {}
+    for unit, names in units.items():
+        space = HybridSpace(problem.platform, problem.workload, [names[0], names[1]])
+        predicted = ThesisModel(space, provisional).predict(problem.single_device(names[0]))["latency_s"]
+        energy_W[unit] = single[unit].devices[names[0]]["energy_J"] / predicted
+    return energy_W
+
+
 def tune(problem: HybridProblem, measure: Measure | None = None, fc_macs: str = "product") -> Coefficients:
     """The coefficients JSON of ``problem``'s network on its device view (module docstring)."""
     rng = np.random.default_rng(0)
@@ -117,51 +188,16 @@ def tune(problem: HybridProblem, measure: Measure | None = None, fc_macs: str = 
             raise HetsimError(f"tuning: the {unit} unit needs two devices (one offloads a layer to the other); "
                               f"the view has {names}")
         a, b = names[0], names[1]
-        freq = _frequency_Hz(problem, a)
-        whole = run(problem.single_device(a), f"tune:{unit}:latency")
-        single[unit] = whole
-        samples: dict[str, list[float]] = {}
-        for op in ops:
-            t = whole.op_time_s.get(op.name, 0.0)
-            kind = layer_type(op, draft, unit)
-            macs = model_macs(op, kind, draft, unit)
-            if t > 0 and macs > 0:
-                samples.setdefault(kind, []).append(macs / (freq * t))     # eq. 4.7 solved for it
-        latency[unit] = per_type_mean(samples)
-        spread[unit] = {k: float(np.std(v) / np.mean(v)) for k, v in samples.items() if len(v) > 1}
-        lines = []
-        memory_runs[unit] = []
-        for kind in OFFLOAD_KINDS:
-            layer = next((op.name for op in ops if op.kind == kind), None)
-            if layer is None:
-                continue
-            placement = problem.offload(a, layer, b)
-            r = run(placement, f"tune:{unit}:memory:{kind}")
-            transfers += r.transfers
-            expected = expected_memory_bytes(placement, problem.workload, problem.platform)
-            points = [(expected[a] / MiB, r.devices[a]["memory_bytes"] / MiB),
-                      (expected[b] / MiB, r.devices[b]["memory_bytes"] / MiB)]
-            c, bias = fit_line(points)
-            lines.append((c, bias))
-            memory_runs[unit].append({"layer": layer, "expected_MiB": [p[0] for p in points],
-                                      "real_MiB": [p[1] for p in points], "c": c, "b": bias})
-        memory[unit] = (float(np.mean([c for c, _ in lines])), float(np.mean([b for _, b in lines])))
+        single[unit] = run(problem.single_device(a), f"tune:{unit}:latency")
+        latency[unit], spread[unit] = _latency_step(single[unit], ops, draft, unit, _frequency_Hz(problem, a))
+        memory[unit], memory_runs[unit] = _memory_step(problem, run, unit, a, b, transfers)
     if "cpu" in units and "gpu" in units:
         cpu = units["cpu"][0]
         board = problem.platform.cluster(cpu).device
         gpu = next((g for g in units["gpu"] if problem.platform.accelerator(g).device == board), units["gpu"][0])
         conv = next(op.name for op in ops if op.kind == "conv")
         transfers += run(problem.offload(cpu, conv, gpu), "tune:cpu_gpu").transfers
-    speeds: dict[str, float] = {}
-    per_message: dict[str, float] = {}
-    for medium in ("network", "cpu_gpu"):
-        points = [(nbytes, s) for cls, nbytes, s in transfers if cls == medium]
-        if points:
-            per_message[medium], speeds[medium] = _line(points)
-    mem_bw = problem.platform.memory(problem.space.devices[0].memory).bandwidth_GBps * 1e9
-    speeds["same_device"] = mem_bw
-    speeds.setdefault("cpu_gpu", speeds.get("network", mem_bw))
-    speeds.setdefault("network", speeds["cpu_gpu"])
+    speeds, per_message = _link_speeds(problem, transfers)
     units_json = {u: UnitCoefficients(frequency_Hz=_frequency_Hz(problem, units[u][0]), latency=latency[u],
                                       memory_coefficient=memory[u][0], memory_bias_MiB=memory[u][1],
                                       energy_W=1.0) for u in units}
@@ -169,15 +205,7 @@ def tune(problem: HybridProblem, measure: Measure | None = None, fc_macs: str = 
                                units=units_json, links_Bps=speeds,
                                sync_penalty_s=per_message.get("network", 0.0), winograd=winograd,
                                fc_macs=fc_macs)
-    # Energy: c_E = measured energy of the whole network on A / the model's latency of A.
-    from hetsim.explore.nsga2.fitness import ThesisModel
-    from hetsim.explore.nsga2.space import HybridSpace
-
-    energy_W = {}
-    for unit, names in units.items():
-        space = HybridSpace(problem.platform, problem.workload, [names[0], names[1]])
-        predicted = ThesisModel(space, provisional).predict(problem.single_device(names[0]))["latency_s"]
-        energy_W[unit] = single[unit].devices[names[0]]["energy_J"] / predicted
+    energy_W = _energy_W(problem, units, provisional, single)
     final = {u: units_json[u].model_copy(update={"energy_W": energy_W[u]}) for u in units}
     record = {"single_device": {u: {"latency_s": r.latency_s, "energy_J": r.energy_J, "memory_MiB": r.memory_MiB}
                                 for u, r in single.items()},

@@ -3,10 +3,10 @@ Algorithm 1's low-overhead profiling, OPT (the modified assembly-line DP) with a
 the exact optimum (enumeration, MILP), and the baselines (priority lists, DUET), the last four as
 registered explorers of the placement problem (:mod:`hetsim.explore.pim.explorers`).
 
-    >>> from hetsim.explore.pim import Dcg, als_dp, plan_profiling
-    >>> dcg = Dcg.from_problem(problem)                 # a PlacementProblem
-    >>> plan_profiling(dcg).left_after_node_runs         # DA classes the edge run must expose
-    >>> als_dp(dcg).latency_s
+    from hetsim.explore.pim import Dcg, als_dp, plan_profiling
+    dcg = Dcg.from_problem(problem)                 # a PlacementProblem
+    plan_profiling(dcg).left_after_node_runs         # DA classes the edge run must expose
+    als_dp(dcg).latency_s
 """
 
 from hetsim.explore.pim.dcg import DaClass, Dcg, DcgCounts, assignment_names

@@ -19,7 +19,9 @@ schedules; docs/papers/hope.md lists the op counts and every choice.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import onnx
 
@@ -57,6 +59,71 @@ def _model(g: OnnxGraph, out: str, doc: str, **sizes: int) -> onnx.ModelProto:
 
 
 # -- Inception (TF-slim) --------------------------------------------------------------------------
+#: A layer of an Inception branch (:meth:`_Slim.block`): a conv, a pool, or parallel convs.
+Layer = Any
+
+#: The 3x3 average pool that opens every Inception block's pool branch.
+_AVG_POOL = ("avg", "AvgPool_0a_3x3", 1, "same")
+#: The 3x3 max pool, stride 2, of a reduction block.
+_MAX_POOL = ("max", "MaxPool_1a_3x3", 2, "valid")
+
+
+def _factorised_7x7(c: int, out_c: int) -> list[tuple]:
+    """A 7x7 convolution factorised as a 1x7 (``c`` channels) then a 7x1 (Inception-v3 §3.1)."""
+    return [(c, (1, 7), "Conv2d_0b_1x7"), (out_c, (7, 1), "Conv2d_0c_7x1")]
+
+
+def _v3_block_35(pool_c: int) -> list[list]:
+    """IN-V3's 35 x 35 block (Mixed_5b..5d); its pool branch has ``pool_c`` channels."""
+    return [[(64, 1, "Conv2d_0a_1x1")],
+            [(48, 1, "Conv2d_0a_1x1"), (64, 5, "Conv2d_0b_5x5")],
+            [(64, 1, "Conv2d_0a_1x1"), (96, 3, "Conv2d_0b_3x3"), (96, 3, "Conv2d_0c_3x3")],
+            [_AVG_POOL, (pool_c, 1, "Conv2d_0b_1x1")]]
+
+
+def _v3_block_17(c: int) -> list[list]:
+    """IN-V3's 17 x 17 block (Mixed_6b..6e): factorised 7x7 convolutions, ``c`` inner channels."""
+    return [[(192, 1, "Conv2d_0a_1x1")],
+            [(c, 1, "Conv2d_0a_1x1"), *_factorised_7x7(c, 192)],
+            [(c, 1, "Conv2d_0a_1x1"), (c, (7, 1), "Conv2d_0b_7x1"), (c, (1, 7), "Conv2d_0c_1x7"),
+             (c, (7, 1), "Conv2d_0d_7x1"), (192, (1, 7), "Conv2d_0e_1x7")],
+            [_AVG_POOL, (192, 1, "Conv2d_0b_1x1")]]
+
+
+#: IN-V3's 8 x 8 block (Mixed_7b, 7c): the 3x3 convolutions split into parallel 1x3 and 3x1.
+_V3_BLOCK_8: list[list[Layer]] = [
+    [(320, 1, "Conv2d_0a_1x1")],
+    [(384, 1, "Conv2d_0a_1x1"),
+     [(384, (1, 3), "Conv2d_0b_1x3"), (384, (3, 1), "Conv2d_0b_3x1")]],
+    [(448, 1, "Conv2d_0a_1x1"), (384, 3, "Conv2d_0b_3x3"),
+     [(384, (1, 3), "Conv2d_0c_1x3"), (384, (3, 1), "Conv2d_0d_3x1")]],
+    [_AVG_POOL, (192, 1, "Conv2d_0b_1x1")]]
+
+#: IN-V4's Inception-A (Mixed_5b..5e).
+_V4_INCEPTION_A: list[list[Layer]] = [
+    [(96, 1, "Conv2d_0a_1x1")],
+    [(64, 1, "Conv2d_0a_1x1"), (96, 3, "Conv2d_0b_3x3")],
+    [(64, 1, "Conv2d_0a_1x1"), (96, 3, "Conv2d_0b_3x3"), (96, 3, "Conv2d_0c_3x3")],
+    [_AVG_POOL, (96, 1, "Conv2d_0b_1x1")]]
+
+#: IN-V4's Inception-B (Mixed_6b..6h).
+_V4_INCEPTION_B: list[list[Layer]] = [
+    [(384, 1, "Conv2d_0a_1x1")],
+    [(192, 1, "Conv2d_0a_1x1"), *_factorised_7x7(224, 256)],
+    [(192, 1, "Conv2d_0a_1x1"), (192, (7, 1), "Conv2d_0b_7x1"), (224, (1, 7), "Conv2d_0c_1x7"),
+     (224, (7, 1), "Conv2d_0d_7x1"), (256, (1, 7), "Conv2d_0e_1x7")],
+    [_AVG_POOL, (128, 1, "Conv2d_0b_1x1")]]
+
+#: IN-V4's Inception-C (Mixed_7b..7d).
+_V4_INCEPTION_C: list[list[Layer]] = [
+    [(256, 1, "Conv2d_0a_1x1")],
+    [(384, 1, "Conv2d_0a_1x1"),
+     [(256, (1, 3), "Conv2d_0b_1x3"), (256, (3, 1), "Conv2d_0c_3x1")]],
+    [(384, 1, "Conv2d_0a_1x1"), (448, (3, 1), "Conv2d_0b_3x1"), (512, (1, 3), "Conv2d_0c_1x3"),
+     [(256, (1, 3), "Conv2d_0d_1x3"), (256, (3, 1), "Conv2d_0e_3x1")]],
+    [_AVG_POOL, (256, 1, "Conv2d_0b_1x1")]]
+
+
 class _Slim:
     """TF-slim's ``conv2d`` under ``inception_arg_scope``: a bias-free Conv, BatchNormalization
     (scale=False in TF; ONNX's BN carries a unit scale), ReLU; scopes become node names."""
@@ -74,6 +141,31 @@ class _Slim:
     def pool(self, x: str, kind: str, stride: int, pad: str, name: str) -> str:
         return self.g.pool(x, kind, 3, stride, pad=pad, name=name)
 
+    def block(self, net: str, scope: str, branches: Sequence[Sequence[Layer]]) -> str:
+        """A mixed block (``scope``): branch i (scope ``Branch_i``) a chain of layers from
+        ``net``, the branches concatenated on channels, as TF-slim writes every Inception block."""
+        outs = []
+        for i, layers in enumerate(branches):
+            x = net
+            for layer in layers:
+                x = self._layer(x, f"{scope}/Branch_{i}", layer)
+            outs.append(x)
+        return self.g.concat(outs, name=f"{scope}/concat")
+
+    def _layer(self, x: str, branch: str, layer: Layer) -> str:
+        """A conv ``(out_c, kernel, name[, stride, pad])`` (stride 1, SAME by default), a 3x3 pool
+        ``("max" | "avg", name, stride, pad)``, or a list of parallel convs concatenated (the
+        3x3 split into 1x3 and 3x1 of Inception-C)."""
+        if isinstance(layer, list):
+            return self.g.concat([self._layer(x, branch, part) for part in layer],
+                                 name=f"{branch}/concat")
+        if layer[0] in ("max", "avg"):
+            kind, name, stride, pad = layer
+            return self.pool(x, kind, stride, pad, f"{branch}/{name}")
+        out_c, kernel, name, *rest = layer
+        stride, pad = rest if rest else (1, "same")
+        return self.conv(x, out_c, kernel, stride, pad, f"{branch}/{name}")
+
     def logits(self, net: str, num_classes: int, conv_logits: bool, scope: str) -> str:
         """Global average pool (a VALID average over the whole map), dropout (identity at
         inference), the classifier, softmax."""
@@ -89,77 +181,47 @@ class _Slim:
         return g.softmax(net, axis=1, name="Predictions")
 
 
+def _stem(name: str, weights: str, seed: int, num_classes: int,
+          image_size: int) -> tuple[OnnxGraph, _Slim, str]:
+    """The graph, its TF-slim layers and the first three convolutions of IN-V3's and IN-V4's stem
+    (the two are the same up to there: VALID, then SAME)."""
+    g = _graph(name, weights, seed, num_classes=num_classes, image_size=image_size)
+    s = _Slim(g)
+    net = g.input("input", (1, 3, image_size, image_size))
+    net = s.conv(net, 32, 3, 2, "valid", "Conv2d_1a_3x3")
+    net = s.conv(net, 32, 3, 1, "valid", "Conv2d_2a_3x3")
+    net = s.conv(net, 64, 3, 1, "same", "Conv2d_2b_3x3")
+    return g, s, net
+
+
 @register("inception-v3")
 def inception_v3(weights: str = "external", seed: int = 0, num_classes: int = TF_SLIM_CLASSES,
                  image_size: int = 299) -> onnx.ModelProto:
     """Inception-v3 (IN-V3), TF-slim ``inception_v3`` without the auxiliary head; 299x299."""
-    g = _graph("inception-v3", weights, seed, num_classes=num_classes, image_size=image_size)
-    s = _Slim(g)
-    net = g.input("input", (1, 3, image_size, image_size))
-    # inception_v3_base: stride 1, VALID by default in the stem.
-    net = s.conv(net, 32, 3, 2, "valid", "Conv2d_1a_3x3")
-    net = s.conv(net, 32, 3, 1, "valid", "Conv2d_2a_3x3")
-    net = s.conv(net, 64, 3, 1, "same", "Conv2d_2b_3x3")
+    g, s, net = _stem("inception-v3", weights, seed, num_classes, image_size)
     net = s.pool(net, "max", 2, "valid", "MaxPool_3a_3x3")
     net = s.conv(net, 80, 1, 1, "valid", "Conv2d_3b_1x1")
     net = s.conv(net, 192, 3, 1, "valid", "Conv2d_4a_3x3")
     net = s.pool(net, "max", 2, "valid", "MaxPool_5a_3x3")
     # 35 x 35: Mixed_5b (pool branch 32 channels), 5c and 5d (64).
     for scope, pool_c in (("Mixed_5b", 32), ("Mixed_5c", 64), ("Mixed_5d", 64)):
-        b0 = s.conv(net, 64, 1, name=f"{scope}/Branch_0/Conv2d_0a_1x1")
-        b1 = s.conv(net, 48, 1, name=f"{scope}/Branch_1/Conv2d_0a_1x1")
-        b1 = s.conv(b1, 64, 5, name=f"{scope}/Branch_1/Conv2d_0b_5x5")
-        b2 = s.conv(net, 64, 1, name=f"{scope}/Branch_2/Conv2d_0a_1x1")
-        b2 = s.conv(b2, 96, 3, name=f"{scope}/Branch_2/Conv2d_0b_3x3")
-        b2 = s.conv(b2, 96, 3, name=f"{scope}/Branch_2/Conv2d_0c_3x3")
-        b3 = s.pool(net, "avg", 1, "same", f"{scope}/Branch_3/AvgPool_0a_3x3")
-        b3 = s.conv(b3, pool_c, 1, name=f"{scope}/Branch_3/Conv2d_0b_1x1")
-        net = g.concat([b0, b1, b2, b3], name=f"{scope}/concat")
+        net = s.block(net, scope, _v3_block_35(pool_c))
     # Mixed_6a: 35 -> 17.
-    b0 = s.conv(net, 384, 3, 2, "valid", "Mixed_6a/Branch_0/Conv2d_1a_1x1")
-    b1 = s.conv(net, 64, 1, name="Mixed_6a/Branch_1/Conv2d_0a_1x1")
-    b1 = s.conv(b1, 96, 3, name="Mixed_6a/Branch_1/Conv2d_0b_3x3")
-    b1 = s.conv(b1, 96, 3, 2, "valid", "Mixed_6a/Branch_1/Conv2d_1a_1x1")
-    b2 = s.pool(net, "max", 2, "valid", "Mixed_6a/Branch_2/MaxPool_1a_3x3")
-    net = g.concat([b0, b1, b2], name="Mixed_6a/concat")
+    net = s.block(net, "Mixed_6a", [
+        [(384, 3, "Conv2d_1a_1x1", 2, "valid")],
+        [(64, 1, "Conv2d_0a_1x1"), (96, 3, "Conv2d_0b_3x3"), (96, 3, "Conv2d_1a_1x1", 2, "valid")],
+        [_MAX_POOL]])
     # Mixed_6b..6e: factorised 7x7 convolutions with 128, 160, 160, 192 inner channels.
     for scope, c in (("Mixed_6b", 128), ("Mixed_6c", 160), ("Mixed_6d", 160), ("Mixed_6e", 192)):
-        b0 = s.conv(net, 192, 1, name=f"{scope}/Branch_0/Conv2d_0a_1x1")
-        b1 = s.conv(net, c, 1, name=f"{scope}/Branch_1/Conv2d_0a_1x1")
-        b1 = s.conv(b1, c, (1, 7), name=f"{scope}/Branch_1/Conv2d_0b_1x7")
-        b1 = s.conv(b1, 192, (7, 1), name=f"{scope}/Branch_1/Conv2d_0c_7x1")
-        b2 = s.conv(net, c, 1, name=f"{scope}/Branch_2/Conv2d_0a_1x1")
-        b2 = s.conv(b2, c, (7, 1), name=f"{scope}/Branch_2/Conv2d_0b_7x1")
-        b2 = s.conv(b2, c, (1, 7), name=f"{scope}/Branch_2/Conv2d_0c_1x7")
-        b2 = s.conv(b2, c, (7, 1), name=f"{scope}/Branch_2/Conv2d_0d_7x1")
-        b2 = s.conv(b2, 192, (1, 7), name=f"{scope}/Branch_2/Conv2d_0e_1x7")
-        b3 = s.pool(net, "avg", 1, "same", f"{scope}/Branch_3/AvgPool_0a_3x3")
-        b3 = s.conv(b3, 192, 1, name=f"{scope}/Branch_3/Conv2d_0b_1x1")
-        net = g.concat([b0, b1, b2, b3], name=f"{scope}/concat")
+        net = s.block(net, scope, _v3_block_17(c))
     # Mixed_7a: 17 -> 8.
-    b0 = s.conv(net, 192, 1, name="Mixed_7a/Branch_0/Conv2d_0a_1x1")
-    b0 = s.conv(b0, 320, 3, 2, "valid", "Mixed_7a/Branch_0/Conv2d_1a_3x3")
-    b1 = s.conv(net, 192, 1, name="Mixed_7a/Branch_1/Conv2d_0a_1x1")
-    b1 = s.conv(b1, 192, (1, 7), name="Mixed_7a/Branch_1/Conv2d_0b_1x7")
-    b1 = s.conv(b1, 192, (7, 1), name="Mixed_7a/Branch_1/Conv2d_0c_7x1")
-    b1 = s.conv(b1, 192, 3, 2, "valid", "Mixed_7a/Branch_1/Conv2d_1a_3x3")
-    b2 = s.pool(net, "max", 2, "valid", "Mixed_7a/Branch_2/MaxPool_1a_3x3")
-    net = g.concat([b0, b1, b2], name="Mixed_7a/concat")
+    net = s.block(net, "Mixed_7a", [
+        [(192, 1, "Conv2d_0a_1x1"), (320, 3, "Conv2d_1a_3x3", 2, "valid")],
+        [(192, 1, "Conv2d_0a_1x1"), *_factorised_7x7(192, 192), (192, 3, "Conv2d_1a_3x3", 2, "valid")],
+        [_MAX_POOL]])
     # Mixed_7b, 7c: the 3x3 convolutions split into parallel 1x3 and 3x1 ones.
     for scope in ("Mixed_7b", "Mixed_7c"):
-        b0 = s.conv(net, 320, 1, name=f"{scope}/Branch_0/Conv2d_0a_1x1")
-        b1 = s.conv(net, 384, 1, name=f"{scope}/Branch_1/Conv2d_0a_1x1")
-        b1 = g.concat([s.conv(b1, 384, (1, 3), name=f"{scope}/Branch_1/Conv2d_0b_1x3"),
-                       s.conv(b1, 384, (3, 1), name=f"{scope}/Branch_1/Conv2d_0b_3x1")],
-                      name=f"{scope}/Branch_1/concat")
-        b2 = s.conv(net, 448, 1, name=f"{scope}/Branch_2/Conv2d_0a_1x1")
-        b2 = s.conv(b2, 384, 3, name=f"{scope}/Branch_2/Conv2d_0b_3x3")
-        b2 = g.concat([s.conv(b2, 384, (1, 3), name=f"{scope}/Branch_2/Conv2d_0c_1x3"),
-                       s.conv(b2, 384, (3, 1), name=f"{scope}/Branch_2/Conv2d_0d_3x1")],
-                      name=f"{scope}/Branch_2/concat")
-        b3 = s.pool(net, "avg", 1, "same", f"{scope}/Branch_3/AvgPool_0a_3x3")
-        b3 = s.conv(b3, 192, 1, name=f"{scope}/Branch_3/Conv2d_0b_1x1")
-        net = g.concat([b0, b1, b2, b3], name=f"{scope}/concat")
+        net = s.block(net, scope, _V3_BLOCK_8)
     out = s.logits(net, num_classes, conv_logits=True, scope="Logits")
     return _model(g, out, "Inception-v3, TF-slim inception_v3 (no auxiliary head), HOPE IN-V3",
                   image_size=image_size)
@@ -169,79 +231,30 @@ def inception_v3(weights: str = "external", seed: int = 0, num_classes: int = TF
 def inception_v4(weights: str = "external", seed: int = 0, num_classes: int = TF_SLIM_CLASSES,
                  image_size: int = 299) -> onnx.ModelProto:
     """Inception-v4 (IN-V4), TF-slim ``inception_v4`` without the auxiliary head; 299x299."""
-    g = _graph("inception-v4", weights, seed, num_classes=num_classes, image_size=image_size)
-    s = _Slim(g)
-    net = g.input("input", (1, 3, image_size, image_size))
-    net = s.conv(net, 32, 3, 2, "valid", "Conv2d_1a_3x3")
-    net = s.conv(net, 32, 3, 1, "valid", "Conv2d_2a_3x3")
-    net = s.conv(net, 64, 3, 1, "same", "Conv2d_2b_3x3")
-    b0 = s.pool(net, "max", 2, "valid", "Mixed_3a/Branch_0/MaxPool_0a_3x3")
-    b1 = s.conv(net, 96, 3, 2, "valid", "Mixed_3a/Branch_1/Conv2d_0a_3x3")
-    net = g.concat([b0, b1], name="Mixed_3a/concat")
-    b0 = s.conv(net, 64, 1, name="Mixed_4a/Branch_0/Conv2d_0a_1x1")
-    b0 = s.conv(b0, 96, 3, 1, "valid", "Mixed_4a/Branch_0/Conv2d_1a_3x3")
-    b1 = s.conv(net, 64, 1, name="Mixed_4a/Branch_1/Conv2d_0a_1x1")
-    b1 = s.conv(b1, 64, (1, 7), name="Mixed_4a/Branch_1/Conv2d_0b_1x7")
-    b1 = s.conv(b1, 64, (7, 1), name="Mixed_4a/Branch_1/Conv2d_0c_7x1")
-    b1 = s.conv(b1, 96, 3, 1, "valid", "Mixed_4a/Branch_1/Conv2d_1a_3x3")
-    net = g.concat([b0, b1], name="Mixed_4a/concat")
-    b0 = s.conv(net, 192, 3, 2, "valid", "Mixed_5a/Branch_0/Conv2d_1a_3x3")
-    b1 = s.pool(net, "max", 2, "valid", "Mixed_5a/Branch_1/MaxPool_1a_3x3")
-    net = g.concat([b0, b1], name="Mixed_5a/concat")
+    g, s, net = _stem("inception-v4", weights, seed, num_classes, image_size)
+    net = s.block(net, "Mixed_3a", [[("max", "MaxPool_0a_3x3", 2, "valid")],
+                                    [(96, 3, "Conv2d_0a_3x3", 2, "valid")]])
+    net = s.block(net, "Mixed_4a", [
+        [(64, 1, "Conv2d_0a_1x1"), (96, 3, "Conv2d_1a_3x3", 1, "valid")],
+        [(64, 1, "Conv2d_0a_1x1"), *_factorised_7x7(64, 64), (96, 3, "Conv2d_1a_3x3", 1, "valid")]])
+    net = s.block(net, "Mixed_5a", [[(192, 3, "Conv2d_1a_3x3", 2, "valid")],
+                                    [("max", "MaxPool_1a_3x3", 2, "valid")]])
     for scope in ("Mixed_5b", "Mixed_5c", "Mixed_5d", "Mixed_5e"):  # 4 x Inception-A
-        b0 = s.conv(net, 96, 1, name=f"{scope}/Branch_0/Conv2d_0a_1x1")
-        b1 = s.conv(net, 64, 1, name=f"{scope}/Branch_1/Conv2d_0a_1x1")
-        b1 = s.conv(b1, 96, 3, name=f"{scope}/Branch_1/Conv2d_0b_3x3")
-        b2 = s.conv(net, 64, 1, name=f"{scope}/Branch_2/Conv2d_0a_1x1")
-        b2 = s.conv(b2, 96, 3, name=f"{scope}/Branch_2/Conv2d_0b_3x3")
-        b2 = s.conv(b2, 96, 3, name=f"{scope}/Branch_2/Conv2d_0c_3x3")
-        b3 = s.pool(net, "avg", 1, "same", f"{scope}/Branch_3/AvgPool_0a_3x3")
-        b3 = s.conv(b3, 96, 1, name=f"{scope}/Branch_3/Conv2d_0b_1x1")
-        net = g.concat([b0, b1, b2, b3], name=f"{scope}/concat")
+        net = s.block(net, scope, _V4_INCEPTION_A)
     # Reduction-A.
-    b0 = s.conv(net, 384, 3, 2, "valid", "Mixed_6a/Branch_0/Conv2d_1a_3x3")
-    b1 = s.conv(net, 192, 1, name="Mixed_6a/Branch_1/Conv2d_0a_1x1")
-    b1 = s.conv(b1, 224, 3, name="Mixed_6a/Branch_1/Conv2d_0b_3x3")
-    b1 = s.conv(b1, 256, 3, 2, "valid", "Mixed_6a/Branch_1/Conv2d_1a_3x3")
-    b2 = s.pool(net, "max", 2, "valid", "Mixed_6a/Branch_2/MaxPool_1a_3x3")
-    net = g.concat([b0, b1, b2], name="Mixed_6a/concat")
+    net = s.block(net, "Mixed_6a", [
+        [(384, 3, "Conv2d_1a_3x3", 2, "valid")],
+        [(192, 1, "Conv2d_0a_1x1"), (224, 3, "Conv2d_0b_3x3"), (256, 3, "Conv2d_1a_3x3", 2, "valid")],
+        [_MAX_POOL]])
     for scope in [f"Mixed_6{c}" for c in "bcdefgh"]:  # 7 x Inception-B
-        b0 = s.conv(net, 384, 1, name=f"{scope}/Branch_0/Conv2d_0a_1x1")
-        b1 = s.conv(net, 192, 1, name=f"{scope}/Branch_1/Conv2d_0a_1x1")
-        b1 = s.conv(b1, 224, (1, 7), name=f"{scope}/Branch_1/Conv2d_0b_1x7")
-        b1 = s.conv(b1, 256, (7, 1), name=f"{scope}/Branch_1/Conv2d_0c_7x1")
-        b2 = s.conv(net, 192, 1, name=f"{scope}/Branch_2/Conv2d_0a_1x1")
-        b2 = s.conv(b2, 192, (7, 1), name=f"{scope}/Branch_2/Conv2d_0b_7x1")
-        b2 = s.conv(b2, 224, (1, 7), name=f"{scope}/Branch_2/Conv2d_0c_1x7")
-        b2 = s.conv(b2, 224, (7, 1), name=f"{scope}/Branch_2/Conv2d_0d_7x1")
-        b2 = s.conv(b2, 256, (1, 7), name=f"{scope}/Branch_2/Conv2d_0e_1x7")
-        b3 = s.pool(net, "avg", 1, "same", f"{scope}/Branch_3/AvgPool_0a_3x3")
-        b3 = s.conv(b3, 128, 1, name=f"{scope}/Branch_3/Conv2d_0b_1x1")
-        net = g.concat([b0, b1, b2, b3], name=f"{scope}/concat")
+        net = s.block(net, scope, _V4_INCEPTION_B)
     # Reduction-B.
-    b0 = s.conv(net, 192, 1, name="Mixed_7a/Branch_0/Conv2d_0a_1x1")
-    b0 = s.conv(b0, 192, 3, 2, "valid", "Mixed_7a/Branch_0/Conv2d_1a_3x3")
-    b1 = s.conv(net, 256, 1, name="Mixed_7a/Branch_1/Conv2d_0a_1x1")
-    b1 = s.conv(b1, 256, (1, 7), name="Mixed_7a/Branch_1/Conv2d_0b_1x7")
-    b1 = s.conv(b1, 320, (7, 1), name="Mixed_7a/Branch_1/Conv2d_0c_7x1")
-    b1 = s.conv(b1, 320, 3, 2, "valid", "Mixed_7a/Branch_1/Conv2d_1a_3x3")
-    b2 = s.pool(net, "max", 2, "valid", "Mixed_7a/Branch_2/MaxPool_1a_3x3")
-    net = g.concat([b0, b1, b2], name="Mixed_7a/concat")
+    net = s.block(net, "Mixed_7a", [
+        [(192, 1, "Conv2d_0a_1x1"), (192, 3, "Conv2d_1a_3x3", 2, "valid")],
+        [(256, 1, "Conv2d_0a_1x1"), *_factorised_7x7(256, 320), (320, 3, "Conv2d_1a_3x3", 2, "valid")],
+        [_MAX_POOL]])
     for scope in ("Mixed_7b", "Mixed_7c", "Mixed_7d"):  # 3 x Inception-C
-        b0 = s.conv(net, 256, 1, name=f"{scope}/Branch_0/Conv2d_0a_1x1")
-        b1 = s.conv(net, 384, 1, name=f"{scope}/Branch_1/Conv2d_0a_1x1")
-        b1 = g.concat([s.conv(b1, 256, (1, 3), name=f"{scope}/Branch_1/Conv2d_0b_1x3"),
-                       s.conv(b1, 256, (3, 1), name=f"{scope}/Branch_1/Conv2d_0c_3x1")],
-                      name=f"{scope}/Branch_1/concat")
-        b2 = s.conv(net, 384, 1, name=f"{scope}/Branch_2/Conv2d_0a_1x1")
-        b2 = s.conv(b2, 448, (3, 1), name=f"{scope}/Branch_2/Conv2d_0b_3x1")
-        b2 = s.conv(b2, 512, (1, 3), name=f"{scope}/Branch_2/Conv2d_0c_1x3")
-        b2 = g.concat([s.conv(b2, 256, (1, 3), name=f"{scope}/Branch_2/Conv2d_0d_1x3"),
-                       s.conv(b2, 256, (3, 1), name=f"{scope}/Branch_2/Conv2d_0e_3x1")],
-                      name=f"{scope}/Branch_2/concat")
-        b3 = s.pool(net, "avg", 1, "same", f"{scope}/Branch_3/AvgPool_0a_3x3")
-        b3 = s.conv(b3, 256, 1, name=f"{scope}/Branch_3/Conv2d_0b_1x1")
-        net = g.concat([b0, b1, b2, b3], name=f"{scope}/concat")
+        net = s.block(net, scope, _V4_INCEPTION_C)
     out = s.logits(net, num_classes, conv_logits=False, scope="Logits")
     return _model(g, out, "Inception-v4, TF-slim inception_v4 (no auxiliary head), HOPE IN-V4",
                   image_size=image_size)
@@ -424,15 +437,23 @@ def _imagenet_stem(b: _NasBuilder, images: str, hp: NasConfig, stem: CellSpec) -
     return net, cell_outputs
 
 
+def _nas_base(name: str, hp: NasConfig, image_size: int, weights: str, seed: int, num_classes: int,
+              stem_cell: CellSpec) -> tuple[OnnxGraph, _NasBuilder, str, list[str], list[int]]:
+    """What NASNet-A and PNASNet-5 start from: the graph, its cell builder, the ImageNet stem
+    (``stem_cell`` its cells) with its outputs, and the cells a reduction cell comes before."""
+    g = _graph(name, weights, seed, num_classes=num_classes, image_size=image_size)
+    b = _NasBuilder(g)
+    images = g.input("input", (1, 3, image_size, image_size))
+    net, outs = _imagenet_stem(b, images, hp, stem_cell)
+    return g, b, net, outs, _calc_reduction_layers(hp.num_cells, hp.num_reduction_layers)
+
+
 def nasnet_a(name: str, hp: NasConfig, image_size: int, weights: str = "external", seed: int = 0,
              num_classes: int = TF_SLIM_CLASSES) -> onnx.ModelProto:
     """nasnet._build_nasnet_base with the ImageNet stem: normal cells, a reduction cell before
     cells ``calc_reduction_layers``."""
-    g = _graph(name, weights, seed, num_classes=num_classes, image_size=image_size)
-    b = _NasBuilder(g)
-    images = g.input("input", (1, 3, image_size, image_size))
-    net, outs = _imagenet_stem(b, images, hp, NASNET_A_REDUCTION)
-    reduction = _calc_reduction_layers(hp.num_cells, hp.num_reduction_layers)
+    g, b, net, outs, reduction = _nas_base(name, hp, image_size, weights, seed, num_classes,
+                                           NASNET_A_REDUCTION)
     scaling = 1.0
     prev: str | None = None
     for k in range(hp.num_cells):
@@ -456,11 +477,8 @@ def pnasnet_5(name: str, hp: NasConfig, image_size: int, weights: str = "externa
               seed: int = 0, num_classes: int = TF_SLIM_CLASSES) -> onnx.ModelProto:
     """pnasnet._build_pnasnet_base: one PNASNet-5 cell everywhere, stride 2 (and twice the
     filters) at ``calc_reduction_layers``; the stem cells are PNASNet cells too."""
-    g = _graph(name, weights, seed, num_classes=num_classes, image_size=image_size)
-    b = _NasBuilder(g)
-    images = g.input("input", (1, 3, image_size, image_size))
-    net, outs = _imagenet_stem(b, images, hp, PNASNET_5)
-    reduction = _calc_reduction_layers(hp.num_cells, hp.num_reduction_layers)
+    g, b, net, outs, reduction = _nas_base(name, hp, image_size, weights, seed, num_classes,
+                                           PNASNET_5)
     scaling = 1.0
     prev: str | None = None
     for k in range(hp.num_cells):

@@ -321,40 +321,26 @@ def _conv1d(t: _Trace, x: str, nf: int, name: str) -> str:
     return t.view(y, [d0, d1, nf], (b, s, nf), f"{name}.view_out")
 
 
-def _gpt2_block(t: _Trace, spec: TransformerSpec, x: str, p: int, name: str) -> tuple[str, str]:
-    """One GPT-2 Block of transformers 2.x as traced: 161 nodes, 20 PIM-capable (4 Gemm, 2
-    residual Add, 2 x 4 LayerNorm, 6 GELU) and 14 more CPU_P-capable (2 MatMul, the scale Div,
-    the mask's Mul/Sub/Mul/Sub, 2 LayerNorm Div, 3 int64 Div, 1 int64 Mul, 1 int64 Sub)."""
+def _gpt2_split_heads(t: _Trace, spec: TransformerSpec, x: str, p: int, name: str, part: str,
+                      key: bool) -> tuple[str, str]:
+    """GPT-2's ``split_heads`` as traced: ``new_x_shape = x.size()[:-1] + (n_head, x.size(-1) //
+    n_head)``, a view, then the permute (the key's composed with its transpose). Returns the
+    permuted heads and the view."""
     g = t.g
     hd = spec.hidden // spec.heads
-    a = _layer_norm(g, x, spec.layer_norm_eps, f"{name}.ln_1")
-    c = _conv1d(t, a, 3 * spec.hidden, f"{name}.attn.c_attn")
-    q, k, v = g.split(c, [spec.hidden] * 3, axis=2, name=f"{name}.attn.Split")
+    d0 = t.size(x, 0, f"{name}.attn.{part}.size0")
+    d1 = t.size(x, 1, f"{name}.attn.{part}.size1")
+    dk = t.size(x, -1, f"{name}.attn.{part}.size2")
+    dh = g.binary("Div", dk, g.const(f"{name}.attn.{part}.n_head", spec.heads),
+                  name=f"{name}.attn.{part}.Div")
+    r = t.view(x, [d0, d1, spec.heads, dh], (1, p, spec.heads, hd), f"{name}.attn.{part}")
+    perm = (0, 2, 3, 1) if key else (0, 2, 1, 3)
+    return g.transpose(r, perm, name=f"{name}.attn.{part}.Transpose"), r
 
-    def split_heads(x: str, part: str, key: bool) -> tuple[str, str]:
-        # new_x_shape = x.size()[:-1] + (n_head, x.size(-1) // n_head)
-        d0 = t.size(x, 0, f"{name}.attn.{part}.size0")
-        d1 = t.size(x, 1, f"{name}.attn.{part}.size1")
-        dk = t.size(x, -1, f"{name}.attn.{part}.size2")
-        dh = g.binary("Div", dk, g.const(f"{name}.attn.{part}.n_head", spec.heads),
-                      name=f"{name}.attn.{part}.Div")
-        r = t.view(x, [d0, d1, spec.heads, dh], (1, p, spec.heads, hd), f"{name}.attn.{part}")
-        perm = (0, 2, 3, 1) if key else (0, 2, 1, 3)
-        return g.transpose(r, perm, name=f"{name}.attn.{part}.Transpose"), r
 
-    q, _ = split_heads(q, "query", False)
-    k, k_view = split_heads(k, "key", True)
-    v, _ = split_heads(v, "value", False)
-    # present = stack((key.transpose(-2, -1), value)): the exporter composes the key's two
-    # transposes, so this Transpose reads the key's Reshape.
-    kt = g.transpose(k_view, (0, 2, 1, 3), name=f"{name}.attn.present.Transpose")
-    present = g.node("Concat", [g.unsqueeze(kt, [0], name=f"{name}.attn.present.Unsqueeze"),
-                                g.unsqueeze(v, [0], name=f"{name}.attn.present.Unsqueeze_1")],
-                     (2, 1, spec.heads, p, hd), name=f"{name}.attn.present.Concat", axis=0)
-    # _attn: w = q @ k / sqrt(d); b = bias[:, :, ns-nd:ns, :ns]; w = w * b - 1e4 * (1 - b)
-    w = g.matmul(q, k, name=f"{name}.attn.MatMul")
-    w = g.binary("Div", w, g.const(f"{name}.attn.scale", math.sqrt(hd), "float32"),
-                 name=f"{name}.attn.Div")
+def _gpt2_causal_mask(t: _Trace, spec: TransformerSpec, w: str, p: int, name: str) -> str:
+    """``_attn``'s mask: ``b = bias[:, :, ns-nd:ns, :ns]; w = w * b - 1e4 * (1 - b)``."""
+    g = t.g
     nd = t.size(w, -2, f"{name}.attn.nd")
     ns = t.size(w, -1, f"{name}.attn.ns")
     start = g.binary("Sub", ns, nd, name=f"{name}.attn.Sub")
@@ -373,23 +359,57 @@ def _gpt2_block(t: _Trace, spec: TransformerSpec, x: str, p: int, name: str) -> 
                 name=f"{name}.attn.mask.Sub")
     nb = g.binary("Mul", nb, g.const(f"{name}.attn.mask.big", 1e4, "float32"),
                   name=f"{name}.attn.mask.Mul_1")
-    w = g.binary("Sub", wb, nb, name=f"{name}.attn.mask.Sub_1")
-    w = g.softmax(w, -1, name=f"{name}.attn.Softmax")
-    o = g.matmul(w, v, name=f"{name}.attn.MatMul_1")
-    # merge_heads: permute; x.size()[:-2] + (x.size(-2) * x.size(-1),); view
+    return g.binary("Sub", wb, nb, name=f"{name}.attn.mask.Sub_1")
+
+
+def _gpt2_merge_heads(t: _Trace, spec: TransformerSpec, o: str, p: int, name: str) -> str:
+    """``merge_heads``: permute; ``x.size()[:-2] + (x.size(-2) * x.size(-1),)``; view."""
+    g = t.g
     o = g.transpose(o, (0, 2, 1, 3), name=f"{name}.attn.merge.Transpose")
     d0 = t.size(o, 0, f"{name}.attn.merge.size0")
     d1 = t.size(o, 1, f"{name}.attn.merge.size1")
     d2 = t.size(o, -2, f"{name}.attn.merge.size2")
     d3 = t.size(o, -1, f"{name}.attn.merge.size3")
     merged = g.binary("Mul", d2, d3, name=f"{name}.attn.merge.Mul")
-    o = t.view(o, [d0, d1, merged], (1, p, spec.hidden), f"{name}.attn.merge")
+    return t.view(o, [d0, d1, merged], (1, p, spec.hidden), f"{name}.attn.merge")
+
+
+def _gpt2_mlp(t: _Trace, spec: TransformerSpec, x: str, name: str) -> str:
+    """GPT-2's MLP: Conv1D to the inner width, tanh GELU, Conv1D back."""
+    m = _conv1d(t, x, spec.ffn, f"{name}.c_fc")
+    m = _gelu_tanh(t.g, m, f"{name}.gelu")
+    return _conv1d(t, m, spec.hidden, f"{name}.c_proj")
+
+
+def _gpt2_block(t: _Trace, spec: TransformerSpec, x: str, p: int, name: str) -> tuple[str, str]:
+    """One GPT-2 Block of transformers 2.x as traced: 161 nodes, 20 PIM-capable (4 Gemm, 2
+    residual Add, 2 x 4 LayerNorm, 6 GELU) and 14 more CPU_P-capable (2 MatMul, the scale Div,
+    the mask's Mul/Sub/Mul/Sub, 2 LayerNorm Div, 3 int64 Div, 1 int64 Mul, 1 int64 Sub)."""
+    g = t.g
+    hd = spec.hidden // spec.heads
+    a = _layer_norm(g, x, spec.layer_norm_eps, f"{name}.ln_1")
+    c = _conv1d(t, a, 3 * spec.hidden, f"{name}.attn.c_attn")
+    q, k, v = g.split(c, [spec.hidden] * 3, axis=2, name=f"{name}.attn.Split")
+    q, _ = _gpt2_split_heads(t, spec, q, p, name, "query", False)
+    k, k_view = _gpt2_split_heads(t, spec, k, p, name, "key", True)
+    v, _ = _gpt2_split_heads(t, spec, v, p, name, "value", False)
+    # present = stack((key.transpose(-2, -1), value)): the exporter composes the key's two
+    # transposes, so this Transpose reads the key's Reshape.
+    kt = g.transpose(k_view, (0, 2, 1, 3), name=f"{name}.attn.present.Transpose")
+    present = g.node("Concat", [g.unsqueeze(kt, [0], name=f"{name}.attn.present.Unsqueeze"),
+                                g.unsqueeze(v, [0], name=f"{name}.attn.present.Unsqueeze_1")],
+                     (2, 1, spec.heads, p, hd), name=f"{name}.attn.present.Concat", axis=0)
+    # _attn: w = q @ k / sqrt(d), masked, softmax, @ v
+    w = g.matmul(q, k, name=f"{name}.attn.MatMul")
+    w = g.binary("Div", w, g.const(f"{name}.attn.scale", math.sqrt(hd), "float32"),
+                 name=f"{name}.attn.Div")
+    w = _gpt2_causal_mask(t, spec, w, p, name)
+    w = g.softmax(w, -1, name=f"{name}.attn.Softmax")
+    o = g.matmul(w, v, name=f"{name}.attn.MatMul_1")
+    o = _gpt2_merge_heads(t, spec, o, p, name)
     o = _conv1d(t, o, spec.hidden, f"{name}.attn.c_proj")
     x = g.add(x, o, name=f"{name}.Add")
-    m = _layer_norm(g, x, spec.layer_norm_eps, f"{name}.ln_2")
-    m = _conv1d(t, m, spec.ffn, f"{name}.mlp.c_fc")
-    m = _gelu_tanh(g, m, f"{name}.mlp.gelu")
-    m = _conv1d(t, m, spec.hidden, f"{name}.mlp.c_proj")
+    m = _gpt2_mlp(t, spec, _layer_norm(g, x, spec.layer_norm_eps, f"{name}.ln_2"), f"{name}.mlp")
     return g.add(x, m, name=f"{name}.Add_1"), present
 
 

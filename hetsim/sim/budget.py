@@ -20,10 +20,21 @@ here, measured (docs/robustness.md):
   completion, plus admission and completion per frame. The analytic placement is closed-form:
   its work does not grow with the frames.
 
-    >>> est = estimate_pipeline(platform, workload, pipe, cost, options)
-    >>> est.events, est.path
-    (2.1e7, 'SimPy')
-    >>> check(est, options)          # HetsimError past MAX_EVENTS unless options.force
+    >>> from hetsim.cost import RooflineCostModel
+    >>> from hetsim.mapping import load_mapping
+    >>> from hetsim.options import RunOptions
+    >>> from hetsim.platform import load_platform
+    >>> from hetsim.workload import load_workload
+    >>> p, w = load_platform("hikey970"), load_workload("resnet50")
+    >>> pipe = load_mapping("B4:1-35|s2:36-44|s2:45-54", p, w)
+    >>> options = RunOptions.make(engine="des", frames=3_000_000).resolve(pipe)
+    >>> est = estimate_pipeline(p, w, pipe, RooflineCostModel(p), options)
+    >>> f"{est.events:.3g}", est.path
+    ('6.09e+07', 'SimPy pipeline')
+    >>> check(est, options)          # past MAX_EVENTS unless options.force
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.HetsimError: --frames 3,000,000: the run is estimated at 6.09e+07 events (SimPy pipeline: 3 stages x 3,000,000 frames x ~6.7 events), past the limit of 1e+07 (~7 min at 150,000 events/s); give fewer --frames, or --force (force=True) to run it anyway
 """
 
 from __future__ import annotations

@@ -278,7 +278,7 @@ def test_killed_reproduce_leaves_only_complete_files(tmp_path, sig):
         if sig == signal.SIGINT and run.returncode == -signal.SIGINT:
             # the signal came after the work was done, while the interpreter shut down (a loaded
             # machine is slow to exit): the run had printed its last line, its files are complete
-            assert "scorecard.json" in run.stdout and not run.stderr.strip(), (run.stdout, run.stderr)
+            assert (out / "scorecard.json").is_file() and not run.stderr.strip(), (run.stdout, run.stderr)
         elif sig == signal.SIGINT and run.returncode != 0:
             assert run.returncode == 2 and run.stderr.strip().endswith("hetsim: error: interrupted"), run.stderr
         else:

@@ -12,13 +12,18 @@ once: an option the engine or the mapping form would ignore is refused with one 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
 
 from hetsim import analytic
 from hetsim.cost import CostModel, RooflineCostModel
 from hetsim.mapping import Pipeline, Placement
 from hetsim.metrics import Metrics
 from hetsim.options import RunOptions
+from hetsim.sim import budget
 from hetsim.sim.dag import simulate_dag
 from hetsim.sim.pipeline import simulate_pipeline
 from hetsim.sim.tasks import Comm, Residency, build_tasks
@@ -27,8 +32,16 @@ from hetsim.sim.trace import Interval, intervals_of
 
 @dataclass
 class Result:
+    """The metrics of a run and its raw record (``run``: a PipelineRun or DagRun of the DES; None
+    for the analytic engine). ``intervals`` (for traces and Gantt charts) are made from the record
+    when first asked for: a long run that only wants its metrics does not pay for them."""
+
     metrics: Metrics
-    intervals: list[Interval] = field(default_factory=list)
+    run: Any = None
+
+    @cached_property
+    def intervals(self) -> list[Interval]:
+        return intervals_of(self.run) if self.run is not None else []
 
 
 @dataclass(frozen=True)
@@ -54,12 +67,17 @@ class DagOptions:
 
 def simulate(platform, workload, mapping: Pipeline | Placement, options: RunOptions | None = None, *,
              cost: CostModel | None = None, dag: DagOptions | None = None, intervals: bool = True,
-             **fields) -> Result:
-    """Evaluate ``mapping`` and keep the per-frame intervals (for traces and Gantt charts;
-    ``intervals=False`` skips them, as :func:`evaluate` does).
+             progress: bool = False, **fields) -> Result:
+    """Evaluate ``mapping`` and keep the run's record, from which the per-frame intervals (for
+    traces and Gantt charts) are made when first asked for; ``intervals=False`` keeps no record
+    (as :func:`evaluate` does).
 
     ``options`` or its fields as keywords (``engine="des", frames=50, noise_sigma=0.02, ...``);
-    a ``source=FrameSource(...)`` keyword is accepted for the source and its interval."""
+    a ``source=FrameSource(...)`` keyword is accepted for the source and its interval.
+
+    The run's work is counted first (:mod:`hetsim.sim.budget`): past ``budget.MAX_EVENTS`` it is
+    refused with the estimate unless ``options.force``. ``progress=True`` shows a progress bar on
+    stderr when the run is long (``budget.PROGRESS_EVENTS``)."""
     if options is None:
         source = fields.pop("source", None)
         if source is not None and not isinstance(source, str):
@@ -72,17 +90,46 @@ def simulate(platform, workload, mapping: Pipeline | Placement, options: RunOpti
     opts = options.resolve(mapping)
     cost = cost or RooflineCostModel(platform)
     if isinstance(mapping, Pipeline):
+        est = budget.estimate_pipeline(platform, workload, mapping, cost, opts)
+        budget.check(est, opts)
         if opts.engine == "analytic":
             return Result(analytic.evaluate_pipeline(platform, workload, mapping, cost, opts))
-        m, run = simulate_pipeline(platform, workload, mapping, cost, opts)
-        return Result(m, intervals_of(run) if intervals else [])
+        with _bar(progress and est.long, est, opts.frames) as tick:
+            m, run = simulate_pipeline(platform, workload, mapping, cost, opts, progress=tick)
+        return Result(m, run if intervals else None)
     dag = dag or DagOptions.for_platform(platform)
     tg = build_tasks(platform, workload, mapping, cost, opts.state, dag.comm, dag.caching, dag.serial,
                      dag.residency, dag.overlap)
+    est = budget.estimate_dag(tg, opts)
+    budget.check(est, opts)
     if opts.engine == "analytic":
         return Result(analytic.evaluate_placement(platform, workload, mapping, tg, opts))
-    m, drun = simulate_dag(platform, workload, mapping, tg, opts)
-    return Result(m, intervals_of(drun) if intervals else [])
+    with _bar(progress and est.long, est, opts.frames) as tick:
+        m, drun = simulate_dag(platform, workload, mapping, tg, opts, progress=tick)
+    return Result(m, drun if intervals else None)
+
+
+@contextmanager
+def _bar(enabled: bool, est: budget.WorkEstimate, frames: int | None) -> Iterator[Callable[[float], None] | None]:
+    """A transient rich progress bar on stderr over the run's frames; yields its ``tick(done)``
+    (frames completed, possibly fractional) or None when off."""
+    if not enabled:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        TaskProgressColumn,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
+                   TimeRemainingColumn(), console=Console(stderr=True), transient=True)
+    task = bar.add_task(f"{est.path}, {frames:,} frames", total=frames)
+    with bar:
+        yield lambda done: bar.update(task, completed=done)
 
 
 def evaluate(platform, workload, mapping: Pipeline | Placement, options: RunOptions | None = None,

@@ -408,8 +408,9 @@ def write_scorecard(outcomes: list[Outcome], out: Path, quick: bool) -> tuple[Pa
         "fit_inputs": len(claims) - len(model),
         "known_disagreements": len(known),
         "known_by_cause": by_cause,
+        # No run times here: the same command writes the same bytes (the console shows the times).
         "experiments": [{"paper": o.experiment.paper, "id": o.experiment.id, "title": o.experiment.title,
-                         "seconds": round(o.seconds, 2), "notes": o.artifact.notes} for o in outcomes],
+                         "notes": o.artifact.notes} for o in outcomes],
     }
     with atomic_write(out / "scorecard.json") as f:
         json.dump(payload, f, indent=2)
@@ -452,7 +453,7 @@ def write_scorecard(outcomes: list[Outcome], out: Path, quick: bool) -> tuple[Pa
             lines.append("(no claims: a figure to look at)")
         for note in o.artifact.notes:
             lines.append(f"\n{note}")
-        lines.append(f"\n_{o.seconds:.1f} s_\n")
+        lines.append("")
     with atomic_write(out / "scorecard.md") as f:
         f.write("\n".join(lines))
     return out / "scorecard.md", out / "scorecard.json"

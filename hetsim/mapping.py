@@ -52,13 +52,15 @@ from pathlib import Path
 from typing import Annotated
 
 import networkx as nx
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from hetsim.bounds import Count, Dim, Fraction, Layer
 from hetsim.errors import HetsimError
 from hetsim.platform import ExecutionPlace, Platform
 from hetsim.validation import one_line, read_yaml
 
-_STAGE = re.compile(r"^\s*([^:|\s]+(?::\d+)?)\s*:\s*(\d+)\s*(?:-\s*(\d+))?\s*$")
+#: EP:first-last; layer numbers of at most 9 digits (a longer one is no layer of any workload).
+_STAGE = re.compile(r"^\s*([^:|\s]+(?::[0-9]+)?)\s*:\s*([0-9]{1,9})\s*(?:-\s*([0-9]{1,9}))?\s*$")
 
 
 @dataclass(frozen=True)
@@ -174,6 +176,10 @@ def parse_pipeline(text: str, platform: Platform, workload, source: str = "mappi
     stages = []
     for i, part in enumerate(text.split("|"), 1):
         m = _STAGE.match(part)
+        long = re.search(r"[0-9]{10,}", part)
+        if long:
+            raise HetsimError(f"{source}: stage {i} has a layer number of {len(long.group())} digits; "
+                              f"{workload.name} has layers 1-{workload.num_layers}")
         if not m:
             raise HetsimError(f"{source}: stage {i} {_short(part.strip())!r} is not EP:first-last "
                               f"(e.g. B4:1-35|s2:36-54)")
@@ -345,7 +351,7 @@ class _FileModel(BaseModel):
 
 class _StageSpec(_FileModel):
     ep: str
-    layers: Annotated[list[StrictInt], Field(min_length=2, max_length=2,
+    layers: Annotated[list[Layer], Field(min_length=2, max_length=2,
                                              description="[first, last], 1-based")]
 
 
@@ -354,8 +360,8 @@ class GenomeSpec(_FileModel):
     (with ``p``) or split-point, over the ``devices`` view (``cpu``, ``cpu+gpu`` or EP names)."""
 
     chromosome: str
-    genes: Annotated[list[StrictInt], Field(min_length=1)]
-    p: StrictInt = 2
+    genes: Annotated[list[Dim], Field(min_length=1)]   # each in [0, 2^31-1]; the encoding checks its own bounds
+    p: Count = 2
     devices: str | list[str] = "cpu"
     shares: str = "equal"
 
@@ -369,7 +375,7 @@ class MappingFile(_FileModel):
     placement: dict[str, str] | None = None
     default: str | None = None
     order: dict[str, list[str]] | None = None
-    splits: dict[str, dict[str, float]] | None = None
+    splits: dict[str, dict[str, Fraction]] | None = None
     inputs: dict[str, str] | None = None
     genome: GenomeSpec | None = None
     sequential: bool | None = None
@@ -501,7 +507,7 @@ def _check_cores(eps: Sequence[ExecutionPlace], platform: Platform, source: str,
     for cname, n in used.items():
         have = platform.cluster(cname).cores
         if n > have:
-            names = "+".join(ep.name for ep in eps if ep.cluster == cname)
+            names = _short("+".join(ep.name for ep in eps if ep.cluster == cname), 80)
             raise HetsimError(f"{source}: stages use {n} cores of cluster {cname} ({names}) but it has {have}")
     if exclusive:
         for aname, n in accel.items():

@@ -17,11 +17,11 @@ Messages name the command-line flag and the Python field.
 
 from __future__ import annotations
 
-import math
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from hetsim import bounds as B
 from hetsim.errors import HetsimError
 
 #: Flag names of the fields, for messages (the CLI's spelling; the field name follows in brackets).
@@ -30,13 +30,15 @@ FLAGS = {
     "source": "--source", "interval_s": "--interval", "buffer_frames": "--buffer",
     "in_flight": "--in-flight", "noise_sigma": "--noise", "seed": "--seed",
     "warmup_fraction": "warmup_fraction", "state": "--dvfs", "fast": "fast", "flows": "--flows",
+    "force": "--force",
 }
 
 #: Lognormal noise sigmas beyond this are refused: at sigma = 5 the mean-1 factor already has a
 #: median of e^-12.5 and a p99 near e^-0.9 (a measurement this noisy carries no information).
 MAX_NOISE_SIGMA = 5.0
 
-Positive = Annotated[int, Field(ge=1)]
+Frames = Annotated[int | None, B._number(B.FRAMES, "frames", integer=True, optional=True)]
+QueueFrames = Annotated[int | None, B._number(B.QUEUE_FRAMES, "frames", integer=True, optional=True)]
 
 
 class RunOptions(BaseModel):
@@ -51,6 +53,8 @@ class RunOptions(BaseModel):
     piece of work (des). ``warmup_fraction``: frames left out of the steady state. ``state``: DVFS
     levels by cluster (or accelerator). ``fast``: let the DES answer a pipeline with nothing to
     contend for by its exact max-plus recurrence instead of SimPy (same numbers to 1e-12).
+    ``force``: run even when the run's estimated work (:mod:`hetsim.sim.budget`: events of the
+    DES, stage executions of the max-plus path and of the analytic schedule) is past the limit.
     ``flows``: how a pipeline stage's memory traffic contends in the DES: one flow per stage
     execution (``stage``, averaged over its ops) or one per op in turn (``op``).
     """
@@ -58,25 +62,19 @@ class RunOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     engine: Literal["analytic", "des"] = "des"
-    frames: Positive | None = None
+    frames: Frames = None
     contention: bool = True
     source: Literal["saturated", "periodic", "poisson"] = "saturated"
-    interval_s: float | None = Field(None, gt=0)
-    buffer_frames: Positive | None = None
-    in_flight: Positive | None = None
-    noise_sigma: float = Field(0.0, ge=0, le=MAX_NOISE_SIGMA)
-    seed: int = Field(0, ge=0)
-    warmup_fraction: float = Field(0.1, ge=0, lt=1)
+    interval_s: Annotated[float | None, B._number(B.INTERVAL_S, "s", optional=True)] = None
+    buffer_frames: QueueFrames = None
+    in_flight: QueueFrames = None
+    noise_sigma: Annotated[float, B._number((0.0, MAX_NOISE_SIGMA))] = 0.0
+    seed: Annotated[int, B._number(B.SEED, integer=True)] = 0
+    warmup_fraction: Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)] = 0.1
     state: dict[str, str] | None = None
     fast: bool = True
     flows: Literal["stage", "op"] = "stage"
-
-    @field_validator("interval_s", "noise_sigma", "warmup_fraction")
-    @classmethod
-    def _finite(cls, v):
-        if v is not None and not math.isfinite(v):
-            raise ValueError("must be a finite number")
-        return v
+    force: bool = False
 
     @classmethod
     def make(cls, **values) -> RunOptions:
@@ -103,6 +101,9 @@ class RunOptions(BaseModel):
             if err["type"] in bounds:
                 rule = bounds[err["type"]].format(**err.get("ctx", {}))
                 raise HetsimError(f"{what} must be {rule} (got {err['input']!r})") from None
+            if err["type"] == "value_error":   # hetsim.bounds' checks: "must be ... in [a, b]"
+                msg = err["msg"].removeprefix("Value error, ")
+                raise HetsimError(f"{what} {msg} (got {err['input']!r})") from None
             raise HetsimError(f"{what}: {err['input']!r} is not allowed: {err['msg'].lower()}") from None
 
     # -- per mapping form -------------------------------------------------------------------

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from hetsim.platform import platform_from_dict
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from hetsim.platform import load_platform, platform_from_dict
 from hetsim.workload import workload_from_dict
 
 # Terminal-independent output: rich reads COLUMNS at print time (its Console resolves sys.stdout
@@ -85,6 +94,69 @@ def assert_one_line_error(run, fragment: str) -> None:
     assert lines[0].startswith("hetsim: error: "), lines[0]
     assert "Traceback" not in run.stderr
     assert fragment in lines[0], lines[0]
+
+
+# -- processes killed at a moment (tests/test_robustness.py, benchmarks/kills.py) -------------------
+REPO = Path(__file__).resolve().parents[1]
+
+
+def subprocess_env() -> dict[str, str]:
+    """The environment of a real `hetsim` process: this checkout first on the path, no terminal."""
+    env = {k: v for k, v in {**os.environ, **CLI_ENV}.items() if v is not None}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
+    return env
+
+
+def check_complete(path: Path) -> None:
+    """``path`` is a complete file of its kind (parses, and ends where its format ends)."""
+    data = path.read_bytes()
+    assert data, f"{path} is empty"
+    if path.suffix == ".csv":
+        assert len(pd.read_csv(path).columns) >= 1 and data.endswith(b"\n")
+    elif path.suffix == ".json":
+        json.loads(data)
+    elif path.suffix == ".png":
+        assert data.startswith(b"\x89PNG\r\n\x1a\n") and data.endswith(b"IEND\xaeB`\x82"), path
+    elif path.suffix == ".md":
+        text = data.decode()
+        assert text.startswith("# hetsim scorecard") and text.rstrip().endswith(("|", "_", ")", "."))
+    elif path.suffix == ".yaml":
+        load_platform(path)
+    else:
+        raise AssertionError(f"unexpected file {path}")
+
+
+def check_folder(folder: Path, killed: bool) -> list[str]:
+    """Every file present is complete; temporary files only after a SIGKILL (hidden, .tmp)."""
+    names = []
+    for path in sorted(folder.rglob("*")):
+        if path.is_dir():
+            continue
+        if path.name.startswith(".") and path.name.endswith(".tmp"):
+            assert killed, f"{path}: a temporary file left after a clean exit or SIGINT"
+            continue
+        check_complete(path)
+        names.append(str(path.relative_to(folder)))
+    return names
+
+
+def run_and_kill(argv: list[str], folder: Path, sig: int, moment: float | str) -> subprocess.CompletedProcess:
+    """Run ``hetsim argv`` and send ``sig`` after ``moment`` seconds, or, with ``moment="write"``,
+    as soon as a temporary file appears in ``folder`` (in the middle of a write)."""
+    proc = subprocess.Popen([sys.executable, "-m", "hetsim", *argv], env=subprocess_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    t0 = time.monotonic()
+    while proc.poll() is None:
+        if moment == "write":
+            if folder.exists() and any(p.name.endswith(".tmp") for p in folder.rglob(".*")):
+                break
+        elif time.monotonic() - t0 >= float(moment):
+            break
+        time.sleep(0.001)
+    if proc.poll() is None:
+        proc.send_signal(sig)
+    out, err = proc.communicate(timeout=120)
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
 def assert_quick_claims(outcome, figure: bool | None = None) -> None:

@@ -191,8 +191,8 @@ def test_a_v1_error_is_reported_at_its_v2_path(tmp_path):
     bad["core_types"][0]["gemm_efficiency"] = 1.5
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump(bad))
-    assert validate_file(path) == [f"{path}: core_types.0.roofline.gemm_efficiency: Input should be less than "
-                                   f"or equal to 1 (got 1.5)"]
+    assert validate_file(path) == [f"{path}: core_types.0.roofline.gemm_efficiency: must be a number in "
+                                   f"[1e-06, 1] (got 1.5)"]
 
 
 # -- RooflineCostModel.ep_rates and gather_demand ------------------------------------------------------

@@ -172,7 +172,7 @@ def test_validate_json_and_report(hetsim, host_yaml, tiny_file, tmp_path):
 @pytest.mark.slow
 def test_validate_user_errors_are_one_line(hetsim, host_yaml, tiny_file):
     assert_one_line_error(hetsim("validate", "host", "-p", host_yaml, "-w", tiny_file, "--scale", "-1"),
-                          "input scale must be positive")
+                          "--scale must be a number in [0.001, 100] x the input resolution (got -1.0)")
     # Errors found once the progress bar has started: exit 2, no traceback, the error is the
     # last line (the bar's line precedes it: see the xfail below).
     for platform, extra, fragment in (("hikey970", [], "exactly one cluster"),

@@ -256,7 +256,7 @@ def test_override_of_a_memory_and_of_cores():
     ("links.nop.latencyns=3", "links.0.latencyns: Extra inputs are not permitted"),
     ("links.nop.latency_ns.x=1", "links.nop.latency_ns is a value, not a section"),
     ("links.nop=3", "cannot replace a whole list entry"),
-    ("links.nop.latency_ns=-1", "greater than or equal to 0"),
+    ("links.nop.latency_ns=-1", "must be a number in [0, 1e+12] ns (got -1)"),
 ])
 def test_bad_override_is_one_line_hetsim_error(override, fragment):
     with pytest.raises(HetsimError) as info:

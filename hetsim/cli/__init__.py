@@ -26,13 +26,17 @@ def main(argv: list[str] | None = None) -> None:
     except HetsimError as e:
         _fail(str(e))
     except click.exceptions.Abort:
-        _fail("aborted")
+        _fail("interrupted")   # click turns Ctrl-C (KeyboardInterrupt) into Abort
     except click.ClickException as e:
         _fail(" ".join(e.format_message().split()))
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
         _fail("interrupted")
+    except MemoryError:
+        # Past what the run's estimate foresaw (or --force past the limit): one line, not a trace.
+        _fail("out of memory: the run needs more memory than this machine gives it; give fewer "
+              "--frames or a smaller problem")
     except BrokenPipeError:
         sys.exit(0)
 

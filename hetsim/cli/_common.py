@@ -10,6 +10,8 @@ from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
+from hetsim.errors import HetsimError
+
 _NUMBER = re.compile(r"[-+]?(\d[\d,]*\.?\d*|\.\d+)([eE][-+]?\d+)?%?( \*)?|[-+]?inf|nan|-")
 
 
@@ -52,6 +54,20 @@ class _Console(Console):
 console = _Console()
 
 
+def check_flag(flag: str, value, rng: tuple[float, float], unit: str = "", *, low_open: bool = False,
+               integer: bool = False):
+    """A command-line number in its range (:mod:`hetsim.bounds`), else one line naming the flag, the
+    value and the range. None (the flag not given) passes."""
+    from hetsim.bounds import check
+
+    if value is None:
+        return None
+    try:
+        return check(value, rng[0], rng[1], unit, low_open, integer)
+    except ValueError as e:
+        raise HetsimError(f"{flag} {e} (got {value!r})") from None
+
+
 def print_metrics(m) -> None:
     title = escape(f"{m.workload} on {m.platform} [{m.engine}{', contention' if m.contention else ''}]")
     t = Table(title=title, title_justify="left")
@@ -89,7 +105,7 @@ _RUN_FIELDS = {
     "engine": ("engine", None), "frames": ("frames", None), "no_contention": ("contention", lambda v: not v),
     "seed": ("seed", None), "noise_sigma": ("noise_sigma", None), "source": ("source", None),
     "interval_s": ("interval_s", None), "buffer_frames": ("buffer_frames", None),
-    "in_flight": ("in_flight", None), "flows": ("flows", None),
+    "in_flight": ("in_flight", None), "flows": ("flows", None), "force": ("force", None),
 }
 
 

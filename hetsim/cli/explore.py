@@ -17,7 +17,7 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from hetsim.cli._common import console, fmt
+from hetsim.cli._common import check_flag, console, fmt
 from hetsim.errors import HetsimError
 from hetsim.platform.schema import COST_MODELS, FALLBACK_COST_MODELS
 
@@ -40,23 +40,14 @@ def _flush_notes() -> None:
 
 
 def _parse_params(params) -> dict:
-    import yaml
+    from hetsim.validation import load_yaml
 
     out = {}
     for item in params:
         key, eq, raw = item.partition("=")
         if not eq or not key:
             raise HetsimError(f"--param {item!r}: expected key=value, e.g. heuristic=H1")
-        try:
-            value = yaml.safe_load(raw)
-        except yaml.YAMLError:
-            raise HetsimError(f"--param {item!r}: the value is not valid YAML (quote it)") from None
-        if isinstance(value, str):   # YAML 1.1 reads 1e-6 as a string: a number it is
-            try:
-                value = float(value)
-            except ValueError:
-                pass
-        out[key] = value
+        out[key] = load_yaml(raw, f"--param {key}")   # hetsim's YAML: 1e6 is a number
     return out
 
 
@@ -183,6 +174,7 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
                 target_fps, noise_sigma, seed, dvfs, overrides, force, cost_model, comm, no_caching, plan_out,
                 trials_out, plot_out, export_dir, as_json):
     """Search mappings of a workload with one of the registered algorithms."""
+    from hetsim import bounds as B
     from hetsim.cost import CompositeCostModel, make_cost_model
     from hetsim.explore import (
         MaxClock,
@@ -195,11 +187,27 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
     )
     from hetsim.explore.moo import pareto_front, plot_front
     from hetsim.explore.space import cap_depths, default_eps
+    from hetsim.options import MAX_NOISE_SIGMA
     from hetsim.platform import load_platform
-    from hetsim.validation import atomic_write
+    from hetsim.validation import atomic_write, check_output_dir, check_output_path
     from hetsim.workload import load_workload
 
     _NOTES.clear()
+    # Every number in its range (finite, with an upper end) and every output path writable, before
+    # anything runs; click's ranges have already refused zeros and negatives.
+    check_flag("--max-trials", max_trials, B.TRIALS, integer=True)
+    check_flag("--max-clock", max_clock, B.CLOCK_S, "s", low_open=True)
+    check_flag("--target-fps", target_fps, B.FPS, "frames/s", low_open=True)
+    check_flag("--noise", noise_sigma, (0.0, MAX_NOISE_SIGMA))
+    check_flag("--seed", seed, B.SEED, integer=True)
+    check_flag("--cores", cores, B.COUNT, integer=True)
+    check_flag("--frames", frames, B.FRAMES, "frames", integer=True)
+    for d in depths:
+        check_flag("--depth", d, (1, 1024), "stages", integer=True)
+    check_output_path(trials_out, "--trials")
+    check_output_path(plot_out, "--plot")
+    check_output_path(plan_out, "--plan-out")
+    check_output_dir(export_dir, "--export-autodice")
     platform = load_platform(platform_name, list(overrides), dvfs)
     workload = load_workload(workload_name)
     cost = make_cost_model(platform, cost_table, fallback, cost_model, workload)
@@ -219,7 +227,7 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
         return _explore_placement(platform, workload, cost, algorithm, _parse_params(params), eps, objective,
                                   engine, frames, noise_sigma, seed, comm, no_caching, plan_out, trials_out,
                                   as_json, platform_name, workload_name, export_dir, cost_table is not None)
-    if export_dir:
+    if export_dir is not None:
         raise HetsimError("--export-autodice applies to placement algorithms (NSGA-II, ...), not to pipelines")
 
     # -- objectives ------------------------------------------------------------------------------
@@ -333,9 +341,10 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
         explorer.validate(problem)
     except HetsimError as e:
         raise HetsimError(f"--algorithm {algorithm} / --param: {e}") from None
-    terms = [t for t in (MaxTrials(max_trials) if max_trials else None,
-                         MaxClock(max_clock) if max_clock else None,
-                         TargetThroughput(target_fps) if target_fps else None) if t is not None]
+    terms = [t for t in (MaxTrials(max_trials) if max_trials is not None else None,
+                         MaxClock(max_clock) if max_clock is not None else None,
+                         TargetThroughput(target_fps) if target_fps is not None else None)
+             if t is not None]
     # A progress bar only where someone watches (a terminal), never in a pipe or a captured run.
     result = explore(problem, explorer, terms or None, seed=seed, progress=not as_json and console.is_terminal)
     _flush_notes()

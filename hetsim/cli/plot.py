@@ -38,6 +38,6 @@ def _title(out: Path) -> str:
 
     try:
         name = (yaml.safe_load((out / "spec.yaml").read_text()) or {}).get("name")
-    except (OSError, yaml.YAMLError, AttributeError):
+    except (OSError, ValueError, yaml.YAMLError, AttributeError):   # ValueError: not UTF-8
         name = None
     return str(name or out.name)

@@ -10,7 +10,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from hetsim.cli._common import console
+from hetsim.bounds import SEED
+from hetsim.cli._common import check_flag, console
 from hetsim.errors import HetsimError
 
 
@@ -90,6 +91,13 @@ def profile(model, out, threads, runs, warmup, input_shapes, name, seed, spin) -
     from hetsim.workload.onnx_import import import_onnx, parse_input_shapes
 
     counts = _threads(threads)
+    # Every number checked before the progress bar starts (one line, nothing else on stderr).
+    ncpu = len(os.sched_getaffinity(0))
+    for n in counts:
+        check_flag("--threads", n, (1, ncpu), f"threads (this process may use {ncpu} CPUs)", integer=True)
+    check_flag("--runs", runs, (1, 10 ** 6), "runs", integer=True)
+    check_flag("--warmup", warmup, (0, 10 ** 6), "runs", integer=True)
+    check_flag("--seed", seed, SEED, integer=True)
     shapes = parse_input_shapes(input_shapes)
     wname = name or Path(model).stem
     imported = import_onnx(model, wname, input_shapes=shapes, allow_unknown=True)  # fail early

@@ -26,6 +26,8 @@ def reproduce(spec, all_, quick, out, seed, list_, strict) -> None:
 
     Writes OUT/<paper>/<id>.csv and .png, and OUT/scorecard.md + scorecard.json.
     """
+    from hetsim.bounds import SEED
+    from hetsim.cli._common import check_flag
     from hetsim.experiment import (
         ClaimClass,
         run_experiment,
@@ -34,6 +36,10 @@ def reproduce(spec, all_, quick, out, seed, list_, strict) -> None:
         write_outcome,
         write_scorecard,
     )
+    from hetsim.validation import check_path
+
+    check_flag("--seed", seed, SEED, integer=True)
+    check_path(out, "--out")
 
     if not spec and not all_ and not list_:
         raise HetsimError("say what to reproduce: a paper (pipesearch), paper:id (shisha:fig4) or --all")

@@ -57,10 +57,12 @@ from hetsim.platform.schema import COST_MODELS, FALLBACK_COST_MODELS
 @click.option("--gantt-frames", type=click.IntRange(min=1), default=12, show_default=True,
               help="Frames the Gantt chart draws (the first ones).")
 @click.option("--gantt-layers", is_flag=True, help="Show each pipeline stage's layers in the Gantt chart.")
+@click.option("--force", is_flag=True, help="Run even when the run's estimated work (events, memory) "
+              "is past the limit (docs/robustness.md).")
 @click.pass_context
 def simulate(ctx, platform_name, workload_name, mapping, engine, frames, no_contention, flows, seed, noise_sigma,
              source, interval_s, buffer_frames, in_flight, dvfs, overrides, cost_table, fallback, cost_model, comm,
-             no_caching, as_json, trace, gantt, gantt_frames, gantt_layers):
+             no_caching, as_json, trace, gantt, gantt_frames, gantt_layers, force):
     """Simulate one mapping of a workload on a platform."""
     from hetsim.cost import make_cost_model
     from hetsim.evaluate import DagOptions
@@ -68,12 +70,15 @@ def simulate(ctx, platform_name, workload_name, mapping, engine, frames, no_cont
     from hetsim.mapping import Placement, load_mapping
     from hetsim.platform import load_platform
     from hetsim.sim.trace import plot_gantt, write_chrome_trace
+    from hetsim.validation import check_output_path
     from hetsim.workload import load_workload
 
     options = run_options(ctx, engine=engine, frames=frames, no_contention=no_contention, flows=flows, seed=seed,
                           noise_sigma=noise_sigma, source=source, interval_s=interval_s,
-                          buffer_frames=buffer_frames, in_flight=in_flight)
-    if (trace or gantt) and engine != "des":
+                          buffer_frames=buffer_frames, in_flight=in_flight, force=force)
+    check_output_path(trace, "--trace")
+    check_output_path(gantt, "--gantt")
+    if (trace is not None or gantt is not None) and engine != "des":
         raise HetsimError("--trace and --gantt need the des engine (--engine des; the analytic engine has no timeline)")
     platform = load_platform(platform_name, list(overrides), dvfs)
     workload = load_workload(workload_name)
@@ -86,7 +91,7 @@ def simulate(ctx, platform_name, workload_name, mapping, engine, frames, no_cont
         base = DagOptions.for_platform(platform)    # the platform's runtime, these flags on top
         dag = DagOptions(comm=comm or base.comm, caching=base.caching and not no_caching, serial=base.serial,
                          residency=base.residency)
-    result = run_simulation(platform, workload, m, options, cost=cost, dag=dag)
+    result = run_simulation(platform, workload, m, options, cost=cost, dag=dag, progress=True)
     if trace:
         write_chrome_trace(result.intervals, trace, f"{workload.name} on {platform.name}: {m}")
     if gantt:

@@ -116,10 +116,14 @@ def workloads_export(name, out, weights, seed) -> None:
     """Write a CNN workload as an ONNX model (NCHW, batch 1)."""
     import onnx
 
-    from hetsim.validation import atomic_write
+    from hetsim import bounds as B
+    from hetsim.cli._common import check_flag
+    from hetsim.validation import atomic_write, check_output_path
     from hetsim.workload import load_workload
     from hetsim.workload.onnx_export import workload_to_onnx
 
+    check_flag("--seed", seed, B.SEED, integer=True)
+    check_output_path(out, "--out")
     if not out.endswith(".onnx"):
         raise HetsimError(f"--out {out}: an ONNX file ends in .onnx")
     model = workload_to_onnx(load_workload(name), weights=weights, seed=seed)

@@ -139,7 +139,7 @@ class PipeitGroundTruth(CostModel):
         memory = nbytes / p.bandwidth_Bps(threads)
         eff = p.parallel_efficiency(threads)      # shared-L2 contention: per-core rate with `threads` busy
         if op.kind == OpKind.CONV:
-            n_rows, k, m = op.gemm
+            n_rows, k, m = op.gemm_dims
             ts, tc = p.tile_rows or 1, p.tile_cols or 1
             row_tiles = math.ceil(n_rows / ts)
             # arm_gemm computes whole ts x tc blocks: N and M are padded.
@@ -154,7 +154,7 @@ class PipeitGroundTruth(CostModel):
             compute = busiest * op.out_shape.w * r * s / (p.macs_per_s * eff * p.dw_efficiency)
             return max(compute, memory), nbytes
         if op.kind == OpKind.FC:
-            _, k, m = op.gemm
+            _, k, m = op.gemm_dims
             busiest = self._busiest(m, share, threads)   # outputs, each a row of K weights
             gemv = busiest * k * BYTES_PER_ELEMENT / (p.gemv_Bps_per_core * eff)
             return max(gemv, memory), nbytes
@@ -305,7 +305,7 @@ def _wls(X: np.ndarray, y: np.ndarray, weighting: str) -> np.ndarray:
 
 
 def eq7_time(t_single: float | np.ndarray, n_rows, cores, tile_rows: int,
-             alphas: Sequence[float]) -> np.ndarray:
+             alphas: Sequence[float] | np.ndarray) -> np.ndarray:
     """Eqs. 6-7 with integer iterations: n_iter = ceil(N/ts) iterations of (T − α1)/n_iter + α2,
     dealt evenly to H threads; the slowest thread (ceil(n_iter/H) iterations) + α3 decides."""
     a1, a2, a3 = alphas
@@ -365,9 +365,9 @@ class PipeitPredictor(CostModel):
             ts = p.tile_rows or 1
             pred.tile_rows[c.core_type] = ts
             for family, ops in (("conv", conv_ops), ("dw", dw_ops)):
-                n = np.array([op.gemm[0] for op in ops], dtype=float)
-                k = np.array([op.gemm[1] for op in ops], dtype=float)
-                m = np.array([op.gemm[2] for op in ops], dtype=float)
+                n = np.asarray([op.gemm_dims[0] for op in ops], dtype=np.float64)
+                k = np.asarray([op.gemm_dims[1] for op in ops], dtype=np.float64)
+                m = np.asarray([op.gemm_dims[2] for op in ops], dtype=np.float64)
                 single = np.array([_measure(truth, op, p, 1) for op in ops])
                 betas = _wls(eq5_features(n, k, m), single, weighting)
                 # Eq. 7 is linear in α: T_multi = T·b/n_iter − α1·b/n_iter + α2·b + α3, b = busiest.
@@ -388,8 +388,8 @@ class PipeitPredictor(CostModel):
                     alphas = np.zeros(3)
                 getattr(pred, family)[c.core_type] = FamilyFit(betas, alphas)
             for neurons in FC_NEURONS:
-                ops = [op for op in fc_ops if op.gemm[2] == neurons]
-                x = np.array([op.gemm[1] for op in ops], dtype=float)
+                ops = [op for op in fc_ops if op.gemm_dims[2] == neurons]
+                x = np.asarray([op.gemm_dims[1] for op in ops], dtype=np.float64)
                 for h in range(1, c.cores + 1):
                     y = np.array([_measure(truth, op, p, h) for op in ops])
                     g1, g0 = _wls(np.column_stack([x, np.ones_like(x)]), y, weighting)
@@ -399,17 +399,19 @@ class PipeitPredictor(CostModel):
     # -- prediction -----------------------------------------------------------------------------
     def predict_op(self, op: Op, ep: ExecutionPlace) -> float:
         """Predicted time of a conv, dw or fc op on ``ep`` (s)."""
+        if ep.cluster is None:
+            raise HetsimError(f"Pipe-it's predictor prices CPU cores only, not {ep.name}")
         ctype = self.platform.cluster(ep.cluster).core_type
         if op.kind == OpKind.FC:
-            _, k, m = op.gemm
+            _, k, m = op.gemm_dims
             neurons = min(FC_NEURONS, key=lambda x: abs(math.log(x / m)))  # nearest benchmarked count
             g1, g0 = self.fc[(ctype, ep.cores, neurons)]
             return float((g1 * k + g0) * m / neurons)
         fit = (self.conv if op.kind == OpKind.CONV else self.dw).get(ctype)
         if fit is None:
             raise HetsimError(f"the predictor was not fitted for core type {ctype}")
-        n, k, m = op.gemm
-        single = float(eq5_features([n], [k], [m])[0] @ fit.betas) * op.gemm_groups
+        n, k, m = op.gemm_dims
+        single = float(eq5_features(np.array([n]), np.array([k]), np.array([m]))[0] @ fit.betas) * op.gemm_groups
         if ep.cores == 1:
             return single
         return float(eq7_time(single, n, ep.cores, self.tile_rows[ctype], fit.alphas))

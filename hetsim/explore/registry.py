@@ -94,10 +94,68 @@ def make_explorer(name: str, **params):
         listing = ", ".join(f"{k}={v!r}" for k, v in allowed.items()) or "none"
         raise HetsimError(f"algorithm {name}: unknown parameter {unknown[0]!r}; its parameters "
                           f"(with defaults): {listing}")
+    hints = _annotations(algo.cls)
+    for key, value in params.items():
+        _check_param(name, key, value, hints.get(key))
     try:
         return algo.build(**params)
     except TypeError as e:
         raise HetsimError(f"algorithm {name}: {e}") from None
+
+
+#: The largest magnitude of a numeric algorithm parameter (a time limit, a threshold, a fraction):
+#: past it no parameter of the papers means anything, and a 1e308 time limit only overflows.
+MAX_PARAM = 1e12
+
+
+def _annotations(cls) -> dict[str, str]:
+    try:
+        sig = inspect.signature(cls.__init__)
+    except (TypeError, ValueError):
+        return {}
+    return {k: p.annotation for k, p in sig.parameters.items() if isinstance(p.annotation, str)}
+
+
+def _check_param(name: str, key: str, value, annotation: str | None) -> None:
+    """The type and magnitude of a parameter whose ``__init__`` annotation is a plain one (bool,
+    int, float, str, a sequence of names, each optionally None), in one line; the explorer's own
+    ``validate`` checks its ranges. Other annotations (callables, configurations) pass."""
+    import math
+    import numbers
+
+    if annotation is None:
+        return
+    kinds = [a.strip() for a in annotation.split("|")]
+    optional = "None" in kinds
+    kinds = [k for k in kinds if k != "None"]
+    if value is None:
+        if not optional:
+            raise HetsimError(f"algorithm {name}: --param {key}: null is not allowed ({annotation})")
+        return
+    if len(kinds) != 1:
+        return
+    kind = kinds[0]
+    what = f"algorithm {name}: --param {key}={_short(value)}"
+    if kind == "bool" and not isinstance(value, bool):
+        raise HetsimError(f"{what} must be true or false")
+    if kind in ("int", "float"):
+        integer = kind == "int"
+        ok = (isinstance(value, numbers.Integral) if integer else isinstance(value, numbers.Real))
+        if isinstance(value, bool) or not ok:
+            raise HetsimError(f"{what} must be {'an integer' if integer else 'a number'}")
+        if not math.isfinite(value) or abs(value) > MAX_PARAM:
+            raise HetsimError(f"{what} must be a finite {'integer' if integer else 'number'} of magnitude "
+                              f"at most {MAX_PARAM:g}")
+    if kind == "str" and not isinstance(value, str):
+        raise HetsimError(f"{what} must be a name (a string)")
+    if kind == "Sequence[str]" and not (isinstance(value, str) or (
+            isinstance(value, list | tuple) and all(isinstance(v, str) for v in value))):
+        raise HetsimError(f"{what} must be a list of names, e.g. [a, b]")
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:60] + "..."
 
 
 def _load() -> None:

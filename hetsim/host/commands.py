@@ -55,8 +55,9 @@ def calibrate_host(out, name, quick, statistic, from_json) -> None:
         with_statistic,
     )
     from hetsim.platform import platform_from_dict
-    from hetsim.validation import atomic_write
+    from hetsim.validation import atomic_write, check_output_path
 
+    check_output_path(out, "--out")
     out_path = Path(out)
     if out_path.suffix not in (".yaml", ".yml"):
         raise HetsimError(f"--out {out}: the platform file must end in .yaml or .yml")
@@ -149,6 +150,8 @@ def validate_host_cmd(platform_name, workload_name, mappings, frames, repeats, s
                       out_dir, overrides, costs, as_json) -> None:
     """Run a workload for real (numpy, one pinned process per stage) and compare per-layer times
     and pipeline throughput with the DES on the calibrated platform."""
+    from hetsim import bounds as B
+    from hetsim.cli._common import check_flag
     from hetsim.host.executor import WorkloadRef
     from hetsim.host.validate import (
         check_validation,
@@ -158,9 +161,15 @@ def validate_host_cmd(platform_name, workload_name, mappings, frames, repeats, s
         validate_host,
         write_report,
     )
+    from hetsim.options import MAX_NOISE_SIGMA
     from hetsim.platform import load_platform
     from hetsim.platform.loader import resolve_platform
 
+    check_flag("--frames", frames, (3, 10 ** 6), "frames", integer=True)
+    check_flag("--repeats", repeats, (1, 1000), "runs", integer=True)
+    check_flag("--scale", scale, (1e-3, 100.0), "x the input resolution")
+    check_flag("--seed", seed, B.SEED, integer=True)
+    check_flag("--noise", noise_sigma, (0.0, MAX_NOISE_SIGMA))
     platform = load_platform(platform_name, list(overrides))
     if noise_sigma is None:
         noise_sigma = measured_jitter(resolve_platform(platform_name))

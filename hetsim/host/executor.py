@@ -33,7 +33,14 @@ from typing import Any
 import numpy as np
 
 from hetsim.errors import HetsimError
-from hetsim.host.kernels import KERNEL_THREADS, Workers, compile_op, pin_process, steady_allocator
+from hetsim.host.kernels import (
+    KERNEL_THREADS,
+    Workers,
+    compile_op,
+    die_with_parent,
+    pin_process,
+    steady_allocator,
+)
 from hetsim.metrics import steady_state_window
 from hetsim.workload import Workload, load_workload, resolve_workload, workload_from_dict
 from hetsim.workload.ops import VIEW_KINDS
@@ -253,6 +260,7 @@ class HostRun:
 
 def _stage_main(ref: WorkloadRef, spec: StageSpec, index: int, n_stages: int, frames: int,
                 warmup: int, seed: int, q_in, q_out, results, barrier) -> None:
+    die_with_parent()
     try:
         pin_process(list(spec.cpus))
         steady_allocator()

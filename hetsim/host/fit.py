@@ -101,6 +101,10 @@ def _median_abs(errors) -> float:
     return float(np.median(e)) if e.size else float("nan")
 
 
+#: No CPU's turbo clock is twice its nominal one: a fitted rate past that raises MACs per cycle.
+MAX_TURBO = 2.0
+
+
 def fit_host(m: Measurements) -> HostFit:
     machine = m.machine
     cores = len(machine["cpus"])
@@ -132,6 +136,12 @@ def fit_host(m: Measurements) -> HostFit:
     freq = nominal
     if rate > macs * freq * 1e6:  # turbo: raise the clock to the lowest 100 MHz step that fits
         freq = math.ceil(rate / (macs * 1e8)) * 100.0
+        if freq > MAX_TURBO * nominal:
+            # past any turbo the clock is not what is off but the ISA's guess of MACs per cycle
+            # (a second FMA unit, a BLAS using wider units): a clock of tens of GHz is no
+            # physical platform (hetsim.bounds.FREQ_MHZ refused it on a loaded machine)
+            freq = nominal
+            macs = rate / (nominal * 1e6)
     eff = float(min(1.0, rate / (macs * freq * 1e6)))
 
     fit = HostFit(macs, freq, eff, [1.0], float(o), [], float(pack), [], core_bw, mem_bw, {}, None, cores)
@@ -281,7 +291,10 @@ def platform_yaml(fit: HostFit, m: Measurements, name: str = "host", raw_file: s
     lines += [
         "core_types:",
         "  - name: cpu",
-        f"    macs_per_cycle: {_g(c['macs_per_cycle'])}  # [ext] {mc['isa']}, from /proc/cpuinfo flags",
+        f"    macs_per_cycle: {_g(c['macs_per_cycle'])}  # " + (
+            f"[ext] {mc['isa']}, from /proc/cpuinfo flags" if c['macs_per_cycle'] == mc['macs_per_cycle'] else
+            f"[fitted] {mc['isa']}'s {mc['macs_per_cycle']:g} raised: the fitted GEMM rate exceeds it at "
+            f"{MAX_TURBO:g}x the nominal clock"),
         f"    bandwidth_GBps_per_core: {c['bandwidth_GBps_per_core']}  # [measured] STREAM-like read on 1 core",
         "    dvfs:",
         f"      - {{name: nominal, freq_MHz: {_g(fit.freq_MHz, 6)}}}  # [measured] {note}",

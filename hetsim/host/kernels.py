@@ -41,6 +41,23 @@ KERNEL_THREADS = 1
 PARALLEL_MIN_ELEMENTS = 1 << 17
 
 
+def die_with_parent() -> None:
+    """Ask the kernel to SIGKILL this (worker) process when its parent dies (Linux's
+    PR_SET_PDEATHSIG; elsewhere a no-op): a `calibrate host` or `validate host` killed with -9
+    must not leave benchmark or stage workers waiting minutes for frames that never come (they
+    also hold the killed command's stdout open)."""
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)   # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:   # the parent died before the request: nobody is waiting
+        os._exit(1)
+
+
 def pin_process(cores: list[int]) -> None:
     """Pin every thread of this process (BLAS's pool was started at import, before any pinning)
     to ``cores``. ``os.sched_setaffinity(0, ...)`` alone pins only the calling thread."""
@@ -141,7 +158,8 @@ def compile_op(op, rng: np.random.Generator, workers: Workers, conv_policy: str 
         from hetsim.cost.gemm2 import conv_algorithm
         from hetsim.platform.schema import Gemm2CoreParams
 
-        if conv_algorithm(op, Gemm2CoreParams(conv_policy=conv_policy, winograd_tile=2)) == "winograd":
+        params = Gemm2CoreParams.model_validate({"conv_policy": conv_policy, "winograd_tile": 2})
+        if conv_algorithm(op, params) == "winograd":
             return _winograd(op, rng, workers)
     make = _MAKERS.get(kind)
     if make is None:

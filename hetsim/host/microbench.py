@@ -37,6 +37,7 @@ from hetsim.host.kernels import (
     KERNEL_THREADS,
     Workers,
     compile_op,
+    die_with_parent,
     im2col,
     pin_process,
     steady_allocator,
@@ -325,6 +326,7 @@ def bench_gemm(plan: BenchPlan, cores: list[int], progress: Progress) -> list[di
 
 # -- memory bandwidth -------------------------------------------------------------------------
 def _stream_worker(cpu: int, nbytes: int, reps: int, barrier, results) -> None:
+    die_with_parent()
     try:
         pin_process([cpu])
         from threadpoolctl import threadpool_limits
@@ -556,6 +558,7 @@ def bench_winograd(plan: BenchPlan, cores: list[int], progress: Progress) -> lis
 
 # -- hand-off between two processes -----------------------------------------------------------
 def _echo(cpu: int, ch_in, ch_out, n: int) -> None:
+    die_with_parent()
     pin_process([cpu])
     for _ in range(n):
         ch_in.recv(timeout=300)

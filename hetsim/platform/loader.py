@@ -9,14 +9,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from hetsim.errors import HetsimError
 from hetsim.paths import search_path
 from hetsim.platform.plausibility import plausibility_warnings
 from hetsim.platform.schema import SCHEMA_VERSION, Platform
-from hetsim.validation import error_lines, one_line, read_yaml, warn_once
+from hetsim.validation import check_path, error_lines, load_yaml, one_line, read_yaml, warn_once
 
 
 def list_platforms() -> list[str]:
@@ -28,6 +27,7 @@ def list_platforms() -> list[str]:
 
 def resolve_platform(name_or_path: str | os.PathLike) -> Path:
     text = str(name_or_path)
+    check_path(text, "platform")
     if text.endswith((".yaml", ".yml", ".json")) or os.sep in text:
         return Path(text)
     for d in search_path("platforms"):
@@ -67,7 +67,7 @@ def _read(path: Path, _mtime: float) -> dict:
 
 def platform_from_dict(data: dict, source: str = "<platform>") -> Platform:
     """Validate a platform dict (a version 1 dict is migrated first, on a copy)."""
-    if isinstance(data, dict) and data.get("schema") == 1:
+    if isinstance(data, dict) and _is_v1(data):
         data = copy.deepcopy(data)
         migrate(data)
     try:
@@ -95,7 +95,7 @@ def migrate(data: dict) -> str | None:
     one-line note of what was done (None for a current file). Malformed parts are left for the
     validation to report; a field that its block already sets stays where it is (and is reported).
     """
-    if data.get("schema") != 1:
+    if not _is_v1(data):
         return None
     moved = 0
     for section, blocks in V1_MOVES.items():
@@ -118,6 +118,11 @@ def migrate(data: dict) -> str | None:
     names = sorted({b for section in V1_MOVES.values() for b in section})
     return (f"schema 1, migrated to {SCHEMA_VERSION} on load: {moved} cost-model parameters moved into "
             f"their blocks ({', '.join(names)})")
+
+
+def _is_v1(data: dict) -> bool:
+    """``schema: 1`` (the integer: ``true`` equals 1 in Python but is no version)."""
+    return type(data.get("schema")) is int and data["schema"] == 1
 
 
 def validate_file(path: str | os.PathLike, notes: list[str] | None = None,
@@ -147,7 +152,7 @@ def apply_override(data: dict, text: str, source: str = "<platform>") -> None:
     key, eq, raw = text.partition("=")
     if not eq or not key:
         raise HetsimError(f"--set {text!r}: expected key.path=value, e.g. links.nop.latency_ns=1e6")
-    value = yaml.safe_load(raw)
+    value = load_yaml(raw, f"--set {key}")
     parts = key.split(".")
     node: Any = data
     for i, part in enumerate(parts):

@@ -19,7 +19,7 @@ from hetsim.errors import HetsimError
 if TYPE_CHECKING:
     from hetsim.platform.schema import Platform
 
-_SYMBOL_COUNT = re.compile(r"^([A-Za-z]+)(\d+)$")
+_SYMBOL_COUNT = re.compile(r"^([A-Za-z]+)([0-9]{1,9})$")
 
 
 @dataclass(frozen=True)
@@ -93,14 +93,14 @@ class Topology:
         if ":" in text:
             cname, _, n = text.partition(":")
             cluster = self.clusters.get(cname)
-            cores = int(n) if n.isdigit() else None
+            cores = int(n) if n.isascii() and n.isdigit() and len(n) <= 9 else None
         else:
             m = _SYMBOL_COUNT.match(text)
             if m:
                 cluster, cores = self.by_symbol.get(m.group(1)), int(m.group(2))
         if cluster is None or cores is None:
             raise HetsimError(
-                f"unknown execution place {name!r} on platform {self.platform.name}; "
+                f"unknown execution place {_short(name)!r} on platform {self.platform.name}; "
                 f"allowed: {', '.join(self.ep_forms())}")
         if not 1 <= cores <= cluster.cores:
             raise HetsimError(
@@ -209,3 +209,7 @@ class Topology:
             bottleneck=narrow.name,
             servers=tuple(servers),
         )
+
+
+def _short(text: str, n: int = 40) -> str:
+    return text if len(text) <= n else text[:n] + "..."

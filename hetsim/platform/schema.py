@@ -19,13 +19,48 @@ from typing import Annotated, Any, ClassVar, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
+from hetsim.bounds import (
+    Bandwidth_GBps,
+    Count,
+    Cycles,
+    ElementBytes,
+    Energy_pJ_per_byte,
+    Factor,
+    Fraction,
+    Freq_MHz,
+    Latency_ns,
+    LossPerFlow,
+    MacsPerCycle,
+    Memory_MiB,
+    OptBandwidth_GBps,
+    OptCache_KiB,
+    OptCapacity_GiB,
+    OptCount,
+    OptElementBytes,
+    OptFraction,
+    OptMacsPerCycle,
+    OptPeak_GMACps,
+    OptPerCoresBandwidth_GBps,
+    OptPosFactor,
+    OptPower_W,
+    Overhead_us,
+    Peak_GMACps,
+    PerCoresBandwidth_GBps,
+    PerCoresOverhead_us,
+    PerUnit_ns,
+    PosPerUnit_ns,
+    Power_W,
+    Speedup,
+    UnitInterval,
+    WinogradTile,
+    schema_version,
+)
 from hetsim.errors import HetsimError
 from hetsim.workload.ops import DTYPE_BYTES, OpKind
 
 SCHEMA_VERSION = 2
 
-PositiveFloat = Annotated[float, Field(gt=0)]
-NonNegFloat = Annotated[float, Field(ge=0)]
+# Every number is strict (no strings or booleans) and inside its physical range: hetsim.bounds.
 Name = Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z][A-Za-z0-9_.+-]*$")]
 
 #: Op kinds (hetsim's one vocabulary, :class:`hetsim.workload.ops.OpKind`). ``kinds`` lists in core
@@ -59,7 +94,7 @@ def by_cores(value: float | Sequence[float], n: int, scale_past_end: bool) -> fl
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
 
 
 class Saturation(_Strict):
@@ -67,9 +102,9 @@ class Saturation(_Strict):
     them, the bandwidth they share is ``bandwidth / (1 + loss_per_flow x (n - knee_flows))`` (bank
     and row-buffer conflicts: more concurrent streams, more row misses). Off unless given."""
 
-    knee_flows: Annotated[int, Field(ge=1)] = Field(
+    knee_flows: Count = Field(
         description="Concurrent flows the memory serves at full bandwidth.")
-    loss_per_flow: Annotated[float, Field(ge=0, lt=10)] = Field(
+    loss_per_flow: LossPerFlow = Field(
         description="Relative loss of delivered bandwidth per flow beyond the knee (0: none).")
 
 
@@ -78,9 +113,9 @@ class Memory(_Strict):
 
     name: Name = Field(description="Memory name, referenced by clusters and accelerators (`memory:`).")
     kind: str = Field("DRAM", description="Free text: DRAM, LPDDR4X, HBM, MCDRAM, ...")
-    bandwidth_GBps: PositiveFloat = Field(description="Sustained bandwidth shared by every user, GB/s (1e9 B/s).")
-    latency_ns: NonNegFloat = Field(0.0, description="Access latency, ns (informational for the roofline model).")
-    capacity_GiB: PositiveFloat | None = Field(None, description="Capacity, GiB (informational).")
+    bandwidth_GBps: Bandwidth_GBps = Field(description="Sustained bandwidth shared by every user, GB/s (1e9 B/s).")
+    latency_ns: Latency_ns = Field(0.0, description="Access latency, ns (informational for the roofline model).")
+    capacity_GiB: OptCapacity_GiB = Field(None, description="Capacity, GiB (informational).")
     saturation: Saturation | None = Field(
         None, description="Bandwidth lost when more flows than a knee share the memory (DES with contention).")
 
@@ -90,10 +125,10 @@ class DvfsLevel(_Strict):
     in use the platform has no power model and energy is reported as null."""
 
     name: Name = Field(description="Level name (max, performance, powersave, ...), referenced by clusters and presets.")
-    freq_MHz: PositiveFloat = Field(description="Core clock at this level, MHz (2.4 GHz = 2400).")
-    active_W_per_core: NonNegFloat | None = Field(
+    freq_MHz: Freq_MHz = Field(description="Core clock at this level, MHz (2.4 GHz = 2400).")
+    active_W_per_core: OptPower_W = Field(
         None, description="Power of one busy core at this level, W (none: the platform has no power model).")
-    idle_W_per_core: NonNegFloat | None = Field(
+    idle_W_per_core: OptPower_W = Field(
         None, description="Power of one idle core of a powered cluster at this level, W.")
 
 
@@ -102,10 +137,10 @@ class AcceleratorDvfsLevel(_Strict):
     accelerator's active_W / idle_W at this level."""
 
     name: Name = Field(description="Level name, referenced by presets and --dvfs gpu=NAME.")
-    freq_MHz: PositiveFloat = Field(description="Accelerator clock at this level, MHz.")
-    active_W: NonNegFloat | None = Field(None, description="Power while busy at this level, W (default: "
+    freq_MHz: Freq_MHz = Field(description="Accelerator clock at this level, MHz.")
+    active_W: OptPower_W = Field(None, description="Power while busy at this level, W (default: "
                                          "the accelerator's active_W).")
-    idle_W: NonNegFloat | None = Field(None, description="Power while idle at this level, W (default: the "
+    idle_W: OptPower_W = Field(None, description="Power while idle at this level, W (default: the "
                                        "accelerator's idle_W).")
 
 
@@ -129,34 +164,34 @@ class RooflineCoreParams(CostParams):
 
     readers: ClassVar[tuple[str, ...]] = ("roofline", "pipeit-ground-truth")
 
-    gemm_efficiency: Annotated[float, Field(gt=0, le=1)] = Field(
+    gemm_efficiency: Fraction = Field(
         default=1.0, description="Fraction of the peak MAC rate a single-core GEMM sustains.")
-    dw_efficiency: Annotated[float, Field(gt=0, le=1)] | None = Field(
+    dw_efficiency: OptFraction = Field(
         default=None, description="Fraction of peak for depthwise convolutions (default: gemm_efficiency).")
-    parallel_efficiency: list[Annotated[float, Field(gt=0, le=1)]] = Field(
+    parallel_efficiency: list[Fraction] = Field(
         default_factory=lambda: [1.0], min_length=1,
         description="Multicore efficiency curve: entry n-1 is the per-core efficiency with n cores. "
         "Cores beyond the list reuse its last entry.")
-    gemm_tile_rows: Annotated[int, Field(ge=1)] | None = Field(
+    gemm_tile_rows: OptCount = Field(
         default=None, description="If set, the N rows of a GEMM are dealt out to threads in tiles of this many rows "
         "(Pipe-it eqs. 6-8); small layers then stop scaling (concave speedup).")
-    op_overhead_us: NonNegFloat = Field(default=0.0, description="Fixed cost per op (kernel launch, fork/join), us.")
-    gemm_overhead_us: NonNegFloat | Annotated[list[NonNegFloat], Field(min_length=1)] = Field(
+    op_overhead_us: Overhead_us = Field(default=0.0, description="Fixed cost per op (kernel launch, fork/join), us.")
+    gemm_overhead_us: PerCoresOverhead_us = Field(
         default=0.0, description="Fixed cost per conv or fc op on top of op_overhead_us, us: one value, or a "
         "list whose entry n-1 holds on n cores (beyond the list, the last entry). What a GEMM pays in "
         "a running network and not alone: its filters and buffers are cold (evicted since the last "
         "frame), the BLAS threads must be woken. Default 0.")
-    gemm_pack_GBps: PositiveFloat | None = Field(
+    gemm_pack_GBps: OptBandwidth_GBps = Field(
         default=None, description="Rate one core handles a conv GEMM's operands (packing the image matrix and "
         "the filters into the BLAS kernel's blocks, writing the output), GB/s of operand bytes. When "
         "set, a conv pays (im2col + weight + output bytes) / min(n x rate, bandwidth) on top of its "
         "roofline, which makes GEMMs with a small K, M or N slower per MAC, as measured. Default: free.")
-    im2col_GBps: PositiveFloat | Annotated[list[PositiveFloat], Field(min_length=1)] | None = Field(
+    im2col_GBps: OptPerCoresBandwidth_GBps = Field(
         default=None, description="Rate of building a conv's im2col image matrix, GB/s of matrix written: one "
         "core's rate (n cores: n x it), or a list whose entry n-1 is the rate of n cores (as measured; "
         "beyond the list the last entry scales with n). When set, the build is a step of its own "
         "before the GEMM (im2col bytes / min(rate, bandwidth)) instead of traffic hidden in the roofline.")
-    kind_GBps: dict[str, PositiveFloat | Annotated[list[PositiveFloat], Field(min_length=1)]] = Field(
+    kind_GBps: dict[str, PerCoresBandwidth_GBps] = Field(
         default_factory=dict, description="Rate the ops of a kind sustain, GB/s of bytes read and "
         "written, where it differs from the bandwidth (LRN's powers, pooling windows, kernels that do "
         "not speed up on more cores): one core's rate (n cores: n x it) or a list whose entry n-1 is "
@@ -175,10 +210,10 @@ class PipeitCoreParams(CostParams):
 
     readers: ClassVar[tuple[str, ...]] = ("pipeit-ground-truth",)
 
-    gemm_tile_cols: Annotated[int, Field(ge=1)] | None = Field(
+    gemm_tile_cols: OptCount = Field(
         default=None, description="If set, a GEMM's M columns are computed in blocks of this many (arm_gemm's "
         "output block width), so M is padded up to a multiple of it.")
-    gemv_GBps_per_core: PositiveFloat | None = Field(
+    gemv_GBps_per_core: OptBandwidth_GBps = Field(
         default=None, description="Rate at which one core streams the weights of a fully connected layer (a GEMV at "
         "batch 1, memory-bound), GB/s (default: bandwidth_GBps_per_core).")
 
@@ -190,7 +225,7 @@ class HopeCoreParams(CostParams):
 
     readers: ClassVar[tuple[str, ...]] = ("hope",)
 
-    alpha_memory: Annotated[float, Field(ge=0, le=1)] = Field(
+    alpha_memory: UnitInterval = Field(
         default=0.5, description="Compute-bound fraction alpha of a memory-bound op (and of a layout "
         "transform): the share of its time at f_max that scales with 1 / f. A compute-bound op's "
         "alpha is 1; an op between the two has alpha = max(compute time / roofline time, this).")
@@ -203,19 +238,19 @@ class HopeAcceleratorParams(CostParams):
 
     readers: ClassVar[tuple[str, ...]] = ("hope",)
 
-    dw_efficiency: Annotated[float, Field(gt=0, le=1)] | None = Field(
+    dw_efficiency: OptFraction = Field(
         default=None, description="Fraction of peak_GMACps a depthwise convolution sustains on this "
         "accelerator (default: roofline.efficiency).")
-    sync_us: NonNegFloat = Field(
+    sync_us: Overhead_us = Field(
         default=0.0, description="Fixed cost of one hand-off to or from a CPU cluster (map/unmap the "
         "buffer, wait for the event), us.")
     zero_copy: bool = Field(
         default=True, description="Buffers shared with the CPU (CL_MEM_ALLOC_HOST_PTR + "
         "clEnqueueMapBuffer, HOPE §4.4): no copy, only the layout transform.")
-    copy_GBps: PositiveFloat | None = Field(
+    copy_GBps: OptBandwidth_GBps = Field(
         default=None, description="Copy rate of a hand-off when zero_copy is false, GB/s (default: the "
         "memory's bandwidth).")
-    layout_GBps: PositiveFloat | None = Field(
+    layout_GBps: OptBandwidth_GBps = Field(
         default=None, description="Rate of the layout transform of a hand-off (MNN: NC4HW4 on the CPU, "
         "an OpenCL image on the GPU), done by the CPU at its maximum frequency, GB/s of tensor; slower "
         "CPU clocks scale it by the core type's hope.alpha_memory (default: no transform).")
@@ -226,9 +261,9 @@ class RooflineAcceleratorParams(CostParams):
 
     readers: ClassVar[tuple[str, ...]] = ("roofline",)
 
-    efficiency: Annotated[float, Field(gt=0, le=1)] = Field(
+    efficiency: Fraction = Field(
         default=1.0, description="Fraction of peak_GMACps sustained.")
-    op_overhead_us: NonNegFloat = Field(default=0.0, description="Fixed cost per op (kernel launch), us.")
+    op_overhead_us: Overhead_us = Field(default=0.0, description="Fixed cost per op (kernel launch), us.")
 
 
 #: Convolution algorithm policies of the gemm2 model (:mod:`hetsim.cost.gemm2`): how the framework
@@ -277,13 +312,13 @@ class Gemm2CoreParams(CostParams):
     block_k: Annotated[int, Field(ge=1)] | None = Field(
         default=None, description="K block of the GEMM (kc): a tile's accumulators are loaded and stored "
         "once per block (tile_overhead_cycles each). None: one block.")
-    tile_overhead_cycles: NonNegFloat = Field(
+    tile_overhead_cycles: Cycles = Field(
         default=0.0, description="Cycles per micro-kernel tile per K block (accumulator load/store, loop "
         "prologue): what makes a GEMM with a short K slow per MAC.")
-    pack_cycles_per_byte: NonNegFloat = Field(
+    pack_cycles_per_byte: Cycles = Field(
         default=0.0, description="Core cycles to pack one byte of the GEMM's operands (image matrix and "
         "filters) into the kernel's blocks (the instruction part; the reads are the levels' traffic).")
-    gemm_call_us: NonNegFloat | Annotated[list[NonNegFloat], Field(min_length=1)] = Field(
+    gemm_call_us: PerCoresOverhead_us = Field(
         default=0.0, description="Fixed cost of one GEMM call (buffers, thread hand-out), us: one value or "
         "a list, entry n-1 for n threads. Clock-independent.")
     gemm_macs_per_thread: Annotated[int, Field(ge=1)] | None = Field(
@@ -292,7 +327,7 @@ class Gemm2CoreParams(CostParams):
     gemv_efficiency: Annotated[float, Field(gt=0, le=1)] | None = Field(
         default=None, description="Fraction of macs_per_cycle a GEMV (fc at batch 1) sustains on cached "
         "weights (default: kernel_efficiency).")
-    gemv_GBps_per_core: PositiveFloat | None = Field(
+    gemv_GBps_per_core: OptBandwidth_GBps = Field(
         default=None, description="Rate one core streams a GEMV's weights from DRAM, GB/s (an in-order "
         "core keeps few misses in flight); default: the core type's bandwidth_GBps_per_core.")
     pack_weights: bool = Field(default=True, description="The GEMM packs its filters on every call (OpenBLAS); "
@@ -302,10 +337,10 @@ class Gemm2CoreParams(CostParams):
         "(shared-L2 contention), entry n-1; beyond the list the last entry holds.")
 
     # -- memory levels -----------------------------------------------------------------------------
-    l2_bytes_per_cycle: PositiveFloat | None = Field(
+    l2_bytes_per_cycle: OptPosFactor = Field(
         default=None, description="Bytes per core cycle one core reads from its L2 (follows the core "
         "clock). None: L2 traffic is free (hidden in the kernel).")
-    l3_GBps: PositiveFloat | None = Field(
+    l3_GBps: OptBandwidth_GBps = Field(
         default=None, description="GB/s one core reads from the cluster's L3 (its own clock domain). "
         "None: L3 traffic is free.")
     residency: Literal["lru", "proportional"] = Field(
@@ -318,19 +353,19 @@ class Gemm2CoreParams(CostParams):
         "min(core, memory); 1 is the roofline's max, 0 their sum (an in-order core stalls on misses).")
 
     # -- other kernels -----------------------------------------------------------------------------
-    op_overhead_us: NonNegFloat = Field(default=0.0, description="Fixed cost of every op that runs a "
+    op_overhead_us: Overhead_us = Field(default=0.0, description="Fixed cost of every op that runs a "
                                         "kernel (dispatch), us. Clock-independent.")
     kernel_threads: Annotated[int, Field(ge=1)] | None = Field(
         default=None, description="Threads of the kernels that are not GEMMs (im2col, depthwise, pools, "
         "element-wise): None all the EP's cores (ARM-CL splits every kernel), 1 the host executor.")
-    im2col_cycles_per_byte: NonNegFloat = Field(
+    im2col_cycles_per_byte: Cycles = Field(
         default=0.0, description="Core cycles to write one byte of a conv's image matrix (the gather).")
     im2col_1x1: bool = Field(default=True, description="A 1x1 stride-1 unpadded conv also builds its "
                              "image matrix (ARM-CL v18.05, numpy executor); False: its GEMM reads the input.")
-    dw_macs_per_cycle: PositiveFloat | None = Field(
+    dw_macs_per_cycle: OptMacsPerCycle = Field(
         default=None, description="MACs per core cycle of the depthwise kernel (default: macs_per_cycle x "
         "kernel_efficiency).")
-    kind_cycles_per_byte: dict[str, NonNegFloat] = Field(
+    kind_cycles_per_byte: dict[str, Cycles] = Field(
         default_factory=dict, description="Core cycles per byte read and written by the kernels of a kind "
         "(LRN's powers, pooling windows): {lrn: 1.2}. Kinds not listed cost only their traffic.")
     conv_policy: Literal["im2col", "armcl"] = Field(
@@ -339,15 +374,15 @@ class Gemm2CoreParams(CostParams):
         "run Winograd).")
     winograd_tile: Literal[2, 4] = Field(
         default=2, description="Output tile m of Winograd F(m x m, 3 x 3): 2 or 4.")
-    winograd_cycles_per_element: NonNegFloat = Field(
+    winograd_cycles_per_element: Cycles = Field(
         default=0.0, description="Core cycles per element of a Winograd input or output transform "
         "(in the transformed domain).")
 
     # -- the frame ---------------------------------------------------------------------------------
-    frame_ingest_us: NonNegFloat = Field(
+    frame_ingest_us: Overhead_us = Field(
         default=0.0, description="Reading and preparing one input frame (decode, resize, normalise) on "
         "this core type, us, charged to the op that reads the network input. Clock-independent.")
-    frame_ingest_ns_per_byte: NonNegFloat = Field(
+    frame_ingest_ns_per_byte: PerUnit_ns = Field(
         default=0.0, description="Frame ingest per byte of the network input, ns (core cycles at the "
         "level's clock: it scales with 1/f).")
 
@@ -366,10 +401,10 @@ class Gemm2AcceleratorParams(CostParams):
 
     efficiency: Annotated[float, Field(gt=0, le=1)] = Field(
         default=1.0, description="Fraction of peak_GMACps sustained (peak at the highest DVFS level).")
-    kernel_cycles: NonNegFloat = Field(
+    kernel_cycles: Cycles = Field(
         default=0.0, description="Cycles of the accelerator clock per kernel (launch, set-up): scales "
         "with 1/f of its DVFS level.")
-    op_overhead_us: NonNegFloat = Field(default=0.0, description="Fixed cost per kernel, us "
+    op_overhead_us: Overhead_us = Field(default=0.0, description="Fixed cost per kernel, us "
                                         "(driver, clock-independent).")
     overlap: Annotated[float, Field(ge=0, le=1)] = Field(
         default=1.0, description="Combine rule of compute and memory time (1: max, 0: sum).")
@@ -383,34 +418,34 @@ class PimCpuParams(CostParams):
 
     readers: ClassVar[tuple[str, ...]] = ("pim",)
 
-    op_overhead_us: NonNegFloat = Field(
+    op_overhead_us: Overhead_us = Field(
         default=0.0, description="Fixed cost of every ONNX Runtime node on the CPU (kernel dispatch), us; "
         "all that a view or shape node costs.")
-    elementwise_ns: PositiveFloat = Field(
+    elementwise_ns: PosPerUnit_ns = Field(
         default=1.0, description="One core's time per output element of an element-wise op (add, sub, mul; "
         "copies per element moved; reductions per element read), ns.")
-    function_factor: PositiveFloat = Field(
+    function_factor: Factor = Field(
         default=1.0, description="Element-wise ops that evaluate a function (Div, Pow, Sqrt, Erf, Tanh, "
         "Exp, Softmax...) take this many times elementwise_ns per element.")
-    matmul_ns_per_weight: NonNegFloat = Field(
+    matmul_ns_per_weight: PerUnit_ns = Field(
         default=0.0, description="One core's MatMul/Gemm cost per element of the second operand (the "
         "weight, loaded once and then reused from cache), ns.")
-    matmul_ns_per_mac: PositiveFloat = Field(
+    matmul_ns_per_mac: PosPerUnit_ns = Field(
         default=1.0, description="One core's MatMul/Gemm cost per multiply-accumulate, ns.")
-    parallel_speedup_elementwise: Annotated[float, Field(ge=1)] = Field(
+    parallel_speedup_elementwise: Speedup = Field(
         default=1.0, description="A multi-core EP divides the per-element part of an element-wise op by "
         "this (CPU_P's thread-parallel kernels).")
-    parallel_overhead_elementwise_us: NonNegFloat = Field(
+    parallel_overhead_elementwise_us: Overhead_us = Field(
         default=0.0, description="Fork/join cost a multi-core EP adds to an element-wise op, us.")
-    parallel_speedup_matmul: Annotated[float, Field(ge=1)] = Field(
+    parallel_speedup_matmul: Speedup = Field(
         default=1.0, description="A multi-core EP divides the variable part of a MatMul/Gemm by this.")
-    parallel_overhead_matmul_us: NonNegFloat = Field(
+    parallel_overhead_matmul_us: Overhead_us = Field(
         default=0.0, description="Fork/join cost a multi-core EP adds to a MatMul/Gemm, us.")
     parallel_op_types: list[str] | None = Field(
         default=None, description="ONNX op types a multi-core EP runs thread-parallel (any other op is not "
         "capable there); default: the paper's set (MatMul, Gemm, Add, Sub, Mul, Div: "
         "hetsim.workload.zoo.transformers.CPU_P_OP_TYPES).")
-    handoff_us: NonNegFloat = Field(
+    handoff_us: Overhead_us = Field(
         default=0.0, description="Cost of handing a tensor between two CPU EPs on one memory (CPU_S <-> "
         "CPU_P: no copy, an optional synchronisation), us.")
 
@@ -423,22 +458,22 @@ class PimUnitParams(CostParams):
 
     readers: ClassVar[tuple[str, ...]] = ("pim",)
 
-    op_overhead_us: NonNegFloat = Field(default=0.0, description="Fixed cost of every op on the PIM unit, us.")
-    elementwise_ns: NonNegFloat = Field(
+    op_overhead_us: Overhead_us = Field(default=0.0, description="Fixed cost of every op on the PIM unit, us.")
+    elementwise_ns: PerUnit_ns = Field(
         default=0.0, description="The PIM unit's time per output element of an element-wise op, ns.")
-    transpose_ns_per_weight: NonNegFloat = Field(
+    transpose_ns_per_weight: PerUnit_ns = Field(
         default=0.0, description="Extra cost of a Gemm whose weight must be transposed first ((p,q)x(r,q)^T, "
         "Table 2 Gemm (2)), per weight element, ns.")
-    wire_bytes_per_element: PositiveFloat = Field(
+    wire_bytes_per_element: ElementBytes = Field(
         default=2.0, description="Bytes per element the DMA moves after the type conversion (bfloat16: 2).")
-    host_bytes_per_element: PositiveFloat = Field(
+    host_bytes_per_element: ElementBytes = Field(
         default=4.0, description="Bytes per element of a tensor on the CPU side (float32: 4).")
-    conversion_ns_per_element: NonNegFloat = Field(
+    conversion_ns_per_element: PerUnit_ns = Field(
         default=0.0, description="CPU time of the fp32 <-> bf16 conversion per element, either direction, ns.")
-    uncacheable_read_ns_per_byte: NonNegFloat = Field(
+    uncacheable_read_ns_per_byte: PerUnit_ns = Field(
         default=0.0, description="Extra DMA time per wire byte of a PIM -> CPU copy, which reads the PIM's "
         "uncacheable memory (a CPU -> PIM copy reads cacheable memory at the link's bandwidth), ns.")
-    copy_setup_us: NonNegFloat = Field(default=0.0, description="Fixed cost of every CPU <-> PIM copy, us.")
+    copy_setup_us: Overhead_us = Field(default=0.0, description="Fixed cost of every CPU <-> PIM copy, us.")
 
 
 class NcnnParams(CostParams):
@@ -449,22 +484,22 @@ class NcnnParams(CostParams):
 
     readers: ClassVar[tuple[str, ...]] = ("ncnn",)
 
-    winograd_efficiency: Annotated[float, Field(gt=0, le=1)] | None = Field(
+    winograd_efficiency: OptFraction = Field(
         default=None, description="Fraction of the peak MAC rate a Winograd convolution's batched GEMMs "
         "sustain on its reduced MACs. None: every convolution runs as im2col + GEMM.")
-    winograd_tile: Annotated[int, Field(ge=2)] = Field(
+    winograd_tile: WinogradTile = Field(
         default=6, description="Output tile m of Winograd F(m x m, 3 x 3): a 3x3 convolution costs "
         "(m+2)^2 / (9 m^2) of its direct MACs (F(6,3): 0.198).")
-    winograd_min_channels: Annotated[int, Field(ge=1)] = Field(
+    winograd_min_channels: Count = Field(
         default=16, description="A 3x3 stride-1 ungrouped convolution with at least this many input and "
         "output channels runs as Winograd.")
-    runtime_MiB: NonNegFloat = Field(
+    runtime_MiB: Memory_MiB = Field(
         default=0.0, description="Memory the runtime process holds besides tensors and weights (libraries, "
         "MPI, allocator pools, a GPU context), MiB.")
-    memory_bound_W: NonNegFloat | None = Field(
+    memory_bound_W: OptPower_W = Field(
         default=None, description="Power of the whole place while it runs a memory-bound op, W (default: "
         "its active power).")
-    comm_W: NonNegFloat | None = Field(
+    comm_W: OptPower_W = Field(
         default=None, description="Power of the whole place while it is blocked in a send or receive, W "
         "(MPI busy-polls; default: memory_bound_W).")
 
@@ -497,15 +532,15 @@ class CoreType(_Strict):
     top, each cost model's parameters in its block."""
 
     name: Name = Field(description="Core type name (cortex-a76, ...), referenced by clusters.")
-    macs_per_cycle: PositiveFloat = Field(description="Peak FP32 multiply-accumulates per cycle per core.")
-    bandwidth_GBps_per_core: PositiveFloat | None = Field(
+    macs_per_cycle: MacsPerCycle = Field(description="Peak FP32 multiply-accumulates per cycle per core.")
+    bandwidth_GBps_per_core: OptBandwidth_GBps = Field(
         None, description="Memory bandwidth one core can draw, GB/s; n cores draw n times that, up to the "
         "cluster port and the memory (default: no per-core limit).")
     dvfs: list[DvfsLevel] = Field(min_length=1, description="DVFS levels (operating points), at least one.")
     default_dvfs: Name | None = Field(None, description="DVFS level used unless a cluster or preset says otherwise (default: the highest frequency).")
     kinds: list[str] | None = Field(None, description="Op kinds this core can run (default: all). The "
                                     "rule applies to every op kind; views (flatten, reshape, shape) run anywhere.")
-    l1d_KiB: PositiveFloat | None = Field(None, description="Level-1 data cache of one core, KiB "
+    l1d_KiB: OptCache_KiB = Field(None, description="Level-1 data cache of one core, KiB "
                                           "(private to the core; the gemm2 model's first level).")
     # Cost-model blocks (see CostParams).
     roofline: RooflineCoreParams = Field(
@@ -556,16 +591,16 @@ class Cluster(_Strict):
     symbol: Annotated[str, Field(pattern=r"^[A-Za-z]+$")] | None = Field(
         None, description="Short letter(s) for pipeline strings: 'B' makes 'B4' mean 4 cores of this cluster.")
     core_type: Name = Field(description="A core_types name: the cores of this cluster.")
-    cores: Annotated[int, Field(ge=1)] = Field(description="Number of cores.")
+    cores: Count = Field(description="Number of cores.")
     memory: Name = Field(description="A memories name: where this cluster's data lives.")
-    bandwidth_GBps: PositiveFloat | None = Field(
+    bandwidth_GBps: OptBandwidth_GBps = Field(
         None, description="Cap of this cluster's memory port (default: the memory's bandwidth).")
-    l2_KiB: PositiveFloat | None = Field(None, description="Level-2 cache, KiB: shared by the cluster's "
-                                         "cores, or each core's own with l2_private.")
+    l2_KiB: OptCache_KiB = Field(None, description="Level-2 cache, KiB: shared by the cluster's "
+                                 "cores, or each core's own with l2_private.")
     l2_private: bool = Field(False, description="True: every core has its own L2 of l2_KiB (x86 server "
                              "cores); False: the cluster's cores share one (Arm clusters).")
-    l3_KiB: PositiveFloat | None = Field(None, description="Last-level cache shared by the cluster's cores "
-                                         "beyond L2, KiB (none on the papers' boards).")
+    l3_KiB: OptCache_KiB = Field(None, description="Last-level cache shared by the cluster's cores "
+                                 "beyond L2, KiB (none on the papers' boards).")
     dvfs: Name | None = Field(None, description="Initial DVFS level (default: the core type's default).")
     device: Name | None = Field(None, description="A devices name: the board this cluster sits on.")
 
@@ -577,8 +612,8 @@ class Precision(_Strict):
     dtype: Annotated[str, Field(pattern=r"^[a-z][a-z0-9]*$")] = Field(
         description="Datatype name, as ops name theirs: int8, uint8, int16, float16, bfloat16, float32, "
         "or another (int4) with its bytes.")
-    peak_GMACps: PositiveFloat = Field(description="Peak multiply-accumulates per second in this datatype, GMAC/s.")
-    bytes: PositiveFloat | None = Field(
+    peak_GMACps: Peak_GMACps = Field(description="Peak multiply-accumulates per second in this datatype, GMAC/s.")
+    bytes: OptElementBytes = Field(
         None, description="Bytes of one element in this datatype (default: the datatype's own size, "
         "1 for int8; required for a datatype hetsim does not know, e.g. 0.5 for int4).")
 
@@ -603,7 +638,7 @@ class Accelerator(_Strict):
 
     name: Name = Field(description="Accelerator name; also its EP name.")
     kind: Literal["gpu", "npu", "pim", "dsp", "fpga"] = Field(description="What it is: gpu, npu, pim, dsp or fpga.")
-    peak_GMACps: PositiveFloat | None = Field(
+    peak_GMACps: OptPeak_GMACps = Field(
         None, description="Peak rate for ops in a datatype `precisions` does not list (the workloads' "
         "float32), GMAC/s. Required unless compute_dtype names a listed precision.")
     precisions: list[Precision] = Field(
@@ -614,13 +649,13 @@ class Accelerator(_Strict):
         "it: int8 on an NPU): the rate of that precision, and tensors of that many bytes per element. "
         "Default: each op in its own datatype.")
     memory: Name = Field(description="A memories name: where the accelerator's data lives.")
-    bandwidth_GBps: PositiveFloat | None = Field(None, description="Cap of its memory port, GB/s (default: the memory's bandwidth).")
+    bandwidth_GBps: OptBandwidth_GBps = Field(None, description="Cap of its memory port, GB/s (default: the memory's bandwidth).")
     kinds: list[str] = Field(
         default_factory=lambda: list(OP_KINDS), description="Op kinds it runs (default: all). The rule "
         "applies to every op kind: a layer holding an op of another kind cannot be mapped here. Views "
         "(flatten, reshape, shape) run anywhere: no kernel runs.")
-    active_W: NonNegFloat | None = Field(None, description="Power while busy, W.")
-    idle_W: NonNegFloat | None = Field(None, description="Power while idle, W.")
+    active_W: OptPower_W = Field(None, description="Power while busy, W.")
+    idle_W: OptPower_W = Field(None, description="Power while idle, W.")
     device: Name | None = Field(None, description="A devices name: the board it sits on.")
     dvfs: list[AcceleratorDvfsLevel] = Field(
         default_factory=list, description="DVFS levels of the accelerator clock (a GPU's 200..800 MHz); "
@@ -715,9 +750,9 @@ class Link(_Strict):
     kind: str = Field("bus", description="Free text: CCI, network-on-package, PCIe, Ethernet, ...")
     connects: list[Name] = Field(min_length=2, description="At least two cluster, accelerator or device names; "
                                  "every pair talks through the link.")
-    bandwidth_GBps: PositiveFloat = Field(description="Bandwidth shared by the transfers active on the link, GB/s.")
-    latency_ns: NonNegFloat = Field(0.0, description="Fixed latency of every transfer, ns.")
-    energy_pJ_per_byte: NonNegFloat = Field(0.0, description="Energy per byte moved, pJ/B.")
+    bandwidth_GBps: Bandwidth_GBps = Field(description="Bandwidth shared by the transfers active on the link, GB/s.")
+    latency_ns: Latency_ns = Field(0.0, description="Fixed latency of every transfer, ns.")
+    energy_pJ_per_byte: Energy_pJ_per_byte = Field(0.0, description="Energy per byte moved, pJ/B.")
     switched: bool = Field(
         False, description="A switch with one full-duplex port per endpoint: each port's send and "
         "receive side is a bandwidth server of its own (default: one shared medium).")
@@ -733,8 +768,8 @@ class Device(_Strict):
 class Power(_Strict):
     """Board-level power, on top of the cores' and accelerators' own."""
 
-    static_W: NonNegFloat = Field(0.0, description="Board power drawn whatever runs (W).")
-    coherence_W: NonNegFloat = Field(
+    static_W: Power_W = Field(0.0, description="Board power drawn whatever runs (W).")
+    coherence_W: Power_W = Field(
         0.0, description="Extra power while two clusters work at the same time and keep each other coherent "
         "(snoops over the CCI, the DRAM traffic they cause), W. Pipe-it Table VIII.")
 
@@ -771,7 +806,7 @@ class Platform(_Strict):
     """A hetsim platform: memories, core types, clusters, accelerators, links, devices, power
     (docs/platforms.md). Units are in the key names."""
 
-    schema_: Literal[2] = Field(alias="schema", description="Format version of this file (files of "
+    schema_: Annotated[Literal[2], schema_version(2, " (files of version 1 are migrated on load)")] = Field(alias="schema", description="Format version of this file (files of "
                                 "version 1 are migrated on load: hetsim.platform.loader.migrate).")
     name: Name = Field(description="Platform name (the shipped files use their file name).")
     description: str = Field("", description="One paragraph for `hetsim platforms list`.")

@@ -45,13 +45,15 @@ class DagRun:
     done: np.ndarray       # (frames,)
 
 
-def simulate_dag(platform, workload, mapping, tg: TaskGraph, options: RunOptions) -> tuple[Metrics, DagRun]:
-    """Run the task graph ``tg`` of ``mapping`` in SimPy and summarise it."""
-    run = run_dag(platform, tg, options)
+def simulate_dag(platform, workload, mapping, tg: TaskGraph, options: RunOptions,
+                 progress=None) -> tuple[Metrics, DagRun]:
+    """Run the task graph ``tg`` of ``mapping`` in SimPy and summarise it. ``progress(frames_done)``,
+    when given, is called as frames complete."""
+    run = run_dag(platform, tg, options, progress)
     return dag_metrics(platform, workload, mapping, run, options), run
 
 
-def run_dag(platform, tg: TaskGraph, options: RunOptions) -> DagRun:
+def run_dag(platform, tg: TaskGraph, options: RunOptions, progress=None) -> DagRun:
     frames, in_flight = options.frames, options.in_flight
     assert frames is not None and in_flight is not None, "options not resolved"
     env = simpy.Environment()
@@ -70,6 +72,7 @@ def run_dag(platform, tg: TaskGraph, options: RunOptions) -> DagRun:
                 for name, bw in t.route.servers:
                     network.add(name, bw)
 
+    step = max(1, frames // 200)
     finished = [[env.event() for _ in range(n)] for _ in range(frames)]
     # A task holding several lanes (an MPI transfer) runs once every lane has reached it.
     reached = {t.index: [[env.event() for _ in t.also] for _ in range(frames)]
@@ -133,6 +136,8 @@ def run_dag(platform, tg: TaskGraph, options: RunOptions) -> DagRun:
     def record_done(f: int):
         yield env.all_of([finished[f][s] for s in tg.sinks])
         done[f] = env.now
+        if progress is not None and ((f + 1) % step == 0 or f + 1 == frames):
+            progress(f + 1)   # a plain call, no event: the bar does not change the run
 
     env.process(admit())
     for lane, order in tg.lanes.items():

@@ -51,13 +51,15 @@ class PipelineRun:
 
 
 def simulate_pipeline(platform, workload, pipe: Pipeline, cost: CostModel,
-                      options: RunOptions) -> tuple[Metrics, PipelineRun]:
-    """Run ``pipe`` in SimPy and summarise it (``options`` resolved for the pipeline)."""
-    run = run_pipeline(platform, workload, pipe, cost, options)
+                      options: RunOptions, progress=None) -> tuple[Metrics, PipelineRun]:
+    """Run ``pipe`` in SimPy and summarise it (``options`` resolved for the pipeline).
+    ``progress(frames_done)``, when given, is called as the run advances."""
+    run = run_pipeline(platform, workload, pipe, cost, options, progress)
     return pipeline_metrics(platform, workload, pipe, run, options), run
 
 
-def run_pipeline(platform, workload, pipe: Pipeline, cost: CostModel, options: RunOptions) -> PipelineRun:
+def run_pipeline(platform, workload, pipe: Pipeline, cost: CostModel, options: RunOptions,
+                 progress=None) -> PipelineRun:
     """The frame times of ``pipe``. Where no memory or link is shared by two stages (or contention
     is off) every service time is its closed form and the max-plus recurrence
     (:mod:`hetsim.sim.recurrence`) gives SimPy's run to 1e-12, much faster; ``options.fast=False``
@@ -74,7 +76,7 @@ def run_pipeline(platform, workload, pipe: Pipeline, cost: CostModel, options: R
 
         return run_pipeline_recurrence(compute, transfer, frames, options.buffer_frames,
                                        options.frame_source(), options.noise_sigma, options.seed,
-                                       stage_names=[s.ep.name for s in stages])
+                                       stage_names=[s.ep.name for s in stages], progress=progress)
     rng = np.random.default_rng(options.seed)
     env = simpy.Environment()
     # Seeded multiplicative noise per stage execution, drawn before the source's arrivals.
@@ -93,6 +95,7 @@ def run_pipeline(platform, workload, pipe: Pipeline, cost: CostModel, options: R
              for lk in platform.links if lk.name in shared_links}
 
     queues = [simpy.Store(env, capacity=options.buffer_frames) for _ in range(k)]
+    step = max(1, frames // 200)    # progress calls: ~200 over the run
     start, compute_end, end = np.zeros((k, frames)), np.zeros((k, frames)), np.zeros((k, frames))
     arrival = np.zeros(frames)
 
@@ -129,6 +132,8 @@ def run_pipeline(platform, workload, pipe: Pipeline, cost: CostModel, options: R
             end[i, f] = env.now
             if q_out is not None:
                 yield q_out.put(frame)
+            elif progress is not None and ((f + 1) % step == 0 or f + 1 == frames):
+                progress(f + 1)   # a plain call, no event: the bar does not change the run
 
     env.process(options.frame_source().process(env, queues[0], frames, arrival, rng))
     for i in range(k):

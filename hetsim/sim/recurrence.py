@@ -96,7 +96,7 @@ def run_pipeline_recurrence(compute_s: Sequence[float], transfer_s: Sequence[flo
                             buffer_frames: int = 1, source: FrameSource | None = None,
                             noise_sigma: float = 0.0, seed: int = 0, *,
                             stage_names: Sequence[str] | None = None,
-                            chunk_frames: int | None = None) -> PipelineRun:
+                            chunk_frames: int | None = None, progress=None) -> PipelineRun:
     """Frame times of a pipeline without contention, equal to ``simulate_pipeline(...,
     contention=False)``'s :class:`PipelineRun` for the same stage costs (``stage_costs``), buffer,
     source, noise and seed.
@@ -105,7 +105,8 @@ def run_pipeline_recurrence(compute_s: Sequence[float], transfer_s: Sequence[flo
     time of its hand-over to stage i + 1 (the DES's last stage has none), s. ``stage_names`` label
     the stages (default ``stage1``..``stagek``). ``chunk_frames``: frames per chunk of the scan
     (rounded up to a multiple of ``buffer_frames + 1``; default ~sqrt(frames)); it changes speed
-    and the last ulps, never the result beyond that.
+    and the last ulps, never the result beyond that. ``progress(frames_done)``, when given, is
+    called as the scan advances (phases 1 and 3 each count for half of the frames).
     """
     compute = _times("compute_s", compute_s)
     transfer = _times("transfer_s", transfer_s)
@@ -143,13 +144,29 @@ def run_pipeline_recurrence(compute_s: Sequence[float], transfer_s: Sequence[flo
         chunk_frames = max(lag, math.isqrt(frames))
     L = lag * -(-chunk_frames // lag)        # a multiple of b + 1: see _scan
     P = -(-frames // L)
-    start, compute_end, end, entry = _scan(service, transfer, arrival_at, lag, L, P)
+    start, compute_end, end, entry = _scan(service, transfer, arrival_at, lag, L, P,
+                                           _scaled(progress, frames, L))
+    if progress is not None:
+        progress(frames)
     arrival = entry if gaps is None else arrival_at
     return PipelineRun(start, compute_end, end, arrival, names)
 
 
+def _scaled(progress, frames: int, L: int):
+    """``tick(step)`` for the scan's 2 L steps (phase 1 then 3), reporting frames done."""
+    if progress is None:
+        return None
+    every = max(1, 2 * L // 100)
+
+    def tick(step: int) -> None:
+        if step % every == 0:
+            progress(min(frames, frames * step / (2 * L)))
+
+    return tick
+
+
 def _scan(service: np.ndarray, transfer: np.ndarray, arrival_at: np.ndarray, lag: int, L: int,
-          P: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+          P: int, tick=None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Phases 1-3 of the module docstring. Rows r = 0..k: r = 0 the source, r = i stage i.
 
     The last ``lag`` = b + 1 departures of every row live in a ring indexed by frame mod lag:
@@ -181,6 +198,8 @@ def _scan(service: np.ndarray, transfer: np.ndarray, arrival_at: np.ndarray, lag
         ring[rows, slots, :, np.arange(n)] = 0.0
         tmp = np.empty((Pm, n + 1))
         for fc in range(L):              # fc: frame within its chunk
+            if tick is not None:
+                tick(fc)
             cur, prev = fc % lag, (fc - 1) % lag
             # Source: D_0(f) = max(a_f, D_0(f-1), D_1(f-b-1)); a_f enters column n only.
             out = ring[0, cur]
@@ -206,6 +225,8 @@ def _scan(service: np.ndarray, transfer: np.ndarray, arrival_at: np.ndarray, lag
     end = np.empty((k, L, P))
     entry = np.empty((L, P))
     for fc in range(L):              # fc: frame within its chunk
+        if tick is not None:
+            tick(L + fc)
         cur, prev = fc % lag, (fc - 1) % lag
         s0 = entry[fc]
         np.maximum(arr[fc], ring3[0, prev], out=s0)                          # (1), source

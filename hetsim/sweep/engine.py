@@ -100,7 +100,8 @@ class _Journal:
 
     def __init__(self, path: Path):
         self.path = path
-        self.fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        # 0o666: the umask gives the permissions, as for every file hetsim writes
+        self.fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
 
     def append(self, records: list[dict]) -> None:
         data = "".join(json.dumps(r, allow_nan=False) + "\n" for r in records).encode()

@@ -34,8 +34,30 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    StrictBool,
+    ValidationError,
+    model_validator,
+)
 
+from hetsim import bounds as B
+from hetsim.bounds import (
+    FiniteReal,
+    OptClock_s,
+    OptCost_s,
+    OptFps,
+    OptFrames,
+    OptInterval_s,
+    OptNoiseSigma,
+    OptQueueFrames,
+    OptTrials,
+    Seed,
+    schema_version,
+)
 from hetsim.errors import HetsimError
 from hetsim.validation import read_yaml
 
@@ -60,9 +82,10 @@ class Range(_Strict):
     """Generated values: ``{range: [start, stop, step]}`` (stop included when the steps land on it),
     ``{linspace: [start, stop, n]}`` or ``{geomspace: [start, stop, n]}``."""
 
-    range: tuple[float, float, float] | None = None
-    linspace: tuple[float, float, int] | None = None
-    geomspace: tuple[float, float, int] | None = None
+    # Strict finite numbers (hetsim.bounds): NaN ends made floor(nan) crash, a string '1e3' passed.
+    range: tuple[FiniteReal, FiniteReal, FiniteReal] | None = None
+    linspace: tuple[FiniteReal, FiniteReal, Annotated[int, B._number((1, 1_000_000), integer=True)]] | None = None
+    geomspace: tuple[FiniteReal, FiniteReal, Annotated[int, B._number((1, 1_000_000), integer=True)]] | None = None
 
     @model_validator(mode="after")
     def _one(self) -> Range:
@@ -121,10 +144,11 @@ class ProblemSpec(_Strict):
         "'cores' (stages on disjoint core groups, Pipe-it's), 'auto' (permutations where every EP "
         "is a whole cluster or accelerator, else cores).")
     eps: list[str] | None = Field(None, description="Candidate EP names (default: every EP).")
-    depths: list[Annotated[int, Field(ge=1)]] | None = Field(None, description="Pipeline depths.")
-    space_limit: Annotated[int, Field(ge=1)] | None = Field(
+    depths: list[Annotated[int, B._number((1, 1024), "stages", integer=True)]] | None = Field(
+        None, description="Pipeline depths.")
+    space_limit: Annotated[int | None, B._number((1, B.SEED[1]), integer=True, optional=True)] = Field(
         None, description="Refuse to enumerate larger spaces (default: hetsim's 2,000,000).")
-    force: bool = Field(False, description="Enumerate past space_limit.")
+    force: StrictBool = Field(False, description="Enumerate past space_limit.")
     objective: Literal["latency", "energy", "throughput"] = Field(
         "latency", description="Placements: the objective.")
 
@@ -134,22 +158,22 @@ class MeasurementSpec(_Strict):
     problem's default: Paper I's stages for pipelines, one closed-form inference for placements)."""
 
     mode: Literal["stages", "stream"] | None = None
-    frames_per_trial: Annotated[int, Field(ge=1)] | None = None
+    frames_per_trial: OptFrames = None
     engine: Literal["analytic", "des"] | None = None
-    noise_sigma: Annotated[float, Field(ge=0)] | None = None
-    remeasure: bool | None = None
-    contention: bool | None = None
-    trial_overhead_s: Annotated[float, Field(ge=0)] | None = None
-    database_cost_s: Annotated[float, Field(ge=0)] | None = None
-    database_cost_per_config_s: Annotated[float, Field(ge=0)] | None = None
+    noise_sigma: OptNoiseSigma = None
+    remeasure: StrictBool | None = None
+    contention: StrictBool | None = None
+    trial_overhead_s: OptCost_s = None
+    database_cost_s: OptCost_s = None
+    database_cost_per_config_s: OptCost_s = None
 
 
 class TerminationSpec(_Strict):
     """Outside limits of every exploration (any one stops it)."""
 
-    max_trials: Annotated[int, Field(ge=1)] | None = None
-    max_clock_s: Annotated[float, Field(gt=0)] | None = None
-    target_fps: Annotated[float, Field(gt=0)] | None = None
+    max_trials: OptTrials = None
+    max_clock_s: OptClock_s = None
+    target_fps: OptFps = None
 
 
 class Base(_Strict):
@@ -163,22 +187,23 @@ class Base(_Strict):
     # a mapping cell
     mapping: str | None = Field(None, description="Pipeline string or mapping file.")
     engine: Literal["analytic", "des"] | None = None
-    frames: Annotated[int, Field(ge=1)] | None = None
-    contention: bool | None = None
+    # Numbers strict and in the ranges of RunOptions (hetsim.bounds), checked when the SPEC loads.
+    frames: OptFrames = None
+    contention: StrictBool | None = None
     source: Literal["saturated", "periodic", "poisson"] | None = None
-    interval_s: float | None = None
-    buffer_frames: Annotated[int, Field(ge=1)] | None = None
-    in_flight: Annotated[int, Field(ge=1)] | None = None
-    noise_sigma: float | None = None
-    warmup_fraction: float | None = None
-    fast: bool | None = None
+    interval_s: OptInterval_s = None
+    buffer_frames: OptQueueFrames = None
+    in_flight: OptQueueFrames = None
+    noise_sigma: OptNoiseSigma = None
+    warmup_fraction: Annotated[float | None, B._number((0.0, 0.999999), optional=True)] = None
+    fast: StrictBool | None = None
     # an explorer cell
     algorithm: str | None = Field(None, description="A registered algorithm (hetsim explore --algorithm).")
     params: dict[str, Any] = Field(default_factory=dict, description="The algorithm's parameters.")
     problem: ProblemSpec = Field(default_factory=lambda: ProblemSpec.model_validate({}))
     measurement: MeasurementSpec = Field(default_factory=lambda: MeasurementSpec.model_validate({}))
     termination: TerminationSpec = Field(default_factory=lambda: TerminationSpec.model_validate({}))
-    seed: Annotated[int, Field(ge=0)] = Field(0, description="Seed of every random choice (no seed axis).")
+    seed: Seed = Field(0, description="Seed of every random choice (no seed axis).")
 
 
 class Axes(_Strict):
@@ -199,18 +224,18 @@ class Axes(_Strict):
     params: dict[str, dict[str, Values]] = Field(
         default_factory=dict, description="Parameter grids per algorithm name: each combination "
         "becomes an entry of the algorithm axis.")
-    seed: list[Annotated[int, Field(ge=0)]] | Range | None = None
+    seed: list[Seed] | Range | None = None
 
 
 class SweepSpec(_Strict):
-    schema_: Literal[1] = Field(alias="schema", description="Format version of this file.")
+    schema_: Annotated[Literal[1], schema_version(1)] = Field(alias="schema", description="Format version of this file.")
     name: str | None = None
     description: str = ""
     base: Base
     axes: Axes = Field(default_factory=lambda: Axes.model_validate({}))
     zip: list[list[str]] = Field(default_factory=list,
                                  description="Groups of axis names that vary together (equal lengths).")
-    max_cells: Annotated[int, Field(ge=1)] = Field(
+    max_cells: Annotated[int, B._number((1, 10 ** 9), "cells", integer=True)] = Field(
         DEFAULT_MAX_CELLS, description="Refuse more cells than this unless --force.")
     report: Literal["tournament"] | None = Field(
         None, description="An extra report written after the sweep (the tournament of explorers).")

@@ -22,9 +22,10 @@ from typing import Any
 import networkx as nx
 from pydantic import ValidationError
 
+from hetsim.bounds import WORK
 from hetsim.errors import HetsimError
 from hetsim.paths import search_path as _search_path
-from hetsim.validation import one_line, read_yaml
+from hetsim.validation import check_path, one_line, read_yaml
 from hetsim.workload.model import NetInput, Workload
 from hetsim.workload.ops import (
     CNN_KINDS,
@@ -41,6 +42,11 @@ from hetsim.workload.ops import (
 from hetsim.workload.schema import OpSpec, ShapeSpec, TensorSpec, WorkloadSpec
 
 _KINDS = tuple(k.value for k in OpKind)
+#: The counts of an op checked against hetsim.bounds.WORK (2^53), and their sum over the workload
+#: against int64 (the layer tables are int64 arrays).
+_CHECKED_COUNTS = ("macs", "flops", "input_bytes", "output_bytes", "weight_bytes", "im2col_bytes",
+                   "weight_hint")
+_INT64_SAFE = 2 ** 62
 
 #: Count fields: any op may give them (generic ops: their counts; CNN ops: overrides).
 _COUNT_FIELDS = ("macs", "flops", "input_bytes", "output_bytes", "weight_bytes", "im2col_bytes",
@@ -89,6 +95,7 @@ def list_workloads() -> list[str]:
 def resolve_workload(name_or_path: str | os.PathLike) -> Path:
     """The file a workload name or path refers to (a path ends in .yaml/.yml or has a slash)."""
     text = os.fspath(name_or_path)
+    check_path(str(text), "workload")
     if text.endswith((".yaml", ".yml")) or os.sep in text or "/" in text:
         return Path(text)
     for d in search_path():
@@ -231,8 +238,14 @@ class _Builder:
                 in_shapes = [p.out_shape for p in producers] + [t.shape for t in readers]
                 op = self._make_op(i, o, tuple(inputs[i]), in_shapes, layer, starts,
                                    tuple(nets[i]))
+            self._check_counts(i, op)
             built[o.name] = op
             ops.append(op)
+        for name in _CHECKED_COUNTS:
+            total = sum(getattr(op, name) for op in ops)
+            if total > _INT64_SAFE:
+                raise self.fail("ops", f"the ops' {name.replace('_', ' ')} add up to {total:.3g}, past "
+                                f"2^62 = {_INT64_SAFE:.3g} (hetsim sums them in int64)")
         return Workload(spec.name, ops, input_shape=primary.shape, layer_kinds=spec.layer_kinds,
                         description=spec.description, source=spec.source, path=path,
                         inputs=list(self.nets.values()))
@@ -252,6 +265,16 @@ class _Builder:
                                 f"duplicate network input name {t.name!r}")
             nets[t.name] = NetInput(t.name, tuple(t.dims), t.dtype)
         return nets
+
+    def _check_counts(self, i: int, op: Op) -> None:
+        """Every count of an op (given or derived from its shapes) within 2^53, the largest
+        integer float64 holds exactly (the cost models work in float64): a shape of 2^31 x 2^31
+        is refused here, not an OverflowError later."""
+        for name in _CHECKED_COUNTS:
+            value = getattr(op, name)
+            if value > WORK[1]:
+                raise self.fail(self.where(i), f"{name.replace('_', ' ')} {value:.3g} is past 2^53 = "
+                                f"{WORK[1]:.3g}, the largest count hetsim keeps exact (check the shapes)")
 
     # -- structural checks --------------------------------------------------------------
     def _check_names_and_fields(self) -> dict[str, int]:

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from hetsim.bounds import DIM
 from hetsim.errors import HetsimError
 from hetsim.workload.loader import workload_from_dict
 from hetsim.workload.model import Workload
@@ -350,10 +351,15 @@ def parse_input_shapes(items: Iterable[str]) -> dict[str, Dims]:
     shapes: dict[str, Dims] = {}
     for item in items:
         name, sep, text = item.partition("=")
-        dims = [d for d in re.split(r"[x,]", text.strip()) if d]
-        if not sep or not name or not dims or not all(d.isdigit() for d in dims):
-            raise HetsimError(f"--input-shape {item!r}: expected NAME=1x3x224x224")
-        shapes[name.strip()] = tuple(int(d) for d in dims)
+        dims = [d.strip() for d in re.split(r"[x,]", text.strip()) if d.strip()]
+        if (not sep or not name or not dims
+                or not all(d.isascii() and d.isdigit() and len(d) <= 10 for d in dims)):
+            raise HetsimError(f"--input-shape {item[:60]!r}: expected NAME=1x3x224x224")
+        values = tuple(int(d) for d in dims)
+        if not all(1 <= d <= DIM[1] for d in values):
+            raise HetsimError(f"--input-shape {item[:60]!r}: every dim must be an integer in "
+                              f"[1, {DIM[1]}]")
+        shapes[name.strip()] = values
     return shapes
 
 
@@ -1011,7 +1017,14 @@ def import_onnx(model: Any, name: str | None = None, *,
         proto = model
         src = source or f"<onnx {proto.graph.name or 'model'}>"
         default_name = proto.graph.name or "model"
-    return _Importer(proto, src, input_shapes, allow_unknown).run(name or default_name, layers)
+    try:
+        return _Importer(proto, src, input_shapes, allow_unknown).run(name or default_name, layers)
+    except (TypeError, ValueError, IndexError, KeyError, AttributeError, ZeroDivisionError,
+            OverflowError) as e:
+        # A model whose protobuf parses but whose fields contradict each other (an attribute of
+        # the wrong type, a tensor whose data does not fit its dims: what a corrupted file gives).
+        # hetsim's own errors are HetsimErrors; anything else here is the model's inconsistency.
+        raise HetsimError(f"{src}: a malformed ONNX model: {type(e).__name__}: {_first_line(e)[:160]}") from None
 
 
 def folded_readers(model: Any, workload: Workload) -> dict[str, str]:

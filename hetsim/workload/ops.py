@@ -282,6 +282,16 @@ class Op:
         return c // self.groups
 
     # -- GEMM lowering (Pipe-it eqs. 3-4) ----------------------------------------------------
+    @property
+    def gemm_dims(self) -> tuple[int, int, int]:
+        """:attr:`gemm` for an op that must be a GEMM (conv, dw, fc): a clear error otherwise."""
+        dims = self.gemm
+        if dims is None:
+            from hetsim.errors import HetsimError
+
+            raise HetsimError(f"op {self.name}: kind {self.kind} has no GEMM lowering")
+        return dims
+
     @cached_property
     def gemm(self) -> tuple[int, int, int] | None:
         """(N, K, M) of the op's GEMM lowering (Pipe-it eqs. 3-4), per group; None if not a GEMM.

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, Strict, Tag
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, StrictBool, Tag
 
+from hetsim.bounds import DIM, Dim, OptDim, OptPosDim, OptWork, PosDim
+from hetsim.bounds import schema_version as _version
 from hetsim.workload.ops import DTYPE_BYTES
 
-# Strict ints: a YAML "3" (string) or a bool must not silently become a size.
-PosInt = Annotated[int, Strict(), Field(gt=0)]
-NonNegInt = Annotated[int, Strict(), Field(ge=0)]
+# Strict ints in their ranges (hetsim.bounds): a YAML "3" (string), a bool or 2^63 must not
+# silently become a size.
+PosInt = PosDim
 #: An element type (ONNX's names in lower case).
 DType = Literal["float32", "float16", "bfloat16", "float64", "int8", "uint8", "int16", "uint16",
                 "int32", "uint32", "int64", "uint64", "bool"]
@@ -24,7 +26,7 @@ assert set(DType.__args__) == set(DTYPE_BYTES)  # type: ignore[attr-defined]
 
 def _is_dims(value: Any) -> bool:
     return isinstance(value, list | tuple) and all(
-        isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in value)
+        isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= DIM[1] for x in value)
 
 
 def _dims_list(value: Any) -> tuple[tuple[int, ...], ...]:
@@ -34,8 +36,8 @@ def _dims_list(value: Any) -> tuple[tuple[int, ...], ...]:
     if (isinstance(value, list | tuple) and value
             and all(isinstance(d, list | tuple) and _is_dims(d) for d in value)):
         return tuple(tuple(d) for d in value)
-    raise ValueError("must be the output dims [d0, d1, ...] (ints >= 0) or a list of them, one "
-                     "per output")
+    raise ValueError(f"must be the output dims [d0, d1, ...] (integers in [0, {DIM[1]}]) or a list "
+                     "of them, one per output")
 
 
 #: Output dims of a generic op: one list of ints, or one list per output.
@@ -50,7 +52,7 @@ def _pair(minimum: int, what: str):
         if isinstance(value, int) and not isinstance(value, bool):
             value = (value, value)
         if (isinstance(value, list | tuple) and len(value) == 2
-                and all(isinstance(x, int) and not isinstance(x, bool) and x >= minimum
+                and all(isinstance(x, int) and not isinstance(x, bool) and minimum <= x <= DIM[1]
                         for x in value)):
             return (value[0], value[1])
         raise ValueError(f"must be {what}")
@@ -59,9 +61,9 @@ def _pair(minimum: int, what: str):
 
 
 #: R (= S) or [R, S].
-Kernel = Annotated[tuple[int, int], _pair(1, "a positive int or [R, S] of positive ints")]
+Kernel = Annotated[tuple[int, int], _pair(1, f"a positive int or [R, S] of positive ints (at most {DIM[1]})")]
 #: Same pad on both sides, or [top/left, bottom/right].
-Pad = Annotated[tuple[int, int], _pair(0, "a non-negative int or [begin, end]")]
+Pad = Annotated[tuple[int, int], _pair(0, f"a non-negative int or [begin, end] (at most {DIM[1]})")]
 
 
 class _Model(BaseModel):
@@ -80,7 +82,7 @@ class TensorSpec(_Model):
     """A named network input of any rank (an imported model's graph input)."""
 
     name: Annotated[str, Field(min_length=1)]
-    dims: list[NonNegInt]
+    dims: list[Dim]
     dtype: DType = "float32"
 
 
@@ -103,14 +105,14 @@ class OpSpec(_Model):
     inputs: list[str] | None = None
     #: R (= S) or [R, S].
     kernel: Kernel | None = None
-    stride: PosInt | None = None
+    stride: OptPosDim = None
     #: Same on both sides, or [top/left, bottom/right] (ARM-CL's asymmetric pads, e.g. [0, 1]).
     pad: Pad | None = None
     #: Pooling only: round the output size up (ARM-CL DimensionRoundingType::CEIL, Caffe).
-    ceil_mode: bool | None = None
-    out_c: PosInt | None = None
+    ceil_mode: StrictBool | None = None
+    out_c: OptPosDim = None
     #: conv only: groups of a single grouped-conv node.
-    groups: PosInt | None = None
+    groups: OptPosDim = None
     #: conv only: [i, n] = this node is group i of an n-way grouped conv run as n nodes.
     group: tuple[PosInt, PosInt] | None = None
     #: reshape only: the target shape (same element count).
@@ -119,9 +121,9 @@ class OpSpec(_Model):
     #: SynthNet uses it to restart an AlexNet replica). Single-input kinds only.
     input_shape: ShapeSpec | None = None
     #: Override the workload's ``layer_kinds`` for this op.
-    layer_start: bool | None = None
+    layer_start: StrictBool | None = None
     #: conv/dw: kernel dilation (ONNX ``dilations``).
-    dilation: PosInt | None = None
+    dilation: OptPosDim = None
     #: The source framework's op type (``Conv``, ``MatMul``, ``Erf``...), kept for capability rules
     #: and for matching measured profiles.
     op_type: str | None = None
@@ -131,22 +133,22 @@ class OpSpec(_Model):
     #: counts below as written (see docs/workloads.md, "Generic ops").
     dims: DimsList | None = None
     #: Counts: required or defaulted for generic ops, overrides of the derived value for CNN ops.
-    macs: NonNegInt | None = None
-    flops: NonNegInt | None = None
-    input_bytes: NonNegInt | None = None
-    output_bytes: NonNegInt | None = None
-    weight_bytes: NonNegInt | None = None
-    im2col_bytes: NonNegInt | None = None
+    macs: OptWork = None
+    flops: OptWork = None
+    input_bytes: OptWork = None
+    output_bytes: OptWork = None
+    weight_bytes: OptWork = None
+    im2col_bytes: OptWork = None
     #: (N, K, M) of the op's GEMM, per group/batch element.
     gemm: tuple[PosInt, PosInt, PosInt] | None = None
     #: How many GEMMs of size ``gemm`` the op runs (batched matmul, RNN time steps).
-    gemm_groups: NonNegInt | None = None
+    gemm_groups: OptDim = None
 
 
 class WorkloadSpec(_Model):
     """A whole workload file."""
 
-    schema_version: Literal[1] = Field(alias="schema")
+    schema_version: Annotated[Literal[1], _version(1)] = Field(alias="schema")
     name: Annotated[str, Field(min_length=1)]
     description: str = ""
     source: str = ""

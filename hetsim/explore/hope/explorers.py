@@ -229,7 +229,7 @@ class HopeLP(DagScheduler):
         if self.merge_threshold_s is not None:
             check_number(self.label, "merge_threshold_s", self.merge_threshold_s, low=0.0)
         check_number(self.label, "time_limit_s", self.time_limit_s, low=0.0, low_open=True)
-        check_number(self.label, "unit_s", self.unit_s, low=0.0, low_open=True)
+        check_number(self.label, "unit_s", self.unit_s, low=1e-12)   # CP-SAT counts time in int64 units
         check_choice(self.label, "tie_break", self.tie_break, (True, False))
 
     def schedule(self, view, seed):
@@ -276,7 +276,7 @@ class ExactILP(DagScheduler):
 
     def check(self, problem):
         check_number(self.label, "time_limit_s", self.time_limit_s, low=0.0, low_open=True)
-        check_number(self.label, "unit_s", self.unit_s, low=0.0, low_open=True)
+        check_number(self.label, "unit_s", self.unit_s, low=1e-12)   # CP-SAT counts time in int64 units
         check_number(self.label, "max_ops", self.max_ops, low=1, integer=True)
         n = len(problem.ops)
         if n > self.max_ops:

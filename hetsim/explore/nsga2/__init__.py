@@ -24,6 +24,7 @@ chromosome, ``p``), ``Split-Point`` (the vertical baseline of [18]).
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -101,6 +102,8 @@ class HybridNSGA2(Explorer[HybridProblem]):
     def name(self) -> str:
         if self.chromosome == "advanced":
             return f"Advanced-{self.p}"
+        if not isinstance(self.chromosome, str):   # validate() refuses it; the name must not crash first
+            return "NSGA-II"
         return {"naive": "Naive", "split-point": "Split-Point"}.get(self.chromosome, str(self.chromosome))
 
     @classmethod
@@ -123,9 +126,14 @@ class HybridNSGA2(Explorer[HybridProblem]):
         check_choice(self.name, "repair", self.repair, ("extend", "none"))
         check_choice(self.name, "fc_macs", self.fc_macs, ("product", "printed"))
         check_choice(self.name, "deploy", self.deploy, DEPLOY)
+        if not isinstance(self.sync_penalty, bool):
+            raise HetsimError(f"{self.name}: sync_penalty={self.sync_penalty!r} must be true or false")
         self.make_chromosome(problem.space)       # p against the devices, one line
-        if self.hv_ref is not None and len(self.hv_ref) != 3:
-            raise HetsimError(f"{self.name}: hv_ref={self.hv_ref!r} must be 3 numbers (J, MiB, s)")
+        if self.hv_ref is not None and not (
+                isinstance(self.hv_ref, list | tuple) and len(self.hv_ref) == 3
+                and all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+                        for v in self.hv_ref)):
+            raise HetsimError(f"{self.name}: hv_ref={self.hv_ref!r} must be 3 finite positive numbers (J, MiB, s)")
 
     def make_chromosome(self, space: HybridSpace) -> Chromosome:
         return make_chromosome(self.chromosome, space, p=self.p, shares=self.shares, repair=self.repair)

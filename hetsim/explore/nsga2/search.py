@@ -179,14 +179,26 @@ class SearchResult:
         return int(np.lexsort(keys)[0])
 
 
+#: Largest pop_size and n_gen (a million offspring per generation is far past the thesis's 1000).
+MAX_POP_GEN = 10 ** 6
+#: Largest pop_size x (n_gen + 1): a thousand times the thesis's search (hours of fitness evaluations).
+MAX_EVALUATIONS = 10 ** 8
+
+
 def run_nsga2(chromosome: Chromosome, model: ThesisModel, pop_size: int = 1000, n_gen: int = 100,
               operator_set: str = "pymoo-0.5", seed: int = 0, hv_ref=None,
               eliminate_duplicates: bool = True) -> SearchResult:
     """NSGA-II (pymoo) over ``chromosome`` with ``model`` as the fitness: an initial random
     population, then ``n_gen`` generations of ``pop_size`` offspring."""
     for key, value in (("pop_size", pop_size), ("n_gen", n_gen)):
-        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-            raise HetsimError(f"NSGA-II: {key}={value!r} must be an integer >= 1")
+        # up to a million: pymoo allocates pop_size rows (2^63 overflows numpy's dimensions)
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or not 1 <= value <= MAX_POP_GEN:
+            raise HetsimError(f"NSGA-II: {key}={value!r} must be an integer in [1, {MAX_POP_GEN}]")
+    evaluations = int(pop_size) * (int(n_gen) + 1)
+    if evaluations > MAX_EVALUATIONS:   # counted before it starts, like a design space
+        raise HetsimError(f"NSGA-II: pop_size={pop_size} x (n_gen={n_gen} + 1) = {evaluations:,} evaluations, past "
+                          f"the limit of {MAX_EVALUATIONS:,} (the thesis runs 1000 x 101); give a smaller "
+                          f"pop_size or n_gen")
     problem = FitnessProblem(chromosome, model)
     algorithm = NSGA2(pop_size=int(pop_size), repair=ChromosomeRepair(chromosome),
                       eliminate_duplicates=eliminate_duplicates, **operators(operator_set))

@@ -30,17 +30,22 @@ def fastest(dcg: Dcg) -> np.ndarray:
                     dtype=np.int64)
 
 
+#: Most correction passes (the paper makes one; each further pass only refines the last).
+MAX_PASSES = 1000
+
+
 def duet(dcg: Dcg, x: float, passes: int = 1, copies: str = "memory") -> np.ndarray:
     """DUET(x): the module docstring's rule. ``x`` in [0, 1]."""
     if not 0.0 <= float(x) <= 1.0:
         raise HetsimError(f"DUET: x={x!r}; allowed: a fraction of the nodes in [0, 1] (0.5 = 50 %)")
-    if isinstance(passes, bool) or int(passes) != passes or int(passes) < 1:
-        raise HetsimError(f"DUET: passes={passes!r}; allowed: an integer >= 1")
+    if isinstance(passes, bool) or int(passes) != passes or not 1 <= int(passes) <= MAX_PASSES:
+        raise HetsimError(f"DUET: passes={passes!r}; allowed: an integer in [1, {MAX_PASSES}]")
     if copies not in ("memory", "edge"):
         raise HetsimError(f"DUET: copies={copies!r}; allowed: 'memory', 'edge'")
     a = fastest(dcg)
     covered = int(np.floor(float(x) * dcg.n_ops + 1e-9))
     for _ in range(int(passes)):
+        before = a.copy()
         for j in range(covered):
             current = int(a[j])
             best, arg = np.inf, current
@@ -50,6 +55,8 @@ def duet(dcg: Dcg, x: float, passes: int = 1, copies: str = "memory") -> np.ndar
                 if c < best - 1e-15 or (abs(c - best) <= 1e-15 and d == current):
                     best, arg = c, d
             a[j] = arg
+        if np.array_equal(a, before):   # a pass is a function of the assignment: a fixed point
+            break
     return a
 
 

@@ -1,0 +1,174 @@
+"""Counting a run's work before it starts, the way design spaces are counted before they are
+enumerated: a run past :data:`MAX_EVENTS` is refused with its estimate unless forced.
+
+The unit is a *SimPy event* (a timeout, a queue get or put, a fluid flow's start or end): what the
+DES spends its time on. The other paths are counted in the same unit by what their work costs
+here, measured (docs/robustness.md):
+
+* the SimPy pipeline: per stage and frame, its queue get and put, a timeout (or a flow start and
+  end on a contended memory) per piece of work, the hand-over (a delay, or a delay and a flow on a
+  contended link);
+* the max-plus fast path (:mod:`hetsim.sim.recurrence`), which answers every contention-free
+  pipeline: numpy element operations over the recurrence's state (stages + 1) x (buffer + 1) per
+  stage and frame, about :data:`NUMPY_ELEMENTS_PER_EVENT` of them per event, plus the per-frame
+  metrics (numpy over every stage execution, ~:data:`STAGE_RUN_EVENTS` of an event each). A long
+  contention-free run costs ~0.12 events per stage and frame against SimPy's 4-8 (measured): it
+  is counted so, and may have ~50x more frames (the memory limit binds first);
+* the analytic pipeline, which lays out the periodic schedule of every frame for the same metrics
+  (~:data:`ANALYTIC_STAGE_RUN_EVENTS` events per stage and frame);
+* the DAG engine: per task and frame, the wait for its inputs, the task's timeout or flow, its
+  completion, plus admission and completion per frame. The analytic placement is closed-form:
+  its work does not grow with the frames.
+
+    >>> from hetsim.cost import RooflineCostModel
+    >>> from hetsim.mapping import load_mapping
+    >>> from hetsim.options import RunOptions
+    >>> from hetsim.platform import load_platform
+    >>> from hetsim.workload import load_workload
+    >>> p, w = load_platform("hikey970"), load_workload("resnet50")
+    >>> pipe = load_mapping("B4:1-35|s2:36-44|s2:45-54", p, w)
+    >>> options = RunOptions.make(engine="des", frames=3_000_000).resolve(pipe)
+    >>> est = estimate_pipeline(p, w, pipe, RooflineCostModel(p), options)
+    >>> f"{est.events:.3g}", est.path
+    ('6.09e+07', 'SimPy pipeline')
+    >>> check(est, options)          # past MAX_EVENTS unless options.force
+    Traceback (most recent call last):
+    ...
+    hetsim.errors.HetsimError: --frames 3,000,000: the run is estimated at 6.09e+07 events (SimPy pipeline: 3 stages x 3,000,000 frames x ~6.7 events), past the limit of 1e+07 (~7 min at 150,000 events/s); give fewer --frames, or --force (force=True) to run it anyway
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from hetsim.errors import HetsimError
+
+#: SimPy events per second on the machine the weights below were measured on (2 shared cores).
+EVENTS_PER_S = 150_000
+#: Runs estimated past this many events are refused without ``--force`` (``RunOptions.force``):
+#: about a minute at :data:`EVENTS_PER_S`.
+MAX_EVENTS = 10_000_000
+#: Runs estimated to hold more memory than this are refused without ``--force`` as well.
+MAX_MEMORY_BYTES = 4 << 30
+#: Bytes a stage execution (or task run) holds until the metrics are made: its float64 times in
+#: the run's arrays and the metrics' temporaries (measured: ~100 for the max-plus path, ~80 for the
+#: analytic one; rounded up).
+BYTES_PER_STAGE_RUN = 120
+#: Runs estimated past this show a progress bar when the caller asks for one (~3 s).
+PROGRESS_EVENTS = 500_000
+#: numpy element operations of the max-plus recurrence that cost one SimPy event (measured).
+NUMPY_ELEMENTS_PER_EVENT = 1000
+#: Events one stage execution costs in the per-frame metrics of a DES run (numpy over every stage
+#: execution: busy times, steady state, the coherent time's unions and sweep; measured, with the
+#: sort's n log n at 10 million): the max-plus path's main cost.
+STAGE_RUN_EVENTS = 0.1
+#: The same for the analytic pipeline, which lays out every frame's periodic schedule.
+ANALYTIC_STAGE_RUN_EVENTS = 0.05
+
+
+@dataclass(frozen=True)
+class WorkEstimate:
+    """A run's work in SimPy-event units, the path that does it and how it was counted."""
+
+    events: float
+    path: str        # "SimPy pipeline", "max-plus recurrence", "analytic schedule", "SimPy DAG", "closed form"
+    detail: str      # the count, for messages: "3 stages x 1,000,000 frames x 7 events"
+    memory_bytes: float = 0.0
+
+    @property
+    def long(self) -> bool:
+        """Worth a progress bar."""
+        return self.events > PROGRESS_EVENTS
+
+
+def estimate_pipeline(platform, workload, pipe, cost, options) -> WorkEstimate:
+    """The work of simulating ``pipe`` with ``options`` (resolved for the pipeline)."""
+    frames, k = int(options.frames), len(pipe.stages)
+    stage_runs = frames * k
+    if options.engine == "analytic":
+        return WorkEstimate(stage_runs * ANALYTIC_STAGE_RUN_EVENTS, "analytic schedule",
+                            f"{k} stages x {frames:,} frames (the periodic schedule of every frame)",
+                            stage_runs * BYTES_PER_STAGE_RUN)
+    from hetsim.sim.pipeline import _shared
+
+    routes = [platform.route(s.ep, pipe.stages[i + 1].ep) if i + 1 < k else None
+              for i, s in enumerate(pipe.stages)]
+    shared_mems, shared_links = _shared(platform, pipe, routes) if options.contention else ((), ())
+    if options.fast and not shared_mems and not shared_links:
+        # Phase 1 pushes (stages + 1) x (buffer + 1) + 1 columns through every stage and frame,
+        # phase 3 about 6 operations per stage and frame (hetsim.sim.recurrence).
+        lag = int(options.buffer_frames or 1) + 1
+        K, n = k + 1, (k + 1) * lag
+        # The scan's chunks (hetsim.sim.recurrence): L frames each, a multiple of lag; phase 1
+        # keeps a (K, lag, P - 1, n + 1) ring of float64.
+        L = lag * -(-max(lag, math.isqrt(frames)) // lag)
+        P = -(-frames // L)
+        elements = (frames * K * (n + 1) if P > 1 else 0) + frames * K * 6
+        ring_bytes = 8.0 * K * lag * max(P - 1, 0) * (n + 1) * 2
+        events = elements / NUMPY_ELEMENTS_PER_EVENT + stage_runs * STAGE_RUN_EVENTS
+        return WorkEstimate(events, "max-plus recurrence",
+                            f"{k} stages x {frames:,} frames, buffer {lag - 1} "
+                            f"(~{events / max(stage_runs, 1):.1f} events per stage execution)",
+                            stage_runs * BYTES_PER_STAGE_RUN + ring_bytes)
+    per_frame = 1                                          # the source's put
+    for i, s in enumerate(pipe.stages):
+        contended = s.ep.memory in shared_mems
+        if options.flows == "op" and contended:
+            parts = sum(len(layer.ops) for layer in workload.layers[s.first - 1:s.last])
+        else:
+            parts = 1
+        # get + put; a timeout per piece of work, or a fixed-cost timeout, a flow's start and end
+        # and the server's rescheduling on a contended memory
+        per_frame += 2 + parts * (4 if contended else 1)
+        route = routes[i]
+        if route is not None and route.links:
+            per_frame += 3 if route.bottleneck in shared_links else 1
+    events = frames * (per_frame + k * STAGE_RUN_EVENTS)
+    return WorkEstimate(events, "SimPy pipeline",
+                        f"{k} stages x {frames:,} frames x ~{per_frame / k:.1f} events",
+                        stage_runs * BYTES_PER_STAGE_RUN)
+
+
+def estimate_dag(tg, options) -> WorkEstimate:
+    """The work of simulating a placement's task graph ``tg`` with ``options`` (resolved)."""
+    frames, n = int(options.frames), len(tg.tasks)
+    if options.engine == "analytic":
+        return WorkEstimate(n, "closed form", f"{n} tasks (the frames multiply, they are not simulated)",
+                            n * BYTES_PER_STAGE_RUN)
+    # the wait for its inputs (all_of), a timeout or a flow's start and end, its completion event
+    per_task = 6 if options.contention else 5
+    events = frames * (n * per_task + 2)
+    # every (frame, task) has its completion event (~100 B) made up front, and two float64 times
+    return WorkEstimate(events, "SimPy DAG", f"{n} tasks x {frames:,} frames x ~{per_task} events",
+                        frames * n * (BYTES_PER_STAGE_RUN + 150))
+
+
+def check(est: WorkEstimate, options) -> None:
+    """Refuse a run estimated past :data:`MAX_EVENTS`, naming the estimate, unless ``force``."""
+    if options.force:
+        return
+    if est.memory_bytes > MAX_MEMORY_BYTES:
+        raise HetsimError(
+            f"--frames {options.frames:,}: the run would hold ~{est.memory_bytes / 2**30:.3g} GiB of "
+            f"memory ({est.path}: {est.detail}), past the limit of {MAX_MEMORY_BYTES / 2**30:.0f} GiB; "
+            f"give fewer --frames{' (or a smaller --buffer)' if 'buffer' in est.detail else ''}, or "
+            "--force (force=True) to run it anyway")
+    if est.events <= MAX_EVENTS:
+        return
+    seconds = est.events / EVENTS_PER_S
+    raise HetsimError(
+        f"--frames {options.frames:,}: the run is estimated at {est.events:.3g} events ({est.path}: "
+        f"{est.detail}), past the limit of {MAX_EVENTS:.3g} (~{_duration(seconds)} at "
+        f"{EVENTS_PER_S:,} events/s); give "
+        "fewer --frames, or --force (force=True) to run it anyway")
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.0f} h"
+    return f"{seconds / 86400:.0f} days"

@@ -108,17 +108,31 @@ MAX_TURBO = 2.0
 def fit_host(m: Measurements) -> HostFit:
     machine = m.machine
     cores = len(machine["cpus"])
-    macs = float(machine["macs_per_cycle"])
-    nominal = float(machine["nominal_MHz"])
+    core_bw, mem_bw = _fit_bandwidth(m)
+    macs, freq, eff, o, pack = _fit_gemm_one_thread(m, float(machine["macs_per_cycle"]),
+                                                    float(machine["nominal_MHz"]), core_bw)
+    fit = HostFit(macs, freq, eff, [1.0], float(o), [], float(pack), [], core_bw, mem_bw, {}, None, cores)
+    _fit_parallel_efficiency(fit, m, cores)
+    _fit_kinds(fit, m, cores)
+    _fit_network_overheads(fit, m)
+    return fit
 
-    # -- bandwidth ------------------------------------------------------------------------
+
+def _fit_bandwidth(m: Measurements) -> tuple[float, float]:
+    """A core's bandwidth (median of the 1-core STREAM runs) and the memory's (every core at once,
+    summed; never below one core's)."""
     one = [s["bytes"] / s["time_s"] for s in m.stream if s["cores"] == 1]
     top = max(s["cores"] for s in m.stream)
     core_bw = float(np.median(one))
     mem_bw = float(sum(s["bytes"] / s["time_s"] for s in m.stream if s["cores"] == top))
-    mem_bw = max(mem_bw, core_bw)
+    return core_bw, max(mem_bw, core_bw)
 
-    # -- GEMM, 1 thread: peak rate, packing rate, overhead ----------------------------------
+
+def _fit_gemm_one_thread(m: Measurements, macs: float, nominal: float, core_bw: float
+                         ) -> tuple[float, float, float, float, float]:
+    """GEMM, 1 thread: the peak rate, packing rate and overhead; the clock raised for turbo (or,
+    past any turbo, the MACs per cycle). Returns MACs per cycle, MHz, GEMM efficiency, overhead
+    (s) and packing rate (B/s)."""
     g1 = [g for g in m.gemm if g["threads"] == 1]
     t1 = np.array([g["time_s"] for g in g1])
 
@@ -143,10 +157,12 @@ def fit_host(m: Measurements) -> HostFit:
             freq = nominal
             macs = rate / (nominal * 1e6)
     eff = float(min(1.0, rate / (macs * freq * 1e6)))
+    return macs, freq, eff, o, pack
 
-    fit = HostFit(macs, freq, eff, [1.0], float(o), [], float(pack), [], core_bw, mem_bw, {}, None, cores)
 
-    # -- GEMM, n threads: parallel efficiency -------------------------------------------------
+def _fit_parallel_efficiency(fit: HostFit, m: Measurements, cores: int) -> None:
+    """GEMM, n threads: the parallel efficiency of each thread count (a count not measured keeps
+    the one before), and the GEMM grid's median |error|."""
     for n in range(2, cores + 1):
         gn = [g for g in m.gemm if g["threads"] == n]
         if not gn:
@@ -163,23 +179,26 @@ def fit_host(m: Measurements) -> HostFit:
     fit.residuals["gemm"] = _median_abs(
         fit.gemm_time(g["n"], g["k"], g["m"], g["threads"]) / g["time_s"] - 1 for g in m.gemm)
 
-    # -- im2col and the op kinds: a rate per core count -----------------------------------------
-    def fit_rates(rows) -> list[float]:
-        """Entry n-1: the rate of n threads, t = overhead + bytes / rate (the cost model caps it
-        at the bandwidth)."""
-        out = []
-        for n in range(1, cores + 1):
-            sub = [r for r in rows if r["threads"] == n]
-            if not sub:
-                break
-            t = np.array([r["time_s"] for r in sub])
-            (r,) = _robust(lambda x, sub=sub, t=t: np.log(
-                np.array([fit.op_overhead_s + q["bytes"] / x[0] for q in sub]) / t), [5 * _GB], [1e6], [1e13])
-            out.append(float(r))
-        return out
 
+def _fit_rates(fit: HostFit, rows, cores: int) -> list[float]:
+    """Entry n-1: the rate of n threads, t = overhead + bytes / rate (the cost model caps it
+    at the bandwidth)."""
+    out = []
+    for n in range(1, cores + 1):
+        sub = [r for r in rows if r["threads"] == n]
+        if not sub:
+            break
+        t = np.array([r["time_s"] for r in sub])
+        (r,) = _robust(lambda x, sub=sub, t=t: np.log(
+            np.array([fit.op_overhead_s + q["bytes"] / x[0] for q in sub]) / t), [5 * _GB], [1e6], [1e13])
+        out.append(float(r))
+    return out
+
+
+def _fit_kinds(fit: HostFit, m: Measurements, cores: int) -> None:
+    """im2col and the op kinds: a rate per core count (depthwise: an efficiency of the peak)."""
     if m.im2col:
-        fit.im2col_Bps = fit_rates(m.im2col)
+        fit.im2col_Bps = _fit_rates(fit, m.im2col, cores)
         fit.residuals["im2col"] = _median_abs(fit.rate_time(r["bytes"], fit.im2col_Bps, r["threads"])
                                               / r["time_s"] - 1 for r in m.im2col)
     for kind in sorted({k["kind"] for k in m.kinds}):
@@ -195,11 +214,9 @@ def fit_host(m: Measurements) -> HostFit:
             (e,) = _robust(res_dw, [0.05], [1e-4], [1.0])
             fit.dw_efficiency = float(e)
             continue
-        fit.kind_Bps[kind] = fit_rates(rows)
+        fit.kind_Bps[kind] = _fit_rates(fit, rows, cores)
         fit.residuals[f"kind {kind}"] = _median_abs(
             fit.rate_time(r["bytes"], fit.kind_Bps[kind], r["threads"]) / r["time_s"] - 1 for r in rows)
-    _fit_network_overheads(fit, m)
-    return fit
 
 
 def _fit_network_overheads(fit: HostFit, m: Measurements) -> None:

@@ -303,9 +303,17 @@ def platform_yaml(fit: HostFit, m: Measurements, name: str = "host", raw_file: s
         f"    bandwidth_GBps: {d['memories'][0]['bandwidth_GBps']}  # [measured] STREAM-like read (1-thread "
         f"GEMV, {_MB(m)} MB per core) on all {fit.cores} cores at once, summed",
     ]
+    lines += _core_type_yaml(fit, mc, c, r)
+    lines += _clusters_yaml(fit, gemm2)
+    return "\n".join(lines)
+
+
+def _core_type_yaml(fit: HostFit, mc: dict, c: dict, r: dict) -> list[str]:
+    """The core type's lines: MACs per cycle, bandwidth, clock and the roofline's fitted terms,
+    each with how it was obtained and its median |error|."""
     note = ("nominal, /proc/cpuinfo" if fit.freq_MHz == mc["nominal_MHz"] else
             f"nominal {mc['nominal_MHz']:g} MHz raised: the fitted GEMM rate exceeds the ISA peak there (turbo)")
-    lines += [
+    lines = [
         "core_types:",
         "  - name: cpu",
         f"    macs_per_cycle: {_g(c['macs_per_cycle'])}  # " + (
@@ -334,6 +342,12 @@ def platform_yaml(fit: HostFit, m: Measurements, name: str = "host", raw_file: s
             lines.append(f"        {k}: {v}  # median |error| {fit.residuals.get('kind ' + k, float('nan')):.1%}")
     else:
         lines.append("      kind_GBps: {}  # every kind measured keeps up with the memory")
+    return lines
+
+
+def _clusters_yaml(fit: HostFit, gemm2: Gemm2Fit | None) -> list[str]:
+    """The gemm2 block (under the core type) with the caches it found, then the one cluster."""
+    lines: list[str] = []
     caches = ""
     if gemm2 is not None:
         lines += _gemm2_yaml(gemm2)
@@ -350,7 +364,7 @@ def platform_yaml(fit: HostFit, m: Measurements, name: str = "host", raw_file: s
         "/sys/devices/system/cpu/cpu0/cache",
         "",
     ]
-    return "\n".join(lines)
+    return lines
 
 
 def _gemm2_yaml(g2: Gemm2Fit) -> list[str]:

@@ -414,6 +414,18 @@ def write_scorecard(outcomes: list[Outcome], out: Path, quick: bool) -> tuple[Pa
     }
     with atomic_write(out / "scorecard.json") as f:
         json.dump(payload, f, indent=2)
+    lines = _scorecard_head(summary, quick, passed, len(model), len(known), len(failures), by_cause)
+    for o in outcomes:
+        lines += _scorecard_section(o)
+    with atomic_write(out / "scorecard.md") as f:
+        f.write("\n".join(lines))
+    return out / "scorecard.md", out / "scorecard.json"
+
+
+def _scorecard_head(summary: dict, quick: bool, passed: int, n_model: int, n_known: int, n_failed: int,
+                    by_cause: dict[str, int]) -> list[str]:
+    """scorecard.md's head: the independent predictions that pass per paper, the claims by class
+    per paper, what the classes mean, and the failures by known cause."""
     papers = [g for g in summary if g != "all"]
     lines = ["# hetsim scorecard", "",
              "Independent predictions that pass: "
@@ -435,28 +447,30 @@ def write_scorecard(outcomes: list[Outcome], out: Path, quick: bool) -> tuple[Pa
               "inputs (nearly) determine; a *structural* claim holds by construction of a workload, an "
               "assumption or the algorithm; a *verification vector* is an exact count, seed, CV or rank "
               "(also a unit test). docs/papers/<paper>.md says what each class means for that paper.", "",
-              f"{passed} of {len(model)} claims of the model pass (fit inputs excluded); {len(known)} of the "
-              f"{len(failures)} failures are known disagreements ("
+              f"{passed} of {n_model} claims of the model pass (fit inputs excluded); {n_known} of the "
+              f"{n_failed} failures are known disagreements ("
               + ", ".join(f"{_CAUSE_WORDS[k]} {v}" for k, v in by_cause.items())
               + "), explained in docs/papers/. Every simulated value comes out of the simulator; a failed "
               "claim is a disagreement with the paper, reported as found.", ""]
-    for o in outcomes:
-        lines.append(f"## {o.experiment.paper}:{o.experiment.id}: {o.experiment.title}")
-        lines.append("")
-        if o.artifact.claims:
-            lines.append("| claim | class | paper | hetsim | tolerance | verdict |")
-            lines.append("|---|---|---|---|---|---|")
-            for c in o.artifact.claims:
-                lines.append(f"| {_fmt(c.claim)} | {c.kind.value} | {_fmt(c.paper_value)} | {_fmt(c.sim_value)} | "
-                             f"{c.tolerance} | {_verdict(c)} |")
-        else:
-            lines.append("(no claims: a figure to look at)")
-        for note in o.artifact.notes:
-            lines.append(f"\n{note}")
-        lines.append("")
-    with atomic_write(out / "scorecard.md") as f:
-        f.write("\n".join(lines))
-    return out / "scorecard.md", out / "scorecard.json"
+    return lines
+
+
+def _scorecard_section(o: Outcome) -> list[str]:
+    """One experiment's section of scorecard.md: its claims as a table (or a note that it is a
+    figure to look at) and its notes."""
+    lines = [f"## {o.experiment.paper}:{o.experiment.id}: {o.experiment.title}", ""]
+    if o.artifact.claims:
+        lines.append("| claim | class | paper | hetsim | tolerance | verdict |")
+        lines.append("|---|---|---|---|---|---|")
+        for c in o.artifact.claims:
+            lines.append(f"| {_fmt(c.claim)} | {c.kind.value} | {_fmt(c.paper_value)} | {_fmt(c.sim_value)} | "
+                         f"{c.tolerance} | {_verdict(c)} |")
+    else:
+        lines.append("(no claims: a figure to look at)")
+    for note in o.artifact.notes:
+        lines.append(f"\n{note}")
+    lines.append("")
+    return lines
 
 
 def _verdict(c: Claim) -> str:

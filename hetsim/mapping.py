@@ -275,7 +275,6 @@ def validate_placement(placement: Placement, platform: Platform, workload, sourc
     ops that respects the data dependencies; split shares positive and summing to 1; EPs of one
     cluster on disjoint cores, unless the placement runs ``serial`` (one op at a time: EPs that
     share cores never run together, as ONNX Runtime's 1-thread and 4-thread kernels)."""
-    g = workload.graph
     missing = [op.name for op in workload.ops if op.name not in placement.ep_of]
     if missing:
         raise HetsimError(f"{source}: op {missing[0]} has no EP ({len(missing)} ops unplaced)")
@@ -284,6 +283,22 @@ def validate_placement(placement: Placement, platform: Platform, workload, sourc
         if name not in net_inputs:
             raise HetsimError(f"{source}: inputs.{name}: {workload.name} has no network input {name!r}; "
                               f"its inputs: {', '.join(net_inputs)}")
+    _check_splits(placement, workload, source)
+    if cost is not None:
+        for op in workload.ops:
+            eps = [s.ep for s in placement.splits.get(op.name, ())] or [placement.ep_of[op.name]]
+            for ep in eps:
+                if not cost.supports(op, ep):
+                    raise HetsimError(f"{source}: {ep.name} cannot run op {op.name} (kind {op.kind})")
+    if placement.order is not None:
+        _check_order(placement, workload, source)
+    if not serial:
+        _check_cores(list(placement.eps), platform, source, exclusive=False)
+
+
+def _check_splits(placement: Placement, workload, source: str) -> None:
+    """A split op: at least 2 distinct EPs, shares in (0, 1] summing to 1, no more EPs than output
+    channels."""
     for op_name, shares in placement.splits.items():
         op = workload.op(op_name)
         if len(shares) < 2:
@@ -299,38 +314,36 @@ def validate_placement(placement: Placement, platform: Platform, workload, sourc
         if op.out_shape.c < len(shares):
             raise HetsimError(f"{source}: splits.{op_name}: {op.out_shape.c} output channels cannot be "
                               f"split over {len(shares)} EPs")
-    if cost is not None:
-        for op in workload.ops:
-            eps = [s.ep for s in placement.splits.get(op.name, ())] or [placement.ep_of[op.name]]
-            for ep in eps:
-                if not cost.supports(op, ep):
-                    raise HetsimError(f"{source}: {ep.name} cannot run op {op.name} (kind {op.kind})")
-    if placement.order is not None:
-        placed: dict[str, list[str]] = {}
-        for op in workload.ops:
-            if op.name not in placement.splits:
-                placed.setdefault(placement.ep_of[op.name].name, []).append(op.name)
-        for ep_name, listed_ops in placement.order.items():
-            if ep_name not in placed and listed_ops:
-                raise HetsimError(f"{source}: order.{ep_name}: no op is placed on {ep_name}")
-        for ep_name, ops in placed.items():
-            listed = list(placement.order.get(ep_name, ()))
-            if Counter(listed) != Counter(ops):
-                extra = sorted(set(listed) - set(ops))
-                lack = sorted(set(ops) - set(listed))
-                what = (f"lists {extra[0]!r}, which runs elsewhere" if extra else
-                        f"lacks {lack[0]!r}" if lack else "lists an op twice")
-                raise HetsimError(f"{source}: order.{ep_name} {what}; it must list exactly the "
-                                  f"{len(ops)} ops placed on {ep_name}")
-        chain = nx.DiGraph(g)
-        for plan in placement.order.values():
-            chain.add_edges_from(zip(plan, plan[1:], strict=False))
-        if not nx.is_directed_acyclic_graph(chain):
-            a, b = next((u, v) for u, v in nx.find_cycle(chain) if not g.has_edge(u, v))
-            raise HetsimError(f"{source}: the plan's order runs {a} before {b}, but {b} (or an op "
-                              f"before it) feeds {a}: the order must respect the data dependencies")
-    if not serial:
-        _check_cores(list(placement.eps), platform, source, exclusive=False)
+
+
+def _check_order(placement: Placement, workload, source: str) -> None:
+    """A plan's order: each EP's list a permutation of the (unsplit) ops placed on it, and the
+    lists together respect the data dependencies."""
+    assert placement.order is not None
+    g = workload.graph
+    placed: dict[str, list[str]] = {}
+    for op in workload.ops:
+        if op.name not in placement.splits:
+            placed.setdefault(placement.ep_of[op.name].name, []).append(op.name)
+    for ep_name, listed_ops in placement.order.items():
+        if ep_name not in placed and listed_ops:
+            raise HetsimError(f"{source}: order.{ep_name}: no op is placed on {ep_name}")
+    for ep_name, ops in placed.items():
+        listed = list(placement.order.get(ep_name, ()))
+        if Counter(listed) != Counter(ops):
+            extra = sorted(set(listed) - set(ops))
+            lack = sorted(set(ops) - set(listed))
+            what = (f"lists {extra[0]!r}, which runs elsewhere" if extra else
+                    f"lacks {lack[0]!r}" if lack else "lists an op twice")
+            raise HetsimError(f"{source}: order.{ep_name} {what}; it must list exactly the "
+                              f"{len(ops)} ops placed on {ep_name}")
+    chain = nx.DiGraph(g)
+    for plan in placement.order.values():
+        chain.add_edges_from(zip(plan, plan[1:], strict=False))
+    if not nx.is_directed_acyclic_graph(chain):
+        a, b = next((u, v) for u, v in nx.find_cycle(chain) if not g.has_edge(u, v))
+        raise HetsimError(f"{source}: the plan's order runs {a} before {b}, but {b} (or an op "
+                          f"before it) feeds {a}: the order must respect the data dependencies")
 
 
 # -- mapping files ----------------------------------------------------------------------------

@@ -63,12 +63,7 @@ def _algorithm(name: str, params: dict):
                               f"{', '.join(names)}")
         raise HetsimError(f"--algorithm: unknown algorithm {name!r}; allowed: {', '.join(names)}")
     algo = next(a for a in pipeline if a.name == name)
-    allowed = algo.parameters()
-    for key in params:
-        if key not in allowed:
-            listing = ", ".join(f"{k}={v!r}" for k, v in allowed.items()) or "none"
-            raise HetsimError(f"--param {key}: {name} has no parameter {key!r}; its parameters (with "
-                              f"defaults): {listing}")
+    _check_params(name, algo.parameters(), params)
     return make_explorer(name, **params)
 
 
@@ -174,27 +169,71 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
                 target_fps, noise_sigma, seed, dvfs, overrides, force, cost_model, comm, no_caching, plan_out,
                 trials_out, plot_out, export_dir, as_json):
     """Search mappings of a workload with one of the registered algorithms."""
-    from hetsim import bounds as B
-    from hetsim.cost import CompositeCostModel, make_cost_model
-    from hetsim.explore import (
-        MaxClock,
-        MaxTrials,
-        Measurement,
-        PipelineProblem,
-        TargetThroughput,
-        core_groups,
-        explore,
-    )
-    from hetsim.explore.moo import pareto_front, plot_front
-    from hetsim.explore.space import cap_depths, default_eps
-    from hetsim.options import MAX_NOISE_SIGMA
-    from hetsim.platform import load_platform
-    from hetsim.validation import atomic_write, check_output_dir, check_output_path
-    from hetsim.workload import load_workload
+    from hetsim.explore import explore
+    from hetsim.explore.moo import pareto_front
 
     _NOTES.clear()
-    # Every number in its range (finite, with an upper end) and every output path writable, before
-    # anything runs; click's ranges have already refused zeros and negatives.
+    _check_ranges_and_outputs(max_trials, max_clock, target_fps, noise_sigma, seed, cores, frames, depths,
+                              trials_out, plot_out, plan_out, export_dir)
+    platform, workload, cost = _load(platform_name, workload_name, overrides, dvfs, cost_table, fallback,
+                                     cost_model)
+
+    if algorithm is not None and _is_placement(algorithm):
+        wrong = _first_given({"--depth": bool(depths), "--cores": cores is not None,
+                              "--assignment": assignment_kind is not None, "--pareto": pareto is not None,
+                              "--target-fps": target_fps is not None, "--force": force,
+                              "--plot": plot_out is not None})
+        if wrong:
+            raise HetsimError(f"{wrong} does not apply to {algorithm}, a placement algorithm (it places "
+                              f"ops on EPs, it does not cut stages)")
+        return _explore_placement(platform, workload, cost, algorithm, _parse_params(params), eps, objective,
+                                  engine, frames, noise_sigma, seed, comm, no_caching, plan_out, trials_out,
+                                  as_json, platform_name, workload_name, export_dir, cost_table is not None)
+    if export_dir is not None:
+        raise HetsimError("--export-autodice applies to placement algorithms (NSGA-II, ...), not to pipelines")
+
+    objective, track = _objectives(platform, objective, pareto)
+    if algorithm is None:
+        algorithm = _default_algorithm(pareto, objective, cores)
+    kwargs = _parse_params(params)
+    wrong = _first_given({"--comm": comm is not None, "--no-caching": no_caching,
+                          "--plan-out": plan_out is not None})
+    if wrong:
+        raise HetsimError(f"{wrong} does not apply to {algorithm}, a pipeline algorithm (placements only: "
+                          f"HOPE:GS, HOPE:LP, StarPU-DMDAR, ...)")
+    explorer = _algorithm(algorithm, kwargs)
+    problem = _pipeline_problem(platform, workload, cost, algorithm, eps, cores, assignment_kind, depths,
+                                engine, frames, noise_sigma, force, objective, track)
+    if cores is not None and (algorithm == "Shisha" or getattr(explorer, "start", None) == "shisha"):
+        raise HetsimError(f"--algorithm {algorithm} gives each stage a whole EP (Shisha's seed), but --cores "
+                          f"fixes the stages' core groups (Paper I); with --cores use PS, PS-nohints, ES, RW, "
+                          f"HC, SA or NSGA-II-pipe")
+    try:
+        explorer.validate(problem)
+    except HetsimError as e:
+        raise HetsimError(f"--algorithm {algorithm} / --param: {e}") from None
+    terms = _terminations(max_trials, max_clock, target_fps)
+    # A progress bar only where someone watches (a terminal), never in a pipe or a captured run.
+    result = explore(problem, explorer, terms or None, seed=seed, progress=not as_json and console.is_terminal)
+    _flush_notes()
+
+    front = pareto_front(result, [objective, *track]) if pareto is not None else None
+    _write_pipeline_files(result, algorithm, workload, platform, pareto, trials_out, plot_out)
+    if as_json:
+        _echo_json(result.summary(), front)
+        return
+    _print_pipeline_result(result, problem, front, workload, platform, platform_name, workload_name,
+                           trials_out, plot_out)
+
+
+def _check_ranges_and_outputs(max_trials, max_clock, target_fps, noise_sigma, seed, cores, frames, depths,
+                              trials_out, plot_out, plan_out, export_dir) -> None:
+    """Every number in its range (finite, with an upper end) and every output path writable, before
+    anything runs; click's ranges have already refused zeros and negatives."""
+    from hetsim import bounds as B
+    from hetsim.options import MAX_NOISE_SIGMA
+    from hetsim.validation import check_output_dir, check_output_path
+
     check_flag("--max-trials", max_trials, B.TRIALS, integer=True)
     check_flag("--max-clock", max_clock, B.CLOCK_S, "s", low_open=True)
     check_flag("--target-fps", target_fps, B.FPS, "frames/s", low_open=True)
@@ -208,6 +247,15 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
     check_output_path(plot_out, "--plot")
     check_output_path(plan_out, "--plan-out")
     check_output_dir(export_dir, "--export-autodice")
+
+
+def _load(platform_name, workload_name, overrides, dvfs, cost_table, fallback, cost_model):
+    """The platform, the workload and the cost model; with --cost-table, a note on how much of the
+    workload the table measured (the rest comes from the fallback model)."""
+    from hetsim.cost import CompositeCostModel, make_cost_model
+    from hetsim.platform import load_platform
+    from hetsim.workload import load_workload
+
     platform = load_platform(platform_name, list(overrides), dvfs)
     workload = load_workload(workload_name)
     cost = make_cost_model(platform, cost_table, fallback, cost_model, workload)
@@ -215,22 +263,17 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
         measured, total = cost.coverage(workload, [platform.ep(n) for n in _places(platform)])
         _note(f"--cost-table: {measured} of {total} ({cost.keyed_by}, EP) times measured on "
               f"{', '.join(_places(platform))}; the rest from the {cost.fallback.name} model")
+    return platform, workload, cost
 
-    if algorithm is not None and _is_placement(algorithm):
-        given = {"--depth": bool(depths), "--cores": cores is not None, "--assignment": assignment_kind is not None,
-                 "--pareto": pareto is not None, "--target-fps": target_fps is not None, "--force": force,
-                 "--plot": plot_out is not None}
-        wrong = [flag for flag, on in given.items() if on]
-        if wrong:
-            raise HetsimError(f"{wrong[0]} does not apply to {algorithm}, a placement algorithm (it places "
-                              f"ops on EPs, it does not cut stages)")
-        return _explore_placement(platform, workload, cost, algorithm, _parse_params(params), eps, objective,
-                                  engine, frames, noise_sigma, seed, comm, no_caching, plan_out, trials_out,
-                                  as_json, platform_name, workload_name, export_dir, cost_table is not None)
-    if export_dir is not None:
-        raise HetsimError("--export-autodice applies to placement algorithms (NSGA-II, ...), not to pipelines")
 
-    # -- objectives ------------------------------------------------------------------------------
+def _first_given(flags: dict[str, bool]) -> str | None:
+    """The first of the flags given (the one an error that they do not apply names), else None."""
+    return next((flag for flag, on in flags.items() if on), None)
+
+
+def _objectives(platform, objective, pareto) -> tuple[str, list[str]]:
+    """The objective best is judged by and the tracked ones (--pareto's other objective); energy
+    only on a platform with a power model."""
     track: list[str] = []
     if pareto is not None:
         pair = [o.strip() for o in pareto.split(",") if o.strip()]
@@ -247,33 +290,52 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
         raise HetsimError(f"--objective/--pareto energy: {platform.name} has no power model (every cluster's "
                           f"DVFS level and every accelerator needs active and idle watts, docs/platforms.md); "
                           f"allowed here: throughput, latency, memory")
-    if algorithm is None:
-        # The default fits the request: Shisha for throughput over whole EPs; Pipe-search over
-        # Paper I's per-core stages (--cores); NSGA-II for a front or another objective (Shisha and
-        # Pipe-search optimise throughput only).
-        if pareto is not None:
-            algorithm = "NSGA-II-pipe"
-            _note("--pareto: searching with NSGA-II-pipe (pymoo's NSGA-II on both objectives); "
-                  "-a chooses another algorithm, whose trials then give the front")
-        elif objective != "throughput":
-            algorithm = "NSGA-II-pipe"
-            _note(f"--objective {objective}: searching with NSGA-II-pipe (Shisha, the default, optimises "
-                  f"throughput only); -a chooses another")
-        elif cores is not None:
-            algorithm = "PS"
-            _note("--cores: searching with PS (Pipe-search, Paper I's per-core space; Shisha gives each "
-                  "stage a whole EP); -a chooses another")
-        else:
-            algorithm = "Shisha"
-    kwargs = _parse_params(params)
-    placement_flags = {"--comm": comm is not None, "--no-caching": no_caching, "--plan-out": plan_out is not None}
-    wrong = [flag for flag, on in placement_flags.items() if on]
-    if wrong:
-        raise HetsimError(f"{wrong[0]} does not apply to {algorithm}, a pipeline algorithm (placements only: "
-                          f"HOPE:GS, HOPE:LP, StarPU-DMDAR, ...)")
-    explorer = _algorithm(algorithm, kwargs)
+    return objective, track
 
-    # -- the design space ----------------------------------------------------------------------
+
+def _default_algorithm(pareto, objective: str, cores) -> str:
+    """The default fits the request: Shisha for throughput over whole EPs; Pipe-search over
+    Paper I's per-core stages (--cores); NSGA-II for a front or another objective (Shisha and
+    Pipe-search optimise throughput only)."""
+    if pareto is not None:
+        _note("--pareto: searching with NSGA-II-pipe (pymoo's NSGA-II on both objectives); "
+              "-a chooses another algorithm, whose trials then give the front")
+        return "NSGA-II-pipe"
+    if objective != "throughput":
+        _note(f"--objective {objective}: searching with NSGA-II-pipe (Shisha, the default, optimises "
+              f"throughput only); -a chooses another")
+        return "NSGA-II-pipe"
+    if cores is not None:
+        _note("--cores: searching with PS (Pipe-search, Paper I's per-core space; Shisha gives each "
+              "stage a whole EP); -a chooses another")
+        return "PS"
+    return "Shisha"
+
+
+def _pipeline_problem(platform, workload, cost, algorithm, eps, cores, assignment_kind, depths, engine,
+                      frames, noise_sigma, force, objective, track):
+    """The design space (the stages' EPs, the depths) and how a trial is measured, as a
+    :class:`PipelineProblem`."""
+    from hetsim.explore import Measurement, PipelineProblem
+
+    assignment, names, n_eps = _stage_eps(platform, workload, cost, algorithm, eps, cores, assignment_kind)
+    depth_list = _depths(depths, algorithm, n_eps, cores, names, workload)
+    if engine == "des":
+        measurement = Measurement(mode="stream", engine="des", frames_per_trial=frames or 20,
+                                  noise_sigma=noise_sigma)
+    else:
+        measurement = Measurement(frames_per_trial=frames, noise_sigma=noise_sigma)
+    return PipelineProblem(platform, workload, cost, depths=depth_list, eps=names,
+                           assignment=assignment, measurement=measurement, force=force,
+                           objective=objective, track=track)
+
+
+def _stage_eps(platform, workload, cost, algorithm, eps, cores, assignment_kind):
+    """How stages get EPs (whole EPs, disjoint core groups, or Paper I's first N cores), the EP
+    names given or derived, and how many stages they allow at most."""
+    from hetsim.explore import core_groups
+    from hetsim.explore.space import default_eps
+
     if cores is not None and eps is not None:
         raise HetsimError("--cores and --eps both choose the stages' EPs: give one of them")
     if cores is not None and assignment_kind is not None:
@@ -288,7 +350,6 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
         names = [e.strip() for e in eps.split(",") if e.strip()] if eps is not None else None
         for n in names or ():
             platform.ep(n)   # unknown names: one line naming the EP and the forms allowed
-        assignment = "cores"
         # The most stages the platform's EPs allow (one per core where a cluster's cores are EPs,
         # one per whole cluster or accelerator otherwise); PipelineProblem checks the EPs given.
         smallest: dict[str, int] = {}
@@ -296,21 +357,25 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
             smallest[ep.place] = min(ep.cores, smallest.get(ep.place, ep.cores))
         n_eps = sum((platform.cluster(pl).cores if pl in {c.name for c in platform.clusters} else 1) // c
                     for pl, c in smallest.items())
-    elif cores is not None:
+        return "cores", names, n_eps
+    if cores is not None:
         total_cores = sum(c.cores for c in platform.clusters)
         if cores > total_cores:
             raise HetsimError(f"--cores {cores}: {platform.name} has {total_cores} cores; allowed: 1..{total_cores}")
-        assignment = core_groups(platform, cores=cores)
-        names = None
-        n_eps = cores
+        return core_groups(platform, cores=cores), None, cores
+    if eps is not None:
+        names = _eps(eps, platform)
     else:
-        assignment = "permutations"
-        if eps is not None:
-            names = _eps(eps, platform)
-        else:
-            names, note = default_eps(platform, workload, cost)
-            _note(f"{platform.name}: {note}")
-        n_eps = len(names)
+        names, note = default_eps(platform, workload, cost)
+        _note(f"{platform.name}: {note}")
+    return "permutations", names, len(names)
+
+
+def _depths(depths, algorithm, n_eps: int, cores, names, workload) -> list[int] | None:
+    """The pipeline depths to search (None: PipelineProblem's default, 2..the number of EPs), the
+    ones given capped at what the EPs and layers allow."""
+    from hetsim.explore.space import cap_depths
+
     depth_list = list(depths) or None
     if depth_list is None and algorithm == "Pipe-it":
         depth_list = list(range(1, n_eps + 1))   # Algorithm 3 may merge down to one stage
@@ -323,34 +388,24 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
     elif n_eps < 2 and cores is None:
         depth_list = [1]
         _note(f"one candidate EP ({names[0] if names else ''}): a one-stage pipeline")
+    return depth_list
 
-    # -- how a trial is measured -----------------------------------------------------------------
-    if engine == "des":
-        measurement = Measurement(mode="stream", engine="des", frames_per_trial=frames or 20,
-                                  noise_sigma=noise_sigma)
-    else:
-        measurement = Measurement(frames_per_trial=frames, noise_sigma=noise_sigma)
-    problem = PipelineProblem(platform, workload, cost, depths=depth_list, eps=names,
-                              assignment=assignment, measurement=measurement, force=force,
-                              objective=objective, track=track)
-    if cores is not None and (algorithm == "Shisha" or getattr(explorer, "start", None) == "shisha"):
-        raise HetsimError(f"--algorithm {algorithm} gives each stage a whole EP (Shisha's seed), but --cores "
-                          f"fixes the stages' core groups (Paper I); with --cores use PS, PS-nohints, ES, RW, "
-                          f"HC, SA or NSGA-II-pipe")
-    try:
-        explorer.validate(problem)
-    except HetsimError as e:
-        raise HetsimError(f"--algorithm {algorithm} / --param: {e}") from None
-    terms = [t for t in (MaxTrials(max_trials) if max_trials is not None else None,
-                         MaxClock(max_clock) if max_clock is not None else None,
-                         TargetThroughput(target_fps) if target_fps is not None else None)
-             if t is not None]
-    # A progress bar only where someone watches (a terminal), never in a pipe or a captured run.
-    result = explore(problem, explorer, terms or None, seed=seed, progress=not as_json and console.is_terminal)
-    _flush_notes()
 
-    # -- results -------------------------------------------------------------------------------
-    front = pareto_front(result, [objective, *track]) if pareto is not None else None
+def _terminations(max_trials, max_clock, target_fps) -> list:
+    """The stopping rules given (--max-trials, --max-clock, --target-fps)."""
+    from hetsim.explore import MaxClock, MaxTrials, TargetThroughput
+
+    return [t for t in (MaxTrials(max_trials) if max_trials is not None else None,
+                        MaxClock(max_clock) if max_clock is not None else None,
+                        TargetThroughput(target_fps) if target_fps is not None else None)
+            if t is not None]
+
+
+def _write_pipeline_files(result, algorithm, workload, platform, pareto, trials_out, plot_out) -> None:
+    """The trial table (CSV) and the plot: the Pareto front with --pareto, else the convergence."""
+    from hetsim.explore.moo import plot_front
+    from hetsim.validation import atomic_write
+
     if trials_out:
         with atomic_write(trials_out) as f:
             result.trials.to_csv(f, index=False)
@@ -362,22 +417,33 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
                                  f"{algorithm} on {workload.name} / {platform.name}"))
         else:
             _plot_convergence(result, plot_out, f"{algorithm} on {workload.name} / {platform.name}")
-    summary = result.summary()
-    feasible = result.best is not None and problem.capable(result.best)
-    if as_json:
-        from hetsim.metrics import clean_json
 
-        out = dict(summary)
-        if front is not None:
-            out["pareto_front"] = front.to_dict(orient="records")
-        click.echo(json.dumps(clean_json(out), indent=2, default=str))
-        return
+
+def _echo_json(summary: dict, front=None) -> None:
+    """The summary (with the Pareto front's rows, if any) as one JSON object on stdout."""
+    from hetsim.metrics import clean_json
+
+    out = dict(summary)
+    if front is not None:
+        out["pareto_front"] = front.to_dict(orient="records")
+    click.echo(json.dumps(clean_json(out), indent=2, default=str))
+
+
+def _summary_table(result, summary: dict, workload, platform) -> None:
+    """The run's summary as a two-column table titled by the algorithm, workload and platform."""
     t = Table(title=escape(f"{result.algorithm} on {workload.name} / {platform.name}"), title_justify="left")
     t.add_column("")
     t.add_column("value")
     for key, value in summary.items():
         t.add_row(key, escape(fmt(value)))
     console.print(t)
+
+
+def _print_pipeline_result(result, problem, front, workload, platform, platform_name, workload_name,
+                           trials_out, plot_out) -> None:
+    """The summary, the Pareto front, how to simulate the best mapping (or why none is feasible)
+    and the files written."""
+    _summary_table(result, result.summary(), workload, platform)
     if front is not None:
         ft = Table(title=f"Pareto front ({len(front)} of {result.n_distinct} distinct configurations)",
                    title_justify="left")
@@ -386,7 +452,7 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
         for row in front.itertuples(index=False):
             ft.add_row(*(escape(fmt(v)) for v in row))
         console.print(ft)
-    if not feasible:
+    if result.best is None or not problem.capable(result.best):
         console.print("no feasible mapping found: every trial put a layer on an EP that cannot run one "
                       "of its ops (see `hetsim platforms show`); try --eps without that EP, or ES")
     elif result.best_mapping:
@@ -409,47 +475,79 @@ def _explore_placement(platform, workload, cost, algorithm, kwargs, eps, objecti
     """``hetsim explore`` with a placement algorithm: a :class:`PlacementProblem` over the given EPs
     (default: each cluster whole and each accelerator), the plan measured once, its summary, what
     the scheduler reports (wall time, prediction, ...), and the plan as a mapping file."""
-    from dataclasses import replace
-
-    import yaml
-
-    from hetsim.evaluate import DagOptions
-    from hetsim.explore import Measurement, PlacementProblem, explore
+    from hetsim.explore import explore
     from hetsim.explore.registry import get_algorithm, make_explorer
-    from hetsim.mapping import placement_dict
-    from hetsim.validation import atomic_write
 
-    allowed = get_algorithm(algorithm).parameters()
-    for key in kwargs:
-        if key not in allowed:
-            listing = ", ".join(f"{k}={v!r}" for k, v in allowed.items()) or "none"
-            raise HetsimError(f"--param {key}: {algorithm} has no parameter {key!r}; its parameters (with "
-                              f"defaults): {listing}")
+    _check_params(algorithm, get_algorithm(algorithm).parameters(), kwargs)
     explorer = make_explorer(algorithm, **kwargs)
     factory = getattr(type(explorer), "make_problem", None)
+    problem = None
     if factory is not None:
-        # An algorithm with its own problem (the hybrid-partitioning NSGA-II: the ncnn cluster,
-        # MPI transfers, AutoDiCE's benchmark runs); --eps is a device view or EP names.
-        given = {"--comm": comm is not None, "--no-caching": no_caching, "--engine": engine is not None,
-                 "--frames": frames is not None, "--cost-table": measured,
-                 "--cost-model": cost.name not in ("roofline", "ncnn")}
-        wrong = [flag for flag, on in given.items() if on]
-        if wrong:
-            raise HetsimError(f"{wrong[0]} does not apply to {algorithm}: it measures on its own problem "
-                              f"(the ncnn model, MPI transfers, AutoDiCE's benchmark mode)")
-        views = ("cpu", "cpu+gpu")
-        devices = eps if eps in views else ([e.strip() for e in eps.split(",") if e.strip()] if eps else None)
-        problem = factory(platform, workload, eps=devices, noise_sigma=noise_sigma or None,
-                          objective=objective or "latency")
-    else:
-        problem = None
+        problem = _own_problem(factory, platform, workload, cost, algorithm, eps, objective, engine, frames,
+                               noise_sigma, comm, no_caching, measured)
     allowed_objectives = ("latency", "energy", "throughput", "memory") if problem is not None else (
         "latency", "energy", "throughput")
     objective = objective or "latency"
     if objective not in allowed_objectives:
         raise HetsimError(f"--objective {objective}: a placement is judged by {', '.join(allowed_objectives)}")
+    if problem is None:
+        problem = _placement_problem(platform, workload, cost, eps, objective, engine, frames, noise_sigma,
+                                     comm, no_caching)
+    result = explore(problem, explorer, None, seed=seed, progress=False)
+    written = _export_autodice(result, platform, workload, export_dir) if export_dir else []
+    _flush_notes()
+    _write_placement_files(result, algorithm, workload, platform, trials_out, plan_out)
+    summary = _placement_summary(result)
+    if as_json:
+        _echo_json(summary)
+        return
+    _summary_table(result, summary, workload, platform)
+    if plan_out:
+        flags = (f" --cost-model {problem.cost.name}" if problem.cost.name in ("hope", "ncnn") else "") + (
+            f" --comm {problem.dag.comm}" if problem.dag.comm != "free" else "")
+        console.print(f"simulate it: hetsim simulate -p {platform_name} -w {workload_name} -m {plan_out}{flags}",
+                      soft_wrap=True)
+    for path in [trials_out, plan_out, *written]:
+        if path:
+            console.print(f"wrote {path}")
+
+
+def _check_params(name: str, allowed: dict, params) -> None:
+    """Every --param is one of the algorithm's parameters; the error lists them with defaults."""
+    for key in params:
+        if key not in allowed:
+            listing = ", ".join(f"{k}={v!r}" for k, v in allowed.items()) or "none"
+            raise HetsimError(f"--param {key}: {name} has no parameter {key!r}; its parameters (with "
+                              f"defaults): {listing}")
+
+
+def _own_problem(factory, platform, workload, cost, algorithm, eps, objective, engine, frames, noise_sigma,
+                 comm, no_caching, measured):
+    """The problem of an algorithm with its own (the hybrid-partitioning NSGA-II: the ncnn cluster,
+    MPI transfers, AutoDiCE's benchmark runs); --eps is a device view or EP names."""
+    wrong = _first_given({"--comm": comm is not None, "--no-caching": no_caching,
+                          "--engine": engine is not None, "--frames": frames is not None,
+                          "--cost-table": measured, "--cost-model": cost.name not in ("roofline", "ncnn")})
+    if wrong:
+        raise HetsimError(f"{wrong} does not apply to {algorithm}: it measures on its own problem "
+                          f"(the ncnn model, MPI transfers, AutoDiCE's benchmark mode)")
+    views = ("cpu", "cpu+gpu")
+    devices = eps if eps in views else ([e.strip() for e in eps.split(",") if e.strip()] if eps else None)
+    return factory(platform, workload, eps=devices, noise_sigma=noise_sigma or None,
+                   objective=objective or "latency")
+
+
+def _placement_problem(platform, workload, cost, eps, objective, engine, frames, noise_sigma, comm,
+                       no_caching):
+    """A :class:`PlacementProblem` over the EPs given (each known, none twice), measured on the
+    platform's DAG execution."""
+    from dataclasses import replace
+
+    from hetsim.evaluate import DagOptions
+    from hetsim.explore import Measurement, PlacementProblem
+
     names = None
-    if eps is not None and problem is None:
+    if eps is not None:
         names = [e.strip() for e in eps.split(",") if e.strip()]
         for n in names:
             try:
@@ -459,20 +557,25 @@ def _explore_placement(platform, workload, cost, algorithm, kwargs, eps, objecti
                                   f"{', '.join(platform.topology.ep_forms())}") from None
         if len(set(names)) != len(names):
             raise HetsimError(f"--eps lists an EP twice: {','.join(names)}")
-    if problem is None:
-        engine = engine or ("des" if noise_sigma > 0 else "analytic")
-        if objective == "energy" and not platform.has_power_model:
-            raise HetsimError(f"--objective energy: {platform.name} has no power model (docs/platforms.md); "
-                              "allowed here: latency, throughput")
-        # The platform's runtime (pim-zynq: ONNX Runtime's serial executor), --comm / --no-caching on top.
-        base = DagOptions.for_platform(platform)
-        dag = replace(base, comm=comm or base.comm, caching=base.caching and not no_caching)
-        problem = PlacementProblem(platform, workload, cost, eps=names, objective=objective, dag=dag,
-                                   measurement=Measurement(mode="stream", frames_per_trial=frames or 1,
-                                                           engine=engine, noise_sigma=noise_sigma))
-    result = explore(problem, explorer, None, seed=seed, progress=False)
-    written = _export_autodice(result, platform, workload, export_dir) if export_dir else []
-    _flush_notes()
+    engine = engine or ("des" if noise_sigma > 0 else "analytic")
+    if objective == "energy" and not platform.has_power_model:
+        raise HetsimError(f"--objective energy: {platform.name} has no power model (docs/platforms.md); "
+                          "allowed here: latency, throughput")
+    # The platform's runtime (pim-zynq: ONNX Runtime's serial executor), --comm / --no-caching on top.
+    base = DagOptions.for_platform(platform)
+    dag = replace(base, comm=comm or base.comm, caching=base.caching and not no_caching)
+    return PlacementProblem(platform, workload, cost, eps=names, objective=objective, dag=dag,
+                            measurement=Measurement(mode="stream", frames_per_trial=frames or 1,
+                                                    engine=engine, noise_sigma=noise_sigma))
+
+
+def _write_placement_files(result, algorithm, workload, platform, trials_out, plan_out) -> None:
+    """The trial table (CSV) and the chosen plan as a mapping YAML (hetsim simulate -m FILE)."""
+    import yaml
+
+    from hetsim.mapping import placement_dict
+    from hetsim.validation import atomic_write
+
     if trials_out:
         with atomic_write(trials_out) as f:
             result.trials.to_csv(f, index=False)
@@ -480,31 +583,17 @@ def _explore_placement(platform, workload, cost, algorithm, kwargs, eps, objecti
         with atomic_write(plan_out) as f:
             yaml.safe_dump({"description": f"{algorithm} on {workload.name} / {platform.name}",
                             **placement_dict(result.best)}, f, sort_keys=False, allow_unicode=True)
+
+
+def _placement_summary(result) -> dict:
+    """The run's summary with what the scheduler reports (OPT: its profiling runs), scalars only."""
     summary = result.summary()
-    for key, value in result.info.items():   # what the scheduler reports (OPT: its profiling runs)
+    for key, value in result.info.items():
         if isinstance(value, int | float | str | bool):
             summary[key] = value
         elif isinstance(value, dict):
             summary.update({f"{key}.{k}": v for k, v in value.items() if isinstance(v, int | float | str | bool)})
-    if as_json:
-        from hetsim.metrics import clean_json
-
-        click.echo(json.dumps(clean_json(summary), indent=2, default=str))
-        return
-    t = Table(title=escape(f"{result.algorithm} on {workload.name} / {platform.name}"), title_justify="left")
-    t.add_column("")
-    t.add_column("value")
-    for key, value in summary.items():
-        t.add_row(key, escape(fmt(value)))
-    console.print(t)
-    if plan_out:
-        flags = (f" --cost-model {problem.cost.name}" if problem.cost.name in ("hope", "ncnn") else "") + (
-            f" --comm {problem.dag.comm}" if problem.dag.comm != "free" else "")
-        console.print(f"simulate it: hetsim simulate -p {platform_name} -w {workload_name} -m {plan_out}{flags}",
-                      soft_wrap=True)
-    for path in [trials_out, plan_out, *written]:
-        if path:
-            console.print(f"wrote {path}")
+    return summary
 
 
 def _export_autodice(result, platform, workload, directory) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
@@ -13,6 +14,9 @@ from rich.table import Table
 from hetsim.bounds import SEED
 from hetsim.cli._common import check_flag, console
 from hetsim.errors import HetsimError
+
+if TYPE_CHECKING:
+    from hetsim.platform import Platform
 
 
 def _threads(text: str | None) -> list[int]:
@@ -80,14 +84,8 @@ def profile(model, out, threads, runs, warmup, input_shapes, name, seed, spin) -
     pinned, random inputs) and write its profiles, a measured cost table per op and thread count,
     the workload and a platform whose EPs are the thread settings (C1, C2, ...)."""
     from hetsim.cli.costs import print_summary, write_tables
-    from hetsim.cost import MeasuredCostModel
     from hetsim.cost.ort_profile import import_ort_profiles, run_ort_profiles
-    from hetsim.evaluate import evaluate
     from hetsim.host.commands import _progress
-    from hetsim.mapping import load_mapping
-    from hetsim.platform import platform_from_dict
-    from hetsim.validation import atomic_write
-    from hetsim.workload import workload_from_dict
     from hetsim.workload.onnx_import import import_onnx, parse_input_shapes
 
     counts = _threads(threads)
@@ -114,18 +112,43 @@ def profile(model, out, threads, runs, warmup, input_shapes, name, seed, spin) -
                                    skip_runs=warmup, input_shapes=shapes, name=wname)
     written = write_tables(measured, out_dir, imported.spec,
                            f"Imported by `hetsim profile {model}`.")
+    platform = _write_platform(out_dir, wname, counts, written)
+    print_summary(measured)
+    _end_to_end(platform, imported.spec, measured, out_dir, wname, counts)
+    cpus = len(os.sched_getaffinity(0))
+    busy = max(load_before, load_after) > cpus - 0.5
+    console.print(f"load average {load_before:.2f} before, {load_after:.2f} after, on {cpus} CPUs"
+                  + (": the machine was busy, so runs include other processes' interference"
+                     if busy else ""), soft_wrap=True)
+    console.print(f"wrote {', '.join(escape(str(p)) for p in [*paths.values(), *written])}",
+                  soft_wrap=True)
+
+
+def _write_platform(out_dir: Path, wname: str, counts: list[int], written: list) -> Platform:
+    """platform.yaml (the thread settings as EPs), checked by loading it before it is written;
+    appended to ``written``."""
     import yaml
+
+    from hetsim.platform import platform_from_dict
+    from hetsim.validation import atomic_write
 
     text = platform_yaml(f"{wname}-ort", max(counts), counts)
     platform = platform_from_dict(yaml.safe_load(text), str(out_dir / "platform.yaml"))
     with atomic_write(out_dir / "platform.yaml") as f:
         f.write(text)
     written.append(out_dir / "platform.yaml")
-    print_summary(measured)
+    return platform
 
-    # The end-to-end check: every op on one EP, in order (a sequential run), simulated with the
-    # measured costs, against ONNX Runtime's own end-to-end time of the same runs.
-    workload = workload_from_dict(imported.spec, str(out_dir / f"{wname}.yaml"))
+
+def _end_to_end(platform, spec: dict, measured, out_dir: Path, wname: str, counts: list[int]) -> None:
+    """The end-to-end check: every op on one EP, in order (a sequential run), simulated with the
+    measured costs, against ONNX Runtime's own end-to-end time of the same runs."""
+    from hetsim.cost import MeasuredCostModel
+    from hetsim.evaluate import evaluate
+    from hetsim.mapping import load_mapping
+    from hetsim.workload import workload_from_dict
+
+    workload = workload_from_dict(spec, str(out_dir / f"{wname}.yaml"))
     cost = MeasuredCostModel(platform, measured.ops)
     t = Table("EP", "ONNX Runtime run, median (ms)", "fastest run (ms)",
               "simulated sequential (ms)", "error", title="end to end", title_justify="left")
@@ -138,10 +161,3 @@ def profile(model, out, threads, runs, warmup, input_shapes, name, seed, spin) -
         t.add_row(ep, f"{measured_s * 1e3:.3f}", f"{runs_ep.time_s.min() * 1e3:.3f}",
                   f"{sim_s * 1e3:.3f}", f"{(sim_s - measured_s) / measured_s:+.1%}")
     console.print(t)
-    cpus = len(os.sched_getaffinity(0))
-    busy = max(load_before, load_after) > cpus - 0.5
-    console.print(f"load average {load_before:.2f} before, {load_after:.2f} after, on {cpus} CPUs"
-                  + (": the machine was busy, so runs include other processes' interference"
-                     if busy else ""), soft_wrap=True)
-    console.print(f"wrote {', '.join(escape(str(p)) for p in [*paths.values(), *written])}",
-                  soft_wrap=True)

@@ -89,6 +89,12 @@ def calibrate_host(out, name, quick, statistic, from_json) -> None:
                   f, indent=1)
     with atomic_write(out_path) as f:
         f.write(text)
+    Console().print(_fit_table(name, fit, gemm2, jitter))
+    click.echo(f"wrote {out_path} and {raw_path}")
+
+
+def _fit_table(name: str, fit, gemm2, jitter: float) -> Table:
+    """The fitted platform's parameters and median errors (the roofline's, then gemm2's)."""
     t = Table("parameter", "value", title=f"fitted platform {name}", title_justify="left")
     t.add_row("peak (GMAC/s/core)", f"{fit.peak_MACps / 1e9:.1f} ({fit.macs_per_cycle:g} MAC/cycle @ {fit.freq_MHz:g} MHz)")
     t.add_row("gemm_efficiency", f"{fit.gemm_efficiency:.3f}")
@@ -111,8 +117,7 @@ def calibrate_host(out, name, quick, statistic, from_json) -> None:
             t.add_row(f"gemm2.{k}", f"{gemm2.block[k]:.3g}" if isinstance(gemm2.block[k], float) else str(gemm2.block[k]))
         for k, r in gemm2.residuals.items():
             t.add_row(f"median |error| {k}", f"{r:.1%}")
-    Console().print(t)
-    click.echo(f"wrote {out_path} and {raw_path}")
+    return t
 
 
 # -- validate ---------------------------------------------------------------------------------

@@ -108,17 +108,31 @@ MAX_TURBO = 2.0
 def fit_host(m: Measurements) -> HostFit:
     machine = m.machine
     cores = len(machine["cpus"])
-    macs = float(machine["macs_per_cycle"])
-    nominal = float(machine["nominal_MHz"])
+    core_bw, mem_bw = _fit_bandwidth(m)
+    macs, freq, eff, o, pack = _fit_gemm_one_thread(m, float(machine["macs_per_cycle"]),
+                                                    float(machine["nominal_MHz"]), core_bw)
+    fit = HostFit(macs, freq, eff, [1.0], float(o), [], float(pack), [], core_bw, mem_bw, {}, None, cores)
+    _fit_parallel_efficiency(fit, m, cores)
+    _fit_kinds(fit, m, cores)
+    _fit_network_overheads(fit, m)
+    return fit
 
-    # -- bandwidth ------------------------------------------------------------------------
+
+def _fit_bandwidth(m: Measurements) -> tuple[float, float]:
+    """A core's bandwidth (median of the 1-core STREAM runs) and the memory's (every core at once,
+    summed; never below one core's)."""
     one = [s["bytes"] / s["time_s"] for s in m.stream if s["cores"] == 1]
     top = max(s["cores"] for s in m.stream)
     core_bw = float(np.median(one))
     mem_bw = float(sum(s["bytes"] / s["time_s"] for s in m.stream if s["cores"] == top))
-    mem_bw = max(mem_bw, core_bw)
+    return core_bw, max(mem_bw, core_bw)
 
-    # -- GEMM, 1 thread: peak rate, packing rate, overhead ----------------------------------
+
+def _fit_gemm_one_thread(m: Measurements, macs: float, nominal: float, core_bw: float
+                         ) -> tuple[float, float, float, float, float]:
+    """GEMM, 1 thread: the peak rate, packing rate and overhead; the clock raised for turbo (or,
+    past any turbo, the MACs per cycle). Returns MACs per cycle, MHz, GEMM efficiency, overhead
+    (s) and packing rate (B/s)."""
     g1 = [g for g in m.gemm if g["threads"] == 1]
     t1 = np.array([g["time_s"] for g in g1])
 
@@ -143,10 +157,12 @@ def fit_host(m: Measurements) -> HostFit:
             freq = nominal
             macs = rate / (nominal * 1e6)
     eff = float(min(1.0, rate / (macs * freq * 1e6)))
+    return macs, freq, eff, o, pack
 
-    fit = HostFit(macs, freq, eff, [1.0], float(o), [], float(pack), [], core_bw, mem_bw, {}, None, cores)
 
-    # -- GEMM, n threads: parallel efficiency -------------------------------------------------
+def _fit_parallel_efficiency(fit: HostFit, m: Measurements, cores: int) -> None:
+    """GEMM, n threads: the parallel efficiency of each thread count (a count not measured keeps
+    the one before), and the GEMM grid's median |error|."""
     for n in range(2, cores + 1):
         gn = [g for g in m.gemm if g["threads"] == n]
         if not gn:
@@ -163,23 +179,26 @@ def fit_host(m: Measurements) -> HostFit:
     fit.residuals["gemm"] = _median_abs(
         fit.gemm_time(g["n"], g["k"], g["m"], g["threads"]) / g["time_s"] - 1 for g in m.gemm)
 
-    # -- im2col and the op kinds: a rate per core count -----------------------------------------
-    def fit_rates(rows) -> list[float]:
-        """Entry n-1: the rate of n threads, t = overhead + bytes / rate (the cost model caps it
-        at the bandwidth)."""
-        out = []
-        for n in range(1, cores + 1):
-            sub = [r for r in rows if r["threads"] == n]
-            if not sub:
-                break
-            t = np.array([r["time_s"] for r in sub])
-            (r,) = _robust(lambda x, sub=sub, t=t: np.log(
-                np.array([fit.op_overhead_s + q["bytes"] / x[0] for q in sub]) / t), [5 * _GB], [1e6], [1e13])
-            out.append(float(r))
-        return out
 
+def _fit_rates(fit: HostFit, rows, cores: int) -> list[float]:
+    """Entry n-1: the rate of n threads, t = overhead + bytes / rate (the cost model caps it
+    at the bandwidth)."""
+    out = []
+    for n in range(1, cores + 1):
+        sub = [r for r in rows if r["threads"] == n]
+        if not sub:
+            break
+        t = np.array([r["time_s"] for r in sub])
+        (r,) = _robust(lambda x, sub=sub, t=t: np.log(
+            np.array([fit.op_overhead_s + q["bytes"] / x[0] for q in sub]) / t), [5 * _GB], [1e6], [1e13])
+        out.append(float(r))
+    return out
+
+
+def _fit_kinds(fit: HostFit, m: Measurements, cores: int) -> None:
+    """im2col and the op kinds: a rate per core count (depthwise: an efficiency of the peak)."""
     if m.im2col:
-        fit.im2col_Bps = fit_rates(m.im2col)
+        fit.im2col_Bps = _fit_rates(fit, m.im2col, cores)
         fit.residuals["im2col"] = _median_abs(fit.rate_time(r["bytes"], fit.im2col_Bps, r["threads"])
                                               / r["time_s"] - 1 for r in m.im2col)
     for kind in sorted({k["kind"] for k in m.kinds}):
@@ -195,11 +214,9 @@ def fit_host(m: Measurements) -> HostFit:
             (e,) = _robust(res_dw, [0.05], [1e-4], [1.0])
             fit.dw_efficiency = float(e)
             continue
-        fit.kind_Bps[kind] = fit_rates(rows)
+        fit.kind_Bps[kind] = _fit_rates(fit, rows, cores)
         fit.residuals[f"kind {kind}"] = _median_abs(
             fit.rate_time(r["bytes"], fit.kind_Bps[kind], r["threads"]) / r["time_s"] - 1 for r in rows)
-    _fit_network_overheads(fit, m)
-    return fit
 
 
 def _fit_network_overheads(fit: HostFit, m: Measurements) -> None:
@@ -286,9 +303,17 @@ def platform_yaml(fit: HostFit, m: Measurements, name: str = "host", raw_file: s
         f"    bandwidth_GBps: {d['memories'][0]['bandwidth_GBps']}  # [measured] STREAM-like read (1-thread "
         f"GEMV, {_MB(m)} MB per core) on all {fit.cores} cores at once, summed",
     ]
+    lines += _core_type_yaml(fit, mc, c, r)
+    lines += _clusters_yaml(fit, gemm2)
+    return "\n".join(lines)
+
+
+def _core_type_yaml(fit: HostFit, mc: dict, c: dict, r: dict) -> list[str]:
+    """The core type's lines: MACs per cycle, bandwidth, clock and the roofline's fitted terms,
+    each with how it was obtained and its median |error|."""
     note = ("nominal, /proc/cpuinfo" if fit.freq_MHz == mc["nominal_MHz"] else
             f"nominal {mc['nominal_MHz']:g} MHz raised: the fitted GEMM rate exceeds the ISA peak there (turbo)")
-    lines += [
+    lines = [
         "core_types:",
         "  - name: cpu",
         f"    macs_per_cycle: {_g(c['macs_per_cycle'])}  # " + (
@@ -317,6 +342,12 @@ def platform_yaml(fit: HostFit, m: Measurements, name: str = "host", raw_file: s
             lines.append(f"        {k}: {v}  # median |error| {fit.residuals.get('kind ' + k, float('nan')):.1%}")
     else:
         lines.append("      kind_GBps: {}  # every kind measured keeps up with the memory")
+    return lines
+
+
+def _clusters_yaml(fit: HostFit, gemm2: Gemm2Fit | None) -> list[str]:
+    """The gemm2 block (under the core type) with the caches it found, then the one cluster."""
+    lines: list[str] = []
     caches = ""
     if gemm2 is not None:
         lines += _gemm2_yaml(gemm2)
@@ -333,7 +364,7 @@ def platform_yaml(fit: HostFit, m: Measurements, name: str = "host", raw_file: s
         "/sys/devices/system/cpu/cpu0/cache",
         "",
     ]
-    return "\n".join(lines)
+    return lines
 
 
 def _gemm2_yaml(g2: Gemm2Fit) -> list[str]:
@@ -451,29 +482,77 @@ def fit_gemm2(m: Measurements, fit: HostFit, fixed: dict | None = None) -> Gemm2
     ``fixed`` holds block fields at given values instead of fitting or searching them (an ablation
     refits with a mechanism off: ``{"caches": False}``, ``{"tiles": False}``, ``{"overlap": 1.0}``).
     """
-    from hetsim.cost.gemm2 import Access, Gemm2Ep, gemm_terms, memory_time
-    from hetsim.platform.schema import Gemm2CoreParams
-
     l1, l2, l2_private, l3 = _caches(m.machine)
     l1_B, l2_B, l3_B = (x * 1024 if x else None for x in (l1, l2, l3))
     l2_rate, l3_rate = _level_rates(m, l2_B, l3_B)
     mpc = fit.macs_per_cycle
     f0 = fit.freq_MHz * 1e6
-
     fixed = dict(fixed or {})
-
-    def ep_for(threads: int, **params) -> Gemm2Ep:
-        g = Gemm2CoreParams.model_construct(**{**Gemm2CoreParams().model_dump(), **params, **fixed})
-        return Gemm2Ep(None, g, mpc, f0, 1.0, threads, l1_B, l2_B, l2_private, l3_B,  # type: ignore[arg-type]
-                       fit.core_bandwidth_Bps, fit.memory_bandwidth_Bps)
-
+    machine = _Gemm2Machine(fit, fixed, f0, l1_B, l2_B, l2_private, l3_B)
     level_params = {"l2_bytes_per_cycle": l2_rate / f0 if l2_rate else None,
                     "l3_GBps": l3_rate / _GB if l3_rate else None}
 
-    def features(rows, tr, tc, kc, residency, threads):
+    g1 = [r for r in m.contexts if r["threads"] == 1 and r["set"] in ("fit", "sweep")]
+    if not g1:
+        raise ValueError("no gemm2 measurements (contexts): run `hetsim calibrate host` again")
+    err1, tr, tc, kc, res, (rate, tile_s, pack_s, call1_s, overlap) = _gemm2_search(machine, g1, level_params)
+    # The clock: raise it (turbo) until the kernel rate fits the ISA peak, as the roofline fit does.
+    freq = fit.freq_MHz
+    if rate > mpc * freq * 1e6:
+        freq = math.ceil(rate / (mpc * 1e8)) * 100.0
+    f = freq * 1e6
+    level_params = {"l2_bytes_per_cycle": l2_rate / f if l2_rate else None,
+                    "l3_GBps": l3_rate / _GB if l3_rate else None}
+    block = {"kernel_efficiency": min(1.0, rate / (mpc * f)), "tile_rows": tr, "tile_cols": tc,
+             "block_k": kc, "tile_overhead_cycles": tile_s * f, "pack_cycles_per_byte": pack_s * f,
+             "overlap": float(overlap), "residency": res, "gemm_macs_per_thread": OPENBLAS_MACS_PER_THREAD,
+             **level_params}
+    par, calls = _gemm2_threads(machine, m, (tr, tc, kc, res), level_params,
+                                (rate, tile_s, pack_s, call1_s, overlap))
+    block["parallel_efficiency"] = par
+    block["gemm_call_us"] = [c * 1e6 for c in calls]
+    block["kernel_threads"] = 1         # the executor's non-GEMM kernels (hetsim/host/kernels.py)
+    block.update(fixed)
+    _gemm2_kernels(machine, m, block, f, overlap)
+    if m.winograd:
+        block["winograd_cycles_per_element"] = _fit_winograd(m, machine.ep(1, **block), f, overlap)
+    out = Gemm2Fit(block, l1, l2, l2_private, l3, freq)
+    out.choices = {"tile_rows": tr, "tile_cols": tc, "block_k": kc, "residency": res,
+                   "fit median |error| of the chosen (1 thread)": err1}
+    _gemm2_residuals(out, m, fit)
+    return out
+
+
+@dataclass
+class _Gemm2Machine:
+    """What every gemm2 EP of a fit shares: the roofline fit (MACs per cycle, bandwidths), the
+    clock the fit starts from (f0, Hz), the caches (bytes) and the block fields held ``fixed``."""
+
+    fit: HostFit
+    fixed: dict
+    f0: float
+    l1_B: float | None
+    l2_B: float | None
+    l2_private: bool
+    l3_B: float | None
+
+    def ep(self, threads: int, **params):
+        """A gemm2 EP of ``threads`` threads with these block fields (the fixed ones win)."""
+        from hetsim.cost.gemm2 import Gemm2Ep
+        from hetsim.platform.schema import Gemm2CoreParams
+
+        g = Gemm2CoreParams.model_construct(**{**Gemm2CoreParams().model_dump(), **params, **self.fixed})
+        return Gemm2Ep(None, g, self.fit.macs_per_cycle, self.f0, 1.0, threads,  # type: ignore[arg-type]
+                       self.l1_B, self.l2_B, self.l2_private, self.l3_B,
+                       self.fit.core_bandwidth_Bps, self.fit.memory_bandwidth_Bps)
+
+    def features(self, rows, tr, tc, kc, residency, threads, level_params: dict) -> np.ndarray:
         """Per row: kernel seconds at rate 1 MAC/s... as arrays (kernel MACs, tile blocks, pack bytes,
         memory seconds, calls)."""
-        e = ep_for(threads, tile_rows=tr, tile_cols=tc, block_k=kc, residency=residency, **level_params)
+        from hetsim.cost.gemm2 import Access, gemm_terms, memory_time
+
+        mpc = self.fit.macs_per_cycle
+        e = self.ep(threads, tile_rows=tr, tile_cols=tc, block_k=kc, residency=residency, **level_params)
         out = np.empty((len(rows), 4))
         for i, r in enumerate(rows):
             n, k, mm = r["n"], r["k"], r["m"]
@@ -487,15 +566,19 @@ def fit_gemm2(m: Measurements, fit: HostFit, fixed: dict | None = None) -> Gemm2
             out[i] = (terms.kernel_cycles * mpc, terms.tile_blocks, (a + b) / t, mem)
         return out
 
+
+def _gemm2_search(machine: _Gemm2Machine, g1: list[dict], level_params: dict) -> tuple:
+    """GEMM, 1 thread: the kernel rate, tile and packing seconds, call cost and overlap fitted for
+    every tile shape, K block and residency rule (those not held fixed); the best (median |error|,
+    tr, tc, kc, residency, fitted values) is kept."""
+    fixed = machine.fixed
+
     def model_time(x, F, threads_col=None):
         rate, tile_s, pack_s, call_s, ov = x
         core = F[:, 0] / rate + F[:, 1] * tile_s + F[:, 2] * pack_s
         mem = F[:, 3]
         return call_s + core + mem - ov * np.minimum(core, mem)
 
-    g1 = [r for r in m.contexts if r["threads"] == 1 and r["set"] in ("fit", "sweep")]
-    if not g1:
-        raise ValueError("no gemm2 measurements (contexts): run `hetsim calibrate host` again")
     y1 = np.array([r["time_s"] for r in g1])
     best = None
     fixed_overlap = fixed.get("overlap")
@@ -511,7 +594,7 @@ def fit_gemm2(m: Measurements, fit: HostFit, fixed: dict | None = None) -> Gemm2
         for tc in (TILE_COLS if tiles_on else (1,)) if "tile_cols" not in fixed else (fixed["tile_cols"],):
             for kc in BLOCK_K if "block_k" not in fixed else (fixed["block_k"],):
                 for res in RESIDENCY if "residency" not in fixed else (fixed["residency"],):
-                    F = features(g1, tr, tc, kc, res, 1)
+                    F = machine.features(g1, tr, tc, kc, res, 1, level_params)
                     x0 = np.array([max(r["n"] * r["k"] * r["m"] / r["time_s"] for r in g1), 1e-8, 1e-11, 2e-6, 0.5])
                     x0 = np.clip(x0, lo, hi)[free]
                     sol = least_squares(lambda x, F=F: np.log(model_time(full(x), F) / y1), x0,
@@ -521,27 +604,24 @@ def fit_gemm2(m: Measurements, fit: HostFit, fixed: dict | None = None) -> Gemm2
                     if best is None or err < best[0]:
                         best = (err, tr, tc, kc, res, full(sol.x))
     assert best is not None
-    err1, tr, tc, kc, res, (rate, tile_s, pack_s, call1_s, overlap) = best
-    # The clock: raise it (turbo) until the kernel rate fits the ISA peak, as the roofline fit does.
-    freq = fit.freq_MHz
-    if rate > mpc * freq * 1e6:
-        freq = math.ceil(rate / (mpc * 1e8)) * 100.0
-    f = freq * 1e6
-    level_params = {"l2_bytes_per_cycle": l2_rate / f if l2_rate else None,
-                    "l3_GBps": l3_rate / _GB if l3_rate else None}
-    block = {"kernel_efficiency": min(1.0, rate / (mpc * f)), "tile_rows": tr, "tile_cols": tc,
-             "block_k": kc, "tile_overhead_cycles": tile_s * f, "pack_cycles_per_byte": pack_s * f,
-             "overlap": float(overlap), "residency": res, "gemm_macs_per_thread": OPENBLAS_MACS_PER_THREAD,
-             **level_params}
+    return best
+
+
+def _gemm2_threads(machine: _Gemm2Machine, m: Measurements, choice: tuple, level_params: dict,
+                   one: tuple) -> tuple[list[float], list[float]]:
+    """GEMM, n threads: the parallel efficiency and the call cost of n threads, the rest (``one``:
+    the 1-thread rate, tile, pack and call seconds and overlap) fixed; up to the first thread count
+    not measured."""
+    tr, tc, kc, res = choice
+    rate, tile_s, pack_s, call1_s, overlap = one
     calls = [call1_s]
     par = [1.0]
-    # n threads: the parallel efficiency and the call cost of n threads, the rest fixed.
     for n in range(2, len(m.machine["cpus"]) + 1):
         gn = [r for r in m.contexts if r["threads"] == n and r["set"] in ("fit", "sweep")]
         if not gn:
             break
         yn = np.array([r["time_s"] for r in gn])
-        Fn = features(gn, tr, tc, kc, res, n)
+        Fn = machine.features(gn, tr, tc, kc, res, n, level_params)
         threads = np.array([max(1, min(n, math.ceil(r["n"] * r["k"] * r["m"] / OPENBLAS_MACS_PER_THREAD)))
                             for r in gn])
 
@@ -557,15 +637,17 @@ def fit_gemm2(m: Measurements, fit: HostFit, fixed: dict | None = None) -> Gemm2
                             bounds=([0.05, 0.0], [1.0, 1e-2]), loss="soft_l1", f_scale=0.1, x_scale=[0.1, 1e-5])
         par.append(float(sol.x[0]))
         calls.append(float(sol.x[1]))
-    block["parallel_efficiency"] = par
-    block["gemm_call_us"] = [c * 1e6 for c in calls]
-    block["kernel_threads"] = 1         # the executor's non-GEMM kernels (hetsim/host/kernels.py)
-    block.update(fixed)
+    return par, calls
 
-    # The executor's other kernels: one per-op overhead, cycles per byte of im2col and of each kind,
-    # depthwise MACs per cycle; each with the traffic the model gives it (warm: the benchmarks re-run
-    # the same tensors).
-    e1 = ep_for(1, **block)
+
+def _gemm2_kernels(machine: _Gemm2Machine, m: Measurements, block: dict, f: float, overlap: float) -> None:
+    """The executor's other kernels: one per-op overhead, cycles per byte of im2col and of each kind,
+    depthwise MACs per cycle; each with the traffic the model gives it (warm: the benchmarks re-run
+    the same tensors). Written into ``block``."""
+    from hetsim.cost.gemm2 import Access, memory_time
+
+    mpc = machine.fit.macs_per_cycle
+    e1 = machine.ep(1, **block)
     kinds_rows = [r for r in m.kinds if r["threads"] == 1]
     im2col_rows = [r for r in m.im2col if r["threads"] == 1]
     names = sorted({r["kind"] for r in kinds_rows})
@@ -605,13 +687,6 @@ def fit_gemm2(m: Measurements, fit: HostFit, fixed: dict | None = None) -> Gemm2
     block["kind_cycles_per_byte"] = {k: float(v) for k, v in zip(labels[1:], sol.x[2:], strict=True) if k != "dw"}
     if "dw" in labels:
         block["dw_macs_per_cycle"] = float(sol.x[1 + labels.index("dw")])
-    if m.winograd:
-        block["winograd_cycles_per_element"] = _fit_winograd(m, ep_for(1, **block), f, overlap)
-    out = Gemm2Fit(block, l1, l2, l2_private, l3, freq)
-    out.choices = {"tile_rows": tr, "tile_cols": tc, "block_k": kc, "residency": res,
-                   "fit median |error| of the chosen (1 thread)": err1}
-    _gemm2_residuals(out, m, fit)
-    return out
 
 
 def _winograd_traffic(e, h: int, c: int, m: int, step: str) -> tuple[float, float]:

@@ -61,9 +61,23 @@ def run_dag(platform, tg: TaskGraph, options: RunOptions, progress=None) -> DagR
     tasks = tg.tasks
     n = len(tasks)
     noise = lognormal_factors(rng, options.noise_sigma, (frames, n))
+    memories, network = _servers(env, platform, tasks, options.contention)
+    finished = [[env.event() for _ in range(n)] for _ in range(frames)]
+    start, end = np.zeros((frames, n)), np.zeros((frames, n))
+    arrival, done = np.zeros(frames), np.zeros(frames)
+    execute = _executor(env, noise, memories, network, start, end, finished)
+    _processes(env, tg, frames, in_flight, execute, finished, arrival, done, progress)
+    env.run()
+    return DagRun(tg, start, end, arrival, done)
+
+
+def _servers(env, platform, tasks: list[Task], contention: bool
+             ) -> tuple[dict[str, BandwidthServer], FlowNetwork | None]:
+    """With contention on, a bandwidth server per memory an EP task reads and a flow network of
+    every server on a (simulated, not measured) transfer's route; with it off, neither."""
     memories: dict[str, BandwidthServer] = {}
     network: FlowNetwork | None = None
-    if options.contention:
+    if contention:
         network = FlowNetwork(env)
         for t in tasks:
             if t.ep is not None and t.ep.memory not in memories:
@@ -71,15 +85,13 @@ def run_dag(platform, tg: TaskGraph, options: RunOptions, progress=None) -> DagR
             if t.route is not None and not t.measured:
                 for name, bw in t.route.servers:
                     network.add(name, bw)
+    return memories, network
 
-    step = max(1, frames // 200)
-    finished = [[env.event() for _ in range(n)] for _ in range(frames)]
-    # A task holding several lanes (an MPI transfer) runs once every lane has reached it.
-    reached = {t.index: [[env.event() for _ in t.also] for _ in range(frames)]
-               for t in tasks if t.also}
-    admitted = [env.event() for _ in range(frames)]
-    start, end = np.zeros((frames, n)), np.zeros((frames, n))
-    arrival, done = np.zeros(frames), np.zeros(frames)
+
+def _executor(env, noise, memories: dict[str, BandwidthServer], network: FlowNetwork | None,
+              start: np.ndarray, end: np.ndarray, finished):
+    """``execute(t, f)``: task t of frame f, recorded in start/end; a closure over the run's state
+    (built once per run, so a task's execution looks up nothing more than before)."""
 
     def execute(t: Task, f: int):
         start[f, t.index] = env.now
@@ -107,6 +119,20 @@ def run_dag(platform, tg: TaskGraph, options: RunOptions, progress=None) -> DagR
                 yield network.transfer(t.nbytes, [name for name, _ in servers], t.route.bandwidth_Bps)
         end[f, t.index] = env.now
         finished[f][t.index].succeed()
+
+    return execute
+
+
+def _processes(env, tg: TaskGraph, frames: int, in_flight: int, execute, finished, arrival: np.ndarray,
+               done: np.ndarray, progress) -> None:
+    """The run's SimPy processes: admission (at most ``in_flight`` frames inside), one per lane, one
+    per lane-less task and frame, one per frame recording when it is done."""
+    tasks = tg.tasks
+    step = max(1, frames // 200)
+    # A task holding several lanes (an MPI transfer) runs once every lane has reached it.
+    reached = {t.index: [[env.event() for _ in t.also] for _ in range(frames)]
+               for t in tasks if t.also}
+    admitted = [env.event() for _ in range(frames)]
 
     def waits(t: Task, f: int):
         return [admitted[f]] + [finished[f][d] for d in t.deps]
@@ -148,8 +174,6 @@ def run_dag(platform, tg: TaskGraph, options: RunOptions, progress=None) -> DagR
                 env.process(free_task(t, f))
     for f in range(frames):
         env.process(record_done(f))
-    env.run()
-    return DagRun(tg, start, end, arrival, done)
 
 
 def dag_metrics(platform, workload, mapping, run: DagRun, options: RunOptions,

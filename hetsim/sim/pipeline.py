@@ -81,65 +81,74 @@ def run_pipeline(platform, workload, pipe: Pipeline, cost: CostModel, options: R
     env = simpy.Environment()
     # Seeded multiplicative noise per stage execution, drawn before the source's arrivals.
     noise = lognormal_factors(rng, options.noise_sigma, (k, frames))
-    # The fluid work of a stage execution: one flow of the stage's bytes (flows="stage"), or one
-    # flow per op in turn (flows="op": a memory-bound op is not averaged with compute-bound ones).
-    if options.flows == "op":
-        demands = [[cost.op_demand(op, s.ep, options.state) for layer in workload.layers[s.first - 1:s.last]
-                    for op in layer.ops] for s in stages]
-    else:
-        demands = [[sum(cost.layer_demands(workload, s.ep, options.state)[s.first - 1:s.last], ZERO)]
-                   for s in stages]
+    demands = _demands(workload, cost, stages, options)
     cut = [workload.cut_bytes(s.last) if i + 1 < k else 0 for i, s in enumerate(stages)]
     memories = {name: BandwidthServer.for_memory(env, platform.memory(name)) for name in shared_mems}
     links = {lk.name: BandwidthServer(env, lk.bandwidth_GBps * 1e9, lk.name)
              for lk in platform.links if lk.name in shared_links}
 
     queues = [simpy.Store(env, capacity=options.buffer_frames) for _ in range(k)]
-    step = max(1, frames // 200)    # progress calls: ~200 over the run
-    start, compute_end, end = np.zeros((k, frames)), np.zeros((k, frames)), np.zeros((k, frames))
+    record = np.zeros((k, frames)), np.zeros((k, frames)), np.zeros((k, frames))   # start, compute_end, end
     arrival = np.zeros(frames)
-
-    def stage_proc(i: int):
-        q_in, q_out = queues[i], (queues[i + 1] if i + 1 < k else None)
-        parts, route, xfer, nbytes = demands[i], routes[i], transfer[i], cut[i]
-        mem = memories.get(stages[i].ep.memory)
-        link = links.get(route.bottleneck) if (route is not None and route.links) else None
-        if i + 1 < k and cost.measured_transfer_s(nbytes, stages[i].ep, stages[i + 1].ep) is not None:
-            link = None  # a measured copy already contains its contention: a plain delay
-        timeout = env.timeout
-        for f in range(frames):
-            frame = yield q_in.get()
-            start[i, f] = env.now
-            scale = noise[i, f] if noise is not None else 1.0
-            if mem is None:
-                yield timeout(compute[i] * scale)
-            else:
-                for d in parts:
-                    if d.fixed_s > 0:
-                        yield timeout(d.fixed_s * scale)
-                    if d.bytes_ > 0 and d.busy_s > 0:
-                        # capped at its own uncontended rate: a compute-bound op needs no more
-                        yield mem.transfer(d.bytes_, d.bytes_ / d.busy_s / scale)
-                    elif d.busy_s > 0:
-                        yield timeout(d.busy_s * scale)
-            compute_end[i, f] = env.now
-            if xfer > 0:
-                if link is None:
-                    yield timeout(xfer)
-                else:
-                    yield timeout(route.latency_s)  # type: ignore[union-attr]
-                    yield link.transfer(nbytes, route.bandwidth_Bps)  # type: ignore[union-attr]
-            end[i, f] = env.now
-            if q_out is not None:
-                yield q_out.put(frame)
-            elif progress is not None and ((f + 1) % step == 0 or f + 1 == frames):
-                progress(f + 1)   # a plain call, no event: the bar does not change the run
-
     env.process(options.frame_source().process(env, queues[0], frames, arrival, rng))
     for i in range(k):
-        env.process(stage_proc(i))
+        route = routes[i]
+        mem = memories.get(stages[i].ep.memory)
+        link = links.get(route.bottleneck) if (route is not None and route.links) else None
+        if i + 1 < k and cost.measured_transfer_s(cut[i], stages[i].ep, stages[i + 1].ep) is not None:
+            link = None  # a measured copy already contains its contention: a plain delay
+        env.process(_stage_proc(env, i, frames, queues, compute[i], demands[i], mem, transfer[i], route,
+                                link, cut[i], noise, record, progress))
     env.run()
-    return PipelineRun(start, compute_end, end, arrival, [s.ep.name for s in stages])
+    return PipelineRun(*record, arrival, [s.ep.name for s in stages])
+
+
+def _demands(workload, cost: CostModel, stages, options: RunOptions) -> list[list]:
+    """The fluid work of each stage execution: one flow of the stage's bytes (flows="stage"), or one
+    flow per op in turn (flows="op": a memory-bound op is not averaged with compute-bound ones)."""
+    if options.flows == "op":
+        return [[cost.op_demand(op, s.ep, options.state) for layer in workload.layers[s.first - 1:s.last]
+                 for op in layer.ops] for s in stages]
+    return [[sum(cost.layer_demands(workload, s.ep, options.state)[s.first - 1:s.last], ZERO)]
+            for s in stages]
+
+
+def _stage_proc(env, i: int, frames: int, queues, compute_s: float, parts, mem, xfer_s: float, route, link,
+                nbytes: int, noise, record, progress):
+    """Stage i's SimPy process: a frame from its queue, compute (a plain delay, or its flows on a
+    shared memory), the transfer (a delay, or a flow on a shared link), the frame downstream. One
+    generator per stage and run; its loop reads locals only."""
+    start, compute_end, end = record
+    q_in, q_out = queues[i], (queues[i + 1] if i + 1 < len(queues) else None)
+    step = max(1, frames // 200)    # progress calls: ~200 over the run
+    timeout = env.timeout
+    for f in range(frames):
+        frame = yield q_in.get()
+        start[i, f] = env.now
+        scale = noise[i, f] if noise is not None else 1.0
+        if mem is None:
+            yield timeout(compute_s * scale)
+        else:
+            for d in parts:
+                if d.fixed_s > 0:
+                    yield timeout(d.fixed_s * scale)
+                if d.bytes_ > 0 and d.busy_s > 0:
+                    # capped at its own uncontended rate: a compute-bound op needs no more
+                    yield mem.transfer(d.bytes_, d.bytes_ / d.busy_s / scale)
+                elif d.busy_s > 0:
+                    yield timeout(d.busy_s * scale)
+        compute_end[i, f] = env.now
+        if xfer_s > 0:
+            if link is None:
+                yield timeout(xfer_s)
+            else:
+                yield timeout(route.latency_s)
+                yield link.transfer(nbytes, route.bandwidth_Bps)
+        end[i, f] = env.now
+        if q_out is not None:
+            yield q_out.put(frame)
+        elif progress is not None and ((f + 1) % step == 0 or f + 1 == frames):
+            progress(f + 1)   # a plain call, no event: the bar does not change the run
 
 
 def _shared(platform, pipe: Pipeline, routes) -> tuple[list[str], list[str]]:

@@ -187,38 +187,58 @@ def _scan(service: np.ndarray, transfer: np.ndarray, arrival_at: np.ndarray, lag
     arr = np.ascontiguousarray(arrival_at.reshape(P, L).T)
     n = K * lag                              # state entries (row, slot)
     entry_state = np.full((P, n), -np.inf)   # x_c: D at the chunk's last b + 1 frames before it
-
     if P > 1:
-        # Phase 1: the transfer matrix of every chunk but the last, column j = unit vector j,
-        # column n = the arrivals (from a state of -inf).
-        Pm = P - 1
-        step = svc[:, :, :Pm] + transfer[:, None, None]          # t_r(f) = c n + x
-        ring = np.full((K, lag, Pm, n + 1), -np.inf)
-        rows, slots = np.divmod(np.arange(n), lag)
-        ring[rows, slots, :, np.arange(n)] = 0.0
-        tmp = np.empty((Pm, n + 1))
-        for fc in range(L):              # fc: frame within its chunk
-            if tick is not None:
-                tick(fc)
-            cur, prev = fc % lag, (fc - 1) % lag
-            # Source: D_0(f) = max(a_f, D_0(f-1), D_1(f-b-1)); a_f enters column n only.
-            out = ring[0, cur]
-            np.maximum(ring[0, prev], ring[1, cur], out=out)
-            np.maximum(out[:, n], arr[fc, :Pm], out=out[:, n])
-            for r in range(1, K):
-                np.maximum(ring[r - 1, cur], ring[r, prev], out=tmp)
-                np.add(tmp, step[r - 1, fc][:, None], out=tmp)
-                if r + 1 < K:
-                    np.maximum(tmp, ring[r + 1, cur], out=ring[r, cur])
-                else:
-                    np.copyto(ring[r, cur], tmp)
-        transfer_matrix = ring.reshape(n, Pm, n + 1).transpose(1, 0, 2)   # (chunk, out, in)
+        transfer_matrix = _transfer_matrices(svc, transfer, arr, lag, L, P, tick)
         # Phase 2: x_(c+1) = M_c (x) [x_c; 0], in max-plus.
-        for c in range(Pm):
+        for c in range(P - 1):
             m = transfer_matrix[c]
             np.maximum(np.max(m[:, :n] + entry_state[c], axis=1), m[:, n], out=entry_state[c + 1])
+    start, compute_end, end, entry = _replay_chunks(svc, transfer, arr, entry_state, lag, L, P, tick)
 
-    # Phase 3: every chunk from its entry state, in the DES's order of operations.
+    def frames_last(a: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(a.transpose(0, 2, 1).reshape(a.shape[0], P * L)[:, :frames])
+
+    return (frames_last(start), frames_last(compute_end), frames_last(end),
+            np.ascontiguousarray(entry.T.reshape(P * L)[:frames]))
+
+
+def _transfer_matrices(svc: np.ndarray, transfer: np.ndarray, arr: np.ndarray, lag: int, L: int, P: int,
+                       tick) -> np.ndarray:
+    """Phase 1: the transfer matrix of every chunk but the last, column j = unit vector j,
+    column n = the arrivals (from a state of -inf); (chunk, out, in)."""
+    K = svc.shape[0] + 1
+    n = K * lag
+    Pm = P - 1
+    step = svc[:, :, :Pm] + transfer[:, None, None]          # t_r(f) = c n + x
+    ring = np.full((K, lag, Pm, n + 1), -np.inf)
+    rows, slots = np.divmod(np.arange(n), lag)
+    ring[rows, slots, :, np.arange(n)] = 0.0
+    tmp = np.empty((Pm, n + 1))
+    for fc in range(L):              # fc: frame within its chunk
+        if tick is not None:
+            tick(fc)
+        cur, prev = fc % lag, (fc - 1) % lag
+        # Source: D_0(f) = max(a_f, D_0(f-1), D_1(f-b-1)); a_f enters column n only.
+        out = ring[0, cur]
+        np.maximum(ring[0, prev], ring[1, cur], out=out)
+        np.maximum(out[:, n], arr[fc, :Pm], out=out[:, n])
+        for r in range(1, K):
+            np.maximum(ring[r - 1, cur], ring[r, prev], out=tmp)
+            np.add(tmp, step[r - 1, fc][:, None], out=tmp)
+            if r + 1 < K:
+                np.maximum(tmp, ring[r + 1, cur], out=ring[r, cur])
+            else:
+                np.copyto(ring[r, cur], tmp)
+    return ring.reshape(n, Pm, n + 1).transpose(1, 0, 2)
+
+
+def _replay_chunks(svc: np.ndarray, transfer: np.ndarray, arr: np.ndarray, entry_state: np.ndarray,
+                   lag: int, L: int, P: int, tick
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Phase 3: every chunk from its entry state, in the DES's order of operations; the start,
+    compute end and end of every (stage, frame-in-chunk, chunk) and the entry into Q_1."""
+    k = svc.shape[0]
+    K = k + 1
     ring3 = np.ascontiguousarray(entry_state.reshape(P, K, lag).transpose(1, 2, 0))   # (K, lag, P)
     start = np.empty((k, L, P))
     compute_end = np.empty((k, L, P))
@@ -242,12 +262,7 @@ def _scan(service: np.ndarray, transfer: np.ndarray, arrival_at: np.ndarray, lag
                 np.maximum(e, ring3[r + 1, cur], out=ring3[r, cur])         # (2)
             else:
                 np.copyto(ring3[r, cur], e)
-
-    def frames_last(a: np.ndarray) -> np.ndarray:
-        return np.ascontiguousarray(a.transpose(0, 2, 1).reshape(a.shape[0], P * L)[:, :frames])
-
-    return (frames_last(start), frames_last(compute_end), frames_last(end),
-            np.ascontiguousarray(entry.T.reshape(P * L)[:frames]))
+    return start, compute_end, end, entry
 
 
 def _times(name: str, values: Sequence[float]) -> np.ndarray:

@@ -230,71 +230,19 @@ def run_sweep(spec: SweepSpec, out: str | os.PathLike | None = None, *, workers:
     cells = expand(spec)
     assert len(cells) == n
     out_dir = Path(out) if out is not None else None
-    records: dict[str, dict] = {}
-    journal = None
-    if out_dir is not None:
-        path = out_dir / JOURNAL
-        if path.exists() and not resume:
-            raise HetsimError(f"{out_dir} already holds a sweep ({JOURNAL}): pass --resume to finish it "
-                              f"(cells done are skipped), or choose another --out")
-        out_dir.mkdir(parents=True, exist_ok=True)
-        records = read_journal(path, repair=True)
-        with atomic_write(out_dir / SPEC_COPY) as f:
-            f.write(dump_spec(spec))
+    records = _open_out(spec, out_dir, resume) if out_dir is not None else {}
     wanted = {c.id for c in cells}
     skipped = sum(1 for i in records if i in wanted)
     todo = [c for c in cells if c.id not in records]
-    def say(text: str) -> None:
-        if console is not None and progress:
-            console.print(text, soft_wrap=True)
-
     label = spec.name or Path(spec.source).stem
-    say(f"sweep {escape(label)}: {n:,} cell{'s' if n != 1 else ''} ({escape(describe(spec))})"
-        + (f"; {skipped:,} done before, {len(todo):,} to run" if skipped else ""))
-    failed_now = 0
+    if console is not None and progress:
+        console.print(f"sweep {escape(label)}: {n:,} cell{'s' if n != 1 else ''} ({escape(describe(spec))})"
+                      + (f"; {skipped:,} done before, {len(todo):,} to run" if skipped else ""),
+                      soft_wrap=True)
     busy_s = 0.0
     if todo:
-        backend: _Dask | _InProcess | _LocalPool | None = (_Dask(scheduler) if scheduler else
-                   _InProcess() if (workers or os.cpu_count() or 1) == 1 else
-                   _LocalPool(min(workers or os.cpu_count() or 1, len(todo))))
-        if out_dir is not None:
-            journal = _Journal(out_dir / JOURNAL)
-        bar = _Progress(len(todo), progress, console, escape(label))
-        index = {c.id: c for c in todo}
-
-        def finished(results: list[tuple]) -> None:
-            nonlocal failed_now, busy_s
-            recs = []
-            for cell_id, status, error, metrics, seconds in results:
-                busy_s += seconds
-                c = index[cell_id]
-                rec = {"id": cell_id, "cell": c.index, "axes": c.axes, "status": status,
-                       "error": error, "metrics": metrics, "seconds": round(seconds, 6)}
-                records[cell_id] = rec
-                recs.append(rec)
-                failed_now += status != "ok"
-            if journal is not None:
-                journal.append(recs)
-            bar.advance(len(results), failed_now)
-
-        complete = False
-        try:
-            assert backend is not None
-            _drive(backend, todo, batch, finished)
-            complete = True
-        except KeyboardInterrupt:
-            if backend is not None:
-                backend.close(cancel=True)
-            backend = None
-            raise
-        finally:
-            bar.stop()
-            if journal is not None:
-                journal.close()
-            if backend is not None:
-                backend.close()
-            if out_dir is not None and not complete:
-                _write_table(out_dir, cells, records)   # what is done, readable while interrupted
+        busy_s = _run_cells(todo, cells, records, out_dir, workers, scheduler, batch,
+                            (progress, console, escape(label)))
     table = build_table(cells, records)
     result = SweepResult(spec, cells, table, ran=len(todo), skipped=skipped,
                          seconds=time.perf_counter() - t_start, out=out_dir, busy_s=busy_s)
@@ -303,16 +251,88 @@ def run_sweep(spec: SweepSpec, out: str | os.PathLike | None = None, *, workers:
         result.failed = len(bad)
         result.errors = {str(k): int(v) for k, v in bad["error"].value_counts().items()}
     if out_dir is not None:
-        result.files.append(_write_table(out_dir, cells, records))
-        if plots:
-            from hetsim.sweep.plot import default_plots
-
-            result.files.extend(default_plots(table, spec, out_dir / "plots"))
-        if spec.report == "tournament":
-            from hetsim.experiments.tournament import write_report
-
-            result.files.extend(write_report(result, out_dir))
+        _write_outputs(result, out_dir, records, plots)
     return result
+
+
+def _open_out(spec: SweepSpec, out_dir: Path, resume: bool) -> dict[str, dict]:
+    """The output directory made, the spec copied in, and the records of the cells a previous run
+    journaled (a sweep there without --resume is refused)."""
+    path = out_dir / JOURNAL
+    if path.exists() and not resume:
+        raise HetsimError(f"{out_dir} already holds a sweep ({JOURNAL}): pass --resume to finish it "
+                          f"(cells done are skipped), or choose another --out")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    records = read_journal(path, repair=True)
+    with atomic_write(out_dir / SPEC_COPY) as f:
+        f.write(dump_spec(spec))
+    return records
+
+
+def _run_cells(todo: list[Cell], cells: list[Cell], records: dict[str, dict], out_dir: Path | None,
+               workers: int | None, scheduler: str | None, batch: int | None, bar_args: tuple) -> float:
+    """Run the cells to do on the backend (Dask, in process, or the local pool), each result in
+    ``records`` and journaled as it lands; interrupted, the table of what is done is still written.
+    ``bar_args``: the progress bar's (enabled, console, label). Returns the cells' busy seconds."""
+    failed_now = 0
+    busy_s = 0.0
+    journal = None
+    backend: _Dask | _InProcess | _LocalPool | None = (_Dask(scheduler) if scheduler else
+               _InProcess() if (workers or os.cpu_count() or 1) == 1 else
+               _LocalPool(min(workers or os.cpu_count() or 1, len(todo))))
+    if out_dir is not None:
+        journal = _Journal(out_dir / JOURNAL)
+    bar = _Progress(len(todo), *bar_args)
+    index = {c.id: c for c in todo}
+
+    def finished(results: list[tuple]) -> None:
+        nonlocal failed_now, busy_s
+        recs = []
+        for cell_id, status, error, metrics, seconds in results:
+            busy_s += seconds
+            c = index[cell_id]
+            rec = {"id": cell_id, "cell": c.index, "axes": c.axes, "status": status,
+                   "error": error, "metrics": metrics, "seconds": round(seconds, 6)}
+            records[cell_id] = rec
+            recs.append(rec)
+            failed_now += status != "ok"
+        if journal is not None:
+            journal.append(recs)
+        bar.advance(len(results), failed_now)
+
+    complete = False
+    try:
+        assert backend is not None
+        _drive(backend, todo, batch, finished)
+        complete = True
+    except KeyboardInterrupt:
+        if backend is not None:
+            backend.close(cancel=True)
+        backend = None
+        raise
+    finally:
+        bar.stop()
+        if journal is not None:
+            journal.close()
+        if backend is not None:
+            backend.close()
+        if out_dir is not None and not complete:
+            _write_table(out_dir, cells, records)   # what is done, readable while interrupted
+    return busy_s
+
+
+def _write_outputs(result: SweepResult, out_dir: Path, records: dict[str, dict], plots: bool) -> None:
+    """results.csv, the default plots and, for a tournament, its report; each file in
+    ``result.files``."""
+    result.files.append(_write_table(out_dir, result.cells, records))
+    if plots:
+        from hetsim.sweep.plot import default_plots
+
+        result.files.extend(default_plots(result.table, result.spec, out_dir / "plots"))
+    if result.spec.report == "tournament":
+        from hetsim.experiments.tournament import write_report
+
+        result.files.extend(write_report(result, out_dir))
 
 
 def _write_table(out_dir: Path, cells: list[Cell], records: dict[str, dict]) -> Path:

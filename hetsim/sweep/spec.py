@@ -404,35 +404,9 @@ def _check_names(spec: SweepSpec, source: str) -> None:
             except HetsimError as e:
                 raise HetsimError(f"{source}: {what}: {e}") from None
     if spec.kind == "mapping":
-        from hetsim.mapping import Pipeline, _is_file
-        from hetsim.options import RunOptions
-
-        try:
-            options = RunOptions.make(**{f: getattr(spec.base, f) for f in RUN_FIELDS
-                                         if getattr(spec.base, f) is not None})
-            # Options every pipeline would refuse (a periodic source without its interval, noise on
-            # the analytic engine) are refused once here rather than in every cell.
-            mappings = spec.axes.mapping or [str(spec.base.mapping)]
-            if not spec.axes.run and not any(_is_file(str(m)) for m in mappings):
-                options.resolve(Pipeline(()))
-        except HetsimError as err:
-            raise HetsimError(f"{source}: base: {err}") from None
+        _check_base_options(spec, source)
     if spec.kind == "explorer":
-        from hetsim.explore.registry import ALGORITHMS, algorithms
-
-        algorithms()   # load the registry
-        entries = algorithm_entries(spec)
-        for entry in entries:
-            if entry.name not in ALGORITHMS:
-                raise HetsimError(_unknown(source, "algorithm", entry.name, list(ALGORITHMS)))
-            allowed = ALGORITHMS[entry.name].parameters()
-            for p in entry.params:
-                if p not in allowed:
-                    raise HetsimError(_unknown(source, f"algorithm {entry.name}: parameter", p,
-                                               list(allowed)))
-        for name in spec.axes.params:
-            if name not in ALGORITHMS:
-                raise HetsimError(_unknown(source, "axes.params", name, list(ALGORITHMS)))
+        _check_algorithms(spec, source)
     columns = [n for n, _ in _axis_lists(spec)]
     dup = sorted({c for c in columns if columns.count(c) > 1})
     if dup:
@@ -445,6 +419,42 @@ def _check_names(spec: SweepSpec, source: str) -> None:
     zipped = [n for g in spec.zip for n in g]
     if len(set(zipped)) != len(zipped):
         raise HetsimError(f"{source}: zip: an axis appears in two groups")
+
+
+def _check_base_options(spec: SweepSpec, source: str) -> None:
+    """A mapping sweep's base run options, refused once here rather than in every cell."""
+    from hetsim.mapping import Pipeline, _is_file
+    from hetsim.options import RunOptions
+
+    try:
+        options = RunOptions.make(**{f: getattr(spec.base, f) for f in RUN_FIELDS
+                                     if getattr(spec.base, f) is not None})
+        # Options every pipeline would refuse (a periodic source without its interval, noise on
+        # the analytic engine) are refused once here rather than in every cell.
+        mappings = spec.axes.mapping or [str(spec.base.mapping)]
+        if not spec.axes.run and not any(_is_file(str(m)) for m in mappings):
+            options.resolve(Pipeline(()))
+    except HetsimError as err:
+        raise HetsimError(f"{source}: base: {err}") from None
+
+
+def _check_algorithms(spec: SweepSpec, source: str) -> None:
+    """An explorer sweep's algorithms and their parameters are the registry's."""
+    from hetsim.explore.registry import ALGORITHMS, algorithms
+
+    algorithms()   # load the registry
+    entries = algorithm_entries(spec)
+    for entry in entries:
+        if entry.name not in ALGORITHMS:
+            raise HetsimError(_unknown(source, "algorithm", entry.name, list(ALGORITHMS)))
+        allowed = ALGORITHMS[entry.name].parameters()
+        for p in entry.params:
+            if p not in allowed:
+                raise HetsimError(_unknown(source, f"algorithm {entry.name}: parameter", p,
+                                           list(allowed)))
+    for name in spec.axes.params:
+        if name not in ALGORITHMS:
+            raise HetsimError(_unknown(source, "axes.params", name, list(ALGORITHMS)))
 
 
 def _unknown(source: str, where: str, key: str, allowed) -> str:

@@ -404,69 +404,15 @@ class _Builder:
         dilation = o.dilation or 1
         groups = o.groups or 1
         group_node = (o.group[0], o.group[1]) if o.group is not None else None
-        c_in = x.c
         out_c = o.out_c or 0  # required (checked) for the kinds that use it
-
-        if group_node is not None:
-            g, n = group_node
-            if not 1 <= g <= n or n < 2:
-                raise self.fail(where, f"group {list(group_node)} must be [i, n] with "
-                                "1 <= i <= n and n >= 2")
-            if x.c % n:
-                raise self.fail(where, f"group count {n} does not divide the {x.c} input channels")
-            c_in = x.c // n
-            if groups != 1:
-                raise self.fail(where, "use either 'groups' or 'group', not both")
+        c_in = self._group_channels(where, group_node, x, groups)
         if kind == OpKind.CONV and (c_in % groups or out_c % groups):
             raise self.fail(where, f"groups {groups} must divide input channels {c_in} and "
                             f"out_c {o.out_c}")
-
         if kind in WINDOW_KINDS:
-            # A dilated kernel spans d·(R-1)+1 input pixels (ONNX Conv "dilations").
-            r, s = (dilation * (k - 1) + 1 for k in kernel)
-            if pad[0] >= min(r, s) or pad[1] >= min(r, s):
-                raise self.fail(where, f"pad {list(pad)} must be smaller than kernel "
-                                f"{_kernel_text((r, s))}")
-            ceil = bool(o.ceil_mode)
-            oh = window_out_size(x.h, r, stride, pad, ceil)
-            ow = window_out_size(x.w, s, stride, pad, ceil)
-            if oh < 1 or ow < 1:
-                raise self.fail(where, f"kernel {_kernel_text(kernel)} exceeds padded input "
-                                f"{x.h + pad[0] + pad[1]}x{x.w + pad[0] + pad[1]}")
-            if kind == OpKind.CONV:
-                out = Shape(oh, ow, out_c)
-            elif kind == OpKind.DW:
-                if o.out_c is not None and o.out_c != x.c:
-                    raise self.fail(where, f"out_c {o.out_c} of a dw conv must equal its input "
-                                    f"channels {x.c} (depth multiplier 1)")
-                groups = x.c
-                out = Shape(oh, ow, x.c)
-            else:
-                out = Shape(oh, ow, x.c)
-        elif kind == OpKind.FC:
-            out = Shape(1, 1, out_c)
-        elif kind == OpKind.ADD:
-            for name, other in zip(names[1:], in_shapes[1:], strict=True):
-                if other != x:
-                    raise self.fail(where, f"add inputs disagree: {names[0]} is {x}, "
-                                    f"{name} is {other} (add needs equal shapes)")
-            out = x
-        elif kind == OpKind.CONCAT:
-            for name, other in zip(names[1:], in_shapes[1:], strict=True):
-                if (other.h, other.w) != (x.h, x.w):
-                    raise self.fail(where, f"concat inputs disagree: {names[0]} is {x}, "
-                                    f"{name} is {other} (concat joins channels of equal HxW)")
-            out = Shape(x.h, x.w, sum(t.c for t in in_shapes))
-        elif kind == OpKind.FLATTEN:
-            out = Shape(1, 1, x.elements)
-        elif kind == OpKind.RESHAPE:
-            assert o.shape is not None  # required for reshape (checked)
-            out = _shape(o.shape)
-            if out.elements != x.elements:
-                raise self.fail(where, f"reshape to {out} ({out.elements} elements) from {x} "
-                                f"({x.elements} elements); a reshape keeps the element count")
-        else:  # relu, lrn, bn, softmax: shape-preserving
-            out = x
+            out, groups = self._window_out(where, kind, o, x, kernel, pad, stride, dilation, out_c, groups)
+        else:
+            out = self._out_shape(where, kind, o, x, names, in_shapes, out_c)
 
         counts = OpCounts(macs=o.macs, flops=o.flops, input_bytes=o.input_bytes,
                           output_bytes=o.output_bytes, weight_bytes=o.weight_bytes,
@@ -479,6 +425,75 @@ class _Builder:
                   group_node=group_node, in_shapes=tuple(in_shapes), shape_override=override,
                   dilation=dilation, op_type=o.op_type or "", dtype=o.dtype or "float32",
                   net_inputs=nets, counts=counts)
+
+
+    def _group_channels(self, where: str, group_node: tuple[int, int] | None, x: Shape, groups: int) -> int:
+        """The input channels the op reads: all of them, or its share [i, n] of a group split
+        (AutoDiCE-style channel groups; not with 'groups')."""
+        if group_node is None:
+            return x.c
+        g, n = group_node
+        if not 1 <= g <= n or n < 2:
+            raise self.fail(where, f"group {list(group_node)} must be [i, n] with "
+                            "1 <= i <= n and n >= 2")
+        if x.c % n:
+            raise self.fail(where, f"group count {n} does not divide the {x.c} input channels")
+        if groups != 1:
+            raise self.fail(where, "use either 'groups' or 'group', not both")
+        return x.c // n
+
+    def _window_out(self, where: str, kind: OpKind, o: OpSpec, x: Shape, kernel: tuple[int, int],
+                    pad: tuple[int, int], stride: int, dilation: int, out_c: int,
+                    groups: int) -> tuple[Shape, int]:
+        """The output shape of a windowed op (conv, dw, pool) and its groups (a dw conv: one per
+        channel)."""
+        # A dilated kernel spans d·(R-1)+1 input pixels (ONNX Conv "dilations").
+        r, s = (dilation * (k - 1) + 1 for k in kernel)
+        if pad[0] >= min(r, s) or pad[1] >= min(r, s):
+            raise self.fail(where, f"pad {list(pad)} must be smaller than kernel "
+                            f"{_kernel_text((r, s))}")
+        ceil = bool(o.ceil_mode)
+        oh = window_out_size(x.h, r, stride, pad, ceil)
+        ow = window_out_size(x.w, s, stride, pad, ceil)
+        if oh < 1 or ow < 1:
+            raise self.fail(where, f"kernel {_kernel_text(kernel)} exceeds padded input "
+                            f"{x.h + pad[0] + pad[1]}x{x.w + pad[0] + pad[1]}")
+        if kind == OpKind.CONV:
+            return Shape(oh, ow, out_c), groups
+        if kind == OpKind.DW:
+            if o.out_c is not None and o.out_c != x.c:
+                raise self.fail(where, f"out_c {o.out_c} of a dw conv must equal its input "
+                                f"channels {x.c} (depth multiplier 1)")
+            return Shape(oh, ow, x.c), x.c
+        return Shape(oh, ow, x.c), groups
+
+    def _out_shape(self, where: str, kind: OpKind, o: OpSpec, x: Shape, names: list[str],
+                   in_shapes: list[Shape], out_c: int) -> Shape:
+        """The output shape of an op without a window; add and concat check their inputs agree."""
+        if kind == OpKind.FC:
+            return Shape(1, 1, out_c)
+        if kind == OpKind.ADD:
+            for name, other in zip(names[1:], in_shapes[1:], strict=True):
+                if other != x:
+                    raise self.fail(where, f"add inputs disagree: {names[0]} is {x}, "
+                                    f"{name} is {other} (add needs equal shapes)")
+            return x
+        if kind == OpKind.CONCAT:
+            for name, other in zip(names[1:], in_shapes[1:], strict=True):
+                if (other.h, other.w) != (x.h, x.w):
+                    raise self.fail(where, f"concat inputs disagree: {names[0]} is {x}, "
+                                    f"{name} is {other} (concat joins channels of equal HxW)")
+            return Shape(x.h, x.w, sum(t.c for t in in_shapes))
+        if kind == OpKind.FLATTEN:
+            return Shape(1, 1, x.elements)
+        if kind == OpKind.RESHAPE:
+            assert o.shape is not None  # required for reshape (checked)
+            out = _shape(o.shape)
+            if out.elements != x.elements:
+                raise self.fail(where, f"reshape to {out} ({out.elements} elements) from {x} "
+                                f"({x.elements} elements); a reshape keeps the element count")
+            return out
+        return x   # relu, lrn, bn, softmax: shape-preserving
 
 
 def _shape(s: ShapeSpec) -> Shape:

@@ -174,66 +174,11 @@ def count_node(op_type: str, attrs: Mapping[str, Any], in_dims: Sequence[Dims | 
     n_in = sum(1 for d in in_dims if d is not None)
 
     if op_type in CONV_OPS and x is not None and len(in_dims) > 1 and in_dims[1] is not None:
-        w = in_dims[1]
-        spatial_k = _prod(w[2:])
-        if op_type == "ConvTranspose":
-            g = int(attrs.get("group", 1))
-            c_in = x[1]
-            m_total = w[1] * g
-            gemm = (x[0] * _prod(x[2:]), c_in // g, (m_total // g) * spatial_k)
-            c = Counted("conv", gemm, g)
-        else:
-            c_in = x[1]
-            g = int(attrs.get("group", c_in // w[1] if w[1] else 1))
-            m = w[0]
-            rows = out[0] * _prod(out[2:]) if out else 0
-            if g > 1 and g == c_in == m:  # depthwise: the dw convention N = O², K = R·S, M = C
-                c = Counted("dw", (rows, spatial_k, m), 1)
-            else:
-                c = Counted("conv", (rows, w[1] * spatial_k, m // g), g)
-        assert c.gemm is not None and c.gemm_groups is not None
-        c.macs = _prod(c.gemm) * c.gemm_groups
-        c.flops = 2 * c.macs
-        if op_type == "FusedConv":  # the fused activation: one FLOP per output element
-            c.flops += out_el
-        return c
-
+        return _count_conv(op_type, attrs, x, in_dims[1], out, out_el)
     if op_type in GEMM_OPS and in_dims:
-        a, b = in_dims[0], in_dims[1] if len(in_dims) > 1 else None
-        if op_type == "Gemm" and a is not None and out:
-            n, m = out[0], out[1]
-            trans_a = attrs.get("transA")
-            if trans_a is None:  # no attributes (a profile): A is [N, K] unless that fails
-                trans_a = 0 if a[0] == n else 1
-            k = a[0] if trans_a else a[1]
-            c = Counted("matmul", (n, k, m), 1)
-        elif a is not None and b is not None:
-            a2 = (1,) + tuple(a) if len(a) == 1 else tuple(a)
-            b2 = tuple(b) + (1,) if len(b) == 1 else tuple(b)
-            batch = np.broadcast_shapes(a2[:-2], b2[:-2]) if len(a2) > 2 or len(b2) > 2 else ()
-            c = Counted("matmul", (a2[-2], a2[-1], b2[-1]), _prod(batch))
-        elif a is not None and out:  # B prepacked away (an ONNX Runtime profile): K from A
-            batch = out[:-2]
-            c = Counted("matmul", (out[-2] if len(out) > 1 else 1, a[-1], out[-1]), _prod(batch))
-        else:
-            return Counted("matmul")
-        assert c.gemm is not None and c.gemm_groups is not None
-        c.macs = _prod(c.gemm) * c.gemm_groups
-        c.flops = 2 * c.macs
-        return c
-
+        return _count_gemm(op_type, attrs, in_dims, out)
     if op_type in RNN_OPS and x is not None and len(in_dims) >= 3 and in_dims[2] is not None:
-        gates = RNN_OPS[op_type]
-        r = in_dims[2]  # R: [directions, gates·H, H]
-        dirs, hidden = r[0], r[2]
-        layout = int(attrs.get("layout", 0))
-        seq, rows, feat = (x[1], x[0], x[2]) if layout else (x[0], x[1], x[2])
-        rnn = (rows, feat + hidden, gates * hidden)
-        c = Counted("matmul", rnn, seq * dirs)
-        c.macs = _prod(rnn) * seq * dirs
-        c.flops = 2 * c.macs + seq * dirs * rows * hidden * RNN_ELEMENTWISE_FLOPS[op_type]
-        return c
-
+        return _count_rnn(op_type, attrs, x, in_dims[2])
     if op_type in POOL_OPS:
         ks = attrs.get("kernel_shape")
         if op_type.startswith("Global") and x is not None:
@@ -249,6 +194,72 @@ def count_node(op_type: str, attrs: Mapping[str, Any], in_dims: Sequence[Dims | 
     if kind in ("add", "binary"):
         return Counted(kind, flops=default_flops(kind, out_el, n_inputs=n_in))
     return Counted(kind, flops=default_flops(kind, out_el, in_el, n_in))
+
+
+def _count_conv(op_type: str, attrs: Mapping[str, Any], x: Dims, w: Dims, out: Dims, out_el: int) -> Counted:
+    """A convolution (input x, filter w) as grouped GEMMs: ConvTranspose, depthwise or grouped conv."""
+    spatial_k = _prod(w[2:])
+    if op_type == "ConvTranspose":
+        g = int(attrs.get("group", 1))
+        c_in = x[1]
+        m_total = w[1] * g
+        gemm = (x[0] * _prod(x[2:]), c_in // g, (m_total // g) * spatial_k)
+        c = Counted("conv", gemm, g)
+    else:
+        c_in = x[1]
+        g = int(attrs.get("group", c_in // w[1] if w[1] else 1))
+        m = w[0]
+        rows = out[0] * _prod(out[2:]) if out else 0
+        if g > 1 and g == c_in == m:  # depthwise: the dw convention N = O², K = R·S, M = C
+            c = Counted("dw", (rows, spatial_k, m), 1)
+        else:
+            c = Counted("conv", (rows, w[1] * spatial_k, m // g), g)
+    assert c.gemm is not None and c.gemm_groups is not None
+    c.macs = _prod(c.gemm) * c.gemm_groups
+    c.flops = 2 * c.macs
+    if op_type == "FusedConv":  # the fused activation: one FLOP per output element
+        c.flops += out_el
+    return c
+
+
+def _count_gemm(op_type: str, attrs: Mapping[str, Any], in_dims: Sequence[Dims | None], out: Dims) -> Counted:
+    """A Gemm or MatMul (batched by broadcasting; B prepacked away in a profile: K from A)."""
+    a, b = in_dims[0], in_dims[1] if len(in_dims) > 1 else None
+    if op_type == "Gemm" and a is not None and out:
+        n, m = out[0], out[1]
+        trans_a = attrs.get("transA")
+        if trans_a is None:  # no attributes (a profile): A is [N, K] unless that fails
+            trans_a = 0 if a[0] == n else 1
+        k = a[0] if trans_a else a[1]
+        c = Counted("matmul", (n, k, m), 1)
+    elif a is not None and b is not None:
+        a2 = (1,) + tuple(a) if len(a) == 1 else tuple(a)
+        b2 = tuple(b) + (1,) if len(b) == 1 else tuple(b)
+        batch = np.broadcast_shapes(a2[:-2], b2[:-2]) if len(a2) > 2 or len(b2) > 2 else ()
+        c = Counted("matmul", (a2[-2], a2[-1], b2[-1]), _prod(batch))
+    elif a is not None and out:  # B prepacked away (an ONNX Runtime profile): K from A
+        batch = out[:-2]
+        c = Counted("matmul", (out[-2] if len(out) > 1 else 1, a[-1], out[-1]), _prod(batch))
+    else:
+        return Counted("matmul")
+    assert c.gemm is not None and c.gemm_groups is not None
+    c.macs = _prod(c.gemm) * c.gemm_groups
+    c.flops = 2 * c.macs
+    return c
+
+
+def _count_rnn(op_type: str, attrs: Mapping[str, Any], x: Dims, r: Dims) -> Counted:
+    """An RNN/GRU/LSTM (R: [directions, gates·H, H]) as one GEMM per step and direction, plus its
+    gates' elementwise FLOPs."""
+    gates = RNN_OPS[op_type]
+    dirs, hidden = r[0], r[2]
+    layout = int(attrs.get("layout", 0))
+    seq, rows, feat = (x[1], x[0], x[2]) if layout else (x[0], x[1], x[2])
+    rnn = (rows, feat + hidden, gates * hidden)
+    c = Counted("matmul", rnn, seq * dirs)
+    c.macs = _prod(rnn) * seq * dirs
+    c.flops = 2 * c.macs + seq * dirs * rows * hidden * RNN_ELEMENTWISE_FLOPS[op_type]
+    return c
 
 
 # -- the importer ----------------------------------------------------------------------------
@@ -485,8 +496,6 @@ class _Importer:
 
     # -- the walk -----------------------------------------------------------------------------
     def run(self, name: str, layers: str | Sequence[str] | None) -> ImportResult:
-        from onnx import numpy_helper
-
         # A model written by `hetsim workloads export` carries its layer grouping.
         meta = {p.key: p.value for p in self.model.metadata_props}
         if layers is None and LAYER_KINDS_KEY in meta:
@@ -496,26 +505,8 @@ class _Importer:
         kinds, types, pattern = parse_layers(layers)
         model = self._infer()
         graph = model.graph
+        net_inputs = self._graph_tensors(graph)
         infos = {vi.name: vi for vi in [*graph.value_info, *graph.output, *graph.input]}
-        inits = {t.name: t for t in graph.initializer}
-        for t in graph.initializer:
-            data = None
-            if t.data_location != 1 and _prod(t.dims) <= 64 and t.data_type in (6, 7, 1):
-                data = numpy_helper.to_array(t)
-            self.tensors[t.name] = Tensor(t.name, tuple(int(d) for d in t.dims),
-                                          self._dtype(t.data_type, f"initializer {t.name!r}"),
-                                          const=True, data=data)
-        net_inputs: list[dict[str, Any]] = []
-        for inp in graph.input:
-            if inp.name in inits:
-                continue
-            dims = self._value_dims(inp)
-            dtype = self._dtype(inp.type.tensor_type.elem_type, f"graph input {inp.name!r}")
-            self.tensors[inp.name] = Tensor(inp.name, dims, dtype, net=True)
-            net_inputs.append({"name": inp.name, "dims": list(dims or ()), "dtype": dtype})
-        if not net_inputs:
-            raise self.fail("the graph has no inputs (only initializers)")
-
         used: set[str] = {t["name"] for t in net_inputs}
         index_no_const = 0
         for node in self._topological(graph.node):
@@ -535,28 +526,59 @@ class _Importer:
                 self.report.renamed.append((node.name, op_name))
             index_no_const += 1
             used.add(op_name)
-            ins = [self.tensors.get(t) if t else None for t in node.input]
-            for t, tname in zip(ins, node.input, strict=True):
-                if tname and t is None:
-                    raise self.fail(f"node {op_name} ({node.op_type}) reads {tname!r}, which no "
-                                    "node, initializer or graph input produces")
-            outs = [self._output(o, infos, node) for o in node.output if o]
-            live = [t for t in ins if t is not None and not t.const]
-            if not live:  # reads only constants: a constant itself (ONNX Runtime folds these)
-                self.report.folded.append(op_name)
-                for o in outs:
-                    o.const, o.producer = True, None
-                continue
-            op = self._node_op(node, op_name, ins, outs)
-            self.first_output[op_name] = outs[0].name
-            for o in outs:
-                o.producer = op_name
-            self.onnx_dims[op_name] = outs[0].dims or ()
-            self.ops.append(op)
+            self._add_node(node, op_name, infos)
         if not self.ops:
             raise self.fail("no ops: every node reads only constants")
 
         return self._finish(name, net_inputs, kinds, types, pattern, graph)
+
+    def _graph_tensors(self, graph: Any) -> list[dict[str, Any]]:
+        """The initializers (constants; small ones with their data, for shape arithmetic) and the
+        graph inputs as tensors; returns the network's inputs (the graph inputs that are not
+        initializers)."""
+        from onnx import numpy_helper
+
+        inits = {t.name: t for t in graph.initializer}
+        for t in graph.initializer:
+            data = None
+            if t.data_location != 1 and _prod(t.dims) <= 64 and t.data_type in (6, 7, 1):
+                data = numpy_helper.to_array(t)
+            self.tensors[t.name] = Tensor(t.name, tuple(int(d) for d in t.dims),
+                                          self._dtype(t.data_type, f"initializer {t.name!r}"),
+                                          const=True, data=data)
+        net_inputs: list[dict[str, Any]] = []
+        for inp in graph.input:
+            if inp.name in inits:
+                continue
+            dims = self._value_dims(inp)
+            dtype = self._dtype(inp.type.tensor_type.elem_type, f"graph input {inp.name!r}")
+            self.tensors[inp.name] = Tensor(inp.name, dims, dtype, net=True)
+            net_inputs.append({"name": inp.name, "dims": list(dims or ()), "dtype": dtype})
+        if not net_inputs:
+            raise self.fail("the graph has no inputs (only initializers)")
+        return net_inputs
+
+    def _add_node(self, node: Any, op_name: str, infos: dict[str, Any]) -> None:
+        """One non-Constant node: its outputs as tensors and, unless it reads only constants
+        (then it is folded into a constant, as ONNX Runtime does), an op."""
+        ins = [self.tensors.get(t) if t else None for t in node.input]
+        for t, tname in zip(ins, node.input, strict=True):
+            if tname and t is None:
+                raise self.fail(f"node {op_name} ({node.op_type}) reads {tname!r}, which no "
+                                "node, initializer or graph input produces")
+        outs = [self._output(o, infos, node) for o in node.output if o]
+        live = [t for t in ins if t is not None and not t.const]
+        if not live:  # reads only constants: a constant itself (ONNX Runtime folds these)
+            self.report.folded.append(op_name)
+            for o in outs:
+                o.const, o.producer = True, None
+            return
+        op = self._node_op(node, op_name, ins, outs)
+        self.first_output[op_name] = outs[0].name
+        for o in outs:
+            o.producer = op_name
+        self.onnx_dims[op_name] = outs[0].dims or ()
+        self.ops.append(op)
 
     def _topological(self, nodes: Sequence[Any]) -> list[Any]:
         """The nodes in an order where every tensor is produced before it is read (ONNX requires
@@ -677,108 +699,129 @@ class _Importer:
         live = [t for t in ins if t is not None and not t.const]
         consts = [t for t in ins if t is not None and t.const]
         x, y = live[0], outs[0]
-        dtype = y.dtype
-        base: dict[str, Any] = {"name": name}
-
-        def reject(why: str) -> dict | None:
-            if op_type in CONV_OPS or op_type in POOL_OPS or op_type in ("Gemm", "BatchNormalization"):
-                self.report.generic_cnn.append((name, why))
-            return None
-
         if len(outs) != 1 or not x.image or not y.image:
-            return reject("not NCHW at batch 1") if op_type in CONV_OPS | set(POOL_OPS) else None
+            return self._reject(name, op_type, "not NCHW at batch 1") if op_type in CONV_OPS | set(POOL_OPS) \
+                else None
         if any(t.producer is not None and self.first_output[t.producer] != t.name for t in live):
             # reads a second output of a node (Split): the CNN kinds see a producer's first only
-            return reject("reads a second output of its producer")
+            return self._reject(name, op_type, "reads a second output of its producer")
         common: dict[str, Any] = {"op_type": op_type}
-        if dtype != "float32":
-            common["dtype"] = dtype
-
+        if y.dtype != "float32":
+            common["dtype"] = y.dtype
         if op_type in ("Conv", "FusedConv"):
-            w = ins[1]
-            if len(live) != 1 or w is None or not w.const or w.dims is None or len(w.dims) != 4 \
-                    or len(x.dims) != 4:  # type: ignore[arg-type]
-                return reject("not a 2-D conv of one activation by constant filters")
-            window = _window(attrs, x.dims[2:], list(w.dims[2:]))  # type: ignore[index]
-            if isinstance(window, str):
-                return reject(window)
-            stride, pad, dilation = window
-            c_in, m, g = x.dims[1], w.dims[0], int(attrs.get("group", 1))  # type: ignore[index]
-            kh, kw = w.dims[2], w.dims[3]
-            kernel: Any = kh if kh == kw else [kh, kw]
-            params = sum(t.bytes_ for t in consts)
-            if g > 1 and g == c_in == m:
-                op = {**base, "kind": "dw", **self._io(name, ins), "kernel": kernel}
-                formula = (kh * kw * m + m) * DTYPE_BYTES[dtype]
-            else:
-                op = {**base, "kind": "conv", **self._io(name, ins), "kernel": kernel}
-                formula = (kh * kw * (c_in // g) * (m // g) * g + m) * DTYPE_BYTES[dtype]
-            _set_window(op, stride, pad, dilation)
-            if op["kind"] == "conv":
-                op["out_c"] = m
-                if g > 1:
-                    op["groups"] = g
-            op.update(common)
-            if params != formula:
-                op["weight_bytes"] = params
-            if op_type == "FusedConv":  # conv + its activation, one node: +1 FLOP per output
-                counted = count_node(op_type, attrs, [t.dims if t else None for t in ins],
-                                     [y.dims])  # type: ignore[list-item]
-                op["flops"] = counted.flops
-            return op
+            return self._native_conv(name, op_type, attrs, ins, live, consts, x, y, common)
+        if op_type in ("MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"):
+            return self._native_pool(node, name, op_type, attrs, ins, x, common)
+        if op_type == "BatchNormalization" or op_type in ACTIVATION_OPS or op_type in ("LRN", "Softmax"):
+            return self._native_pointwise(name, op_type, ins, live, consts, x, y, common)
+        if op_type in ("Add", "Sum", "Concat", "Flatten", "Reshape"):
+            return self._native_join_reshape(name, op_type, attrs, ins, live, consts, x, y, common)
+        if op_type in ("Gemm", "MatMul"):
+            return self._native_fc(name, op_type, attrs, ins, live, consts, x, y, common)
+        return None
 
-        if op_type in ("MaxPool", "AveragePool"):
-            if len(x.dims) != 4 or (op_type == "MaxPool" and len(node.output) > 1 and  # type: ignore[arg-type]
-                                    node.output[1]):
-                return reject("not a 2-D pool with one output")
-            ks = list(attrs.get("kernel_shape", []))
-            if len(ks) != 2 or any(d != 1 for d in attrs.get("dilations", [1, 1])):
-                return reject("not a 2-D undilated window")
-            window = _window(attrs, x.dims[2:], ks)  # type: ignore[index]
-            if isinstance(window, str):
-                return reject(window)
-            stride, pad, _ = window
-            op = {**base, "kind": POOL_OPS[op_type], **self._io(name, ins),
-                  "kernel": ks[0] if ks[0] == ks[1] else ks}
-            _set_window(op, stride, pad, 1)
-            if attrs.get("ceil_mode"):
-                op["ceil_mode"] = True
-            op.update(common)
-            return op
+    def _reject(self, name: str, op_type: str, why: str) -> dict | None:
+        """None: no CNN kind for this node; a CNN op type's reason goes in the report (generic_cnn)."""
+        if op_type in CONV_OPS or op_type in POOL_OPS or op_type in ("Gemm", "BatchNormalization"):
+            self.report.generic_cnn.append((name, why))
+        return None
 
+    def _native_conv(self, name: str, op_type: str, attrs: dict, ins: list[Tensor | None], live: list[Tensor],
+                     consts: list[Tensor], x: Tensor, y: Tensor, common: dict) -> dict | None:
+        """A 2-D conv (or depthwise conv) of one activation by constant filters; weight_bytes only
+        where the constants differ from the kind's formula."""
+        dtype = y.dtype
+        w = ins[1]
+        if len(live) != 1 or w is None or not w.const or w.dims is None or len(w.dims) != 4 \
+                or len(x.dims) != 4:  # type: ignore[arg-type]
+            return self._reject(name, op_type, "not a 2-D conv of one activation by constant filters")
+        window = _window(attrs, x.dims[2:], list(w.dims[2:]))  # type: ignore[index]
+        if isinstance(window, str):
+            return self._reject(name, op_type, window)
+        stride, pad, dilation = window
+        c_in, m, g = x.dims[1], w.dims[0], int(attrs.get("group", 1))  # type: ignore[index]
+        kh, kw = w.dims[2], w.dims[3]
+        kernel: Any = kh if kh == kw else [kh, kw]
+        params = sum(t.bytes_ for t in consts)
+        if g > 1 and g == c_in == m:
+            op = {"name": name, "kind": "dw", **self._io(name, ins), "kernel": kernel}
+            formula = (kh * kw * m + m) * DTYPE_BYTES[dtype]
+        else:
+            op = {"name": name, "kind": "conv", **self._io(name, ins), "kernel": kernel}
+            formula = (kh * kw * (c_in // g) * (m // g) * g + m) * DTYPE_BYTES[dtype]
+        _set_window(op, stride, pad, dilation)
+        if op["kind"] == "conv":
+            op["out_c"] = m
+            if g > 1:
+                op["groups"] = g
+        op.update(common)
+        if params != formula:
+            op["weight_bytes"] = params
+        if op_type == "FusedConv":  # conv + its activation, one node: +1 FLOP per output
+            counted = count_node(op_type, attrs, [t.dims if t else None for t in ins],
+                                 [y.dims])  # type: ignore[list-item]
+            op["flops"] = counted.flops
+        return op
+
+    def _native_pool(self, node: Any, name: str, op_type: str, attrs: dict, ins: list[Tensor | None],
+                     x: Tensor, common: dict) -> dict | None:
+        """A 2-D undilated max/average pool with one output, or a global pool."""
         if op_type in ("GlobalAveragePool", "GlobalMaxPool"):
             if len(x.dims) != 4:  # type: ignore[arg-type]
-                return reject("not 4-D")
+                return self._reject(name, op_type, "not 4-D")
             h, w_ = x.dims[2], x.dims[3]  # type: ignore[index]
-            return {**base, "kind": POOL_OPS[op_type], **self._io(name, ins),
+            return {"name": name, "kind": POOL_OPS[op_type], **self._io(name, ins),
                     "kernel": h if h == w_ else [h, w_], **common}
+        if len(x.dims) != 4 or (op_type == "MaxPool" and len(node.output) > 1 and  # type: ignore[arg-type]
+                                node.output[1]):
+            return self._reject(name, op_type, "not a 2-D pool with one output")
+        ks = list(attrs.get("kernel_shape", []))
+        if len(ks) != 2 or any(d != 1 for d in attrs.get("dilations", [1, 1])):
+            return self._reject(name, op_type, "not a 2-D undilated window")
+        window = _window(attrs, x.dims[2:], ks)  # type: ignore[index]
+        if isinstance(window, str):
+            return self._reject(name, op_type, window)
+        stride, pad, _ = window
+        op = {"name": name, "kind": POOL_OPS[op_type], **self._io(name, ins),
+              "kernel": ks[0] if ks[0] == ks[1] else ks}
+        _set_window(op, stride, pad, 1)
+        if attrs.get("ceil_mode"):
+            op["ceil_mode"] = True
+        op.update(common)
+        return op
 
+    def _native_pointwise(self, name: str, op_type: str, ins: list[Tensor | None], live: list[Tensor],
+                          consts: list[Tensor], x: Tensor, y: Tensor, common: dict) -> dict | None:
+        """BatchNormalization with constant statistics; an activation, LRN or Softmax of one
+        activation, its shape kept."""
         if op_type == "BatchNormalization":
             if len(live) != 1 or len(consts) != 4:
-                return reject("statistics are not constants")
-            op = {**base, "kind": "bn", **self._io(name, ins), **common}
+                return self._reject(name, op_type, "statistics are not constants")
+            op = {"name": name, "kind": "bn", **self._io(name, ins), **common}
             params = sum(t.bytes_ for t in consts)
-            if params != 4 * x.dims[1] * DTYPE_BYTES[dtype]:  # type: ignore[index]
+            if params != 4 * x.dims[1] * DTYPE_BYTES[y.dtype]:  # type: ignore[index]
                 op["weight_bytes"] = params
             return op
+        if len(live) != 1 or x.dims != y.dims:
+            return None
+        kind = {"LRN": "lrn", "Softmax": "softmax"}.get(op_type, "relu")
+        op = {"name": name, "kind": kind, **self._io(name, ins), **common}
+        params = sum(t.bytes_ for t in consts if t.dtype not in _INT_DTYPES)
+        if op_type == "PRelu" and params:
+            op["weight_bytes"] = params
+        return op
 
-        if op_type in ACTIVATION_OPS or op_type in ("LRN", "Softmax"):
-            if len(live) != 1 or x.dims != y.dims:
-                return None
-            kind = {"LRN": "lrn", "Softmax": "softmax"}.get(op_type, "relu")
-            op = {**base, "kind": kind, **self._io(name, ins), **common}
-            params = sum(t.bytes_ for t in consts if t.dtype not in _INT_DTYPES)
-            if op_type == "PRelu" and params:
-                op["weight_bytes"] = params
-            return op
-
+    def _native_join_reshape(self, name: str, op_type: str, attrs: dict, ins: list[Tensor | None],
+                             live: list[Tensor], consts: list[Tensor], x: Tensor, y: Tensor,
+                             common: dict) -> dict | None:
+        """Add/Sum of two or more distinct producers' images, a channel Concat of images, and a
+        Flatten or Reshape of one activation."""
         if op_type in ("Add", "Sum"):
             if consts or len(live) < 2 or any(t.dims != y.dims or not t.image for t in live):
                 return None
             if len({t.producer or t.name for t in live}) != len(live):
                 return None  # x + x: one producer, the CNN add needs two
-            return {**base, "kind": "add", **self._io(name, ins), **common}
-
+            return {"name": name, "kind": "add", **self._io(name, ins), **common}
         if op_type == "Concat":
             axis = int(attrs.get("axis", 1)) % len(y.dims)  # type: ignore[arg-type]
             if consts or axis != 1 or any(not t.image or len(t.dims) != len(y.dims)  # type: ignore[arg-type]
@@ -786,34 +829,33 @@ class _Importer:
                 return None
             if len({t.producer or t.name for t in live}) != len(live):
                 return None
-            return {**base, "kind": "concat", **self._io(name, ins), **common}
-
+            return {"name": name, "kind": "concat", **self._io(name, ins), **common}
         if op_type == "Flatten":
             if len(live) != 1 or Shape.of_dims(y.dims) != Shape(1, 1, _prod(x.dims)):  # type: ignore[arg-type]
                 return None
-            return {**base, "kind": "flatten", **self._io(name, ins), **common}
+            return {"name": name, "kind": "flatten", **self._io(name, ins), **common}
+        if len(live) != 1:
+            return None
+        s = Shape.of_dims(y.dims)  # type: ignore[arg-type]
+        return {"name": name, "kind": "reshape", **self._io(name, ins),
+                "shape": {"h": s.h, "w": s.w, "c": s.c}, **common}
 
-        if op_type == "Reshape":
-            if len(live) != 1:
-                return None
-            s = Shape.of_dims(y.dims)  # type: ignore[arg-type]
-            return {**base, "kind": "reshape", **self._io(name, ins),
-                    "shape": {"h": s.h, "w": s.w, "c": s.c}, **common}
-
-        if op_type in ("Gemm", "MatMul"):
-            b = ins[1] if len(ins) > 1 else None
-            if (len(live) != 1 or b is None or not b.const or b.dims is None or len(b.dims) != 2
-                    or len(x.dims) != 2 or attrs.get("transA", 0)):  # type: ignore[arg-type]
-                return reject("not a vector times constant weights") if op_type == "Gemm" else None
-            k, m = (b.dims[1], b.dims[0]) if attrs.get("transB", 0) else (b.dims[0], b.dims[1])
-            if k != x.dims[1] or y.dims != (1, m):  # type: ignore[index]
-                return reject("weights do not match") if op_type == "Gemm" else None
-            op = {**base, "kind": "fc", **self._io(name, ins), "out_c": m, **common}
-            params = sum(t.bytes_ for t in consts)
-            if params != (k * m + m) * DTYPE_BYTES[dtype]:
-                op["weight_bytes"] = params
-            return op
-        return None
+    def _native_fc(self, name: str, op_type: str, attrs: dict, ins: list[Tensor | None], live: list[Tensor],
+                   consts: list[Tensor], x: Tensor, y: Tensor, common: dict) -> dict | None:
+        """A Gemm or MatMul of a vector by constant weights (fc); only a Gemm's misfit is reported."""
+        b = ins[1] if len(ins) > 1 else None
+        if (len(live) != 1 or b is None or not b.const or b.dims is None or len(b.dims) != 2
+                or len(x.dims) != 2 or attrs.get("transA", 0)):  # type: ignore[arg-type]
+            return self._reject(name, op_type, "not a vector times constant weights") if op_type == "Gemm" \
+                else None
+        k, m = (b.dims[1], b.dims[0]) if attrs.get("transB", 0) else (b.dims[0], b.dims[1])
+        if k != x.dims[1] or y.dims != (1, m):  # type: ignore[index]
+            return self._reject(name, op_type, "weights do not match") if op_type == "Gemm" else None
+        op = {"name": name, "kind": "fc", **self._io(name, ins), "out_c": m, **common}
+        params = sum(t.bytes_ for t in consts)
+        if params != (k * m + m) * DTYPE_BYTES[y.dtype]:
+            op["weight_bytes"] = params
+        return op
 
     def _generic(self, name: str, op_type: str, attrs: dict, ins: list[Tensor | None],
                  outs: list[Tensor]) -> dict:

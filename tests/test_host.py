@@ -222,3 +222,14 @@ def test_im2col_pack_kind_rates_and_gemm_overhead_add_the_documented_terms(tiny_
              "core_types": [{"name": "c", "macs_per_cycle": 1, "roofline": {"kind_GBps": {"lrm": 1.0}},
                              "dvfs": [{"name": "f", "freq_MHz": 1}]}],
              "clusters": [{"name": "k", "core_type": "c", "cores": 1, "memory": "m"}]})
+
+
+def test_fitted_numbers_read_back_as_numbers_from_the_platform_yaml():
+    """A fitted 8e-06 was written as ``8e-06``, which YAML 1.1 (PyYAML) reads as a string: the
+    calibrated platform then failed to load ("overlap: Input should be a valid number")."""
+    import yaml
+
+    from hetsim.host.fit import yaml_scalar
+
+    for value in (8e-06, 1e-300, 2.5e+20, 1e16, 0.1, 3.0, -4e-07, 7, None, True, [1.0, 8e-06], "proportional"):
+        assert yaml.safe_load(f"x: {yaml_scalar(value)}")["x"] == value, value

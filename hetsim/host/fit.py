@@ -353,9 +353,9 @@ def _clusters_yaml(fit: HostFit, gemm2: Gemm2Fit | None) -> list[str]:
         lines += _gemm2_yaml(gemm2)
         bits = []
         if gemm2.l2_KiB:
-            bits += [f"l2_KiB: {gemm2.l2_KiB:g}", f"l2_private: {str(gemm2.l2_private).lower()}"]
+            bits += [f"l2_KiB: {yaml_scalar(float(gemm2.l2_KiB))}", f"l2_private: {str(gemm2.l2_private).lower()}"]
         if gemm2.l3_KiB:
-            bits.append(f"l3_KiB: {gemm2.l3_KiB:g}")
+            bits.append(f"l3_KiB: {yaml_scalar(float(gemm2.l3_KiB))}")
         caches = ", " + ", ".join(bits) if bits else ""
     lines += [
         "clusters:",
@@ -402,11 +402,28 @@ def _gemm2_yaml(g2: Gemm2Fit) -> list[str]:
     for key, value in b.items():
         if isinstance(value, dict):
             lines.append(f"      {key}:  # {why.get(key, '')}")
-            lines += [f"        {k}: {v}" for k, v in value.items()]
+            lines += [f"        {k}: {yaml_scalar(v)}" for k, v in value.items()]
         else:
-            text = "null" if value is None else (str(value).lower() if isinstance(value, bool) else value)
-            lines.append(f"      {key}: {text}  # {why.get(key, '')}")
+            lines.append(f"      {key}: {yaml_scalar(value)}  # {why.get(key, '')}")
     return lines
+
+
+def yaml_scalar(value) -> str:
+    """``value`` as YAML that reads back as the same value: YAML 1.1 (PyYAML) reads ``8e-06`` as a
+    string, so an exponent gets a mantissa with a point (``8.0e-06``); lists element by element."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        text = repr(value)
+        mantissa, e, exponent = text.partition("e")
+        if e and "." not in mantissa:
+            text = f"{mantissa}.0e{exponent}"
+        return text
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(yaml_scalar(v) for v in value) + "]"
+    return str(value)
 
 
 def _load(v) -> str:

@@ -409,21 +409,11 @@ def _gemm2_yaml(g2: Gemm2Fit) -> list[str]:
 
 
 def yaml_scalar(value) -> str:
-    """``value`` as YAML that reads back as the same value: YAML 1.1 (PyYAML) reads ``8e-06`` as a
-    string, so an exponent gets a mantissa with a point (``8.0e-06``); lists element by element."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, float):
-        text = repr(value)
-        mantissa, e, exponent = text.partition("e")
-        if e and "." not in mantissa:
-            text = f"{mantissa}.0e{exponent}"
-        return text
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(yaml_scalar(v) for v in value) + "]"
-    return str(value)
+    """``value`` as one line of YAML that reads back as the same value (PyYAML writes ``8e-06`` as
+    ``8.0e-06``: YAML 1.1 reads the former as a string)."""
+    import yaml
+
+    return yaml.safe_dump(value, default_flow_style=True, width=10 ** 9).removesuffix("...\n").strip()
 
 
 def _load(v) -> str:

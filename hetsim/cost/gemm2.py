@@ -40,7 +40,7 @@ their DVFS level, plus per-kernel cycles of that clock and a fixed cost.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -119,7 +119,7 @@ class Step:
     name: str
     threads: int
     cycles: float = 0.0                       #: core cycles of the busiest thread
-    accesses: list[Access] = field(default_factory=list)
+    accesses: Sequence[Access] = field(default_factory=list)
     fixed_s: float = 0.0
     core_s: float = 0.0
     mem_s: float = 0.0
@@ -178,6 +178,130 @@ class OpContext:
     reads_frame: bool
 
 
+#: The fields of a ``gemm2`` block that only scale an op's arithmetic: rates, efficiencies, fixed
+#: costs and the combine rule. They include what the ground-truth fits move (Pipe-it's
+#: kernel_efficiency, dw_macs_per_cycle, gemv_GBps_per_core, op_overhead_us; Pipe-search's
+#: parallel_efficiency). Every other field, and the EP's cores, MACs per cycle and cache sizes,
+#: enters an op's geometry (:func:`geometry_key`).
+PRICE_FIELDS = frozenset({"kernel_efficiency", "dw_macs_per_cycle", "gemv_efficiency", "gemv_GBps_per_core",
+                          "parallel_efficiency", "gemm_call_us", "op_overhead_us", "l2_bytes_per_cycle",
+                          "l3_GBps", "overlap"})
+#: How a step's ``work`` becomes core cycles (:meth:`Gemm2CostModel.price`).
+RATES = ("cycles", "gemm", "depthwise", "gemv", "ingest")
+
+
+@dataclass(frozen=True, slots=True)
+class StepGeometry:
+    """A step of an op before any of :data:`PRICE_FIELDS` enters: its threads, its ``work`` and the
+    bytes each cache level serves it. ``rate`` says what ``work`` is: ``cycles`` (core cycles of the
+    busiest thread: copies, transforms, kernels), ``gemm`` (the busiest thread's kernel cycles at
+    efficiency 1, to which ``tile_cycles`` and ``pack_cycles`` add), ``depthwise`` and ``gemv``
+    (MACs), ``ingest`` (bytes of the frame)."""
+
+    name: str
+    threads: int
+    rate: str
+    work: float
+    accesses: tuple[Access, ...]
+    traffic: tuple[tuple[int, float], ...]    #: (index in Gemm2Ep.levels(threads), bytes), in access order
+    dram_B: float
+    levels: tuple[tuple[str, float], ...]     #: (level, bytes served from it)
+    tile_cycles: float = 0.0
+    pack_cycles: float = 0.0
+    calls: int = 0                            #: GEMM calls, each paying gemm_call_us
+    fixed_s: float = 0.0                      #: a fixed cost that is not a price field (frame_ingest_us)
+
+
+@dataclass(frozen=True, slots=True)
+class OpGeometry:
+    """An op's algorithm and steps on an EP before any rate enters (:meth:`Gemm2CostModel.geometry`);
+    the step at ``overhead_step`` pays ``op_overhead_us`` (the first after a frame-ingest step)."""
+
+    algorithm: str
+    steps: tuple[StepGeometry, ...]
+    overhead_step: int = 0
+
+
+def geometry_key(e: Gemm2Ep) -> tuple:
+    """What an op's geometry on ``e`` depends on besides the op and its reuse distances: the EP's
+    cores, MACs per cycle and cache sizes, and every field of the gemm2 block but
+    :data:`PRICE_FIELDS` (tile shape, K block, switches, conv_policy, copy cycles, thread rules...)."""
+    fields = tuple((k, _hashable(v)) for k, v in e.params.model_dump().items() if k not in PRICE_FIELDS)
+    return (e.cores, e.macs_per_cycle, e.l1_B, e.l2_B, e.l2_private, e.l3_B, fields)
+
+
+def _hashable(v):
+    if isinstance(v, dict):
+        return tuple(sorted((k, _hashable(x)) for k, x in v.items()))
+    if isinstance(v, list | tuple):
+        return tuple(_hashable(x) for x in v)
+    return v
+
+
+class GeometryCache:
+    """Op geometries (:class:`OpGeometry`) and reuse distances shared by the gemm2 models of
+    platforms that differ only in :data:`PRICE_FIELDS`: a fit's evaluations each build a new platform
+    and model, and only the rates move, so an evaluation recomputes only the arithmetic they enter.
+
+    Keyed on the op, its reuse distances and the EP's :func:`geometry_key`. Lifetime: its owner's. A
+    model makes its own unless given one (then it lives as long as the model); a fit passes one to
+    every model it builds (it lives as long as the fit). Past ``max_entries`` geometries it starts
+    over (recomputing a geometry is never wrong), so it never grows without bound.
+
+        >>> cache = GeometryCache()
+        >>> op, ep = load_workload("alexnet").op("conv1"), load_platform("hikey970").ep("B4")
+        >>> a = Gemm2CostModel(load_platform("hikey970"), geometry=cache)
+        >>> b = Gemm2CostModel(load_platform("hikey970", ["core_types.cortex-a73.gemm2.kernel_efficiency=0.5"]),
+        ...                    geometry=cache)
+        >>> a.op_time(op, ep) > b.op_time(op, ep), cache.misses, cache.hits   # b reused a's geometry
+        (True, 1, 1)
+    """
+
+    def __init__(self, max_entries: int = 50_000):
+        if max_entries < 1:
+            raise HetsimError(f"GeometryCache max_entries {max_entries}: must be at least 1")
+        self.max_entries = max_entries
+        self.hits = 0
+        self.misses = 0
+        self._views: dict[tuple, int] = {}
+        # (id(op), context, view id) -> (op, geometry): the op is held, so its id stays its own.
+        self._entries: dict[tuple[int, OpContext, int], tuple[Op, OpGeometry]] = {}
+        self._contexts: dict[int, tuple[object, dict[int, OpContext]]] = {}
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def view_id(self, key: tuple) -> int:
+        """A small number for a :func:`geometry_key` (never reused while the cache lives)."""
+        vid = self._views.get(key)
+        if vid is None:
+            vid = self._views[key] = len(self._views)
+        return vid
+
+    def get(self, op: Op, ctx: OpContext, vid: int) -> OpGeometry | None:
+        hit = self._entries.get((id(op), ctx, vid))
+        if hit is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        return hit[1]
+
+    def put(self, op: Op, ctx: OpContext, vid: int, geometry: OpGeometry) -> None:
+        if len(self._entries) >= self.max_entries:
+            self._entries.clear()
+        self._entries[(id(op), ctx, vid)] = (op, geometry)
+
+    def contexts(self, workload) -> dict[int, OpContext] | None:
+        """The reuse distances of ``workload``'s ops (id(op) -> context) if a model computed them."""
+        hit = self._contexts.get(id(workload))
+        return hit[1] if hit is not None else None
+
+    def put_contexts(self, workload, contexts: dict[int, OpContext]) -> None:
+        if len(self._contexts) >= self.max_entries:
+            self._contexts.clear()
+        self._contexts[id(workload)] = (workload, contexts)
+
+
 def conv_algorithm(op: Op, params: Gemm2CoreParams) -> str:
     """The algorithm a conv runs under ``params.conv_policy`` (``im2col``, ``gemm1x1``, ``winograd``).
 
@@ -200,16 +324,24 @@ class Gemm2CostModel(CostModel):
     caches, bandwidths, clocks) and the ``gemm2`` blocks of its core types and accelerators.
 
     Ops know their reuse distances once the model has seen their network (:meth:`bind`; the
-    evaluators' layer times do it): unbound ops read their inputs warm and their weights cold."""
+    evaluators' layer times do it): unbound ops read their inputs warm and their weights cold.
+
+    An op's cost is its geometry (:meth:`geometry`: algorithm, steps, threads, work, bytes per cache
+    level; cached in a :class:`GeometryCache`) priced by the rates (:meth:`price`)."""
 
     name = "gemm2"
 
-    def __init__(self, platform: Platform, workloads: Iterable = (), context: bool = True):
+    def __init__(self, platform: Platform, workloads: Iterable = (), context: bool = True,
+                 geometry: GeometryCache | None = None):
         """``context=False`` ignores the network around an op (:meth:`bind` does nothing): every op
-        reads its inputs warm and its weights cold, the ablation of the reuse distances."""
+        reads its inputs warm and its weights cold, the ablation of the reuse distances.
+        ``geometry``: a cache shared with other models (a fit's); default: the model's own."""
         super().__init__(platform)
         self.use_context = context
+        self.geometry_cache = GeometryCache() if geometry is None else geometry
         self._eps: dict[tuple, Gemm2Ep] = {}
+        self._view_ids: dict[int, int] = {}     # id(a view of self._eps) -> its geometry id
+        self._bandwidths: dict[tuple[int, int], tuple[float, ...]] = {}
         self._context: dict[int, OpContext] = {}
         self._bound: dict[int, object] = {}     # id -> workload, kept alive so ids stay unique
         self._capability: CostModel | None = None
@@ -218,28 +350,15 @@ class Gemm2CostModel(CostModel):
 
     # -- context ---------------------------------------------------------------------------------
     def bind(self, workload) -> None:
-        """Compute every op's reuse distances in ``workload`` (its ops in file order, a topological
-        order, run one after another, frame after frame).
-
-        An op brings its output, weights and image matrix into the caches (its *footprint*); the
-        distance of an input is the footprint of the ops between its producer and its reader plus
-        the tensor itself; the weights' is one frame's footprint (every op's, plus the frame)."""
+        """Compute every op's reuse distances in ``workload`` (:func:`_reuse_distances`), or take them
+        from the geometry cache when a model sharing it did."""
         if id(workload) in self._bound or not self.use_context:
             return
-        ops = workload.ops
-        index = {op.name: i for i, op in enumerate(ops)}
-        foot = [op.output_bytes + op.weight_bytes + op.im2col_bytes for op in ops]
-        prefix = [0.0]
-        for f in foot:
-            prefix.append(prefix[-1] + f)
-        frame = sum(t.bytes_ for t in workload.inputs.values()) + prefix[-1]
-        for j, op in enumerate(ops):
-            dists = []
-            for src in op.inputs:
-                i = index[src]
-                dists.append(prefix[j] - prefix[i + 1] + ops[i].output_bytes)
-            reads_frame = bool(workload.net_inputs_of(op))
-            self._context[id(op)] = OpContext(tuple(dists), frame, reads_frame)
+        contexts = self.geometry_cache.contexts(workload)
+        if contexts is None:
+            contexts = _reuse_distances(workload)
+            self.geometry_cache.put_contexts(workload, contexts)
+        self._context.update(contexts)
         self._bound[id(workload)] = workload
         self._layer_cache.clear()
         self._layer_demand_cache.clear()
@@ -283,6 +402,7 @@ class Gemm2CostModel(CostModel):
                        c.l2_KiB * 1024 if c.l2_KiB else None, c.l2_private,
                        c.l3_KiB * 1024 if c.l3_KiB else None, per_core, port)
         self._eps[key] = view
+        self._view_ids[id(view)] = self.geometry_cache.view_id(geometry_key(view))
         return view
 
     # -- the interface ---------------------------------------------------------------------------
@@ -298,7 +418,18 @@ class Gemm2CostModel(CostModel):
     def op_demand(self, op, ep: ExecutionPlace, state: DvfsState | None = None) -> Demand:
         if op.kind in VIEW_KINDS:
             return ZERO
-        return self.breakdown(op, ep, state).demand()
+        if ep.accelerator:
+            return self.breakdown(op, ep, state).demand()
+        e = self.ep_view(ep, state)
+        if not e.params.clocks and e.freq_ratio != 1.0:
+            return self.breakdown(op, ep, state).demand()
+        # OpCost.demand() without building the steps (the fits price ~10^5 ops): the same sums.
+        fixed_s = busy_s = dram_B = 0
+        for sg, _, fixed, _, _, busy, _ in self.priced(self.geometry(op, e, self.context(op)), e):
+            fixed_s += fixed
+            busy_s += busy
+            dram_B += sg.dram_B
+        return Demand(fixed_s, busy_s, dram_B)
 
     def gather_demand(self, op, ep: ExecutionPlace, state: DvfsState | None = None) -> Demand:
         """A split op's slices gathered on ``ep``: the output read and written once through DRAM
@@ -340,12 +471,12 @@ class Gemm2CostModel(CostModel):
         if not e.params.clocks and e.freq_ratio != 1.0:
             # The naive DVFS model: the op at the highest level, every part stretched by f_max / f.
             top = self._at_top(ep)
-            cost = self._cpu(op, top, self.context(op))
+            cost = self.price(op, self.geometry(op, top, self.context(op)), top)
             for s in cost.steps:
                 for name in ("fixed_s", "core_s", "mem_s", "busy_s"):
                     setattr(s, name, getattr(s, name) / e.freq_ratio)
             return cost
-        return self._cpu(op, e, self.context(op))
+        return self.price(op, self.geometry(op, e, self.context(op)), e)
 
     def _at_top(self, ep: ExecutionPlace) -> Gemm2Ep:
         c = self.platform.cluster(ep.place)
@@ -353,7 +484,21 @@ class Gemm2CostModel(CostModel):
         top = max(t.dvfs, key=lambda lv: lv.freq_MHz)
         return self.ep_view(ep, {c.name: top.name})
 
-    def _cpu(self, op: Op, e: Gemm2Ep, ctx: OpContext) -> OpCost:
+    # -- geometry: what does not depend on the rates -----------------------------------------------
+    def geometry(self, op: Op, e: Gemm2Ep, ctx: OpContext) -> OpGeometry:
+        """``op``'s algorithm and steps on ``e`` with reuse distances ``ctx``, before any of
+        :data:`PRICE_FIELDS` enters; from the geometry cache when a model with the same
+        :func:`geometry_key` computed them."""
+        vid = self._view_ids.get(id(e))
+        if vid is None:      # a view this model did not make (ep_view registers its own)
+            vid = self.geometry_cache.view_id(geometry_key(e))
+        geo = self.geometry_cache.get(op, ctx, vid)
+        if geo is None:
+            geo = self._geometry(op, e, ctx)
+            self.geometry_cache.put(op, ctx, vid, geo)
+        return geo
+
+    def _geometry(self, op: Op, e: Gemm2Ep, ctx: OpContext) -> OpGeometry:
         g = e.params
         algo = self.algorithm(op, e.ep)
         inputs = list(zip(_input_sizes(op), ctx.input_distances_B, strict=False))
@@ -362,49 +507,39 @@ class Gemm2CostModel(CostModel):
             # [choice] A frame prepared by the ingest step was just written (warm); without an ingest
             # step the input is the same buffer as one frame ago (a benchmark, the host executor).
             inputs = [(op.input_bytes, op.input_bytes if ingest else ctx.weight_distance_B)]
-        steps: list[Step] = []
+        steps: list[StepGeometry] = []
         if algo in ("im2col", "gemm1x1"):
             steps += self._conv_gemm(op, e, inputs, ctx, algo)
         elif algo == "winograd":
             steps += self._winograd(op, e, inputs, ctx)
         elif algo == "depthwise":
-            t = e.kernel_threads()
-            rate = g.dw_macs_per_cycle or e.macs_per_cycle * g.kernel_efficiency
-            s = Step("depthwise", t, cycles=op.macs / (rate * t))
-            s.accesses = [*_reads(inputs), Access(op.weight_bytes, ctx.weight_distance_B),
-                          Access(op.output_bytes, _working_set(op), write=True)]
-            steps.append(s)
+            steps.append(_step(e, "depthwise", e.kernel_threads(), "depthwise", op.macs,
+                               [*_reads(inputs), Access(op.weight_bytes, ctx.weight_distance_B),
+                                Access(op.output_bytes, _working_set(op), write=True)]))
         elif algo in ("gemv", "gemm"):
             steps.append(self._matmul(op, e, inputs, ctx, algo))
         else:
             t = e.kernel_threads()
             moved = op.input_bytes + op.output_bytes
-            s = Step(str(op.kind), t, cycles=g.kind_cycles_per_byte.get(str(op.kind), 0.0) * moved / t)
-            s.accesses = [*_reads(inputs), Access(op.weight_bytes, ctx.weight_distance_B),
-                          Access(op.output_bytes, _working_set(op), write=True)]
-            steps.append(s)
-        steps[0].fixed_s += g.op_overhead_us * 1e-6
+            steps.append(_step(e, str(op.kind), t, "cycles",
+                               g.kind_cycles_per_byte.get(str(op.kind), 0.0) * moved / t,
+                               [*_reads(inputs), Access(op.weight_bytes, ctx.weight_distance_B),
+                                Access(op.output_bytes, _working_set(op), write=True)]))
         if ingest:
-            frame = Step("ingest", 1, cycles=g.frame_ingest_ns_per_byte * 1e-9 * op.input_bytes * e.freq_Hz
-                         / e.freq_ratio)
-            frame.fixed_s = g.frame_ingest_us * 1e-6
-            steps.insert(0, frame)
-        for s in steps:
-            self._finish(s, e)
-        return OpCost(op.name, str(op.kind), algo, steps)
+            steps.insert(0, _step(e, "ingest", 1, "ingest", op.input_bytes, [],
+                                  fixed_s=g.frame_ingest_us * 1e-6))
+        return OpGeometry(algo, tuple(steps), 1 if ingest else 0)
 
-    # -- steps -----------------------------------------------------------------------------------
-    def _conv_gemm(self, op: Op, e: Gemm2Ep, inputs, ctx: OpContext, algo: str) -> list[Step]:
+    def _conv_gemm(self, op: Op, e: Gemm2Ep, inputs, ctx: OpContext, algo: str) -> list[StepGeometry]:
         g = e.params
         n_rows, k, m = op.gemm  # type: ignore[misc]
         groups = op.gemm_groups
         steps = []
         if algo == "im2col":
             t = e.kernel_threads()
-            s = Step("im2col", t, cycles=g.im2col_cycles_per_byte * op.im2col_bytes / t)
-            s.accesses = [*_reads(inputs[:1]), Access(op.im2col_bytes, op.input_bytes + op.im2col_bytes,
-                                                      write=True)]
-            steps.append(s)
+            steps.append(_step(e, "im2col", t, "cycles", g.im2col_cycles_per_byte * op.im2col_bytes / t,
+                               [*_reads(inputs[:1]), Access(op.im2col_bytes, op.input_bytes + op.im2col_bytes,
+                                                            write=True)]))
             a = Access(op.im2col_bytes, op.im2col_bytes)
         else:
             a = Access(op.input_bytes, inputs[0][1] if inputs else INF)
@@ -413,7 +548,7 @@ class Gemm2CostModel(CostModel):
                                      Access(op.output_bytes, _working_set(op), write=True)))
         return steps
 
-    def _winograd(self, op: Op, e: Gemm2Ep, inputs, ctx: OpContext) -> list[Step]:
+    def _winograd(self, op: Op, e: Gemm2Ep, inputs, ctx: OpContext) -> list[StepGeometry]:
         """Winograd F(m×m, 3×3) (Lavin & Gray 2016): tiles of m×m outputs from (m+2)² inputs;
         transformed inputs V [α²·T·C], α² GEMMs of (T×C)·(C×M), outputs inverse-transformed."""
         g = e.params
@@ -427,17 +562,16 @@ class Gemm2CostModel(CostModel):
         u_bytes = alpha2 * tiles * m * eb
         w_bytes = alpha2 * c * m * eb           # filters are transformed once, at configure time
         t = e.kernel_threads()
-        s_in = Step("winograd-input", t, cycles=g.winograd_cycles_per_element * alpha2 * tiles * c / t)
-        s_in.accesses = [*_reads(inputs[:1]), Access(v_bytes, op.input_bytes + v_bytes, write=True)]
+        s_in = _step(e, "winograd-input", t, "cycles", g.winograd_cycles_per_element * alpha2 * tiles * c / t,
+                     [*_reads(inputs[:1]), Access(v_bytes, op.input_bytes + v_bytes, write=True)])
         gemm = self._gemm_step(e, tiles, c, m, alpha2, Access(v_bytes, v_bytes),
                                Access(w_bytes, ctx.weight_distance_B),
                                Access(u_bytes, v_bytes + w_bytes + u_bytes, write=True))
-        s_out = Step("winograd-output", t, cycles=g.winograd_cycles_per_element * alpha2 * tiles * m / t)
-        s_out.accesses = [Access(u_bytes, u_bytes), Access(op.output_bytes, u_bytes + op.output_bytes,
-                                                           write=True)]
+        s_out = _step(e, "winograd-output", t, "cycles", g.winograd_cycles_per_element * alpha2 * tiles * m / t,
+                      [Access(u_bytes, u_bytes), Access(op.output_bytes, u_bytes + op.output_bytes, write=True)])
         return [s_in, gemm, s_out]
 
-    def _matmul(self, op: Op, e: Gemm2Ep, inputs, ctx: OpContext, algo: str) -> Step:
+    def _matmul(self, op: Op, e: Gemm2Ep, inputs, ctx: OpContext, algo: str) -> StepGeometry:
         n_rows, k, m = op.gemm  # type: ignore[misc]
         groups = op.gemm_groups
         a_bytes = n_rows * k * groups * op.elem_bytes
@@ -448,16 +582,8 @@ class Gemm2CostModel(CostModel):
         a = Access(a_bytes, inputs[0][1] if inputs else INF)
         out = Access(op.output_bytes, _working_set(op), write=True)
         if algo == "gemv":
-            g = e.params
             t = self._gemm_threads(e, n_rows * k * m * groups)
-            rate = e.macs_per_cycle * (g.gemv_efficiency or g.kernel_efficiency) * \
-                by_cores(g.parallel_efficiency, t, False)
-            s = Step("gemv", t, cycles=n_rows * k * m * groups / (rate * t))
-            s.accesses = [a, b, out]
-            s.fixed_s = by_cores(g.gemm_call_us, t, False) * 1e-6
-            if g.gemv_GBps_per_core:
-                s.dram_Bps = min(t * g.gemv_GBps_per_core * 1e9, e.dram_Bps_max)
-            return s
+            return _step(e, "gemv", t, "gemv", n_rows * k * m * groups, [a, b, out], calls=1)
         return self._gemm_step(e, n_rows, k, m, groups, a, b, out)
 
     def _gemm_threads(self, e: Gemm2Ep, macs: float) -> int:
@@ -467,27 +593,69 @@ class Gemm2CostModel(CostModel):
         return max(1, min(e.cores, math.ceil(macs / per)))
 
     def _gemm_step(self, e: Gemm2Ep, n_rows: int, k: int, m: int, groups: int, a: Access, b: Access,
-                   c: Access) -> Step:
+                   c: Access) -> StepGeometry:
         """One GEMM call per group of N×K·K×M (A = the image matrix or input, B = the filters)."""
         g = e.params
         terms = gemm_terms(e, n_rows, k, m, groups, self._gemm_threads(e, n_rows * k * m * groups))
         t = terms.threads
-        rate = g.kernel_efficiency * by_cores(g.parallel_efficiency, t, False)
         pack = g.pack_cycles_per_byte * (a.bytes_ + (b.bytes_ if g.pack_weights else 0.0)) / t
-        s = Step("gemm", t, cycles=terms.kernel_cycles / rate + terms.tile_blocks * g.tile_overhead_cycles + pack)
-        s.accesses = [a, b, c]
-        s.fixed_s = by_cores(g.gemm_call_us, t, False) * 1e-6 * groups
-        return s
+        return _step(e, "gemm", t, "gemm", terms.kernel_cycles, [a, b, c],
+                     tile_cycles=terms.tile_blocks * g.tile_overhead_cycles, pack_cycles=pack, calls=groups)
 
-    def _finish(self, s: Step, e: Gemm2Ep) -> None:
-        """Times of a step: cycles at the core clock, traffic at its levels, combined."""
+    # -- price: the arithmetic the rates enter -----------------------------------------------------
+    def price(self, op: Op, geometry: OpGeometry, e: Gemm2Ep) -> OpCost:
+        """The times of ``geometry``'s steps on ``e`` (:meth:`priced`) as an :class:`OpCost`."""
+        steps = [Step(sg.name, sg.threads, cycles, sg.accesses, fixed_s, core_s, mem_s, busy_s, sg.dram_B,
+                      dict(sg.levels), dram_Bps)
+                 for sg, cycles, fixed_s, core_s, mem_s, busy_s, dram_Bps in self.priced(geometry, e)]
+        return OpCost(op.name, str(op.kind), geometry.algorithm, steps)
+
+    def priced(self, geometry: OpGeometry, e: Gemm2Ep) -> Iterator[tuple[StepGeometry, float, float, float,
+                                                                          float, float, float | None]]:
+        """(step, cycles, fixed_s, core_s, mem_s, busy_s, own DRAM rate) of each step of ``geometry``
+        on ``e``: cycles from the rates (GEMM, depthwise and GEMV efficiencies, parallel efficiency)
+        at the core clock, traffic at each level's bandwidth, fixed costs, combined by ``overlap``."""
         g = e.params
-        s.core_s = s.cycles / e.freq_Hz
-        levels = e.levels(s.threads)
-        if s.dram_Bps is not None:
-            levels = (*levels[:-1], Level("DRAM", INF, s.dram_Bps))
-        s.mem_s, s.dram_B, s.levels = memory_time(levels, s.accesses, g)
-        s.busy_s = combine(s.core_s, s.mem_s, g.overlap)
+        for i, sg in enumerate(geometry.steps):
+            t = sg.threads
+            fixed_s = sg.fixed_s
+            dram_Bps = None
+            if sg.rate == "gemm":
+                rate = g.kernel_efficiency * by_cores(g.parallel_efficiency, t, False)
+                cycles = sg.work / rate + sg.tile_cycles + sg.pack_cycles
+                fixed_s = by_cores(g.gemm_call_us, t, False) * 1e-6 * sg.calls
+            elif sg.rate == "depthwise":
+                rate = g.dw_macs_per_cycle or e.macs_per_cycle * g.kernel_efficiency
+                cycles = sg.work / (rate * t)
+            elif sg.rate == "gemv":
+                rate = e.macs_per_cycle * (g.gemv_efficiency or g.kernel_efficiency) * \
+                    by_cores(g.parallel_efficiency, t, False)
+                cycles = sg.work / (rate * t)
+                fixed_s = by_cores(g.gemm_call_us, t, False) * 1e-6 * sg.calls
+                if g.gemv_GBps_per_core:     # the GEMV streams its weights at its own DRAM rate
+                    dram_Bps = min(t * g.gemv_GBps_per_core * 1e9, e.dram_Bps_max)
+            elif sg.rate == "ingest":        # ns per byte, as cycles at the level's clock
+                cycles = g.frame_ingest_ns_per_byte * 1e-9 * sg.work * e.freq_Hz / e.freq_ratio
+            else:
+                cycles = sg.work
+            if i == geometry.overhead_step:
+                fixed_s += g.op_overhead_us * 1e-6
+            core_s = cycles / e.freq_Hz
+            bandwidths = self._level_bandwidths(e, t)
+            if dram_Bps is not None:
+                bandwidths = (*bandwidths[:-1], dram_Bps)
+            mem_s = traffic_time(sg.traffic, bandwidths)
+            yield sg, cycles, fixed_s, core_s, mem_s, combine(core_s, mem_s, g.overlap), dram_Bps
+
+    def _level_bandwidths(self, e: Gemm2Ep, threads: int) -> tuple[float, ...]:
+        """Bytes/s of each level of ``e.levels(threads)`` (kept per view of this model)."""
+        if id(e) not in self._view_ids:
+            return tuple(lv.bandwidth_Bps for lv in e.levels(threads))
+        key = (id(e), threads)
+        bw = self._bandwidths.get(key)
+        if bw is None:
+            bw = self._bandwidths[key] = tuple(lv.bandwidth_Bps for lv in e.levels(threads))
+        return bw
 
     # -- accelerators ----------------------------------------------------------------------------
     def _accelerator(self, op: Op, ep: ExecutionPlace, state: DvfsState | None) -> OpCost:
@@ -558,14 +726,23 @@ def combine(core_s: float, mem_s: float, overlap: float) -> float:
 def memory_time(levels: Sequence[Level], accesses: Iterable[Access],
                 g: Gemm2CoreParams) -> tuple[float, float, dict[str, float]]:
     """(seconds, DRAM bytes, bytes per level) of ``accesses``: each served by the levels that hold
-    it (:func:`_shares`), over their bandwidths; a write landing in DRAM crosses it twice with
-    ``write_allocate``."""
-    mem = dram = 0.0
+    it (:func:`level_traffic`), over their bandwidths (:func:`traffic_time`)."""
+    traffic, dram, by_level = level_traffic(levels, accesses, g)
+    return traffic_time(traffic, [lv.bandwidth_Bps for lv in levels]), dram, dict(by_level)
+
+
+def level_traffic(levels: Sequence[Level], accesses: Iterable[Access], g: Gemm2CoreParams
+                  ) -> tuple[tuple[tuple[int, float], ...], float, tuple[tuple[str, float], ...]]:
+    """Where ``accesses`` are served, from the levels' capacities alone: (level index, bytes) in
+    access order, the DRAM bytes, and (level, bytes) per level. Each access is served by the levels
+    that hold it (:func:`_shares`); a write landing in DRAM crosses it twice with ``write_allocate``."""
+    traffic: list[tuple[int, float]] = []
+    dram = 0.0
     by_level: dict[str, float] = {}
     for acc in accesses:
         if acc.bytes_ <= 0:
             continue
-        for lvl, share in _shares(levels, acc.distance_B, g.caches, g.residency):
+        for i, lvl, share in _shares(levels, acc.distance_B, g.caches, g.residency):
             if share <= 0:
                 continue
             nbytes = acc.bytes_ * share
@@ -574,9 +751,50 @@ def memory_time(levels: Sequence[Level], accesses: Iterable[Access],
                     nbytes *= 2
                 dram += nbytes
             by_level[lvl.name] = by_level.get(lvl.name, 0.0) + nbytes
-            if math.isfinite(lvl.bandwidth_Bps):
-                mem += nbytes / lvl.bandwidth_Bps
-    return mem, dram, by_level
+            traffic.append((i, nbytes))
+    return tuple(traffic), dram, tuple(by_level.items())
+
+
+def traffic_time(traffic: Iterable[tuple[int, float]], bandwidths_Bps: Sequence[float]) -> float:
+    """Seconds of ``traffic`` ((level index, bytes), :func:`level_traffic`) over the levels'
+    bandwidths; a level of infinite bandwidth (L1, a free L2) costs nothing."""
+    mem = 0.0
+    for i, nbytes in traffic:
+        bw = bandwidths_Bps[i]
+        if math.isfinite(bw):
+            mem += nbytes / bw
+    return mem
+
+
+def _step(e: Gemm2Ep, name: str, threads: int, rate: str, work: float, accesses: Sequence[Access],
+          **kw) -> StepGeometry:
+    """A step's geometry: its accesses resolved to the levels ``threads`` threads of ``e`` see."""
+    traffic, dram_B, by_level = level_traffic(e.levels(threads), accesses, e.params)
+    return StepGeometry(name, threads, rate, work, tuple(accesses), traffic, dram_B, by_level, **kw)
+
+
+def _reuse_distances(workload) -> dict[int, OpContext]:
+    """Every op's reuse distances in ``workload`` (id(op) -> :class:`OpContext`): its ops in file
+    order (a topological order) run one after another, frame after frame.
+
+    An op brings its output, weights and image matrix into the caches (its *footprint*); the
+    distance of an input is the footprint of the ops between its producer and its reader plus the
+    tensor itself; the weights' is one frame's footprint (every op's, plus the frame)."""
+    ops = workload.ops
+    index = {op.name: i for i, op in enumerate(ops)}
+    foot = [op.output_bytes + op.weight_bytes + op.im2col_bytes for op in ops]
+    prefix = [0.0]
+    for f in foot:
+        prefix.append(prefix[-1] + f)
+    frame = sum(t.bytes_ for t in workload.inputs.values()) + prefix[-1]
+    contexts = {}
+    for j, op in enumerate(ops):
+        dists = []
+        for src in op.inputs:
+            i = index[src]
+            dists.append(prefix[j] - prefix[i + 1] + ops[i].output_bytes)
+        contexts[id(op)] = OpContext(tuple(dists), frame, bool(workload.net_inputs_of(op)))
+    return contexts
 
 
 def _input_sizes(op: Op) -> list[float]:
@@ -601,20 +819,20 @@ def _working_set(op: Op) -> float:
 
 
 def _shares(levels: Sequence[Level], distance: float, caches: bool, rule: str):
-    """(level, share of the bytes served from it) for data last used ``distance`` bytes ago."""
+    """(index, level, share of the bytes served from it) for data last used ``distance`` bytes ago."""
     if not caches:
-        yield levels[-1], 1.0
+        yield len(levels) - 1, levels[-1], 1.0
         return
     if rule == "lru":
-        for lvl in levels:
+        for i, lvl in enumerate(levels):
             if distance <= lvl.capacity_B:
-                yield lvl, 1.0
+                yield i, lvl, 1.0
                 return
         return
     held = 0.0
-    for lvl in levels:
+    for i, lvl in enumerate(levels):
         h = 1.0 if distance <= lvl.capacity_B else lvl.capacity_B / distance
-        yield lvl, h - held
+        yield i, lvl, h - held
         held = h
         if held >= 1.0:
             return
@@ -642,5 +860,7 @@ def op_table(cost: Gemm2CostModel, workload, ep: ExecutionPlace, state: DvfsStat
     return pd.DataFrame(rows).fillna(0.0)
 
 
-__all__ = ["ALGORITHMS", "Access", "Gemm2CostModel", "Gemm2Ep", "GemmTerms", "Level", "OpContext",
-           "OpCost", "Step", "combine", "conv_algorithm", "gemm_terms", "memory_time", "op_table"]
+__all__ = ["ALGORITHMS", "PRICE_FIELDS", "RATES", "Access", "Gemm2CostModel", "Gemm2Ep", "GemmTerms",
+           "GeometryCache", "Level", "OpContext", "OpCost", "OpGeometry", "Step", "StepGeometry", "combine",
+           "conv_algorithm", "gemm_terms", "geometry_key", "level_traffic", "memory_time", "op_table",
+           "traffic_time"]

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from hetsim.calibrate import Fit, Observation, fit_platform
+from hetsim.cost.gemm2 import GeometryCache
 from hetsim.cost.pipeit import Gemm2GroundTruth, PipeitGroundTruth
 from hetsim.errors import HetsimError
 from hetsim.experiments.pipeit.paper import FIG5_MOST, LABELS, NETWORKS, TABLE_IV, TABLE_VIII
@@ -88,10 +89,11 @@ def truth_class(model: str):
     return Gemm2GroundTruth if model == "gemm2" else PipeitGroundTruth
 
 
-def make_truth(platform: Platform, model: str, split: str = "even"):
-    """The ground truth ``model`` on ``platform`` (the roofline variant takes the work ``split``)."""
+def make_truth(platform: Platform, model: str, split: str = "even", geometry: GeometryCache | None = None):
+    """The ground truth ``model`` on ``platform`` (the roofline variant takes the work ``split``; the
+    gemm2 one may share a ``geometry`` cache with other models of the same board: a fit's)."""
     if truth_class(model) is Gemm2GroundTruth:
-        return Gemm2GroundTruth(platform)
+        return Gemm2GroundTruth(platform, geometry=geometry)
     return PipeitGroundTruth(platform, split=split)
 
 
@@ -127,10 +129,14 @@ class GroundTruthFit:
 
 def _single_stage_fps(split: str, model: str):
     workloads = {n: load_workload(n) for n in NETWORKS}
+    # Every evaluation builds a new platform and model that differ only in the fitted rates
+    # (FIT_BOUNDS_GEMM2 are all gemm2 PRICE_FIELDS): the ops' geometry is computed once per fit.
+    geometry = GeometryCache()
 
     def evaluate(platform: Platform, obs: Observation) -> float:
         ep = platform.ep(obs.mapping.split(":")[0])
-        return 1.0 / float(make_truth(platform, model, split).layer_times(workloads[obs.workload], ep).sum())
+        truth = make_truth(platform, model, split, geometry)
+        return 1.0 / float(truth.layer_times(workloads[obs.workload], ep).sum())
 
     return evaluate
 

@@ -14,7 +14,8 @@ from functools import lru_cache
 
 from hetsim.analytic import evaluate_pipeline
 from hetsim.calibrate import Fit, Observation, fit_platform
-from hetsim.cost import CostModel, make_cost_model
+from hetsim.cost import CostModel, Gemm2CostModel, make_cost_model
+from hetsim.cost.gemm2 import GeometryCache
 from hetsim.errors import HetsimError
 from hetsim.experiments.pipesearch.paper import GOV_LABEL, TABLE6
 from hetsim.explore import Configuration, core_groups
@@ -51,17 +52,20 @@ CALIBRATION_PARAMETERS_GEMM2 = {
 CALIBRATION_FIXED_GEMM2 = ("core_types.cortex-a57.gemm2.parallel_efficiency=[1.0, 1.0]",)
 
 
-def cost_model(platform: Platform) -> CostModel:
-    """The cost model of the reproduction (:data:`COST_MODEL`) on ``platform``."""
+def cost_model(platform: Platform, geometry: GeometryCache | None = None) -> CostModel:
+    """The cost model of the reproduction (:data:`COST_MODEL`) on ``platform`` (gemm2 may share a
+    ``geometry`` cache with the other models of a fit)."""
     if COST_MODEL not in COST_MODELS:
         raise HetsimError(f"cost model {COST_MODEL!r}: allowed: {', '.join(COST_MODELS)}")
+    if COST_MODEL == "gemm2":
+        return Gemm2CostModel(platform, geometry=geometry)
     return make_cost_model(platform, model=COST_MODEL)
 
 
-def _evaluate(platform: Platform, obs: Observation) -> float:
+def _evaluate(platform: Platform, obs: Observation, geometry: GeometryCache | None = None) -> float:
     """Throughput of an observation's pipeline with the reproduction's cost model (analytic)."""
     workload = load_workload(obs.workload)
-    cost = cost_model(platform)
+    cost = cost_model(platform, geometry)
     pipe = load_mapping(obs.mapping, platform, workload, cost)
     assert isinstance(pipe, Pipeline)
     return evaluate_pipeline(platform, workload, pipe, cost).throughput_fps
@@ -93,8 +97,11 @@ def fit(parameters: dict, fixed=None) -> Fit:
     (default: the reproduction's cost model's own, and :data:`COST_MODEL_EXTRA`)."""
     if fixed is None:
         fixed = (*(CALIBRATION_FIXED_GEMM2 if COST_MODEL == "gemm2" else CALIBRATION_FIXED), *COST_MODEL_EXTRA)
+    # One gemm2 geometry cache per fit: its platforms differ only in the fitted values, and the cache
+    # key holds everything an op's geometry reads, so only the rates' arithmetic is redone.
+    geometry = GeometryCache()
     return fit_platform(PLATFORM, table6_observations(), parameters, fixed_overrides=list(fixed),
-                        evaluator=_evaluate)
+                        evaluator=lambda platform, obs: _evaluate(platform, obs, geometry))
 
 
 def calibration_parameters() -> dict:

@@ -424,7 +424,9 @@ class Gemm2CostModel(CostModel):
         if not e.params.clocks and e.freq_ratio != 1.0:
             return self.breakdown(op, ep, state).demand()
         # OpCost.demand() without building the steps (the fits price ~10^5 ops): the same sums.
-        fixed_s = busy_s = dram_B = 0
+        fixed_s: float = 0
+        busy_s: float = 0
+        dram_B: float = 0
         for sg, _, fixed, _, _, busy, _ in self.priced(self.geometry(op, e, self.context(op)), e):
             fixed_s += fixed
             busy_s += busy

@@ -92,6 +92,10 @@ def test_outcome_and_scorecard_files(tmp_path):
     text = md.read_text()
     first = text.splitlines()[2]
     assert first == "Independent predictions that pass: fakepaper 1 of 2 (50%); all papers 1 of 2 (50%)."
+    assert data["self_consistent"]["fakepaper"] == {"passed": 1, "total": 2, "rate": 0.5}
+    assert text.splitlines()[4] == ("Among the claims whose paper is self-consistent (predictions less those "
+                                    "failing as a paper inconsistency): fakepaper 1 of 2 (50%); all papers "
+                                    "1 of 2 (50%).")
     assert "**FAIL**" in text and "3 of 4 claims of the model pass (fit inputs excluded)" in text
     assert "| fitted y | fit input | 3 | 3 | ±1% | fitted (residual within tolerance) |" in text
 
@@ -106,6 +110,16 @@ def test_independent_rate_counts_predictions_only():
     assert s["b"]["independent"] == {"passed": 0, "total": 0, "rate": None}
     assert s["all"]["by_class"]["verification vector"] == {"passed": 1, "total": 1}
     assert not claims[3].counts_as_pass and claims[2].counts_as_pass
+
+
+def test_self_consistent_rate_leaves_out_only_failures_the_paper_contradicts():
+    claims = [Claim("a", "x", str(i), 1, 1, "exact", ok, kind=PREDICTION) for i, ok in
+              enumerate([True, False, False, False])]
+    claims[1].known_cause = "paper-inconsistency"
+    claims[2].known_cause = "model-gap"
+    s = summarize_claims(claims)
+    assert s["a"]["independent"] == {"passed": 1, "total": 4, "rate": 0.25}
+    assert s["a"]["self_consistent"] == {"passed": 1, "total": 3, "rate": 1 / 3}
 
 
 # -- known disagreements -------------------------------------------------------------------------------

@@ -233,3 +233,28 @@ def test_fitted_numbers_read_back_as_numbers_from_the_platform_yaml():
 
     for value in (8e-06, 1e-300, 2.5e+20, 1e16, 0.1, 3.0, -4e-07, 7, None, True, [1.0, 8e-06], "proportional"):
         assert yaml.safe_load(f"x: {yaml_scalar(value)}")["x"] == value, value
+
+
+def test_a_gemm2_kernel_rate_past_any_turbo_is_refitted_within_the_bound(monkeypatch):
+    # A noisy quick grid once fitted a kernel rate that put the clock at 169,300 MHz (no platform):
+    # such a fit is redone with the rate bounded at MAX_TURBO x the roofline fit's peak.
+    from types import SimpleNamespace
+
+    from hetsim.host import fit as hf
+
+    machine = SimpleNamespace(fit=SimpleNamespace(macs_per_cycle=16.0), f0=2.5e9)
+    peak = 16.0 * 2.5e9 * hf.MAX_TURBO
+    calls = []
+
+    def within(machine, g1, level_params, max_rate):
+        calls.append(max_rate)
+        rate = 1e12 if max_rate > peak else max_rate * 0.9
+        return (0.1, 8, 4, 256, "lru", [rate, 0.0, 0.0, 0.0, 0.5])
+
+    monkeypatch.setattr(hf, "_gemm2_search_within", within)
+    best = hf._gemm2_search(machine, [], {})
+    assert calls == [1e13, peak] and best[-1][0] <= peak
+    calls.clear()
+    monkeypatch.setattr(hf, "_gemm2_search_within",
+                        lambda m, g, lp, mr: calls.append(mr) or (0.1, 8, 4, 256, "lru", [peak / 2, 0, 0, 0, 0]))
+    assert hf._gemm2_search(machine, [], {})[-1][0] == peak / 2 and calls == [1e13]   # inside: left alone

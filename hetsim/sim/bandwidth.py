@@ -8,12 +8,21 @@ event that succeeds when the flow's last byte has moved.
 
     >>> env = simpy.Environment(); mem = BandwidthServer(env, 10e9)
     >>> done = mem.transfer(1e9)             # 0.1 s alone, 0.2 s if another equal flow joins
+
+A *profile flow* (:meth:`BandwidthServer.run`, :class:`FlowProfile`) is a whole stage execution of
+per-op flows as one flow: its segments in op order, each a plain delay (an op's fixed overhead, or
+an op that moves no bytes) or a byte phase capped at the op's bytes / uncontended time. The server
+advances it through its segments itself and succeeds one event when the last segment ends: the same
+fluid max-min trajectory as a SimPy process doing a timeout or a :meth:`~BandwidthServer.transfer`
+per op, without a SimPy event per op (docs/model.md, docs/performance.md).
 """
 
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, bisect_right
 
+import numpy as np
 import simpy
 
 # A flow whose remaining bytes fall below this fraction of its size is finished (float residue).
@@ -28,6 +37,97 @@ class _Flow:
         self.size = nbytes
         self.cap = cap
         self.rate = 0.0
+        self.event = event
+
+
+class FlowProfile:
+    """The segments of one stage execution's per-op flows, in op order, precomputed once per run.
+
+    Built from the ops' :class:`~hetsim.cost.base.Demand` exactly as the per-op DES walks them: an
+    op's ``fixed_s`` is a plain delay (it holds no bandwidth and is no active flow); its roofline
+    part a byte phase of ``bytes_`` capped at ``bytes_ / busy_s``, or a plain delay of ``busy_s``
+    when it moves no bytes (an op with bytes but no busy time costs nothing, as there). Adjacent
+    delays are merged. Times are uncontended and unscaled (a run's noise factor scales them).
+
+    ``ends``: prefix sums of the segments' uncontended times (numpy, then a list for ``bisect``);
+    ``caps_Bps``: each segment's cap (0 for a delay); ``total_s``: the uncontended time of the whole
+    execution. ``max_cap_Bps(a, b)``: the largest cap of segments a..b, O(1) from a sparse table.
+
+        >>> from hetsim.cost.base import Demand
+        >>> p = FlowProfile.from_demands([Demand(0.001, 0.002, 2e6), Demand(0.0, 0.004, 0.0)])
+        >>> p.ends, p.caps_Bps
+        ([0.001, 0.003, 0.007], [0.0, 1000000000.0, 0.0])
+    """
+
+    __slots__ = ("ends", "caps_Bps", "total_s", "_table")
+
+    def __init__(self, durations_s, bytes_) -> None:
+        durations = np.asarray(durations_s, dtype=float)
+        nbytes = np.asarray(bytes_, dtype=float)
+        if durations.shape != nbytes.shape or durations.ndim != 1:
+            raise ValueError("durations_s and bytes_ must be 1-D and of one length")
+        if durations.size and (np.any(~(durations > 0)) or np.any(~np.isfinite(durations))
+                               or np.any(~(nbytes >= 0)) or np.any(~np.isfinite(nbytes))):
+            raise ValueError("segment times must be positive and finite, bytes finite and >= 0")
+        self.ends: list[float] = np.cumsum(durations).tolist()
+        self.caps_Bps: list[float] = (nbytes / np.where(durations > 0, durations, 1.0)).tolist()
+        self.total_s = self.ends[-1] if self.ends else 0.0
+        # Sparse table for range-max queries: level k holds max(caps[i : i + 2**k]).
+        table = [self.caps_Bps]
+        width = 1
+        while 2 * width <= len(self.caps_Bps):
+            prev = table[-1]
+            table.append([max(prev[i], prev[i + width]) for i in range(len(prev) - width)])
+            width *= 2
+        self._table = table
+
+    @classmethod
+    def from_demands(cls, demands) -> FlowProfile:
+        """The profile of ops with these demands, run in this order (``_stage_proc``'s walk)."""
+        durations: list[float] = []
+        nbytes: list[float] = []
+
+        def delay(s: float) -> None:
+            if nbytes and nbytes[-1] == 0.0:
+                durations[-1] += s          # adjacent delays: one segment
+            else:
+                durations.append(s)
+                nbytes.append(0.0)
+
+        for d in demands:
+            if d.fixed_s > 0:
+                delay(d.fixed_s)
+            if d.bytes_ > 0 and d.busy_s > 0:
+                durations.append(d.busy_s)
+                nbytes.append(float(d.bytes_))
+            elif d.busy_s > 0:
+                delay(d.busy_s)
+        return cls(durations, nbytes)
+
+    @property
+    def segments(self) -> int:
+        return len(self.ends)
+
+    def max_cap_Bps(self, first: int, last: int) -> float:
+        """The largest cap among segments ``first..last`` (inclusive)."""
+        k = (last - first + 1).bit_length() - 1
+        row = self._table[k]
+        a, b = row[first], row[last - (1 << k) + 1]
+        return a if a > b else b
+
+
+class _ProfileFlow:
+    __slots__ = ("profile", "ends", "caps", "total", "last", "scale", "p", "j", "event")
+
+    def __init__(self, profile: FlowProfile, scale: float, event: simpy.Event):
+        self.profile = profile
+        self.ends = profile.ends
+        self.caps = profile.caps_Bps
+        self.total = profile.total_s
+        self.last = len(profile.ends) - 1
+        self.scale = scale
+        self.p = 0.0     # progress: uncontended, unscaled seconds into the profile
+        self.j = 0       # the segment it is in
         self.event = event
 
 
@@ -48,6 +148,17 @@ class BandwidthServer:
         self.flows: list[_Flow] = []
         self._last = 0.0
         self._generation = 0
+        # profile flows (run): their committed state is at time _plast; _spec holds the state
+        # computed forward to the earliest completion, adopted if no arrival supersedes it
+        self.pflows: list[_ProfileFlow] = []
+        self._plast = 0.0
+        self._pgeneration = 0
+        self._spec: tuple = ()
+        #: work counters of the profile flows: SimPy timers scheduled, exact segment steps
+        #: (contended), leaps (stretches where nobody is throttled, done in one go)
+        self.timers = 0
+        self.segment_steps = 0
+        self.leaps = 0
 
     @classmethod
     def for_memory(cls, env: simpy.Environment, memory) -> BandwidthServer:
@@ -68,9 +179,35 @@ class BandwidthServer:
         if nbytes <= 0:
             event.succeed()
             return event
+        if self.pflows:
+            raise RuntimeError(f"server {self.name!r}: a transfer while profile flows are active "
+                               "(a server carries one kind of flow at a time)")
         self._advance()
         self.flows.append(_Flow(float(nbytes), cap_Bps, event))
         self._reschedule()
+        return event
+
+    def run(self, profile: FlowProfile, scale: float = 1.0) -> simpy.Event:
+        """Start a profile flow (a stage execution's per-op flows in turn, each segment's time x
+        ``scale``, each cap / ``scale``); the returned event succeeds when its last segment ends.
+
+        Exact: the fluid max-min trajectory of doing ``timeout`` or :meth:`transfer` per segment,
+        to float rounding. Where nobody can be throttled until the next completion (the sum over
+        the flows of the largest cap each meets before then is within ``capacity_Bps(flows)``:
+        capacity only falls with more flows, so this bound is safe past a saturation knee), every
+        flow runs at its uncontended pace and the server leaps there without per-op work;
+        elsewhere it steps from segment boundary to segment boundary, max-min shares recomputed at
+        each, in a plain loop. SimPy sees one timer per completion or arrival."""
+        event = self.env.event()
+        if profile.total_s <= 0:
+            event.succeed()
+            return event
+        if self.flows:
+            raise RuntimeError(f"server {self.name!r}: a profile flow while transfers are active "
+                               "(a server carries one kind of flow at a time)")
+        self._psync()
+        self.pflows.append(_ProfileFlow(profile, float(scale), event))
+        self._preschedule()
         return event
 
     # -- internals --------------------------------------------------------------------------
@@ -80,6 +217,147 @@ class BandwidthServer:
             for f in self.flows:
                 f.remaining -= f.rate * dt
         self._last = self.env.now
+
+    # -- profile flows -------------------------------------------------------------------
+    def _psync(self) -> None:
+        """Commit the profile flows' state up to now (an arrival: the forward run stops here)."""
+        now = self.env.now
+        while self._plast < now and self.pflows:
+            ps = [f.p for f in self.pflows]
+            js = [f.j for f in self.pflows]
+            t, done = self._pforward(self._plast, ps, js, now)
+            self._pcommit(t if done else now, ps, js, done)
+        self._plast = now
+
+    def _pcommit(self, t: float, ps: list, js: list, done: list) -> None:
+        flows = self.pflows
+        for f, p, j in zip(flows, ps, js, strict=True):
+            f.p = p
+            f.j = j
+        self._plast = t
+        for i in reversed(done):
+            flows.pop(i).event.succeed()
+
+    def _preschedule(self) -> None:
+        self._pgeneration += 1
+        if not self.pflows:
+            return
+        ps = [f.p for f in self.pflows]
+        js = [f.j for f in self.pflows]
+        t, done = self._pforward(self._plast, ps, js, math.inf)
+        self._spec = (t, ps, js, done)
+        self.timers += 1
+        timer = self.env.timeout(max(t - self.env.now, 0.0))
+        generation = self._pgeneration
+        timer.callbacks.append(lambda _ev: self._ptimer(generation))
+
+    def _ptimer(self, generation: int) -> None:
+        if generation != self._pgeneration:
+            return  # an arrival superseded this wake-up
+        _t, ps, js, done = self._spec
+        self._pcommit(self.env.now, ps, js, done)
+        self._preschedule()
+
+    def _clear(self, ps: list, js: list, h: float, capacity: float) -> bool:
+        """Whether nobody can be throttled in the next ``h`` seconds: the largest cap each flow
+        meets in that time, summed, fits the capacity."""
+        total = 0.0
+        for f, p, j in zip(self.pflows, ps, js, strict=True):
+            scale = f.scale
+            last = bisect_left(f.ends, p + h / scale, j)
+            if last > f.last:
+                last = f.last
+            total += f.profile.max_cap_Bps(j, last) / scale
+            if total > capacity:
+                return False
+        return True
+
+    def _pforward(self, t: float, ps: list, js: list, t_stop: float) -> tuple[float, list]:
+        """Advance the positions ``ps``/``js`` (in place) from time ``t`` to the earliest
+        completion, or to ``t_stop`` if that comes first: returns the time reached and the indices
+        of the flows complete then (empty at ``t_stop``)."""
+        flows = self.pflows
+        n = len(flows)
+        capacity = self.capacity_Bps(n)     # capacity never rises with more flows: a safe bound
+        while True:
+            # the earliest completion if nobody were throttled
+            h = math.inf
+            for f, p in zip(flows, ps, strict=True):
+                r = (f.total - p) * f.scale
+                if r < h:
+                    h = r
+            finishing = t + h <= t_stop
+            stopping = not finishing        # this stretch ends at t_stop
+            if stopping:
+                h = t_stop - t
+            for _ in range(3):      # try the whole stretch, then a quarter, then a sixteenth
+                if self._clear(ps, js, h, capacity):
+                    self.leaps += 1
+                    t = t_stop if stopping else t + h
+                    done = []
+                    for i, f in enumerate(flows):
+                        scale = f.scale
+                        if finishing and (f.total - ps[i]) * scale - h <= _REL_EPS * f.total * scale:
+                            ps[i] = f.total
+                            js[i] = f.last + 1
+                            done.append(i)
+                        else:
+                            p = ps[i] + h / scale
+                            j = bisect_right(f.ends, p, js[i])
+                            if j > f.last:      # float residue: complete, now
+                                p = f.total
+                                done.append(i)
+                            ps[i] = p
+                            js[i] = j
+                    if finishing or stopping or done:
+                        return t, done
+                    break
+                h *= 0.25
+                finishing = stopping = False
+            else:
+                t, done = self._pstep(t, ps, js, t_stop)
+                if done or t >= t_stop:
+                    return t, done
+
+    def _pstep(self, t: float, ps: list, js: list, t_stop: float) -> tuple[float, list]:
+        """One exact step: max-min shares of the flows in byte phases, then on to the nearest
+        segment boundary (or ``t_stop``)."""
+        self.segment_steps += 1
+        flows = self.pflows
+        active = [i for i, f in enumerate(flows) if f.caps[js[i]] > 0]
+        # rates by water-filling (as _share), smallest scaled cap first
+        speed = [1.0 / f.scale for f in flows]     # progress per second: unthrottled
+        if active:
+            active.sort(key=lambda i: flows[i].caps[js[i]] / flows[i].scale)
+            left = self.capacity_Bps(len(active))
+            m = len(active)
+            for k, i in enumerate(active):
+                f = flows[i]
+                cap = f.caps[js[i]]
+                rate = min(cap / f.scale, left / (m - k))
+                left -= rate
+                speed[i] = rate / cap      # progress (uncontended s) per second at this rate
+        dt = t_stop - t
+        first = -1
+        for i, f in enumerate(flows):
+            d = (f.ends[js[i]] - ps[i]) / speed[i]
+            if d < dt:
+                dt = d
+                first = i
+        done = []
+        for i, f in enumerate(flows):
+            j = js[i]
+            end = f.ends[j]
+            p = ps[i] + dt * speed[i]
+            start = f.ends[j - 1] if j else 0.0
+            if i == first or end - p <= _REL_EPS * (end - start):
+                p = end
+                j += 1
+                if j > f.last:
+                    done.append(i)
+            ps[i] = p
+            js[i] = j
+        return (t + dt if first >= 0 else t_stop), done
 
     def _share(self) -> None:
         """Max-min fair rates: serve the smallest caps first, split the rest evenly."""

@@ -59,7 +59,7 @@ class FlowProfile:
         ([0.001, 0.003, 0.007], [0.0, 1000000000.0, 0.0])
     """
 
-    __slots__ = ("ends", "caps_Bps", "total_s", "_table")
+    __slots__ = ("ends", "caps_Bps", "total_s", "tolerance", "_table")
 
     def __init__(self, durations_s, bytes_) -> None:
         durations = np.asarray(durations_s, dtype=float)
@@ -72,6 +72,8 @@ class FlowProfile:
         self.ends: list[float] = np.cumsum(durations).tolist()
         self.caps_Bps: list[float] = (nbytes / np.where(durations > 0, durations, 1.0)).tolist()
         self.total_s = self.ends[-1] if self.ends else 0.0
+        #: a position this close to its segment's end is at the end (float residue)
+        self.tolerance: list[float] = (_REL_EPS * durations).tolist()
         # Sparse table for range-max queries: level k holds max(caps[i : i + 2**k]).
         table = [self.caps_Bps]
         width = 1
@@ -117,12 +119,15 @@ class FlowProfile:
 
 
 class _ProfileFlow:
-    __slots__ = ("profile", "ends", "caps", "total", "last", "scale", "p", "j", "event")
+    __slots__ = ("profile", "ends", "caps", "tolerance", "table", "total", "last", "scale", "p", "j",
+                 "event")
 
     def __init__(self, profile: FlowProfile, scale: float, event: simpy.Event):
         self.profile = profile
         self.ends = profile.ends
         self.caps = profile.caps_Bps
+        self.tolerance = profile.tolerance
+        self.table = profile._table
         self.total = profile.total_s
         self.last = len(profile.ends) - 1
         self.scale = scale
@@ -153,12 +158,14 @@ class BandwidthServer:
         self.pflows: list[_ProfileFlow] = []
         self._plast = 0.0
         self._pgeneration = 0
-        self._spec: tuple = ()
+        self._spec: tuple = (0.0, [], [], [], False)
         #: work counters of the profile flows: SimPy timers scheduled, exact segment steps
         #: (contended), leaps (stretches where nobody is throttled, done in one go)
         self.timers = 0
         self.segment_steps = 0
         self.leaps = 0
+        self._skip = 0         # exact steps before the next leap attempt (after failed attempts)
+        self._backoff = 0
 
     @classmethod
     def for_memory(cls, env: simpy.Environment, memory) -> BandwidthServer:
@@ -222,9 +229,17 @@ class BandwidthServer:
     def _psync(self) -> None:
         """Commit the profile flows' state up to now (an arrival: the forward run stops here)."""
         now = self.env.now
-        while self._plast < now and self.pflows:
-            ps = [f.p for f in self.pflows]
-            js = [f.j for f in self.pflows]
+        flows = self.pflows
+        if self._plast < now and flows and self._spec[4] and now < self._spec[0]:
+            # the pending forward run was one leap: nobody is throttled until its end, so every
+            # flow is where its uncontended pace puts it
+            dt = now - self._plast
+            for f in flows:
+                f.p += dt / f.scale
+            self._plast = now
+        while self._plast < now and flows:
+            ps = [f.p for f in flows]
+            js = [f.j for f in flows]
             t, done = self._pforward(self._plast, ps, js, now)
             self._pcommit(t if done else now, ps, js, done)
         self._plast = now
@@ -244,8 +259,10 @@ class BandwidthServer:
             return
         ps = [f.p for f in self.pflows]
         js = [f.j for f in self.pflows]
+        steps, leaps = self.segment_steps, self.leaps
         t, done = self._pforward(self._plast, ps, js, math.inf)
-        self._spec = (t, ps, js, done)
+        linear = self.segment_steps == steps and self.leaps == leaps + 1
+        self._spec = (t, ps, js, done, linear)
         self.timers += 1
         timer = self.env.timeout(max(t - self.env.now, 0.0))
         generation = self._pgeneration
@@ -254,20 +271,31 @@ class BandwidthServer:
     def _ptimer(self, generation: int) -> None:
         if generation != self._pgeneration:
             return  # an arrival superseded this wake-up
-        _t, ps, js, done = self._spec
+        _t, ps, js, done, _linear = self._spec
         self._pcommit(self.env.now, ps, js, done)
         self._preschedule()
 
     def _clear(self, ps: list, js: list, h: float, capacity: float) -> bool:
         """Whether nobody can be throttled in the next ``h`` seconds: the largest cap each flow
-        meets in that time, summed, fits the capacity."""
+        meets in that time (a range-max query on its profile's sparse table), summed, fits the
+        capacity. Refreshes ``js`` (kept as lower bounds between leaps) on the way."""
         total = 0.0
-        for f, p, j in zip(self.pflows, ps, js, strict=True):
+        for i, f in enumerate(self.pflows):
             scale = f.scale
-            last = bisect_left(f.ends, p + h / scale, j)
-            if last > f.last:
-                last = f.last
-            total += f.profile.max_cap_Bps(j, last) / scale
+            ends = f.ends
+            p = ps[i]
+            j = bisect_right(ends, p, js[i])
+            last = f.last
+            if j > last:
+                j = last        # float residue at the very end
+            js[i] = j
+            e = bisect_left(ends, p + h / scale, j)
+            if e > last:
+                e = last
+            k = (e - j + 1).bit_length() - 1
+            row = f.table[k]
+            a, b = row[j], row[e - (1 << k) + 1]
+            total += (a if a > b else b) / scale
             if total > capacity:
                 return False
         return True
@@ -275,7 +303,8 @@ class BandwidthServer:
     def _pforward(self, t: float, ps: list, js: list, t_stop: float) -> tuple[float, list]:
         """Advance the positions ``ps``/``js`` (in place) from time ``t`` to the earliest
         completion, or to ``t_stop`` if that comes first: returns the time reached and the indices
-        of the flows complete then (empty at ``t_stop``)."""
+        of the flows complete then (empty at ``t_stop``). ``js`` are lower bounds of the segment
+        indices (a leap moves positions only; ``_clear`` and ``_pstep`` find the segments)."""
         flows = self.pflows
         n = len(flows)
         capacity = self.capacity_Bps(n)     # capacity never rises with more flows: a safe bound
@@ -290,31 +319,36 @@ class BandwidthServer:
             stopping = not finishing        # this stretch ends at t_stop
             if stopping:
                 h = t_stop - t
-            for _ in range(3):      # try the whole stretch, then a quarter, then a sixteenth
+            # try the whole stretch, then a quarter, then a sixteenth; after a round of failures
+            # (a contended stretch) try again only after 1, 2, 4, ... 16 exact steps
+            tries = 0 if self._skip else 3
+            self._skip -= 1 if self._skip else 0
+            for _ in range(tries):
                 if self._clear(ps, js, h, capacity):
                     self.leaps += 1
+                    self._backoff = 0
                     t = t_stop if stopping else t + h
                     done = []
                     for i, f in enumerate(flows):
                         scale = f.scale
                         if finishing and (f.total - ps[i]) * scale - h <= _REL_EPS * f.total * scale:
                             ps[i] = f.total
-                            js[i] = f.last + 1
                             done.append(i)
                         else:
                             p = ps[i] + h / scale
-                            j = bisect_right(f.ends, p, js[i])
-                            if j > f.last:      # float residue: complete, now
+                            if p >= f.total:      # float residue: complete, now
                                 p = f.total
                                 done.append(i)
                             ps[i] = p
-                            js[i] = j
                     if finishing or stopping or done:
                         return t, done
                     break
                 h *= 0.25
                 finishing = stopping = False
             else:
+                if tries:
+                    self._backoff = min(2 * self._backoff + 1, 16)
+                    self._skip = self._backoff
                 t, done = self._pstep(t, ps, js, t_stop)
                 if done or t >= t_stop:
                     return t, done
@@ -324,13 +358,22 @@ class BandwidthServer:
         segment boundary (or ``t_stop``)."""
         self.segment_steps += 1
         flows = self.pflows
-        active = [i for i, f in enumerate(flows) if f.caps[js[i]] > 0]
+        active = []
+        for i, f in enumerate(flows):
+            j = js[i]
+            if ps[i] >= f.ends[j]:      # after a leap: find the segment
+                j = js[i] = bisect_right(f.ends, ps[i], j)
+                if j > f.last:
+                    return t, [i]
+            if f.caps[j] > 0:
+                active.append(i)
         # rates by water-filling (as _share), smallest scaled cap first
         speed = [1.0 / f.scale for f in flows]     # progress per second: unthrottled
         if active:
-            active.sort(key=lambda i: flows[i].caps[js[i]] / flows[i].scale)
             left = self.capacity_Bps(len(active))
             m = len(active)
+            if m > 1:
+                active.sort(key=lambda i: flows[i].caps[js[i]] / flows[i].scale)
             for k, i in enumerate(active):
                 f = flows[i]
                 cap = f.caps[js[i]]
@@ -349,8 +392,7 @@ class BandwidthServer:
             j = js[i]
             end = f.ends[j]
             p = ps[i] + dt * speed[i]
-            start = f.ends[j - 1] if j else 0.0
-            if i == first or end - p <= _REL_EPS * (end - start):
+            if i == first or end - p <= f.tolerance[j]:
                 p = end
                 j += 1
                 if j > f.last:

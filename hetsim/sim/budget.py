@@ -65,6 +65,9 @@ NUMPY_ELEMENTS_PER_EVENT = 1000
 STAGE_RUN_EVENTS = 0.1
 #: The same for the analytic pipeline, which lays out every frame's periodic schedule.
 ANALYTIC_STAGE_RUN_EVENTS = 0.05
+#: Events one segment step of a profile flow costs (per-op flows on a contended memory: the
+#: bandwidth server's plain-Python step from one segment boundary to the next; measured).
+PROFILE_STEP_EVENTS = 0.5
 
 
 @dataclass(frozen=True)
@@ -111,16 +114,14 @@ def estimate_pipeline(platform, workload, pipe, cost, options) -> WorkEstimate:
                             f"{k} stages x {frames:,} frames, buffer {lag - 1} "
                             f"(~{events / max(stage_runs, 1):.1f} events per stage execution)",
                             stage_runs * BYTES_PER_STAGE_RUN + ring_bytes)
-    per_frame = 1                                          # the source's put
+    per_frame = 1.0                                        # the source's put
+    steps = _profile_steps(platform, workload, pipe, cost, options, shared_mems)
     for i, s in enumerate(pipe.stages):
         contended = s.ep.memory in shared_mems
-        if options.flows == "op" and contended:
-            parts = sum(len(layer.ops) for layer in workload.layers[s.first - 1:s.last])
-        else:
-            parts = 1
-        # get + put; a timeout per piece of work, or a fixed-cost timeout, a flow's start and end
-        # and the server's rescheduling on a contended memory
-        per_frame += 2 + parts * (4 if contended else 1)
+        # get + put; a timeout, or on a contended memory a fixed-cost timeout, a flow's start and
+        # end and the server's rescheduling (flows="op": one profile flow, its start, its end and
+        # ~2 timers, plus the server's segment steps, each ~PROFILE_STEP_EVENTS of an event)
+        per_frame += 2 + (4 if contended else 1) + steps[i] * PROFILE_STEP_EVENTS
         route = routes[i]
         if route is not None and route.links:
             per_frame += 3 if route.bottleneck in shared_links else 1
@@ -128,6 +129,31 @@ def estimate_pipeline(platform, workload, pipe, cost, options) -> WorkEstimate:
     return WorkEstimate(events, "SimPy pipeline",
                         f"{k} stages x {frames:,} frames x ~{per_frame / k:.1f} events",
                         stage_runs * BYTES_PER_STAGE_RUN)
+
+
+def _profile_steps(platform, workload, pipe, cost, options, shared_mems) -> list[float]:
+    """Segment steps per stage execution of per-op flows (flows="op") on a contended memory:
+    none where the server provably never steps (the largest per-op rates of the stages on each
+    memory fit its capacity with all of them active: every stretch is a leap); else the worst
+    case measured, ~2 per segment (every flow's segment boundary is a step for all)."""
+    steps = [0.0] * len(pipe.stages)
+    if options.flows != "op" or not shared_mems:
+        return steps
+    import simpy
+
+    from hetsim.sim.bandwidth import BandwidthServer, FlowProfile
+    from hetsim.sim.pipeline import _demands
+
+    profiles = [FlowProfile.from_demands(parts) for parts in _demands(workload, cost, pipe.stages, options)]
+    for name in shared_mems:
+        users = [i for i, s in enumerate(pipe.stages) if s.ep.memory == name]
+        peak_Bps = sum(max(profiles[i].caps_Bps, default=0.0) for i in users)
+        server = BandwidthServer.for_memory(simpy.Environment(), platform.memory(name))
+        capacity = server.capacity_Bps(len(users))
+        if peak_Bps > capacity:
+            for i in users:
+                steps[i] = 2.0 * profiles[i].segments
+    return steps
 
 
 def estimate_dag(tg, options) -> WorkEstimate:

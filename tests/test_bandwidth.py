@@ -114,18 +114,18 @@ def test_profile_of_demands_walks_ops_as_the_per_op_des_does():
     assert p.segments == 2
     assert p.ends == pytest.approx([0.006, 0.010])
     assert p.caps_Bps == pytest.approx([0.0, 1e9])
-    assert p.max_cap_Bps(0, 0) == 0.0 and p.max_cap_Bps(0, 1) == 1e9
+    assert p.higher == [1, 2]
     assert FlowProfile.from_demands([]).total_s == 0.0
     with pytest.raises(ValueError, match="positive"):
         FlowProfile([0.0], [1.0])
 
 
-def test_sparse_table_range_max_equals_a_slice_max():
-    caps = np.random.default_rng(3).uniform(0, 10, size=37)
+def test_next_higher_segment_is_the_first_later_one_with_a_larger_cap():
+    caps = np.random.default_rng(3).integers(0, 4, size=37).astype(float)
     p = FlowProfile(np.ones(37), caps)
-    for a in range(37):
-        for b in range(a, 37):
-            assert p.max_cap_Bps(a, b) == max(p.caps_Bps[a:b + 1])
+    for j in range(37):
+        later = [k for k in range(j + 1, 37) if caps[k] > caps[j]]
+        assert p.higher[j] == (later[0] if later else 37)
 
 
 def test_one_server_carries_one_kind_of_flow_at_a_time():

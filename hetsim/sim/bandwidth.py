@@ -20,7 +20,7 @@ per op, without a SimPy event per op (docs/model.md, docs/performance.md).
 from __future__ import annotations
 
 import math
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 
 import numpy as np
 import simpy
@@ -51,7 +51,7 @@ class FlowProfile:
 
     ``ends``: prefix sums of the segments' uncontended times (numpy, then a list for ``bisect``);
     ``caps_Bps``: each segment's cap (0 for a delay); ``total_s``: the uncontended time of the whole
-    execution. ``max_cap_Bps(a, b)``: the largest cap of segments a..b, O(1) from a sparse table.
+    execution; ``higher[j]``: the next segment whose cap exceeds segment j's (``segments`` if none).
 
         >>> from hetsim.cost.base import Demand
         >>> p = FlowProfile.from_demands([Demand(0.001, 0.002, 2e6), Demand(0.0, 0.004, 0.0)])
@@ -59,7 +59,7 @@ class FlowProfile:
         ([0.001, 0.003, 0.007], [0.0, 1000000000.0, 0.0])
     """
 
-    __slots__ = ("ends", "caps_Bps", "total_s", "tolerance", "_table")
+    __slots__ = ("ends", "caps_Bps", "total_s", "tolerance", "higher")
 
     def __init__(self, durations_s, bytes_) -> None:
         durations = np.asarray(durations_s, dtype=float)
@@ -74,14 +74,17 @@ class FlowProfile:
         self.total_s = self.ends[-1] if self.ends else 0.0
         #: a position this close to its segment's end is at the end (float residue)
         self.tolerance: list[float] = (_REL_EPS * durations).tolist()
-        # Sparse table for range-max queries: level k holds max(caps[i : i + 2**k]).
-        table = [self.caps_Bps]
-        width = 1
-        while 2 * width <= len(self.caps_Bps):
-            prev = table[-1]
-            table.append([max(prev[i], prev[i + width]) for i in range(len(prev) - width)])
-            width *= 2
-        self._table = table
+        # The next segment with a higher cap than each (len if none): from segment j on, a flow's
+        # largest cap so far changes only at j, higher[j], higher[higher[j]], ... (its records).
+        m = len(self.caps_Bps)
+        higher = [m] * m
+        stack: list[int] = []
+        for j in range(m - 1, -1, -1):
+            while stack and self.caps_Bps[stack[-1]] <= self.caps_Bps[j]:
+                stack.pop()
+            higher[j] = stack[-1] if stack else m
+            stack.append(j)
+        self.higher = higher
 
     @classmethod
     def from_demands(cls, demands) -> FlowProfile:
@@ -110,16 +113,9 @@ class FlowProfile:
     def segments(self) -> int:
         return len(self.ends)
 
-    def max_cap_Bps(self, first: int, last: int) -> float:
-        """The largest cap among segments ``first..last`` (inclusive)."""
-        k = (last - first + 1).bit_length() - 1
-        row = self._table[k]
-        a, b = row[first], row[last - (1 << k) + 1]
-        return a if a > b else b
-
 
 class _ProfileFlow:
-    __slots__ = ("profile", "ends", "caps", "tolerance", "table", "total", "last", "scale", "p", "j",
+    __slots__ = ("profile", "ends", "caps", "tolerance", "higher", "total", "last", "scale", "p", "j",
                  "event")
 
     def __init__(self, profile: FlowProfile, scale: float, event: simpy.Event):
@@ -127,7 +123,7 @@ class _ProfileFlow:
         self.ends = profile.ends
         self.caps = profile.caps_Bps
         self.tolerance = profile.tolerance
-        self.table = profile._table
+        self.higher = profile.higher
         self.total = profile.total_s
         self.last = len(profile.ends) - 1
         self.scale = scale
@@ -164,8 +160,6 @@ class BandwidthServer:
         self.timers = 0
         self.segment_steps = 0
         self.leaps = 0
-        self._skip = 0         # exact steps before the next leap attempt (after failed attempts)
-        self._backoff = 0
 
     @classmethod
     def for_memory(cls, env: simpy.Environment, memory) -> BandwidthServer:
@@ -199,12 +193,14 @@ class BandwidthServer:
         ``scale``, each cap / ``scale``); the returned event succeeds when its last segment ends.
 
         Exact: the fluid max-min trajectory of doing ``timeout`` or :meth:`transfer` per segment,
-        to float rounding. Where nobody can be throttled until the next completion (the sum over
-        the flows of the largest cap each meets before then is within ``capacity_Bps(flows)``:
-        capacity only falls with more flows, so this bound is safe past a saturation knee), every
-        flow runs at its uncontended pace and the server leaps there without per-op work;
-        elsewhere it steps from segment boundary to segment boundary, max-min shares recomputed at
-        each, in a plain loop. SimPy sees one timer per completion or arrival."""
+        to float rounding. While nobody can be throttled (the sum over the flows present of the
+        largest cap each has met so far is within ``capacity_Bps(flows present)``: capacity only
+        falls with more flows, so this bound is safe past a saturation knee), every flow runs at
+        its uncontended pace and the server leaps ahead, to the earliest completion or to where a
+        flow's next higher cap would break the bound, found from the profiles' ``higher`` indices
+        without per-op work; elsewhere it steps from segment boundary to segment boundary, max-min
+        shares recomputed at each, in a plain loop. SimPy sees one timer per completion or
+        arrival."""
         event = self.env.event()
         if profile.total_s <= 0:
             event.succeed()
@@ -275,39 +271,64 @@ class BandwidthServer:
         self._pcommit(self.env.now, ps, js, done)
         self._preschedule()
 
-    def _clear(self, ps: list, js: list, h: float, capacity: float) -> bool:
-        """Whether nobody can be throttled in the next ``h`` seconds: the largest cap each flow
-        meets in that time (a range-max query on its profile's sparse table), summed, fits the
-        capacity. Refreshes ``js`` (kept as lower bounds between leaps) on the way."""
+    def _safe(self, ps: list, js: list, h: float, capacity: float) -> tuple[float, int, int]:
+        """How long from now nobody can be throttled, up to ``h``: the flows' largest caps so far
+        (each flow's *records*: its current segment's cap, then each later segment with a higher
+        one, in time order at the uncontended pace), summed, stay within the capacity until the
+        returned time. Returns (time, the flow whose next record would overflow and that record's
+        segment, or -1, 0 when ``h`` is safe); (-1.0, -1, 0) when the current segments' caps
+        already overflow. Refreshes ``js``
+        (kept as lower bounds between leaps) on the way."""
+        flows = self.pflows
         total = 0.0
-        for i, f in enumerate(self.pflows):
+        running = []     # each flow's largest cap so far, scaled
+        nxt = []         # its next record: segment index
+        when = []        # and the time until it starts
+        for i, f in enumerate(flows):
             scale = f.scale
             ends = f.ends
             p = ps[i]
             j = bisect_right(ends, p, js[i])
-            last = f.last
-            if j > last:
-                j = last        # float residue at the very end
+            if j > f.last:
+                j = f.last        # float residue at the very end
             js[i] = j
-            e = bisect_left(ends, p + h / scale, j)
-            if e > last:
-                e = last
-            k = (e - j + 1).bit_length() - 1
-            row = f.table[k]
-            a, b = row[j], row[e - (1 << k) + 1]
-            total += (a if a > b else b) / scale
+            m = f.caps[j] / scale
+            total += m
+            running.append(m)
+            r = f.higher[j]
+            nxt.append(r)
+            when.append((ends[r - 1] - p) * scale if r <= f.last else math.inf)
+        if total > capacity:
+            return -1.0, -1, 0
+        n = len(flows)
+        while True:
+            i = 0
+            w = when[0]
+            for k in range(1, n):
+                if when[k] < w:
+                    w = when[k]
+                    i = k
+            if w >= h:
+                return h, -1, 0
+            f = flows[i]
+            r = nxt[i]
+            m = f.caps[r] / f.scale
+            total += m - running[i]
             if total > capacity:
-                return False
-        return True
+                return w, i, r
+            running[i] = m
+            r = f.higher[r]
+            nxt[i] = r
+            when[i] = (f.ends[r - 1] - ps[i]) * f.scale if r <= f.last else math.inf
 
     def _pforward(self, t: float, ps: list, js: list, t_stop: float) -> tuple[float, list]:
         """Advance the positions ``ps``/``js`` (in place) from time ``t`` to the earliest
         completion, or to ``t_stop`` if that comes first: returns the time reached and the indices
-        of the flows complete then (empty at ``t_stop``). ``js`` are lower bounds of the segment
-        indices (a leap moves positions only; ``_clear`` and ``_pstep`` find the segments)."""
+        of the flows complete then (empty at ``t_stop``). Leaps where nobody can be throttled
+        (:meth:`_safe`), exact steps elsewhere. ``js`` are lower bounds of the segment indices (a
+        leap moves positions only; ``_safe`` and ``_pstep`` find the segments)."""
         flows = self.pflows
-        n = len(flows)
-        capacity = self.capacity_Bps(n)     # capacity never rises with more flows: a safe bound
+        capacity = self.capacity_Bps(len(flows))   # capacity never rises with more flows: safe
         while True:
             # the earliest completion if nobody were throttled
             h = math.inf
@@ -316,42 +337,38 @@ class BandwidthServer:
                 if r < h:
                     h = r
             finishing = t + h <= t_stop
-            stopping = not finishing        # this stretch ends at t_stop
-            if stopping:
+            if not finishing:
                 h = t_stop - t
-            # try the whole stretch, then a quarter, then a sixteenth; after a round of failures
-            # (a contended stretch) try again only after 1, 2, 4, ... 16 exact steps
-            tries = 0 if self._skip else 3
-            self._skip -= 1 if self._skip else 0
-            for _ in range(tries):
-                if self._clear(ps, js, h, capacity):
-                    self.leaps += 1
-                    self._backoff = 0
-                    t = t_stop if stopping else t + h
-                    done = []
-                    for i, f in enumerate(flows):
-                        scale = f.scale
-                        if finishing and (f.total - ps[i]) * scale - h <= _REL_EPS * f.total * scale:
-                            ps[i] = f.total
-                            done.append(i)
-                        else:
-                            p = ps[i] + h / scale
-                            if p >= f.total:      # float residue: complete, now
-                                p = f.total
-                                done.append(i)
-                            ps[i] = p
-                    if finishing or stopping or done:
-                        return t, done
-                    break
-                h *= 0.25
-                finishing = stopping = False
-            else:
-                if tries:
-                    self._backoff = min(2 * self._backoff + 1, 16)
-                    self._skip = self._backoff
+            x, record, segment = self._safe(ps, js, h, capacity)
+            if x < 0:
                 t, done = self._pstep(t, ps, js, t_stop)
                 if done or t >= t_stop:
                     return t, done
+                continue
+            self.leaps += 1
+            done = []
+            if record >= 0:     # up to where flow `record` enters a segment that may throttle
+                t += x
+                for i, f in enumerate(flows):
+                    if i == record:     # exactly on the boundary its record starts at
+                        ps[i] = f.ends[segment - 1]
+                        js[i] = segment
+                    else:
+                        ps[i] += x / f.scale
+                continue
+            t = t_stop if not finishing else t + h
+            for i, f in enumerate(flows):
+                scale = f.scale
+                if finishing and (f.total - ps[i]) * scale - h <= _REL_EPS * f.total * scale:
+                    ps[i] = f.total
+                    done.append(i)
+                else:
+                    p = ps[i] + h / scale
+                    if p >= f.total:      # float residue: complete, now
+                        p = f.total
+                        done.append(i)
+                    ps[i] = p
+            return t, done
 
     def _pstep(self, t: float, ps: list, js: list, t_stop: float) -> tuple[float, list]:
         """One exact step: max-min shares of the flows in byte phases, then on to the nearest

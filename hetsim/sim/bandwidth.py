@@ -341,7 +341,7 @@ class BandwidthServer:
                 h = t_stop - t
             x, record, segment = self._safe(ps, js, h, capacity)
             if x < 0:
-                t, done = self._pstep(t, ps, js, t_stop)
+                t, done = self._pstep(t, ps, js, t_stop, capacity)
                 if done or t >= t_stop:
                     return t, done
                 continue
@@ -370,53 +370,71 @@ class BandwidthServer:
                     ps[i] = p
             return t, done
 
-    def _pstep(self, t: float, ps: list, js: list, t_stop: float) -> tuple[float, list]:
-        """One exact step: max-min shares of the flows in byte phases, then on to the nearest
-        segment boundary (or ``t_stop``)."""
-        self.segment_steps += 1
+    def _pstep(self, t: float, ps: list, js: list, t_stop: float,
+               capacity: float) -> tuple[float, list]:
+        """Exact steps, while the current segments' caps could overflow ``capacity`` (the bound
+        of :meth:`_safe`): max-min shares of the flows in byte phases (water-filling, as
+        :meth:`_share`), then on to the nearest segment boundary (or ``t_stop``). Returns the time
+        reached and the flows complete then."""
         flows = self.pflows
-        active = []
+        n = len(flows)
+        inv = [1.0 / f.scale for f in flows]
         for i, f in enumerate(flows):
             j = js[i]
             if ps[i] >= f.ends[j]:      # after a leap: find the segment
                 j = js[i] = bisect_right(f.ends, ps[i], j)
                 if j > f.last:
                     return t, [i]
-            if f.caps[j] > 0:
-                active.append(i)
-        # rates by water-filling (as _share), smallest scaled cap first
-        speed = [1.0 / f.scale for f in flows]     # progress per second: unthrottled
-        if active:
-            left = self.capacity_Bps(len(active))
+        first_step = True
+        while True:
+            caps = [f.caps[js[i]] * inv[i] for i, f in enumerate(flows)]    # scaled, B/s
+            if not first_step and sum(caps) <= capacity:
+                return t, []                    # nobody can be throttled: leap again
+            first_step = False
+            self.segment_steps += 1
+            speed = inv[:]       # progress (uncontended s) per second: unthrottled
+            active = [i for i in range(n) if caps[i] > 0]
             m = len(active)
             if m > 1:
-                active.sort(key=lambda i: flows[i].caps[js[i]] / flows[i].scale)
-            for k, i in enumerate(active):
-                f = flows[i]
-                cap = f.caps[js[i]]
-                rate = min(cap / f.scale, left / (m - k))
-                left -= rate
-                speed[i] = rate / cap      # progress (uncontended s) per second at this rate
-        dt = t_stop - t
-        first = -1
-        for i, f in enumerate(flows):
-            d = (f.ends[js[i]] - ps[i]) / speed[i]
-            if d < dt:
-                dt = d
-                first = i
-        done = []
-        for i, f in enumerate(flows):
-            j = js[i]
-            end = f.ends[j]
-            p = ps[i] + dt * speed[i]
-            if i == first or end - p <= f.tolerance[j]:
-                p = end
-                j += 1
-                if j > f.last:
-                    done.append(i)
-            ps[i] = p
-            js[i] = j
-        return (t + dt if first >= 0 else t_stop), done
+                left = self.capacity_Bps(m)
+                if sum(caps[i] for i in active) > left:
+                    active.sort(key=caps.__getitem__)
+                    for k, i in enumerate(active):
+                        share = left / (m - k)
+                        if caps[i] > share:     # this one and all larger ones get the share
+                            for i2 in active[k:]:
+                                speed[i2] = share / caps[i2] * inv[i2]
+                            break
+                        left -= caps[i]
+            elif m == 1:
+                i = active[0]
+                c1 = self.capacity_Bps(1)
+                if caps[i] > c1:
+                    speed[i] = c1 / caps[i] * inv[i]
+            dt = t_stop - t
+            first = -1
+            for i, f in enumerate(flows):
+                d = (f.ends[js[i]] - ps[i]) / speed[i]
+                if d < dt:
+                    dt = d
+                    first = i
+            done = []
+            for i, f in enumerate(flows):
+                j = js[i]
+                end = f.ends[j]
+                p = ps[i] + dt * speed[i]
+                if i == first or end - p <= f.tolerance[j]:
+                    p = end
+                    j += 1
+                    if j > f.last:
+                        done.append(i)
+                ps[i] = p
+                js[i] = j
+            if first < 0:
+                return t_stop, done
+            t += dt
+            if done:
+                return t, done
 
     def _share(self) -> None:
         """Max-min fair rates: serve the smallest caps first, split the rest evenly."""

@@ -223,3 +223,21 @@ def test_uncontended_per_op_pipeline_is_the_closed_form(monkeypatch):
                               contention=False).resolve(pipe)
     closed = run_pipeline(platform, workload, pipe, cost, options)    # the recurrence (fast path)
     _assert_same_run(new, closed)
+
+
+def test_per_op_work_estimate_counts_segment_steps_only_where_the_server_can_step():
+    from hetsim.sim.budget import estimate_pipeline
+
+    workload = load_workload("resnet50")
+    est = {}
+    for dram_GBps in (100.0, 12.0):
+        platform = load_platform("hikey970", overrides=[f"memories.dram.bandwidth_GBps={dram_GBps}"])
+        cost = RooflineCostModel(platform)
+        pipe = load_mapping(MAPPING, platform, workload, cost)
+        for flows in ("stage", "op"):
+            options = RunOptions.make(engine="des", frames=1000, flows=flows).resolve(pipe)
+            est[dram_GBps, flows] = estimate_pipeline(platform, workload, pipe, cost, options).events
+    # 100 GB/s fits the stages' peak op rates (12 + 12 + 6 + 6 GB/s): per-op costs per-stage's work
+    assert est[100.0, "op"] == est[100.0, "stage"]
+    # 12 GB/s does not: ~2 steps per segment (~45 segments a stage), half an event each
+    assert 40 < (est[12.0, "op"] - est[12.0, "stage"]) / 4000 < 50

@@ -385,9 +385,9 @@ class BandwidthServer:
                 j = js[i] = bisect_right(f.ends, ps[i], j)
                 if j > f.last:
                     return t, [i]
+        caps = [f.caps[js[i]] * inv[i] for i, f in enumerate(flows)]    # scaled, B/s
         first_step = True
         while True:
-            caps = [f.caps[js[i]] * inv[i] for i, f in enumerate(flows)]    # scaled, B/s
             if not first_step and sum(caps) <= capacity:
                 return t, []                    # nobody can be throttled: leap again
             first_step = False
@@ -428,6 +428,8 @@ class BandwidthServer:
                     j += 1
                     if j > f.last:
                         done.append(i)
+                    else:
+                        caps[i] = f.caps[j] * inv[i]
                 ps[i] = p
                 js[i] = j
             if first < 0:

@@ -27,6 +27,9 @@ import simpy
 
 # A flow whose remaining bytes fall below this fraction of its size is finished (float residue).
 _REL_EPS = 1e-12
+# A profile server waits at most this many times for the other events of an instant before it
+# computes its flows' way forward (two servers waiting on each other must not wait forever).
+_MAX_DEFERRALS = 8
 
 
 class _Flow:
@@ -154,7 +157,7 @@ class BandwidthServer:
         self.pflows: list[_ProfileFlow] = []
         self._plast = 0.0
         self._pgeneration = 0
-        self._spec: tuple = (0.0, [], [], [], False)
+        self._spec: tuple = (0.0, [], [], [], False, -1)
         #: work counters of the profile flows: SimPy timers scheduled, exact segment steps
         #: (contended), leaps (stretches where nobody is throttled, done in one go)
         self.timers = 0
@@ -226,7 +229,8 @@ class BandwidthServer:
         """Commit the profile flows' state up to now (an arrival: the forward run stops here)."""
         now = self.env.now
         flows = self.pflows
-        if self._plast < now and flows and self._spec[4] and now < self._spec[0]:
+        spec = self._spec
+        if self._plast < now and flows and spec[4] and spec[5] == self._pgeneration and now < spec[0]:
             # the pending forward run was one leap: nobody is throttled until its end, so every
             # flow is where its uncontended pace puts it
             dt = now - self._plast
@@ -250,40 +254,57 @@ class BandwidthServer:
             flows.pop(i).event.succeed()
 
     def _preschedule(self) -> None:
+        """Compute the flows' way forward, at the end of this instant: a stage whose flow just
+        completed usually starts its next one (or hands a frame to a stage that does) at the same
+        time, and each arrival would supersede a forward run computed before it."""
         self._pgeneration += 1
-        if not self.pflows:
+        if self.pflows:
+            self._request(self._pgeneration, 0)
+
+    def _request(self, generation: int, deferrals: int) -> None:
+        ev = self.env.timeout(0.0)
+        ev.callbacks.append(lambda _ev: self._pcompute(generation, deferrals))
+
+    def _pcompute(self, generation: int, deferrals: int) -> None:
+        if generation != self._pgeneration:
+            return  # an arrival at this instant superseded it
+        if deferrals < _MAX_DEFERRALS and self.env.peek() <= self.env.now:
+            self._request(generation, deferrals + 1)    # more events at this instant: after them
             return
         ps = [f.p for f in self.pflows]
         js = [f.j for f in self.pflows]
         steps, leaps = self.segment_steps, self.leaps
         t, done = self._pforward(self._plast, ps, js, math.inf)
         linear = self.segment_steps == steps and self.leaps == leaps + 1
-        self._spec = (t, ps, js, done, linear)
+        self._spec = (t, ps, js, done, linear, generation)
         self.timers += 1
         timer = self.env.timeout(max(t - self.env.now, 0.0))
-        generation = self._pgeneration
         timer.callbacks.append(lambda _ev: self._ptimer(generation))
 
     def _ptimer(self, generation: int) -> None:
         if generation != self._pgeneration:
             return  # an arrival superseded this wake-up
-        _t, ps, js, done, _linear = self._spec
+        _t, ps, js, done, _linear, _generation = self._spec
         self._pcommit(self.env.now, ps, js, done)
         self._preschedule()
 
     def _safe(self, ps: list, js: list, h: float, capacity: float) -> tuple[float, int, int]:
-        """How long from now nobody can be throttled, up to ``h``: the flows' largest caps so far
-        (each flow's *records*: its current segment's cap, then each later segment with a higher
-        one, in time order at the uncontended pace), summed, stay within the capacity until the
-        returned time. Returns (time, the flow whose next record would overflow and that record's
-        segment, or -1, 0 when ``h`` is safe); (-1.0, -1, 0) when the current segments' caps
-        already overflow. Refreshes ``js``
-        (kept as lower bounds between leaps) on the way."""
+        """How long from now nobody can be throttled, up to ``h``.
+
+        From a start point, the flows' largest caps so far (each flow's *records*: its current
+        segment's cap, then each later segment with a higher one, ``FlowProfile.higher``, met at
+        the uncontended pace), summed, bound the caps of the flows in byte phases; while that sum
+        is within ``capacity`` nobody is throttled. Where the next record would overflow it, the
+        bound restarts from that point with the caps current there. Returns (``h``, -1, 0) when
+        all of ``h`` is safe; else (time, flow, segment): at that time ``flow`` enters
+        ``segment`` and the current caps themselves could overflow (exact steps must follow).
+        Refreshes ``js`` (lower bounds between leaps) at the start."""
         flows = self.pflows
+        n = len(flows)
         total = 0.0
-        running = []     # each flow's largest cap so far, scaled
-        nxt = []         # its next record: segment index
-        when = []        # and the time until it starts
+        running = [0.0] * n     # each flow's largest cap since the start point, scaled
+        nxt = [0] * n           # its next record: segment index
+        when = [0.0] * n        # and the time from now when it starts
         for i, f in enumerate(flows):
             scale = f.scale
             ends = f.ends
@@ -294,32 +315,46 @@ class BandwidthServer:
             js[i] = j
             m = f.caps[j] / scale
             total += m
-            running.append(m)
+            running[i] = m
             r = f.higher[j]
-            nxt.append(r)
-            when.append((ends[r - 1] - p) * scale if r <= f.last else math.inf)
+            nxt[i] = r
+            when[i] = (ends[r - 1] - p) * scale if r <= f.last else math.inf
         if total > capacity:
-            return -1.0, -1, 0
-        n = len(flows)
+            return 0.0, -1, 0
         while True:
-            i = 0
-            w = when[0]
-            for k in range(1, n):
-                if when[k] < w:
-                    w = when[k]
-                    i = k
+            w = min(when)
             if w >= h:
                 return h, -1, 0
+            i = when.index(w)
             f = flows[i]
             r = nxt[i]
             m = f.caps[r] / f.scale
-            total += m - running[i]
+            if total + m - running[i] <= capacity:      # the record fits: go on to the next
+                total += m - running[i]
+                running[i] = m
+                r2 = f.higher[r]
+                nxt[i] = r2
+                when[i] = (f.ends[r2 - 1] - ps[i]) * f.scale if r2 <= f.last else math.inf
+                continue
+            # restart the bound at w from the caps current there
+            total = 0.0
+            for k, g in enumerate(flows):
+                if k == i:
+                    j = r               # exactly at its record's start
+                    p = g.ends[r - 1]
+                else:
+                    p = ps[k] + w / g.scale     # as the caller's leap computes it
+                    j = bisect_right(g.ends, p, js[k])
+                    if j > g.last:
+                        j = g.last
+                m = g.caps[j] / g.scale
+                total += m
+                running[k] = m
+                r2 = g.higher[j]
+                nxt[k] = r2
+                when[k] = (g.ends[r2 - 1] - ps[k]) * g.scale if r2 <= g.last else math.inf
             if total > capacity:
                 return w, i, r
-            running[i] = m
-            r = f.higher[r]
-            nxt[i] = r
-            when[i] = (f.ends[r - 1] - ps[i]) * f.scale if r <= f.last else math.inf
 
     def _pforward(self, t: float, ps: list, js: list, t_stop: float) -> tuple[float, list]:
         """Advance the positions ``ps``/``js`` (in place) from time ``t`` to the earliest
@@ -340,22 +375,22 @@ class BandwidthServer:
             if not finishing:
                 h = t_stop - t
             x, record, segment = self._safe(ps, js, h, capacity)
-            if x < 0:
+            if x < h:
+                if x > 0:       # leap to where flow `record` enters a segment that may throttle
+                    self.leaps += 1
+                    t += x
+                    for i, f in enumerate(flows):
+                        if i == record:     # exactly on the boundary its record starts at
+                            ps[i] = f.ends[segment - 1]
+                            js[i] = segment
+                        else:
+                            ps[i] += x / f.scale
                 t, done = self._pstep(t, ps, js, t_stop, capacity)
                 if done or t >= t_stop:
                     return t, done
                 continue
             self.leaps += 1
             done = []
-            if record >= 0:     # up to where flow `record` enters a segment that may throttle
-                t += x
-                for i, f in enumerate(flows):
-                    if i == record:     # exactly on the boundary its record starts at
-                        ps[i] = f.ends[segment - 1]
-                        js[i] = segment
-                    else:
-                        ps[i] += x / f.scale
-                continue
             t = t_stop if not finishing else t + h
             for i, f in enumerate(flows):
                 scale = f.scale

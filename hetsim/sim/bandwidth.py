@@ -420,47 +420,47 @@ class BandwidthServer:
                 j = js[i] = bisect_right(f.ends, ps[i], j)
                 if j > f.last:
                     return t, [i]
-        caps = [f.caps[js[i]] * inv[i] for i, f in enumerate(flows)]    # scaled, B/s
+        caps = [f.caps[js[i]] * inv[i] for i, f in enumerate(flows)]    # scaled, B/s (0: delay)
+        ends = [f.ends for f in flows]
+        capacity_of = [self.capacity_Bps(m) if m else 0.0 for m in range(n + 1)]
+        indices = range(n)
         first_step = True
         while True:
-            if not first_step and sum(caps) <= capacity:
+            busy = sum(caps)
+            if not first_step and busy <= capacity:
                 return t, []                    # nobody can be throttled: leap again
             first_step = False
             self.segment_steps += 1
             speed = inv[:]       # progress (uncontended s) per second: unthrottled
-            active = [i for i in range(n) if caps[i] > 0]
+            active = [i for i in indices if caps[i] > 0]
             m = len(active)
-            if m > 1:
-                left = self.capacity_Bps(m)
-                if sum(caps[i] for i in active) > left:
+            left = capacity_of[m]
+            if busy > left:      # water-filling, smallest cap first
+                if m > 1:
                     active.sort(key=caps.__getitem__)
-                    for k, i in enumerate(active):
-                        share = left / (m - k)
-                        if caps[i] > share:     # this one and all larger ones get the share
-                            for i2 in active[k:]:
-                                speed[i2] = share / caps[i2] * inv[i2]
-                            break
-                        left -= caps[i]
-            elif m == 1:
-                i = active[0]
-                c1 = self.capacity_Bps(1)
-                if caps[i] > c1:
-                    speed[i] = c1 / caps[i] * inv[i]
+                for k, i in enumerate(active):
+                    share = left / (m - k)
+                    if caps[i] > share:     # this one and all larger ones get the share
+                        for i2 in active[k:]:
+                            speed[i2] = share / caps[i2] * inv[i2]
+                        break
+                    left -= caps[i]
             dt = t_stop - t
             first = -1
-            for i, f in enumerate(flows):
-                d = (f.ends[js[i]] - ps[i]) / speed[i]
+            for i in indices:
+                d = (ends[i][js[i]] - ps[i]) / speed[i]
                 if d < dt:
                     dt = d
                     first = i
             done = []
-            for i, f in enumerate(flows):
+            for i in indices:
                 j = js[i]
-                end = f.ends[j]
+                end = ends[i][j]
                 p = ps[i] + dt * speed[i]
-                if i == first or end - p <= f.tolerance[j]:
+                if i == first or end - p <= flows[i].tolerance[j]:
                     p = end
                     j += 1
+                    f = flows[i]
                     if j > f.last:
                         done.append(i)
                     else:

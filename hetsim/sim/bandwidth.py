@@ -27,9 +27,19 @@ import simpy
 
 # A flow whose remaining bytes fall below this fraction of its size is finished (float residue).
 _REL_EPS = 1e-12
-# A profile server waits at most this many times for the other events of an instant before it
-# computes its flows' way forward (two servers waiting on each other must not wait forever).
-_MAX_DEFERRALS = 8
+# SimPy orders the events of one instant by priority (URGENT 0, NORMAL 1), then by creation.
+_AFTER_NORMAL = 2
+
+
+class _EndOfInstant(simpy.Event):
+    """An event processed after every URGENT and NORMAL event of its instant, even those scheduled
+    after it (built the way ``simpy.Timeout`` is: triggered at creation, scheduled at once)."""
+
+    def __init__(self, env: simpy.Environment):
+        super().__init__(env)
+        self._ok = True
+        self._value = None
+        env.schedule(self, _AFTER_NORMAL)  # type: ignore[arg-type]
 
 
 class _Flow:
@@ -254,23 +264,17 @@ class BandwidthServer:
             flows.pop(i).event.succeed()
 
     def _preschedule(self) -> None:
-        """Compute the flows' way forward, at the end of this instant: a stage whose flow just
+        """Compute the flows' way forward at the end of this instant: a stage whose flow just
         completed usually starts its next one (or hands a frame to a stage that does) at the same
         time, and each arrival would supersede a forward run computed before it."""
         self._pgeneration += 1
         if self.pflows:
-            self._request(self._pgeneration, 0)
+            generation = self._pgeneration
+            _EndOfInstant(self.env).callbacks.append(lambda _ev: self._pcompute(generation))
 
-    def _request(self, generation: int, deferrals: int) -> None:
-        ev = self.env.timeout(0.0)
-        ev.callbacks.append(lambda _ev: self._pcompute(generation, deferrals))
-
-    def _pcompute(self, generation: int, deferrals: int) -> None:
+    def _pcompute(self, generation: int) -> None:
         if generation != self._pgeneration:
             return  # an arrival at this instant superseded it
-        if deferrals < _MAX_DEFERRALS and self.env.peek() <= self.env.now:
-            self._request(generation, deferrals + 1)    # more events at this instant: after them
-            return
         ps = [f.p for f in self.pflows]
         js = [f.j for f in self.pflows]
         steps, leaps = self.segment_steps, self.leaps

@@ -309,8 +309,9 @@ class BandwidthServer:
         running = [0.0] * n     # each flow's largest cap since the start point, scaled
         nxt = [0] * n           # its next record: segment index
         when = [0.0] * n        # and the time from now when it starts
+        scale_of = [f.scale for f in flows]
         for i, f in enumerate(flows):
-            scale = f.scale
+            scale = scale_of[i]
             ends = f.ends
             p = ps[i]
             j = bisect_right(ends, p, js[i])
@@ -325,6 +326,7 @@ class BandwidthServer:
             when[i] = (ends[r - 1] - p) * scale if r <= f.last else math.inf
         if total > capacity:
             return 0.0, -1, 0
+        inf = math.inf
         while True:
             w = min(when)
             if w >= h:
@@ -332,13 +334,14 @@ class BandwidthServer:
             i = when.index(w)
             f = flows[i]
             r = nxt[i]
-            m = f.caps[r] / f.scale
-            if total + m - running[i] <= capacity:      # the record fits: go on to the next
-                total += m - running[i]
+            m = f.caps[r] / scale_of[i]
+            grown = total + m - running[i]
+            if grown <= capacity:      # the record fits: go on to the next
+                total = grown
                 running[i] = m
-                r2 = f.higher[r]
-                nxt[i] = r2
-                when[i] = (f.ends[r2 - 1] - ps[i]) * f.scale if r2 <= f.last else math.inf
+                r = f.higher[r]
+                nxt[i] = r
+                when[i] = (f.ends[r - 1] - ps[i]) * scale_of[i] if r <= f.last else inf
                 continue
             # restart the bound at w from the caps current there
             total = 0.0
@@ -347,16 +350,16 @@ class BandwidthServer:
                     j = r               # exactly at its record's start
                     p = g.ends[r - 1]
                 else:
-                    p = ps[k] + w / g.scale     # as the caller's leap computes it
+                    p = ps[k] + w / scale_of[k]     # as the caller's leap computes it
                     j = bisect_right(g.ends, p, js[k])
                     if j > g.last:
                         j = g.last
-                m = g.caps[j] / g.scale
+                m = g.caps[j] / scale_of[k]
                 total += m
                 running[k] = m
                 r2 = g.higher[j]
                 nxt[k] = r2
-                when[k] = (g.ends[r2 - 1] - ps[k]) * g.scale if r2 <= g.last else math.inf
+                when[k] = (g.ends[r2 - 1] - ps[k]) * scale_of[k] if r2 <= g.last else inf
             if total > capacity:
                 return w, i, r
 

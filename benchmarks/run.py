@@ -138,7 +138,9 @@ def bench_des(repeat: int, frames: int = 10_000) -> dict:
     them, so that no op is slowed by the memory alone but any two memory-bound ops of the big
     stages that overlap saturate it (their peaks sum to 36 GB/s). For each: per-stage and per-op
     flows against the bare SimPy pipeline, and the work per stage execution of the per-op run
-    (SimPy events, the server's timers, exact segment steps and leaps)."""
+    (SimPy events, the server's timers, exact segment steps and leaps). The variants run
+    round-robin, one of each per round, so that a load change on the shared machine hits them
+    alike; medians over the rounds."""
     platform = load_platform("hikey970")
     workload = load_workload("resnet50")
     cost = RooflineCostModel(platform)
@@ -146,31 +148,47 @@ def bench_des(repeat: int, frames: int = 10_000) -> dict:
     pipe = load_mapping(mapping, platform, workload, cost)
     compute, transfer = stage_costs(pipe, workload, cost)
     times = [c + x for c, x in zip(compute, transfer, strict=True)]
-    bare = _median_time(lambda: bare_simpy_pipeline(times, frames), repeat)
-    # fast=False: the SimPy engine itself, not the recurrence that answers contention-free runs.
-    off = _median_time(lambda: simulate_pipeline(platform, workload, pipe, cost, _opts(
-        pipe, frames=frames, contention=False, fast=False)), repeat)
-    out: dict = {"frames": frames, "mapping": str(pipe), "bare_simpy_s": bare,
-                 "hetsim_no_contention_s": off, "ratio_no_contention": off / bare,
-                 "goal_ratio_no_contention": 2.0, "goal_ratio_contention": 4.0}
     peak_GBps = _peak_op_rates_GBps(platform, workload, pipe, cost)
     cases = {"": platform.memory("dram").bandwidth_GBps, "_contended": max(peak_GBps)}
-    out["stage_peak_op_rates_GBps"] = peak_GBps
+    runs = {"bare": lambda: bare_simpy_pipeline(times, frames),
+            # fast=False: the SimPy engine itself, not the recurrence of contention-free runs
+            "off": lambda: simulate_pipeline(platform, workload, pipe, cost, _opts(
+                pipe, frames=frames, contention=False, fast=False))}
+    setups = {}
     for suffix, dram_GBps in cases.items():
         p = load_platform("hikey970", overrides=[f"memories.dram.bandwidth_GBps={dram_GBps}"])
         c = RooflineCostModel(p)
         q = load_mapping(mapping, p, workload, c)
-        on = _median_time(lambda p=p, c=c, q=q: simulate_pipeline(p, workload, q, c, _opts(
-            q, frames=frames, contention=True)), repeat)
-        per_op = _median_time(lambda p=p, c=c, q=q: simulate_pipeline(p, workload, q, c, _opts(
-            q, frames=frames, contention=True, flows="op")), repeat)
+        setups[suffix] = (p, c, q)
+        for flows in ("stage", "op"):
+            runs[f"{flows}{suffix}"] = lambda p=p, c=c, q=q, flows=flows: simulate_pipeline(
+                p, workload, q, c, _opts(q, frames=frames, contention=True, flows=flows))
+    t = _median_times(runs, repeat)
+    bare = t["bare"]
+    out: dict = {"frames": frames, "mapping": str(pipe), "bare_simpy_s": bare,
+                 "hetsim_no_contention_s": t["off"], "ratio_no_contention": t["off"] / bare,
+                 "goal_ratio_no_contention": 2.0, "goal_ratio_contention": 4.0,
+                 "stage_peak_op_rates_GBps": peak_GBps}
+    for suffix, dram_GBps in cases.items():
         out[f"dram_GBps{suffix}"] = dram_GBps
-        out[f"hetsim_contention_s{suffix}"] = on
-        out[f"hetsim_contention_per_op_s{suffix}"] = per_op
-        out[f"ratio_contention{suffix}"] = on / bare
-        out[f"ratio_contention_per_op{suffix}"] = per_op / bare
+        out[f"hetsim_contention_s{suffix}"] = t[f"stage{suffix}"]
+        out[f"hetsim_contention_per_op_s{suffix}"] = t[f"op{suffix}"]
+        out[f"ratio_contention{suffix}"] = t[f"stage{suffix}"] / bare
+        out[f"ratio_contention_per_op{suffix}"] = t[f"op{suffix}"] / bare
+        p, c, q = setups[suffix]
         out[f"per_op_work{suffix}"] = _per_op_work(p, workload, q, c, min(frames, 2000))
     return out
+
+
+def _median_times(fns: dict, repeat: int) -> dict:
+    """Median wall time of each function, the functions run round-robin ``repeat`` times."""
+    times: dict = {name: [] for name in fns}
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(ts) for name, ts in times.items()}
 
 
 def _peak_op_rates_GBps(platform, workload, pipe, cost) -> list[float]:

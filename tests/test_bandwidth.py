@@ -107,6 +107,29 @@ def test_a_throttled_profile_flow_is_stepped_and_an_unthrottled_one_leaps():
     assert got == pytest.approx([1.8, 1.8], rel=REL)
 
 
+def test_two_profile_servers_on_one_environment_each_equal_the_per_op_primitive():
+    """Each server waits for the end of the instant before computing its way forward: two of them
+    (two memories) must not wait on each other, and each must match its reference."""
+    demands = [Demand(0.0, 0.5, 1e9), Demand(0.1, 0.2, 0.0), Demand(0.0, 0.5, 1e9)]
+    flows = [(0.0, demands, 1.0), (0.3, demands, 1.2), (0.3, demands[::-1], 0.9)]
+    env = simpy.Environment()
+    servers = [BandwidthServer(env, 2.5e9), BandwidthServer(env, 1.5e9)]
+    finish: dict = {}
+
+    def proc(s, k, arrival_s, demands, scale):
+        yield env.timeout(arrival_s)
+        yield servers[s].run(FlowProfile.from_demands(demands), scale)
+        finish[s, k] = env.now
+
+    for s in (0, 1):
+        for k, flow in enumerate(flows):
+            env.process(proc(s, k, *flow))
+    env.run()
+    for s, bandwidth_Bps in enumerate((2.5e9, 1.5e9)):
+        want = _reference(flows, bandwidth_Bps, None)
+        assert [finish[s, k] for k in range(3)] == pytest.approx(want, rel=REL)
+
+
 def test_profile_of_demands_walks_ops_as_the_per_op_des_does():
     p = FlowProfile.from_demands([Demand(0.001, 0.0, 5.0),     # bytes but no busy time: free
                                   Demand(0.002, 0.003, 0.0),   # fixed + plain delay: merged

@@ -212,8 +212,9 @@ class BandwidthServer:
         its uncontended pace and the server leaps ahead, to the earliest completion or to where a
         flow's next higher cap would break the bound, found from the profiles' ``higher`` indices
         without per-op work; elsewhere it steps from segment boundary to segment boundary, max-min
-        shares recomputed at each, in a plain loop. SimPy sees one timer per completion or
-        arrival."""
+        shares recomputed at each, in a plain loop. SimPy sees, per instant where flows arrive or
+        complete, one end-of-instant event (the way forward is computed once, after that instant's
+        other events) and one timer for the earliest completion."""
         event = self.env.event()
         if profile.total_s <= 0:
             event.succeed()

@@ -87,6 +87,15 @@ def test_profile_flows_complete_when_per_op_flows_do(flows, bandwidth_GBps, knee
     assert got == pytest.approx(want, rel=REL, abs=1e-12)
 
 
+def test_flows_entering_byte_phases_at_one_instant_do_not_stall_the_server():
+    """Found by hypothesis: two flows whose byte phases start at the same instant (one position
+    an ulp short of its boundary) made the bound restart there forever."""
+    flows = [(0.0, [Demand(0.09741241129548409, 0.03125, 287307268.0)], 1.4609375),
+             (0.0, [Demand(0.09741241129548409, 0.03125, 32272811.0)], 1.4609375)]
+    got, _ = _profiled(flows, 7e9, None)
+    assert got == pytest.approx(_reference(flows, 7e9, None), rel=REL)
+
+
 def test_a_throttled_profile_flow_is_stepped_and_an_unthrottled_one_leaps():
     # two flows of two 1 GB/s byte phases on a 1.5 GB/s server: they must share
     demands = [Demand(0.0, 1.0, 1e9), Demand(0.0, 1.0, 1e9)]

@@ -328,6 +328,7 @@ class BandwidthServer:
         if total > capacity:
             return 0.0, -1, 0
         inf = math.inf
+        at = js[:]              # each flow's segment at the last restart
         while True:
             w = min(when)
             if w >= h:
@@ -352,9 +353,12 @@ class BandwidthServer:
                     p = g.ends[r - 1]
                 else:
                     p = ps[k] + w / scale_of[k]     # as the caller's leap computes it
-                    j = bisect_right(g.ends, p, js[k])
+                    j = bisect_right(g.ends, p, at[k])
+                    if when[k] <= w and j < nxt[k]:
+                        j = nxt[k]      # its record starts at w too (p fell an ulp short)
                     if j > g.last:
                         j = g.last
+                at[k] = j       # never backwards: every restart moves flow i on, so they end
                 m = g.caps[j] / scale_of[k]
                 total += m
                 running[k] = m

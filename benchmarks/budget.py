@@ -25,9 +25,14 @@ def main() -> None:
     cost = RooflineCostModel(p)
     pipe = load_mapping("B4:1-35|s2:36-44|s2:45-54", p, w)
     place = make_placement({}, p, w, default="B4")
+    # per-op flows where they contend: the DRAM at 12 GB/s (the B4 and s2 stages' peak op rates
+    # overflow it), the same mapping
+    slow = load_platform("hikey970", overrides=["memories.dram.bandwidth_GBps=12"])
+    slow_pipe = load_mapping("B4:1-35|s2:36-44|s2:45-54", slow, w)
     cases = [
         ("SimPy pipeline, contention", pipe, {"frames": 20_000}),
         ("SimPy pipeline, flows=op", pipe, {"frames": 2_000, "flows": "op"}),
+        ("SimPy pipeline, flows=op, DRAM 12 GB/s", slow_pipe, {"frames": 2_000, "flows": "op"}),
         ("SimPy pipeline, no contention", pipe, {"frames": 20_000, "contention": False, "fast": False}),
         ("max-plus recurrence", pipe, {"frames": 300_000, "contention": False}),
         ("max-plus recurrence, buffer 8", pipe, {"frames": 300_000, "contention": False, "buffer_frames": 8}),
@@ -39,12 +44,13 @@ def main() -> None:
     print("|---|---:|---:|---:|---:|")
     for name, m, kw in cases:
         opts = RunOptions.make(**{"engine": "des", **kw}).resolve(m)
+        plat, c = (slow, RooflineCostModel(slow)) if m is slow_pipe else (p, cost)
         if m is place:
             est = budget.estimate_dag(build_tasks(p, w, m, cost, None, "free", True, False), opts)
         else:
-            est = budget.estimate_pipeline(p, w, m, cost, opts)
+            est = budget.estimate_pipeline(plat, w, m, c, opts)
         t0 = time.perf_counter()
-        simulate(p, w, m, opts, cost=cost)
+        simulate(plat, w, m, opts, cost=c)
         dt = time.perf_counter() - t0
         print(f"| {name} | {opts.frames:,} | {est.events:.3g} | {dt:.2f} | {est.events / dt:,.0f} |", flush=True)
 

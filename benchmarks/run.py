@@ -6,7 +6,9 @@
 (a) analytic: candidates scored per second by the vectorised scorer on ResNet50 (54 layers) x all
     4-stage splits x the 24 EP orders of chiplet-c2 (goal >= 1,000,000/s on one core);
 (b) DES: wall time of 10,000 frames through a 4-stage pipeline divided by that of a bare SimPy
-    pipeline of the same shape (goal <= 2 with contention off, <= 4 with it on);
+    pipeline of the same shape (goal <= 2 with contention off, <= 4 with it on, per-stage or per-op
+    flows), on the shipped DRAM and on a contended one, with the per-op run's work per stage
+    execution (events, segment steps). `--only b` runs (b) alone;
 (c) explorers: wall time of Shisha (H3) and of exhaustive search on ResNet50 / chiplet-c2, 4 stages;
 (d) reproductions: wall time of `hetsim reproduce shisha --quick`, of the full Shisha reproduction,
     and of the full Paper I + Paper II reproduction (goal: under 5 minutes on 2 cores).
@@ -107,32 +109,132 @@ def bare_simpy_pipeline(stage_times: list[float], frames: int) -> None:
     env.run()
 
 
+def print_des(d: dict) -> None:
+    print(f"(b) DES {d['frames']:,} frames, {d['mapping']}: bare SimPy {d['bare_simpy_s']:.3f} s, "
+          f"hetsim {d['hetsim_no_contention_s']:.3f} s without contention "
+          f"(x{d['ratio_no_contention']:.2f}, goal <= 2)")
+    for suffix, what in (("", "shipped DRAM"), ("_contended", "contended DRAM")):
+        w = d[f"per_op_work{suffix}"]
+        print(f"    {what} {d[f'dram_GBps{suffix}']:g} GB/s: per-stage flows "
+              f"{d[f'hetsim_contention_s{suffix}']:.3f} s (x{d[f'ratio_contention{suffix}']:.2f}), "
+              f"per-op flows {d[f'hetsim_contention_per_op_s{suffix}']:.3f} s "
+              f"(x{d[f'ratio_contention_per_op{suffix}']:.2f}, goal <= 4); per stage execution "
+              f"{w['simpy_events']:.2f} SimPy events, {w['timers']:.2f} server timers, "
+              f"{w['segment_steps']:.2f} segment steps, {w['leaps']:.2f} leaps "
+              f"({w['segments']:.1f} segments)")
+
+
 def _opts(pipe, **fields) -> RunOptions:
     return RunOptions.make(**fields).resolve(pipe)
 
 
 def bench_des(repeat: int, frames: int = 10_000) -> dict:
-    # Four stages on one shared DRAM, so that with contention on every stage execution is a flow
-    # on the same bandwidth server (the hardest case for the contention model).
+    """(b): four stages on one shared DRAM, so that with contention on every stage execution is a
+    flow on the same bandwidth server (the hardest case for the contention model).
+
+    Two DRAMs: hikey970's own (29.9 GB/s), where the stages' per-op flows are almost never
+    throttled, and a contended what-if chosen from the stages' peak op rates (each stage's largest
+    per-op rate, bytes / uncontended time, here 12, 12, 6 and 6 GB/s): the DRAM at the largest of
+    them, so that no op is slowed by the memory alone but any two memory-bound ops of the big
+    stages that overlap saturate it (their peaks sum to 36 GB/s). For each: per-stage and per-op
+    flows against the bare SimPy pipeline, and the work per stage execution of the per-op run
+    (SimPy events, the server's timers, exact segment steps and leaps). The variants run
+    round-robin, one of each per round, so that a load change on the shared machine hits them
+    alike; medians over the rounds."""
     platform = load_platform("hikey970")
     workload = load_workload("resnet50")
     cost = RooflineCostModel(platform)
-    pipe = load_mapping("B2:1-13|B2:14-30|s2:31-44|s2:45-54", platform, workload, cost)
+    mapping = "B2:1-13|B2:14-30|s2:31-44|s2:45-54"
+    pipe = load_mapping(mapping, platform, workload, cost)
     compute, transfer = stage_costs(pipe, workload, cost)
     times = [c + x for c, x in zip(compute, transfer, strict=True)]
-    bare = _median_time(lambda: bare_simpy_pipeline(times, frames), repeat)
-    # fast=False: the SimPy engine itself, not the recurrence that answers contention-free runs.
-    off = _median_time(lambda: simulate_pipeline(platform, workload, pipe, cost, _opts(
-        pipe, frames=frames, contention=False, fast=False)), repeat)
-    on = _median_time(lambda: simulate_pipeline(platform, workload, pipe, cost, _opts(
-        pipe, frames=frames, contention=True)), repeat)
-    per_op = _median_time(lambda: simulate_pipeline(platform, workload, pipe, cost, _opts(
-        pipe, frames=frames, contention=True, flows="op")), repeat)
-    return {"frames": frames, "mapping": str(pipe), "bare_simpy_s": bare,
-            "hetsim_no_contention_s": off, "hetsim_contention_s": on, "hetsim_contention_per_op_s": per_op,
-            "ratio_no_contention": off / bare, "ratio_contention": on / bare,
-            "ratio_contention_per_op": per_op / bare,
-            "goal_ratio_no_contention": 2.0, "goal_ratio_contention": 4.0}
+    peak_GBps = _peak_op_rates_GBps(platform, workload, pipe, cost)
+    cases = {"": platform.memory("dram").bandwidth_GBps, "_contended": max(peak_GBps)}
+    runs = {"bare": lambda: bare_simpy_pipeline(times, frames),
+            # fast=False: the SimPy engine itself, not the recurrence of contention-free runs
+            "off": lambda: simulate_pipeline(platform, workload, pipe, cost, _opts(
+                pipe, frames=frames, contention=False, fast=False))}
+    setups = {}
+    for suffix, dram_GBps in cases.items():
+        p = load_platform("hikey970", overrides=[f"memories.dram.bandwidth_GBps={dram_GBps}"])
+        c = RooflineCostModel(p)
+        q = load_mapping(mapping, p, workload, c)
+        setups[suffix] = (p, c, q)
+        for flows in ("stage", "op"):
+            runs[f"{flows}{suffix}"] = lambda p=p, c=c, q=q, flows=flows: simulate_pipeline(
+                p, workload, q, c, _opts(q, frames=frames, contention=True, flows=flows))
+    t = _median_times(runs, repeat)
+    bare = t["bare"]
+    out: dict = {"frames": frames, "mapping": str(pipe), "bare_simpy_s": bare,
+                 "hetsim_no_contention_s": t["off"], "ratio_no_contention": t["off"] / bare,
+                 "goal_ratio_no_contention": 2.0, "goal_ratio_contention": 4.0,
+                 "stage_peak_op_rates_GBps": peak_GBps}
+    for suffix, dram_GBps in cases.items():
+        out[f"dram_GBps{suffix}"] = dram_GBps
+        out[f"hetsim_contention_s{suffix}"] = t[f"stage{suffix}"]
+        out[f"hetsim_contention_per_op_s{suffix}"] = t[f"op{suffix}"]
+        out[f"ratio_contention{suffix}"] = t[f"stage{suffix}"] / bare
+        out[f"ratio_contention_per_op{suffix}"] = t[f"op{suffix}"] / bare
+        p, c, q = setups[suffix]
+        out[f"per_op_work{suffix}"] = _per_op_work(p, workload, q, c, min(frames, 2000))
+    return out
+
+
+def _median_times(fns: dict, repeat: int) -> dict:
+    """Median wall time of each function, the functions run round-robin ``repeat`` times."""
+    times: dict = {name: [] for name in fns}
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+def _peak_op_rates_GBps(platform, workload, pipe, cost) -> list[float]:
+    """Each stage's largest per-op memory rate (bytes / uncontended time of its roofline part)."""
+    from hetsim.sim.bandwidth import FlowProfile
+    from hetsim.sim.pipeline import _demands
+
+    demands = _demands(workload, cost, pipe.stages, _opts(pipe, flows="op"))
+    return [max(FlowProfile.from_demands(parts).caps_Bps) / 1e9 for parts in demands]
+
+
+def _per_op_work(platform, workload, pipe, cost, frames: int) -> dict:
+    """Work per stage execution of a per-op run: SimPy events processed (all of them: queues,
+    stage processes, the server's timers including superseded ones), the server's timers, its
+    exact segment steps and leaps, and the segments of a stage execution (what the per-op engine
+    before profile flows stepped through with one SimPy timeout or transfer each)."""
+    from hetsim.sim.bandwidth import BandwidthServer, FlowProfile
+    from hetsim.sim.pipeline import _demands, run_pipeline
+
+    servers: list[BandwidthServer] = []
+    made = BandwidthServer.for_memory
+    step = simpy.Environment.step
+    events = [0]
+
+    def counting_step(env):
+        events[0] += 1
+        return step(env)
+
+    def keep(env, memory):
+        servers.append(made(env, memory))
+        return servers[-1]
+
+    BandwidthServer.for_memory = keep    # type: ignore[method-assign]
+    simpy.Environment.step = counting_step    # type: ignore[method-assign]
+    try:
+        run_pipeline(platform, workload, pipe, cost, _opts(pipe, frames=frames, flows="op"))
+    finally:
+        BandwidthServer.for_memory = made    # type: ignore[method-assign]
+        simpy.Environment.step = step        # type: ignore[method-assign]
+    runs = frames * len(pipe.stages)
+    mem = servers[0]
+    segments = [FlowProfile.from_demands(parts).segments
+                for parts in _demands(workload, cost, pipe.stages, _opts(pipe, flows="op"))]
+    return {"frames": frames, "simpy_events": events[0] / runs, "timers": mem.timers / runs,
+            "segment_steps": mem.segment_steps / runs, "leaps": mem.leaps / runs,
+            "segments": sum(segments) / len(segments)}
 
 
 def bench_recurrence(repeat: int, frames: int = 100_000, noise_sigma: float = 0.1) -> dict:
@@ -473,7 +575,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--repeat", type=int, default=5, help="runs per figure (median)")
     ap.add_argument("--no-reproduce", action="store_true", help="skip the reproduction timings (d)")
-    ap.add_argument("--only", choices=["f", "g", "h", "i"], default=None, help="run one figure alone")
+    ap.add_argument("--only", choices=["b", "f", "g", "h", "i"], default=None, help="run one figure alone")
     ap.add_argument("--no-dask", action="store_true", help="(f) without the Dask LocalCluster")
     args = ap.parse_args(argv)
     if args.only == "h":
@@ -481,6 +583,12 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"pim": g}, indent=2) if args.json else "", end="")
         if not args.json:
             print_pim(g)
+        return 0
+    if args.only == "b":
+        d = bench_des(args.repeat)
+        print(json.dumps({"des": d}, indent=2) if args.json else "", end="")
+        if not args.json:
+            print_des(d)
         return 0
     if args.only == "f":
         f = bench_sweep(dask=not args.no_dask, repeat=args.repeat)
@@ -513,11 +621,7 @@ def main(argv: list[str] | None = None) -> int:
         a, d = results["analytic"], results["des"]
         print(f"(a) analytic: {a['candidates']:,} candidates in {a['median_s'] * 1e3:.1f} ms "
               f"= {a['candidates_per_s']:,.0f}/s (goal >= {a['goal_per_s']:,}/s)")
-        print(f"(b) DES {d['frames']:,} frames, {d['mapping']}: bare SimPy {d['bare_simpy_s']:.3f} s, "
-              f"hetsim {d['hetsim_no_contention_s']:.3f} s without contention "
-              f"(x{d['ratio_no_contention']:.2f}, goal <= 2), {d['hetsim_contention_s']:.3f} s with "
-              f"(x{d['ratio_contention']:.2f}, goal <= 4), {d['hetsim_contention_per_op_s']:.3f} s with per-op "
-              f"flows (x{d['ratio_contention_per_op']:.2f}, goal <= 4)")
+        print_des(d)
         e = results["explorers"]
         print(f"(c) ResNet50 on chiplet-c2, 4 stages: Shisha {e['Shisha']['median_s'] * 1e3:.1f} ms "
               f"({e['Shisha']['trials']} trials), exhaustive {e['ES']['median_s']:.2f} s "

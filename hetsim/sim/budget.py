@@ -65,6 +65,12 @@ NUMPY_ELEMENTS_PER_EVENT = 1000
 STAGE_RUN_EVENTS = 0.1
 #: The same for the analytic pipeline, which lays out every frame's periodic schedule.
 ANALYTIC_STAGE_RUN_EVENTS = 0.05
+#: Events one segment step of a profile flow costs (per-op flows on a contended memory: the
+#: bandwidth server's plain-Python step from one segment boundary to the next, and the leap
+#: attempts between; measured).
+PROFILE_STEP_EVENTS = 2.0
+#: Samples of the stages' joint phase when estimating how often per-op flows may be throttled.
+PROFILE_SAMPLES = 1024
 
 
 @dataclass(frozen=True)
@@ -111,16 +117,16 @@ def estimate_pipeline(platform, workload, pipe, cost, options) -> WorkEstimate:
                             f"{k} stages x {frames:,} frames, buffer {lag - 1} "
                             f"(~{events / max(stage_runs, 1):.1f} events per stage execution)",
                             stage_runs * BYTES_PER_STAGE_RUN + ring_bytes)
-    per_frame = 1                                          # the source's put
+    per_frame = 1.0                                        # the source's put
+    steps = _profile_steps(platform, workload, pipe, cost, options, shared_mems)
     for i, s in enumerate(pipe.stages):
         contended = s.ep.memory in shared_mems
-        if options.flows == "op" and contended:
-            parts = sum(len(layer.ops) for layer in workload.layers[s.first - 1:s.last])
-        else:
-            parts = 1
-        # get + put; a timeout per piece of work, or a fixed-cost timeout, a flow's start and end
-        # and the server's rescheduling on a contended memory
-        per_frame += 2 + parts * (4 if contended else 1)
+        # get + put; a timeout, or on a contended memory a fixed-cost timeout, a flow's start and
+        # end and the server's rescheduling (flows="op": one profile flow, its start, its end, a
+        # timer, the end-of-instant event and the leaps' walk over the records, ~8 events, plus
+        # the server's segment steps, each ~PROFILE_STEP_EVENTS events; measured)
+        work = (8 if options.flows == "op" else 4) if contended else 1
+        per_frame += 2 + work + steps[i] * PROFILE_STEP_EVENTS
         route = routes[i]
         if route is not None and route.links:
             per_frame += 3 if route.bottleneck in shared_links else 1
@@ -128,6 +134,43 @@ def estimate_pipeline(platform, workload, pipe, cost, options) -> WorkEstimate:
     return WorkEstimate(events, "SimPy pipeline",
                         f"{k} stages x {frames:,} frames x ~{per_frame / k:.1f} events",
                         stage_runs * BYTES_PER_STAGE_RUN)
+
+
+def _profile_steps(platform, workload, pipe, cost, options, shared_mems) -> list[float]:
+    """Segment steps per stage execution of per-op flows (flows="op") on a contended memory.
+
+    The server steps only while the current segments' caps of the flows on it could overflow its
+    capacity (:meth:`~hetsim.sim.bandwidth.BandwidthServer.run`). How often they do is estimated
+    by sampling the stages' profiles at independent uniform phases (:data:`PROFILE_SAMPLES`, a
+    fixed seed: the estimate is deterministic); none where even the largest caps fit."""
+    import numpy as np
+    import simpy
+
+    from hetsim.sim.bandwidth import BandwidthServer, FlowProfile
+    from hetsim.sim.pipeline import _demands
+
+    steps = [0.0] * len(pipe.stages)
+    if options.flows != "op" or not shared_mems:
+        return steps
+    profiles = [FlowProfile.from_demands(parts) for parts in _demands(workload, cost, pipe.stages, options)]
+    rng = np.random.default_rng(0)
+    for name in shared_mems:
+        users = [i for i, s in enumerate(pipe.stages) if s.ep.memory == name and profiles[i].segments]
+        server = BandwidthServer.for_memory(simpy.Environment(), platform.memory(name))
+        capacity = server.capacity_Bps(len(users))
+        if sum(max(profiles[i].caps_Bps) for i in users) <= capacity:
+            continue
+        load = np.zeros(PROFILE_SAMPLES)
+        for i in users:
+            prof = profiles[i]
+            at = np.searchsorted(prof.ends, rng.uniform(0.0, prof.total_s, PROFILE_SAMPLES), side="right")
+            load += np.asarray(prof.caps_Bps)[np.minimum(at, prof.segments - 1)]
+        overflow = float(np.mean(load > capacity))
+        for i in users:
+            # measured on (b)'s pipeline at 12, 4 and 1.5 GB/s: steps / segments ~ overflow^(1/3)
+            # (stepping stretches outlast the instants of overflow: a step ends at any boundary)
+            steps[i] = profiles[i].segments * overflow ** (1 / 3)
+    return steps
 
 
 def estimate_dag(tg, options) -> WorkEstimate:

@@ -35,7 +35,7 @@ from hetsim.metrics import (
 )
 from hetsim.options import RunOptions
 from hetsim.power import energy_J
-from hetsim.sim.bandwidth import BandwidthServer
+from hetsim.sim.bandwidth import BandwidthServer, FlowProfile
 from hetsim.sim.noise import lognormal_factors
 
 
@@ -82,6 +82,9 @@ def run_pipeline(platform, workload, pipe: Pipeline, cost: CostModel, options: R
     # Seeded multiplicative noise per stage execution, drawn before the source's arrivals.
     noise = lognormal_factors(rng, options.noise_sigma, (k, frames))
     demands = _demands(workload, cost, stages, options)
+    # flows="op": each stage execution is one profile flow of its ops' segments (precomputed once)
+    profiles = ([FlowProfile.from_demands(parts) for parts in demands] if options.flows == "op"
+                else [None] * k)
     cut = [workload.cut_bytes(s.last) if i + 1 < k else 0 for i, s in enumerate(stages)]
     memories = {name: BandwidthServer.for_memory(env, platform.memory(name)) for name in shared_mems}
     links = {lk.name: BandwidthServer(env, lk.bandwidth_GBps * 1e9, lk.name)
@@ -97,8 +100,8 @@ def run_pipeline(platform, workload, pipe: Pipeline, cost: CostModel, options: R
         link = links.get(route.bottleneck) if (route is not None and route.links) else None
         if i + 1 < k and cost.measured_transfer_s(cut[i], stages[i].ep, stages[i + 1].ep) is not None:
             link = None  # a measured copy already contains its contention: a plain delay
-        env.process(_stage_proc(env, i, frames, queues, compute[i], demands[i], mem, transfer[i], route,
-                                link, cut[i], noise, record, progress))
+        env.process(_stage_proc(env, i, frames, queues, compute[i], demands[i], profiles[i], mem,
+                                transfer[i], route, link, cut[i], noise, record, progress))
     env.run()
     return PipelineRun(*record, arrival, [s.ep.name for s in stages])
 
@@ -113,10 +116,11 @@ def _demands(workload, cost: CostModel, stages, options: RunOptions) -> list[lis
             for s in stages]
 
 
-def _stage_proc(env, i: int, frames: int, queues, compute_s: float, parts, mem, xfer_s: float, route, link,
-                nbytes: int, noise, record, progress):
+def _stage_proc(env, i: int, frames: int, queues, compute_s: float, parts, profile, mem, xfer_s: float,
+                route, link, nbytes: int, noise, record, progress):
     """Stage i's SimPy process: a frame from its queue, compute (a plain delay, or its flows on a
-    shared memory), the transfer (a delay, or a flow on a shared link), the frame downstream. One
+    shared memory: the stage's one flow, or with ``profile`` its per-op flows as one profile flow
+    that the server steps through, :meth:`BandwidthServer.run`), the transfer (a delay, or a flow on a shared link), the frame downstream. One
     generator per stage and run; its loop reads locals only."""
     start, compute_end, end = record
     q_in, q_out = queues[i], (queues[i + 1] if i + 1 < len(queues) else None)
@@ -128,6 +132,8 @@ def _stage_proc(env, i: int, frames: int, queues, compute_s: float, parts, mem, 
         scale = noise[i, f] if noise is not None else 1.0
         if mem is None:
             yield timeout(compute_s * scale)
+        elif profile is not None:
+            yield mem.run(profile, scale)
         else:
             for d in parts:
                 if d.fixed_s > 0:

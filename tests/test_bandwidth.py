@@ -1,0 +1,277 @@
+"""Profile flows (issue 15, per-op flows): a stage execution's per-op flows as ONE flow that the
+bandwidth server steps through itself must give the same fluid max-min trajectory as today's
+primitive, a SimPy process doing a timeout or ``BandwidthServer.transfer`` per op."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import simpy
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hetsim.cost import RooflineCostModel
+from hetsim.cost.base import Demand
+from hetsim.mapping import load_mapping
+from hetsim.options import RunOptions
+from hetsim.platform import load_platform
+from hetsim.sim import pipeline as pipeline_module
+from hetsim.sim.bandwidth import BandwidthServer, FlowProfile
+from hetsim.sim.pipeline import run_pipeline
+from hetsim.workload import load_workload
+
+REL = 1e-9
+
+
+def _server(env, bandwidth_Bps, knee):
+    if knee is None:
+        return BandwidthServer(env, bandwidth_Bps)
+    return BandwidthServer(env, bandwidth_Bps, knee_flows=knee[0], loss_per_flow=knee[1])
+
+
+def _reference(flows, bandwidth_Bps, knee) -> list[float]:
+    """Today's primitive: a SimPy process per flow, a timeout or a transfer per op (the per-op
+    loop of ``_stage_proc`` before profile flows)."""
+    env = simpy.Environment()
+    mem = _server(env, bandwidth_Bps, knee)
+    finish = [0.0] * len(flows)
+
+    def proc(k, arrival_s, demands, scale):
+        yield env.timeout(arrival_s)
+        for d in demands:
+            if d.fixed_s > 0:
+                yield env.timeout(d.fixed_s * scale)
+            if d.bytes_ > 0 and d.busy_s > 0:
+                yield mem.transfer(d.bytes_, d.bytes_ / d.busy_s / scale)
+            elif d.busy_s > 0:
+                yield env.timeout(d.busy_s * scale)
+        finish[k] = env.now
+
+    for k, flow in enumerate(flows):
+        env.process(proc(k, *flow))
+    env.run()
+    return finish
+
+
+def _profiled(flows, bandwidth_Bps, knee) -> tuple[list[float], BandwidthServer]:
+    env = simpy.Environment()
+    mem = _server(env, bandwidth_Bps, knee)
+    finish = [0.0] * len(flows)
+
+    def proc(k, arrival_s, demands, scale):
+        yield env.timeout(arrival_s)
+        yield mem.run(FlowProfile.from_demands(demands), scale)
+        finish[k] = env.now
+
+    for k, flow in enumerate(flows):
+        env.process(proc(k, *flow))
+    env.run()
+    return finish, mem
+
+
+_time = st.one_of(st.just(0.0), st.floats(1e-4, 1.0))
+_demand = st.builds(Demand, _time, _time, st.one_of(st.just(0.0), st.floats(1e3, 1e9)))
+_flow = st.tuples(st.floats(0.0, 2.0), st.lists(_demand, min_size=0, max_size=6),
+                  st.floats(0.5, 2.0))
+_knee = st.one_of(st.none(), st.tuples(st.integers(1, 3), st.floats(0.1, 1.0)))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(flows=st.lists(_flow, min_size=1, max_size=4), bandwidth_GBps=st.floats(0.05, 20.0),
+       knee=_knee)
+def test_profile_flows_complete_when_per_op_flows_do(flows, bandwidth_GBps, knee):
+    """Random profiles (fixed delays, byte phases, plain delays, caps), arrivals, noise scales,
+    1-4 flows, with and without a saturation knee: the same completion times to 1e-9."""
+    want = _reference(flows, bandwidth_GBps * 1e9, knee)
+    got, _ = _profiled(flows, bandwidth_GBps * 1e9, knee)
+    assert got == pytest.approx(want, rel=REL, abs=1e-12)
+
+
+def test_flows_entering_byte_phases_at_one_instant_do_not_stall_the_server():
+    """Found by hypothesis: two flows whose byte phases start at the same instant (one position
+    an ulp short of its boundary) made the bound restart there forever."""
+    flows = [(0.0, [Demand(0.09741241129548409, 0.03125, 287307268.0)], 1.4609375),
+             (0.0, [Demand(0.09741241129548409, 0.03125, 32272811.0)], 1.4609375)]
+    got, _ = _profiled(flows, 7e9, None)
+    assert got == pytest.approx(_reference(flows, 7e9, None), rel=REL)
+
+
+def test_a_throttled_profile_flow_is_stepped_and_an_unthrottled_one_leaps():
+    # two flows of two 1 GB/s byte phases on a 1.5 GB/s server: they must share
+    demands = [Demand(0.0, 1.0, 1e9), Demand(0.0, 1.0, 1e9)]
+    flows = [(0.0, demands, 1.0), (0.25, demands, 1.0)]
+    want = _reference(flows, 1.5e9, None)
+    got, mem = _profiled(flows, 1.5e9, None)
+    assert got == pytest.approx(want, rel=REL)
+    assert want[0] > 2.0 and mem.segment_steps > 0
+    # on a 2 GB/s server nobody is throttled: each finishes 2 s after it starts, in leaps
+    got, mem = _profiled(flows, 2e9, None)
+    assert got == pytest.approx([2.0, 2.25], rel=REL)
+    assert mem.segment_steps == 0 and mem.timers == 3
+    # past a knee the bound is the capacity of all the flows present: 0.9 + 0.9 GB/s fit 2 GB/s,
+    # but two active flows get 2 / (1 + 1 x (2 - 1)) = 1 GB/s in all
+    flows = [(0.0, [Demand(0.0, 1.0, 0.9e9)], 1.0), (0.0, [Demand(0.0, 1.0, 0.9e9)], 1.0)]
+    got, mem = _profiled(flows, 2e9, (1, 1.0))
+    assert got == pytest.approx(_reference(flows, 2e9, (1, 1.0)), rel=REL)
+    assert got == pytest.approx([1.8, 1.8], rel=REL)
+
+
+def test_two_profile_servers_on_one_environment_each_equal_the_per_op_primitive():
+    """Each server waits for the end of the instant before computing its way forward: two of them
+    (two memories) must not wait on each other, and each must match its reference."""
+    demands = [Demand(0.0, 0.5, 1e9), Demand(0.1, 0.2, 0.0), Demand(0.0, 0.5, 1e9)]
+    flows = [(0.0, demands, 1.0), (0.3, demands, 1.2), (0.3, demands[::-1], 0.9)]
+    env = simpy.Environment()
+    servers = [BandwidthServer(env, 2.5e9), BandwidthServer(env, 1.5e9)]
+    finish: dict = {}
+
+    def proc(s, k, arrival_s, demands, scale):
+        yield env.timeout(arrival_s)
+        yield servers[s].run(FlowProfile.from_demands(demands), scale)
+        finish[s, k] = env.now
+
+    for s in (0, 1):
+        for k, flow in enumerate(flows):
+            env.process(proc(s, k, *flow))
+    env.run()
+    for s, bandwidth_Bps in enumerate((2.5e9, 1.5e9)):
+        want = _reference(flows, bandwidth_Bps, None)
+        assert [finish[s, k] for k in range(3)] == pytest.approx(want, rel=REL)
+
+
+def test_profile_of_demands_walks_ops_as_the_per_op_des_does():
+    p = FlowProfile.from_demands([Demand(0.001, 0.0, 5.0),     # bytes but no busy time: free
+                                  Demand(0.002, 0.003, 0.0),   # fixed + plain delay: merged
+                                  Demand(0.0, 0.004, 4e6)])
+    assert p.segments == 2
+    assert p.ends == pytest.approx([0.006, 0.010])
+    assert p.caps_Bps == pytest.approx([0.0, 1e9])
+    assert p.higher == [1, 2]
+    assert FlowProfile.from_demands([]).total_s == 0.0
+    with pytest.raises(ValueError, match="positive"):
+        FlowProfile([0.0], [1.0])
+
+
+def test_next_higher_segment_is_the_first_later_one_with_a_larger_cap():
+    caps = np.random.default_rng(3).integers(0, 4, size=37).astype(float)
+    p = FlowProfile(np.ones(37), caps)
+    for j in range(37):
+        later = [k for k in range(j + 1, 37) if caps[k] > caps[j]]
+        assert p.higher[j] == (later[0] if later else 37)
+
+
+def test_one_server_carries_one_kind_of_flow_at_a_time():
+    env = simpy.Environment()
+    mem = BandwidthServer(env, 1e9)
+    mem.transfer(1e9)
+    with pytest.raises(RuntimeError, match="one kind"):
+        mem.run(FlowProfile([1.0], [1e8]))
+
+
+# -- pipeline level --------------------------------------------------------------------------------
+
+MAPPING = "B2:1-13|B2:14-30|s2:31-44|s2:45-54"
+
+
+def _old_stage_proc(env, i, frames, queues, compute_s, parts, profile, mem, xfer_s, route, link,
+                    nbytes, noise, record, progress):
+    """The reference: ``_stage_proc`` as it was before profile flows (a timeout or a transfer per
+    op on the shared memory), kept here only; it ignores ``profile``."""
+    start, compute_end, end = record
+    q_in, q_out = queues[i], (queues[i + 1] if i + 1 < len(queues) else None)
+    for f in range(frames):
+        frame = yield q_in.get()
+        start[i, f] = env.now
+        scale = noise[i, f] if noise is not None else 1.0
+        if mem is None:
+            yield env.timeout(compute_s * scale)
+        else:
+            for d in parts:
+                if d.fixed_s > 0:
+                    yield env.timeout(d.fixed_s * scale)
+                if d.bytes_ > 0 and d.busy_s > 0:
+                    yield mem.transfer(d.bytes_, d.bytes_ / d.busy_s / scale)
+                elif d.busy_s > 0:
+                    yield env.timeout(d.busy_s * scale)
+        compute_end[i, f] = env.now
+        if xfer_s > 0:
+            if link is None:
+                yield env.timeout(xfer_s)
+            else:
+                yield env.timeout(route.latency_s)
+                yield link.transfer(nbytes, route.bandwidth_Bps)
+        end[i, f] = env.now
+        if q_out is not None:
+            yield q_out.put(frame)
+
+
+def _runs(monkeypatch, dram_GBps, frames=40, noise_sigma=0.05, saturation=None):
+    overrides = [f"memories.dram.bandwidth_GBps={dram_GBps}"]
+    if saturation:
+        overrides += [f"memories.dram.saturation.{k}={v}" for k, v in saturation.items()]
+    platform = load_platform("hikey970", overrides=overrides)
+    workload = load_workload("resnet50")
+    cost = RooflineCostModel(platform)
+    pipe = load_mapping(MAPPING, platform, workload, cost)
+    options = RunOptions.make(engine="des", frames=frames, flows="op", noise_sigma=noise_sigma,
+                              seed=4).resolve(pipe)
+    servers = []
+    made = BandwidthServer.for_memory
+
+    def keep(env, memory):
+        servers.append(made(env, memory))
+        return servers[-1]
+
+    with monkeypatch.context() as m:
+        m.setattr(BandwidthServer, "for_memory", keep)
+        new = run_pipeline(platform, workload, pipe, cost, options)
+    with monkeypatch.context() as m:
+        m.setattr(pipeline_module, "_stage_proc", _old_stage_proc)
+        old = run_pipeline(platform, workload, pipe, cost, options)
+    return new, old, servers[0], (platform, workload, pipe, cost)
+
+
+def _assert_same_run(new, old):
+    for a in ("start", "compute_end", "end", "arrival"):
+        np.testing.assert_allclose(getattr(new, a), getattr(old, a), rtol=REL, atol=1e-12)
+
+
+@pytest.mark.parametrize("saturation", [None, {"knee_flows": 2, "loss_per_flow": 0.3}])
+def test_contended_per_op_pipeline_equals_the_old_per_op_engine(monkeypatch, saturation):
+    """hikey970 with its DRAM at 1.5 GB/s (the four stages' per-op flows saturate it): the
+    profile-flow engine gives the old per-op engine's run to 1e-9, frame by frame."""
+    new, old, mem, _ = _runs(monkeypatch, 1.5, saturation=saturation)
+    _assert_same_run(new, old)
+    assert mem.segment_steps > 0          # really contended: the server had to step
+
+
+def test_uncontended_per_op_pipeline_is_the_closed_form(monkeypatch):
+    """With the DRAM wide enough that no set of ops can throttle each other, per-op flows give the
+    closed-form service times: the max-plus recurrence's run, with no per-op work at all."""
+    new, old, mem, (platform, workload, pipe, cost) = _runs(monkeypatch, 100.0)
+    _assert_same_run(new, old)
+    assert mem.segment_steps == 0
+    options = RunOptions.make(engine="des", frames=40, noise_sigma=0.05, seed=4,
+                              contention=False).resolve(pipe)
+    closed = run_pipeline(platform, workload, pipe, cost, options)    # the recurrence (fast path)
+    _assert_same_run(new, closed)
+
+
+def test_per_op_work_estimate_counts_segment_steps_only_where_the_server_can_step():
+    from hetsim.sim.budget import estimate_pipeline
+
+    workload = load_workload("resnet50")
+    est = {}
+    for dram_GBps in (100.0, 12.0):
+        platform = load_platform("hikey970", overrides=[f"memories.dram.bandwidth_GBps={dram_GBps}"])
+        cost = RooflineCostModel(platform)
+        pipe = load_mapping(MAPPING, platform, workload, cost)
+        for flows in ("stage", "op"):
+            options = RunOptions.make(engine="des", frames=1000, flows=flows).resolve(pipe)
+            est[dram_GBps, flows] = estimate_pipeline(platform, workload, pipe, cost, options).events
+    # 100 GB/s fits the stages' peak op rates (12 + 12 + 6 + 6 GB/s): no steps, only the profile
+    # flow's own ~8 events per stage execution against a stage flow's 4
+    assert est[100.0, "op"] - est[100.0, "stage"] == pytest.approx(4 * 4 * 1000)
+    # 12 GB/s does not: steps are counted, at most one per segment (~45 a stage), 2 events each
+    extra = (est[12.0, "op"] - est[12.0, "stage"]) / 4000 - 4
+    assert 10 < extra < 2 * 45

@@ -61,9 +61,9 @@ FIT_BOUNDS_GEMM2 = {
     "gemm2.gemv_GBps_per_core": (0.01, 20.0),
     "gemm2.op_overhead_us": (0.1, 5000.0),
 }
-#: The ground truth of the reproduction: "gemm2" (the default since issue 14: validated on this
-#: machine's measurements first, then refitted to the same Table IV columns; docs/fidelity.md) or
-#: "roofline" (the earlier variant, hetsim/cost/pipeit.py).
+#: The ground truth of the reproduction: "gemm2" (the default since issue 14: the board's tiles and
+#: caches, validated on this machine's measurements first, refitted to the same Table IV columns;
+#: docs/fidelity.md) or "roofline" (the earlier variant, hetsim/cost/pipeit.py).
 GROUND_TRUTH = "gemm2"
 GROUND_TRUTHS = ("roofline", "gemm2")
 #: Overrides fixed before every ground-truth fit (empty: the platform file as it is). The fidelity

@@ -29,6 +29,17 @@ def _server(env, bandwidth_Bps, knee):
     return BandwidthServer(env, bandwidth_Bps, knee_flows=knee[0], loss_per_flow=knee[1])
 
 
+def _per_op(env, mem, demands, scale):
+    """The per-op loop of ``_stage_proc`` before profile flows: a timeout or a transfer per op."""
+    for d in demands:
+        if d.fixed_s > 0:
+            yield env.timeout(d.fixed_s * scale)
+        if d.bytes_ > 0 and d.busy_s > 0:
+            yield mem.transfer(d.bytes_, d.bytes_ / d.busy_s / scale)
+        elif d.busy_s > 0:
+            yield env.timeout(d.busy_s * scale)
+
+
 def _reference(flows, bandwidth_Bps, knee) -> list[float]:
     """Today's primitive: a SimPy process per flow, a timeout or a transfer per op (the per-op
     loop of ``_stage_proc`` before profile flows)."""
@@ -38,13 +49,7 @@ def _reference(flows, bandwidth_Bps, knee) -> list[float]:
 
     def proc(k, arrival_s, demands, scale):
         yield env.timeout(arrival_s)
-        for d in demands:
-            if d.fixed_s > 0:
-                yield env.timeout(d.fixed_s * scale)
-            if d.bytes_ > 0 and d.busy_s > 0:
-                yield mem.transfer(d.bytes_, d.bytes_ / d.busy_s / scale)
-            elif d.busy_s > 0:
-                yield env.timeout(d.busy_s * scale)
+        yield from _per_op(env, mem, demands, scale)
         finish[k] = env.now
 
     for k, flow in enumerate(flows):
@@ -186,13 +191,7 @@ def _old_stage_proc(env, i, frames, queues, compute_s, parts, profile, mem, xfer
         if mem is None:
             yield env.timeout(compute_s * scale)
         else:
-            for d in parts:
-                if d.fixed_s > 0:
-                    yield env.timeout(d.fixed_s * scale)
-                if d.bytes_ > 0 and d.busy_s > 0:
-                    yield mem.transfer(d.bytes_, d.bytes_ / d.busy_s / scale)
-                elif d.busy_s > 0:
-                    yield env.timeout(d.busy_s * scale)
+            yield from _per_op(env, mem, parts, scale)
         compute_end[i, f] = env.now
         if xfer_s > 0:
             if link is None:

@@ -120,8 +120,9 @@ def _stage_proc(env, i: int, frames: int, queues, compute_s: float, parts, profi
                 route, link, nbytes: int, noise, record, progress):
     """Stage i's SimPy process: a frame from its queue, compute (a plain delay, or its flows on a
     shared memory: the stage's one flow, or with ``profile`` its per-op flows as one profile flow
-    that the server steps through, :meth:`BandwidthServer.run`), the transfer (a delay, or a flow on a shared link), the frame downstream. One
-    generator per stage and run; its loop reads locals only."""
+    that the server steps through, :meth:`BandwidthServer.run`), the transfer (a delay, or a flow
+    on a shared link), the frame downstream. One generator per stage and run; its loop reads
+    locals only."""
     start, compute_end, end = record
     q_in, q_out = queues[i], (queues[i + 1] if i + 1 < len(queues) else None)
     step = max(1, frames // 200)    # progress calls: ~200 over the run

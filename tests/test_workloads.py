@@ -614,3 +614,23 @@ def test_generator_reproduces_the_committed_files():
     assert set(rendered) == on_disk
     for fname, text in rendered.items():
         assert (REPO / "workloads" / fname).read_bytes() == text.encode(), fname
+
+
+def test_a_pooling_that_strides_past_its_kernel_reads_only_the_pixels_its_windows_cover():
+    # ResNet50's shortcut subsampling (1x1 max pool, stride 2) reads one row in two and one
+    # column in two: a quarter of its input; pools whose windows touch or overlap read it all.
+    from hetsim.workload.ops import covered_extent
+
+    r50 = load_workload("resnet50")
+    sub = r50.op("b1u3/shortcut/MaxPool")
+    assert sub.kernel == (1, 1) and sub.stride == 2
+    assert sub.input_bytes * 4 == sub.in_shape.elements * sub.elem_bytes == 56 * 56 * 256 * 4
+    for name in ("pool1/MaxPool", "pool5"):
+        op = r50.op(name)
+        assert op.input_bytes == op.in_shape.elements * op.elem_bytes
+    assert covered_extent(7, 3, 1, 3, 0) == 3            # rows 0, 3, 6
+    assert covered_extent(8, 3, 2, 3, 1) == 5            # windows [-1,1), [2,4), [5,7): 1 + 2 + 2
+    assert covered_extent(9, 4, 3, 2, 0) == 9            # stride <= kernel: every row
+    wl = workload_from_dict({"schema": 1, "name": "sub", "input": {"h": 9, "w": 9, "c": 2}, "layer_kinds": ["maxpool"],
+                             "ops": [{"name": "p", "kind": "maxpool", "kernel": 2, "stride": 4}]})
+    assert wl.op("p").input_bytes == 4 * 4 * 2 * 4      # windows at 0 and 4: rows 0, 1, 4, 5

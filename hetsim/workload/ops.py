@@ -198,6 +198,19 @@ def window_out_size(size: int, kernel: int, stride: int, pad: tuple[int, int],
     return out
 
 
+def covered_extent(size: int, out: int, kernel: int, stride: int, pad_begin: int) -> int:
+    """Input rows (or columns) of extent ``size`` that ``out`` windows of ``kernel`` at ``stride``
+    read, the first starting ``pad_begin`` before the input: all of them when windows touch or
+    overlap (stride <= kernel), else ``kernel`` per window, clipped to the input."""
+    if stride <= kernel:
+        return size
+    covered = 0
+    for i in range(out):
+        lo = i * stride - pad_begin
+        covered += max(0, min(size, lo + kernel) - max(0, lo))
+    return min(size, covered)
+
+
 @dataclass(frozen=True)
 class Op:
     """One node of a workload DAG.
@@ -370,12 +383,18 @@ class Op:
     @cached_property
     def input_bytes(self) -> int:
         """Bytes of activations the op reads: every input tensor once (a group node reads its
-        1/n channel slice of the first input)."""
+        1/n channel slice of the first input). A pooling whose stride exceeds its kernel leaves
+        rows and columns of its input unread (ResNet50's 1x1 stride-2 shortcut subsampling reads
+        a quarter of it): it reads the rows and columns its windows cover."""
         if self.counts.input_bytes is not None:
             return self.counts.input_bytes
         if self.explicit:
             return sum(math.prod(d) for d in self.in_dims) * self.elem_bytes
         first = self.in_shape.elements
+        if self.kind in POOL_KINDS and self.stride > min(self.kernel):
+            first = (covered_extent(self.in_shape.h, self.out_shape.h, self.kernel[0], self.stride, self.pad[0])
+                     * covered_extent(self.in_shape.w, self.out_shape.w, self.kernel[1], self.stride, self.pad[0])
+                     * self.in_shape.c)
         if self.group_node is not None:
             first //= self.group_node[1]
         rest = sum(s.elements for s in self.in_shapes[1:])

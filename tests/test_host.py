@@ -5,6 +5,7 @@ is measured by `hetsim validate host` (docs/validation.md)."""
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -238,8 +239,6 @@ def test_fitted_numbers_read_back_as_numbers_from_the_platform_yaml():
 def test_a_gemm2_kernel_rate_past_any_turbo_is_refitted_within_the_bound(monkeypatch):
     # A noisy quick grid once fitted a kernel rate that put the clock at 169,300 MHz (no platform):
     # such a fit is redone with the rate bounded at MAX_TURBO x the roofline fit's peak.
-    from types import SimpleNamespace
-
     from hetsim.host import fit as hf
 
     machine = SimpleNamespace(fit=SimpleNamespace(macs_per_cycle=16.0), f0=2.5e9)
@@ -258,3 +257,58 @@ def test_a_gemm2_kernel_rate_past_any_turbo_is_refitted_within_the_bound(monkeyp
     monkeypatch.setattr(hf, "_gemm2_search_within",
                         lambda m, g, lp, mr: calls.append(mr) or (0.1, 8, 4, 256, "lru", [peak / 2, 0, 0, 0, 0]))
     assert hf._gemm2_search(machine, [], {})[-1][0] == peak / 2 and calls == [1e13]   # inside: left alone
+
+
+def test_a_depthwise_multicore_curve_of_its_own_is_used_and_fitted():
+    # The executor runs depthwise kernels on one thread: on 2 cores they take what they take on 1.
+    # ``dw_parallel_efficiency`` says so to the roofline, and calibrate host fits it from the
+    # 2-thread rows it measures (before, only the 1-thread rows, scaled by the cores).
+    from hetsim.host.fit import _fit_dw
+    from hetsim.host.microbench import _single_op
+
+    dw = _single_op("dw", 28, 28, 64)
+    base = RooflineCostModel(_one_core(dw_efficiency=0.1, parallel_efficiency=[1.0, 0.9]))
+    own = RooflineCostModel(_one_core(dw_efficiency=0.1, parallel_efficiency=[1.0, 0.9],
+                                      dw_parallel_efficiency=[1.0, 0.5]))
+    one, two = own.platform.ep("K1"), own.platform.ep("K2")
+    assert own.op_time(dw, two) == pytest.approx(own.op_time(dw, one))
+    assert base.op_time(dw, base.platform.ep("K2")) == pytest.approx(base.op_time(dw, one) / 1.8)
+    assert own.op_time(dw, one) == base.op_time(dw, one)
+
+    fit = SimpleNamespace(op_overhead_s=2e-6, peak_MACps=8e9, residuals={}, parallel_efficiency=[1.0, 0.95],
+                          dw_efficiency=None, dw_parallel_efficiency=[], dw_strided_efficiency=None)
+    fit.par_eff = lambda n: fit.parallel_efficiency[n - 1]
+    rows = [{"threads": t, "macs": macs, "time_s": 2e-6 + macs / (8e9 * 0.2)}   # 2 threads: no faster
+            for t in (1, 2) for macs in (1e6, 3e6, 9e6)]
+    _fit_dw(fit, rows, 2)
+    assert fit.dw_efficiency == pytest.approx(0.2, rel=1e-3)
+    assert fit.dw_parallel_efficiency == pytest.approx([1.0, 0.5], rel=1e-3)
+    assert fit.residuals["kind dw"] < 1e-3 and fit.dw_strided_efficiency is None
+    # stride-2 rows, 1.5x slower per MAC, give the strided efficiency; the curve is unchanged
+    rows += [{"threads": t, "stride": 2, "macs": macs, "time_s": 2e-6 + macs / (8e9 * 0.2 / 1.5)}
+             for t in (1, 2) for macs in (1e6, 4e6)]
+    _fit_dw(fit, rows, 2)
+    assert fit.dw_efficiency == pytest.approx(0.2, rel=1e-3)
+    assert fit.dw_strided_efficiency == pytest.approx(0.2 / 1.5, rel=1e-3)
+    assert fit.dw_parallel_efficiency == pytest.approx([1.0, 0.5], rel=1e-3)
+
+
+def test_a_strided_depthwise_conv_takes_the_strided_rate_in_every_model():
+    from hetsim.cost import Gemm2CostModel
+    from hetsim.host.microbench import _single_op
+
+    s1, s2 = _single_op("dw", 28, 28, 64), _single_op("dw", 28, 28, 64, stride=2)
+    assert s2.stride == 2 and s2.in_shape.h == 56 and s2.out_shape == s1.out_shape and s2.macs == s1.macs
+    base = RooflineCostModel(_one_core(dw_efficiency=0.1))
+    strided = RooflineCostModel(_one_core(dw_efficiency=0.1, dw_strided_efficiency=0.05))
+    ep = base.platform.ep("K1")
+    assert strided.op_time(s1, ep) == base.op_time(s1, ep)
+    assert strided.op_demand(s2, ep).busy_s == pytest.approx(2 * base.op_demand(s2, ep).busy_s)
+    hikey = load_platform("hikey970")
+    plain = Gemm2CostModel(hikey)
+    over = [f"core_types.{t}.gemm2.dw_strided_macs_per_cycle=0.25" for t in ("cortex-a73", "cortex-a53")]
+    g2 = Gemm2CostModel(load_platform("hikey970", over))
+    b1 = hikey.ep("B1")
+    assert g2.op_time(s1, b1) == plain.op_time(s1, b1)
+    dw_step = next(s for s in g2.breakdown(s2, b1).steps if s.name == "depthwise")
+    assert dw_step.cycles == pytest.approx(s2.macs / 0.25)

@@ -183,7 +183,8 @@ class OpContext:
 #: kernel_efficiency, dw_macs_per_cycle, gemv_GBps_per_core, op_overhead_us; Pipe-search's
 #: parallel_efficiency). Every other field, and the EP's cores, MACs per cycle and cache sizes,
 #: enters an op's geometry (:func:`geometry_key`).
-PRICE_FIELDS = frozenset({"kernel_efficiency", "dw_macs_per_cycle", "gemv_efficiency", "gemv_GBps_per_core",
+PRICE_FIELDS = frozenset({"kernel_efficiency", "dw_macs_per_cycle", "dw_strided_macs_per_cycle",
+                          "gemv_efficiency", "gemv_GBps_per_core",
                           "parallel_efficiency", "gemm_call_us", "op_overhead_us", "l2_bytes_per_cycle",
                           "l3_GBps", "overlap"})
 #: How a step's ``work`` becomes core cycles (:meth:`Gemm2CostModel.price`).
@@ -210,6 +211,7 @@ class StepGeometry:
     pack_cycles: float = 0.0
     calls: int = 0                            #: GEMM calls, each paying gemm_call_us
     fixed_s: float = 0.0                      #: a fixed cost that is not a price field (frame_ingest_us)
+    strided: bool = False                     #: a depthwise step of stride > 1 (dw_strided_macs_per_cycle)
 
 
 @dataclass(frozen=True, slots=True)
@@ -518,7 +520,8 @@ class Gemm2CostModel(CostModel):
         elif algo == "depthwise":
             steps.append(_step(e, "depthwise", e.kernel_threads(), "depthwise", op.macs,
                                [*_reads(inputs), Access(op.weight_bytes, ctx.weight_distance_B),
-                                Access(op.output_bytes, _working_set(op), write=True)]))
+                                Access(op.output_bytes, _working_set(op), write=True)],
+                               strided=op.stride > 1))
         elif algo in ("gemv", "gemm"):
             steps.append(self._matmul(op, e, inputs, ctx, algo))
         else:
@@ -629,6 +632,8 @@ class Gemm2CostModel(CostModel):
                 fixed_s = by_cores(g.gemm_call_us, t, False) * 1e-6 * sg.calls
             elif sg.rate == "depthwise":
                 rate = g.dw_macs_per_cycle or e.macs_per_cycle * g.kernel_efficiency
+                if sg.strided and g.dw_strided_macs_per_cycle:
+                    rate = g.dw_strided_macs_per_cycle
                 cycles = sg.work / (rate * t)
             elif sg.rate == "gemv":
                 rate = e.macs_per_cycle * (g.gemv_efficiency or g.kernel_efficiency) * \

@@ -9,6 +9,8 @@
              (row tiles of ts rows split evenly; M_pad = M rounded up to gemm_tile_cols, arm_gemm's
              output block; split="tiles" deals whole tiles instead: Pipe-it eq. 7 literally)
       dw:    compute = (O_h·C / n) · O_w·R·S / (per-core MAC/s · e(n) · dw_efficiency)
+             (e(n) = dw_parallel_efficiency[n-1] where the roofline block gives that curve; stride > 1:
+             dw_strided_efficiency where given)
       fc:    a GEMV, memory-bound: (M / n) · K · 4 B / (gemv_GBps_per_core · e(n))
       memory = bytes / min(n · bandwidth_GBps_per_core, cluster port, DRAM)
                bytes = inputs + output + weights + 2 · im2col (written, then read)
@@ -63,6 +65,8 @@ class CoreParams:
     tile_rows: int | None
     tile_cols: int | None
     parallel: tuple[float, ...] = (1.0,)   # per-core efficiency with 1, 2, ... busy cores
+    dw_parallel: tuple[float, ...] | None = None   # depthwise's own curve (None: ``parallel``)
+    dw_strided_efficiency: float | None = None     # depthwise of stride > 1 (None: dw_efficiency)
 
     def bandwidth_Bps(self, threads: int) -> float:
         return min(threads * self.bandwidth_Bps_per_core, self.port_Bps)
@@ -90,7 +94,9 @@ def core_params(platform: Platform, cluster: str, level: str | None = None) -> C
         gemm_efficiency=r.gemm_efficiency, dw_efficiency=r.dw_efficiency or r.gemm_efficiency,
         gemv_Bps_per_core=gemv, bandwidth_Bps_per_core=per_core_bw, port_Bps=port,
         overhead_s=r.op_overhead_us * 1e-6, tile_rows=r.gemm_tile_rows, tile_cols=q.gemm_tile_cols,
-        parallel=tuple(r.parallel_efficiency))
+        parallel=tuple(r.parallel_efficiency),
+        dw_parallel=tuple(r.dw_parallel_efficiency) if r.dw_parallel_efficiency else None,
+        dw_strided_efficiency=r.dw_strided_efficiency)
 
 
 def op_bytes(op: Op) -> int:
@@ -152,7 +158,10 @@ class PipeitGroundTruth(CostModel):
             r, s = op.kernel
             rows = op.out_shape.h * op.out_c              # work units: output rows of every channel
             busiest = self._busiest(rows, share, threads)
-            compute = busiest * op.out_shape.w * r * s / (p.macs_per_s * eff * p.dw_efficiency)
+            if p.dw_parallel is not None:
+                eff = by_cores(p.dw_parallel, threads, scale_past_end=False)
+            dw_eff = p.dw_strided_efficiency if op.stride > 1 and p.dw_strided_efficiency else p.dw_efficiency
+            compute = busiest * op.out_shape.w * r * s / (p.macs_per_s * eff * dw_eff)
             return max(compute, memory), nbytes
         if op.kind == OpKind.FC:
             _, k, m = op.gemm_dims

@@ -6,7 +6,9 @@ For an op on ``n`` cores of core type T at frequency f, R = T's ``roofline`` blo
     mem_s     = (input + output + weight + 2 * im2col bytes) / min(n * per-core, port, memory bandwidth)
     op_time   = R.op_overhead (+ R.gemm_overhead for conv, fc) + max(compute_s, mem_s)
 
-``eff`` is the block's GEMM (or depthwise) efficiency. Three optional fields of the block, fitted
+``eff`` is the block's GEMM (or depthwise) efficiency; a depthwise conv takes the block's
+``dw_parallel_efficiency`` curve instead of ``parallel_efficiency`` where one is given, and one of
+stride > 1 the ``dw_strided_efficiency`` where one is given. Three optional fields of the block, fitted
 on a real machine by ``hetsim calibrate host`` (docs/validation.md), add the steps a measured conv
 takes besides its multiply-adds: with ``im2col_GBps`` a conv builds its image matrix in a step of
 its own, im2col bytes / min(n * rate, bandwidth), before the GEMM (numpy and ARM-CL run it as a
@@ -66,6 +68,8 @@ class EpRates:
     compute_dtype: str | None = None
     #: Accelerators: bytes of one element of ``compute_dtype`` (tensors are converted to it).
     compute_bytes: float | None = None
+    #: Depthwise rate of the whole EP at stride > 1 (``dw_strided_efficiency``), None: dw_MACps.
+    dw_strided_MACps: float | None = None
 
     def rate_for(self, dtype: str) -> float | None:
         """The GEMM rate of an op whose tensors are ``dtype`` on this EP, MAC/s (None: the EP has
@@ -131,7 +135,11 @@ class RooflineCostModel(CostModel):
             n = ep.cores
             per_core = t.macs_per_cycle * level.freq_MHz * 1e6 * by_cores(r.parallel_efficiency, n, False)
             gemm = per_core * r.gemm_efficiency
-            dw = per_core * (r.dw_efficiency or r.gemm_efficiency)
+            # depthwise: its own multicore curve where given (a kernel on fewer threads than cores)
+            dw_parallel = r.dw_parallel_efficiency or r.parallel_efficiency
+            dw_peak = t.macs_per_cycle * level.freq_MHz * 1e6 * by_cores(dw_parallel, n, False)
+            dw = dw_peak * (r.dw_efficiency or r.gemm_efficiency)
+            dw_strided = dw_peak * r.dw_strided_efficiency if r.dw_strided_efficiency else None
             # n cores draw at most n x the per-core bandwidth, then the port, then the memory.
             cores_bw = t.bandwidth_GBps_per_core * n if t.bandwidth_GBps_per_core else math.inf
             bw = min(c.bandwidth_GBps or math.inf, p.memory(c.memory).bandwidth_GBps, cores_bw) * 1e9
@@ -141,7 +149,8 @@ class RooflineCostModel(CostModel):
             rates = EpRates(gemm * n, dw * n, gemm, bw, r.op_overhead_us * 1e-6,
                             by_cores(r.gemm_overhead_us, n, False) * 1e-6, r.gemm_tile_rows,
                             frozenset(t.kinds) if t.kinds else None, im2col, pack,
-                            MappingProxyType(kind_bw))
+                            MappingProxyType(kind_bw),
+                            dw_strided_MACps=dw_strided * n if dw_strided is not None else None)
         self._ep_cache[key] = rates
         return rates
 
@@ -179,7 +188,7 @@ class RooflineCostModel(CostModel):
                 else:
                     compute = macs / r.gemm_MACps
             else:
-                compute = macs / r.dw_MACps
+                compute = macs / (r.dw_strided_MACps if op.stride > 1 and r.dw_strided_MACps else r.dw_MACps)
         else:
             compute = 0.0
         nbytes = op.input_bytes + op.output_bytes + op.weight_bytes + 2 * op.im2col_bytes

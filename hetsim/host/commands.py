@@ -109,6 +109,10 @@ def _fit_table(name: str, fit, gemm2, jitter: float) -> Table:
         t.add_row(f"kind_GBps.{k}", ", ".join(f"{x / 1e9:.2f}" for x in v))
     if fit.dw_efficiency is not None:
         t.add_row("dw_efficiency", f"{fit.dw_efficiency:.4f}")
+    if fit.dw_strided_efficiency is not None:
+        t.add_row("dw_strided_efficiency", f"{fit.dw_strided_efficiency:.4f}")
+    if fit.dw_parallel_efficiency:
+        t.add_row("dw_parallel_efficiency", ", ".join(f"{x:.3f}" for x in fit.dw_parallel_efficiency))
     t.add_row("frame jitter (sigma of log time)", f"{jitter:.3f}")
     for k, r in fit.residuals.items():
         t.add_row(f"median |error| {k}", f"{r:.1%}")

@@ -19,7 +19,10 @@ The model fitted is the one :class:`~hetsim.cost.RooflineCostModel` evaluates, t
 * Op kinds (LRN, pools, element-wise ops, concat): the same form, one rate per kind and thread
   count. Measured, not n × the 1-thread rate: the executor runs these kernels on one thread
   whatever the stage's cores (hetsim/host/kernels.py says why), so n cores are no faster.
-  Depthwise convs get a ``dw_efficiency`` instead (t = overhead + MACs / (n · peak · dw_eff)).
+  Depthwise convs get a ``dw_efficiency`` from the 1-thread rows instead (t = overhead + MACs /
+  (peak · dw_eff)), and a multicore curve of their own from the n-thread rows
+  (``dw_parallel_efficiency``, t = overhead + MACs / (n · peak · dw_eff · dw_par(n))): the same
+  one-thread kernel, so 2 cores measure about 1/2, where the GEMMs' parallel_efficiency is near 1.
 
 * GEMMs in a network: the convs and fcs of a synthetic CNN, timed inside whole forward passes,
   take longer than the same GEMMs alone (their filters and buffers are cold after the big fully
@@ -62,6 +65,9 @@ class HostFit:
     dw_efficiency: float | None
     cores: int
     residuals: dict[str, float] = field(default_factory=dict)  # bench -> median |t_model/t - 1|
+    #: depthwise's own multicore curve, entry n-1: n cores (empty: not measured beyond 1 core)
+    dw_parallel_efficiency: list[float] = field(default_factory=list)
+    dw_strided_efficiency: float | None = None   #: depthwise of stride > 1 (None: not measured)
 
     @property
     def peak_MACps(self) -> float:
@@ -204,19 +210,58 @@ def _fit_kinds(fit: HostFit, m: Measurements, cores: int) -> None:
     for kind in sorted({k["kind"] for k in m.kinds}):
         rows = [k for k in m.kinds if k["kind"] == kind]
         if kind == "dw":
-            rows = [r for r in rows if r["threads"] == 1] or rows
-            t = np.array([r["time_s"] for r in rows])
-
-            def res_dw(x, rows=rows, t=t):
-                return np.log(np.array([fit.op_overhead_s + r["macs"] / (
-                    r["threads"] * fit.peak_MACps * x[0] * fit.par_eff(r["threads"])) for r in rows]) / t)
-
-            (e,) = _robust(res_dw, [0.05], [1e-4], [1.0])
-            fit.dw_efficiency = float(e)
+            _fit_dw(fit, rows, cores)
             continue
         fit.kind_Bps[kind] = _fit_rates(fit, rows, cores)
         fit.residuals[f"kind {kind}"] = _median_abs(
             fit.rate_time(r["bytes"], fit.kind_Bps[kind], r["threads"]) / r["time_s"] - 1 for r in rows)
+
+
+def _fit_dw(fit: HostFit, rows: list[dict], cores: int) -> None:
+    """Depthwise: ``dw_efficiency`` from the 1-thread rows of stride 1 (``dw_strided_efficiency``
+    from those of stride > 1, when measured), then, when n-thread rows exist, the per-core
+    efficiency of each n (``dw_parallel_efficiency``, entry 0 is 1), t = overhead + MACs /
+    (n · peak · dw_eff · dw_par(n)). Without 1-thread rows, one efficiency over all rows (the
+    GEMMs' parallel efficiency standing in for the curve), as before."""
+    one = [r for r in rows if r["threads"] == 1]
+
+    def strided(r: dict) -> bool:
+        return r.get("stride", 1) > 1
+
+    def eff_of(r: dict) -> float:
+        assert fit.dw_efficiency is not None
+        return fit.dw_strided_efficiency if strided(r) and fit.dw_strided_efficiency else fit.dw_efficiency
+
+    def time(r: dict, eff: float, par: float) -> float:
+        return fit.op_overhead_s + r["macs"] / (r["threads"] * fit.peak_MACps * eff * par)
+
+    def efficiency(sel: list[dict]) -> float:
+        t = np.array([r["time_s"] for r in sel])
+        (e,) = _robust(lambda x: np.log(np.array([time(r, x[0], fit.par_eff(r["threads"])) for r in sel]) / t),
+                       [0.05], [1e-4], [1.0])
+        return float(e)
+
+    base = [r for r in one if not strided(r)] or one or rows
+    fit.dw_efficiency = efficiency(base)
+    one_strided = [r for r in one if strided(r)]
+    if one_strided:
+        fit.dw_strided_efficiency = efficiency(one_strided)
+    if not one:
+        return
+    curve = [1.0]
+    for n in range(2, cores + 1):
+        rn = [r for r in rows if r["threads"] == n]
+        if not rn:
+            break
+        tn = np.array([r["time_s"] for r in rn])
+        (pe,) = _robust(lambda x, rn=rn, tn=tn: np.log(np.array([time(r, eff_of(r), x[0]) for r in rn]) / tn),
+                        [0.8], [0.01], [1.0])
+        curve.append(float(pe))
+    if len(curve) > 1:
+        fit.dw_parallel_efficiency = curve
+    fit.residuals["kind dw"] = _median_abs(
+        time(r, eff_of(r), by_cores(fit.dw_parallel_efficiency or fit.parallel_efficiency, r["threads"], False))
+        / r["time_s"] - 1 for r in rows)
 
 
 def _fit_network_overheads(fit: HostFit, m: Measurements) -> None:
@@ -265,6 +310,10 @@ def platform_dict(fit: HostFit, name: str = "host") -> dict:
     }
     if fit.dw_efficiency is not None:
         roofline["dw_efficiency"] = round(fit.dw_efficiency, 4)
+    if fit.dw_parallel_efficiency:
+        roofline["dw_parallel_efficiency"] = [round(x, 4) for x in fit.dw_parallel_efficiency]
+    if fit.dw_strided_efficiency is not None:
+        roofline["dw_strided_efficiency"] = round(fit.dw_strided_efficiency, 4)
     core = {
         "name": "cpu",
         "macs_per_cycle": fit.macs_per_cycle,
@@ -335,7 +384,13 @@ def _core_type_yaml(fit: HostFit, mc: dict, c: dict, r: dict) -> list[str]:
         f"(median |error| {fit.residuals.get('im2col', float('nan')):.1%})",
     ]
     if "dw_efficiency" in r:
-        lines.append(f"      dw_efficiency: {r['dw_efficiency']}  # [fitted] executor's depthwise kernel")
+        lines.append(f"      dw_efficiency: {r['dw_efficiency']}  # [fitted] executor's depthwise kernel, 1 thread")
+    if "dw_strided_efficiency" in r:
+        lines.append(f"      dw_strided_efficiency: {r['dw_strided_efficiency']}  # [fitted] the same kernel at "
+                     "stride 2, 1 thread")
+    if "dw_parallel_efficiency" in r:
+        lines.append(f"      dw_parallel_efficiency: {r['dw_parallel_efficiency']}  # [fitted] the same kernel on 1, 2, "
+                     f"... cores, entry n-1 (median |error| {fit.residuals.get('kind dw', float('nan')):.1%})")
     if r["kind_GBps"]:
         lines.append("      kind_GBps:  # [fitted] executor's kernels on 1, 2, ... cores, GB/s (capped by the bandwidth)")
         for k, v in r["kind_GBps"].items():
@@ -393,6 +448,7 @@ def _gemm2_yaml(g2: Gemm2Fit) -> list[str]:
         "kernel_threads": "[ext] the executor runs every kernel but the GEMMs on one thread (hetsim/host/kernels.py)",
         "op_overhead_us": "[fitted] executor kernels (im2col, kinds, dw)",
         "im2col_cycles_per_byte": "[fitted] executor's im2col copy", "dw_macs_per_cycle": "[fitted] executor's depthwise",
+        "dw_strided_macs_per_cycle": "[fitted] executor's depthwise at stride 2",
         "kind_cycles_per_byte": "[fitted] executor kernels, per kind",
         "winograd_cycles_per_element": "[fitted] executor's Winograd F(2x2, 3x3) transforms (whole convs held "
                                        f"out: {r.get('gemm2 winograd convs', float('nan')):.1%})",
@@ -670,8 +726,11 @@ def _gemm2_kernels(machine: _Gemm2Machine, m: Measurements, block: dict, f: floa
     e1 = machine.ep(1, **block)
     kinds_rows = [r for r in m.kinds if r["threads"] == 1]
     im2col_rows = [r for r in m.im2col if r["threads"] == 1]
-    names = sorted({r["kind"] for r in kinds_rows})
-    rows = [("im2col", r) for r in im2col_rows] + [(r["kind"], r) for r in kinds_rows]
+    def label(r: dict) -> str:   # a strided depthwise conv is a kernel of its own
+        return "dw_strided" if r["kind"] == "dw" and r.get("stride", 1) > 1 else r["kind"]
+
+    names = sorted({label(r) for r in kinds_rows})
+    rows = [("im2col", r) for r in im2col_rows] + [(label(r), r) for r in kinds_rows]
     y = np.array([r["time_s"] for _, r in rows])
     mem = np.empty(len(rows))
     work = np.empty(len(rows))
@@ -685,11 +744,11 @@ def _gemm2_kernels(machine: _Gemm2Machine, m: Measurements, block: dict, f: floa
             work[i] = nbytes
         else:   # bytes = inputs + output (+ weights): reads and the write at the op's working set
             mem[i] = memory_time(e1.levels(1), [Access(nbytes, 2 * nbytes)], e1.params)[0]
-            work[i] = r["macs"] if kind == "dw" else nbytes
+            work[i] = r["macs"] if kind in DW_LABELS else nbytes
     labels = ["im2col", *names]
     col = np.array([labels.index(k) for k, _ in rows])
 
-    is_dw = col == labels.index("dw") if "dw" in labels else np.zeros(len(col), dtype=bool)
+    is_dw = np.isin(col, [labels.index(k) for k in DW_LABELS if k in labels])
 
     def t_kernels(x):
         overhead = x[0]
@@ -697,16 +756,22 @@ def _gemm2_kernels(machine: _Gemm2Machine, m: Measurements, block: dict, f: floa
         core = np.where(is_dw, work / np.maximum(per, 1e-30), work * per) / f
         return overhead + core + mem - overlap * np.minimum(core, mem)
 
-    x0 = np.array([2e-6] + [(mpc * 0.05) if k == "dw" else 0.5 for k in labels])
-    lo_k = np.array([0.0] + [1e-3 if k == "dw" else 0.0 for k in labels])
-    hi_k = np.array([1e-3] + [mpc if k == "dw" else 1e3 for k in labels])
+    x0 = np.array([2e-6] + [(mpc * 0.05) if k in DW_LABELS else 0.5 for k in labels])
+    lo_k = np.array([0.0] + [1e-3 if k in DW_LABELS else 0.0 for k in labels])
+    hi_k = np.array([1e-3] + [mpc if k in DW_LABELS else 1e3 for k in labels])
     sol = least_squares(lambda x: np.log(t_kernels(x) / y), np.clip(x0, lo_k, hi_k), bounds=(lo_k, hi_k),
                         loss="soft_l1", f_scale=0.1)
     block["op_overhead_us"] = float(sol.x[0]) * 1e6
     block["im2col_cycles_per_byte"] = float(sol.x[1])
-    block["kind_cycles_per_byte"] = {k: float(v) for k, v in zip(labels[1:], sol.x[2:], strict=True) if k != "dw"}
-    if "dw" in labels:
-        block["dw_macs_per_cycle"] = float(sol.x[1 + labels.index("dw")])
+    block["kind_cycles_per_byte"] = {k: float(v) for k, v in zip(labels[1:], sol.x[2:], strict=True)
+                                     if k not in DW_LABELS}
+    for k, key in DW_LABELS.items():
+        if k in labels:
+            block[key] = float(sol.x[1 + labels.index(k)])
+
+
+#: The depthwise kernels' labels in the gemm2 kernel fit -> the block field each rate goes to.
+DW_LABELS = {"dw": "dw_macs_per_cycle", "dw_strided": "dw_strided_macs_per_cycle"}
 
 
 def _winograd_traffic(e, h: int, c: int, m: int, step: str) -> tuple[float, float]:
@@ -753,6 +818,8 @@ def unify_clock(fit: HostFit, g2: Gemm2Fit) -> None:
         fit.gemm_efficiency *= scale
         if fit.dw_efficiency is not None:
             fit.dw_efficiency *= scale
+        if fit.dw_strided_efficiency is not None:
+            fit.dw_strided_efficiency *= scale
         fit.freq_MHz = g2.freq_MHz
 
 

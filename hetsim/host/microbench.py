@@ -69,6 +69,8 @@ class BenchPlan:
     # (kernels.PARALLEL_MIN_ELEMENTS), as the larger tensors of a CNN are.
     kind_shapes: tuple[tuple[int, int, int], ...] = ((56, 56, 96), (28, 28, 256), (40, 40, 128))
     kinds: tuple[str, ...] = ("relu", "maxpool", "avgpool", "lrn", "bn", "add", "concat", "dw")
+    # Depthwise convs run at each of these strides (a stride-2 one reads its windows with a stride).
+    dw_strides: tuple[int, ...] = (1, 2)
     kind_reps: int = 31
     handoff_bytes: tuple[int, ...] = (0, 1 << 16, 1 << 19, 1 << 21)
     handoff_reps: int = 50
@@ -107,7 +109,8 @@ class BenchPlan:
             "gemm": g * cores * (self.gemm_reps + 1),
             "stream": cores,
             "im2col": len(self.im2col_shapes) * cores * (self.kind_reps + 1),
-            "kinds": len(self.kinds) * len(self.kind_shapes) * cores * (self.kind_reps + 1),
+            "kinds": sum(len(self.dw_strides) if k == "dw" else 1 for k in self.kinds)
+                     * len(self.kind_shapes) * cores * (self.kind_reps + 1),
             "handoff": len(self.handoff_bytes) if cores > 1 else 0,
             "network": cores * (self.network_reps + 2),
             "gemm contexts": len(context_shapes(self)) * cores * 2 * (self.context_reps + 1),
@@ -368,13 +371,16 @@ def bench_stream(plan: BenchPlan, cores: list[int], progress: Progress) -> list[
 
 
 # -- im2col and op kinds ----------------------------------------------------------------------
-def _single_op(kind: str, h: int, w: int, c: int):
-    """An Op of ``kind`` with an h×w×c output (a pool reads (2h+1)×(2w+1)×c), built through the
-    workload loader (shapes inferred)."""
+def _single_op(kind: str, h: int, w: int, c: int, stride: int = 1):
+    """An Op of ``kind`` with an h×w×c output (a pool reads (2h+1)×(2w+1)×c; a depthwise conv of
+    ``stride`` 2 reads 2h×2w×c, padded (0, 1) as MobileNet's), built through the workload loader
+    (shapes inferred)."""
     from hetsim.workload import workload_from_dict
 
     if kind in ("maxpool", "avgpool"):
         h, w = 2 * h + 1, 2 * w + 1
+    if kind == "dw" and stride > 1:
+        h, w = stride * h, stride * w
 
     specs: dict[str, list[dict[str, Any]]] = {
         "relu": [{"name": "x", "kind": "relu"}],
@@ -382,7 +388,8 @@ def _single_op(kind: str, h: int, w: int, c: int):
         "bn": [{"name": "x", "kind": "bn"}],
         "maxpool": [{"name": "x", "kind": "maxpool", "kernel": 3, "stride": 2}],
         "avgpool": [{"name": "x", "kind": "avgpool", "kernel": 3, "stride": 2}],
-        "dw": [{"name": "x", "kind": "dw", "kernel": 3, "pad": 1, "out_c": c}],
+        "dw": [{"name": "x", "kind": "dw", "kernel": 3, "pad": 1, "out_c": c} if stride == 1 else
+               {"name": "x", "kind": "dw", "kernel": 3, "stride": stride, "pad": [0, stride - 1], "out_c": c}],
         "add": [{"name": "a", "kind": "relu"}, {"name": "b", "kind": "relu", "inputs": []},
                 {"name": "x", "kind": "add", "inputs": ["a", "b"]}],
         "concat": [{"name": "a", "kind": "relu"}, {"name": "b", "kind": "relu", "inputs": []},
@@ -416,24 +423,25 @@ def bench_im2col(plan: BenchPlan, cores: list[int], progress: Progress) -> list[
 def bench_kinds(plan: BenchPlan, cores: list[int], progress: Progress) -> list[dict]:
     rng = np.random.default_rng(2)
     workers = {t: Workers(KERNEL_THREADS) for t in range(1, len(cores) + 1)}
-    cases: dict[int, list[Case[tuple[str, int, int, int]]]] = {t: [] for t in workers}
+    cases: dict[int, list[Case[tuple[str, int, int, int, int]]]] = {t: [] for t in workers}
     ops = {}
     for kind in plan.kinds:
         for h, w, c in plan.kind_shapes:
-            op = ops[(kind, h, w, c)] = _single_op(kind, h, w, c)
-            n_in = 2 if kind in ("add", "concat") else 1
-            xs = [rng.standard_normal(tuple(op.in_shape), dtype=np.float32) for _ in range(n_in)]
-            for t, wk in workers.items():
-                kernel = compile_op(op, np.random.default_rng(0), wk)
-                cases[t].append(((kind, h, w, c), partial(kernel, xs)))
+            for stride in plan.dw_strides if kind == "dw" else (1,):
+                op = ops[(kind, h, w, c, stride)] = _single_op(kind, h, w, c, stride)
+                n_in = 2 if kind in ("add", "concat") else 1
+                xs = [rng.standard_normal(tuple(op.in_shape), dtype=np.float32) for _ in range(n_in)]
+                for t, wk in workers.items():
+                    kernel = compile_op(op, np.random.default_rng(0), wk)
+                    cases[t].append(((kind, h, w, c, stride), partial(kernel, xs)))
     times = _interleaved(cases, plan.kind_reps, cores, "kinds", progress)
     for wk in workers.values():
         wk.close()
     out = []
     for (t, key), ts in times.items():
         op = ops[key]
-        kind, h, w, c = key
-        out.append({"kind": kind, "h": h, "w": w, "c": c, "threads": t,
+        kind, h, w, c, stride = key
+        out.append({"kind": kind, "h": h, "w": w, "c": c, "threads": t, **({"stride": stride} if stride > 1 else {}),
                     "bytes": int(op.input_bytes + op.output_bytes + op.weight_bytes),
                     "macs": int(op.macs), **stats(ts)})
     return out

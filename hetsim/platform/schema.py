@@ -168,10 +168,20 @@ class RooflineCoreParams(CostParams):
         default=1.0, description="Fraction of the peak MAC rate a single-core GEMM sustains.")
     dw_efficiency: OptFraction = Field(
         default=None, description="Fraction of peak for depthwise convolutions (default: gemm_efficiency).")
+    dw_strided_efficiency: OptFraction = Field(
+        default=None, description="Fraction of peak for depthwise convolutions of stride > 1, where it is "
+        "not dw_efficiency: their windows are read with a stride (ARM-CL runs them with other, "
+        "de-interleaving kernels; numpy's strided views walk shorter runs). Default: dw_efficiency.")
     parallel_efficiency: list[Fraction] = Field(
         default_factory=lambda: [1.0], min_length=1,
         description="Multicore efficiency curve: entry n-1 is the per-core efficiency with n cores. "
         "Cores beyond the list reuse its last entry.")
+    dw_parallel_efficiency: list[Fraction] | None = Field(
+        default=None, min_length=1,
+        description="Multicore efficiency curve of depthwise convolutions where it is not the GEMMs' "
+        "(a depthwise kernel that runs on fewer threads than the EP has cores: hetsim's host executor "
+        "runs it on one, so 2 cores measure 1/2): entry n-1 is the per-core efficiency with n cores, "
+        "beyond the list its last entry. Default: parallel_efficiency.")
     gemm_tile_rows: OptCount = Field(
         default=None, description="If set, the N rows of a GEMM are dealt out to threads in tiles of this many rows "
         "(Pipe-it eqs. 6-8); small layers then stop scaling (concave speedup).")
@@ -365,6 +375,9 @@ class Gemm2CoreParams(CostParams):
     dw_macs_per_cycle: OptMacsPerCycle = Field(
         default=None, description="MACs per core cycle of the depthwise kernel (default: macs_per_cycle x "
         "kernel_efficiency).")
+    dw_strided_macs_per_cycle: OptMacsPerCycle = Field(
+        default=None, description="MACs per core cycle of the depthwise kernel at stride > 1 (strided "
+        "window reads; default: dw_macs_per_cycle).")
     kind_cycles_per_byte: dict[str, Cycles] = Field(
         default_factory=dict, description="Core cycles per byte read and written by the kernels of a kind "
         "(LRN's powers, pooling windows): {lrn: 1.2}. Kinds not listed cost only their traffic.")

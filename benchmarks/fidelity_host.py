@@ -3,6 +3,7 @@ several times, each run waiting for a quiet machine first (other engineers share
 
     python benchmarks/fidelity_host.py --runs 3 --out results/fidelity/host
     python benchmarks/fidelity_host.py --summary results/fidelity/host     # the tables of docs/fidelity.md
+    python benchmarks/fidelity_host.py --analyse DIR | --heldout DIR | --breakdown DIR   # refitted, offline
 
 Every run: ``hetsim calibrate host`` (both blocks fitted on the same measurements), then ``validate
 host`` of each network on the whole network on 1 core, on all cores, and the best 2-stage pipeline
@@ -261,6 +262,61 @@ def heldout(out: Path, statistic: str = "median") -> str:
     return "\n".join(lines)
 
 
+def layer_rows(out: Path, statistic: str = "median") -> list[dict]:
+    """Every whole-network layer time of every run (C1 and Cn mappings), measured and simulated by
+    the roofline and gemm2 as refitted on the run's calibration: run, network, model, threads,
+    layer, kind (the sorted op kinds the layer holds), measured_s, simulated_s, error."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from hetsim.host.validate import simulate_mapping
+    from hetsim.workload import load_workload
+
+    key = "layer_measured_s" if statistic == "median" else "layer_measured_p20_s"
+    rows = []
+    for rd in sorted(p for p in out.glob("run*") if (p / "host.measurements.json").exists()):
+        models, _, _ = models_of_run(rd, statistic)
+        for n in NETWORKS:
+            f = rd / n / "report.json"
+            if not f.exists():
+                continue
+            rep = json.loads(f.read_text())
+            w = load_workload(n)
+            for name in COSTS:
+                platform, make = models[name]
+                cost = make(platform)
+                for mm in rep["mappings"]:
+                    if "|" in mm["mapping"]:
+                        continue
+                    sim = simulate_mapping(platform, w, mm["mapping"], cost, 5, 0.0, 0)
+                    for layer, x, y in zip(w.layers, mm[key], sim["layer_simulated_s"], strict=True):
+                        rows.append({"run": rd.name, "network": n, "model": name, "threads": mm["mapping"].split(":")[0],
+                                     "layer": layer.name, "kind": "+".join(sorted({str(op.kind) for op in layer.ops})),
+                                     "measured_s": x, "simulated_s": y, "error": y / x - 1})
+    return rows
+
+
+def breakdown(out: Path, statistic: str = "median", top: int = 8) -> str:
+    """Where the per-layer error sits (docs/fidelity.md 1.4-1.5): per model, mean |error| and signed
+    mean per thread count (and weighted by measured time), and the layer kinds carrying the largest
+    shares of the summed |error|."""
+    import pandas as pd
+
+    df = pd.DataFrame(layer_rows(out, statistic))
+    df["abs"] = df.error.abs()
+    lines = ["| model | threads | layers | mean |error| | time-weighted | signed mean |", "|---|---|---:|---:|---:|---:|"]
+    for (mname, th), g in df.groupby(["model", "threads"]):
+        tw = (g["abs"] * g.measured_s).sum() / g.measured_s.sum()
+        lines.append(f"| {mname} | {th} | {len(g)} | {g['abs'].mean():.1%} | {tw:.1%} | {g.error.mean():+.1%} |")
+    lines += ["", "| model | layer kind | layers | share of summed |error| | mean |error| | signed mean |",
+              "|---|---|---:|---:|---:|---:|"]
+    for mname, g in df.groupby("model"):
+        total = g["abs"].sum()
+        by = g.groupby("kind").agg(n=("error", "size"), share=("abs", "sum"), mean=("abs", "mean"),
+                                   signed=("error", "mean")).sort_values("share", ascending=False).head(top)
+        for kind, r in by.iterrows():
+            lines.append(f"| {mname} | `{kind}` | {int(r.n)} | {r.share / total:.0%} | {r['mean']:.1%} | {r.signed:+.1%} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="results/fidelity/host")
@@ -274,8 +330,13 @@ def main() -> None:
     ap.add_argument("--analyse", default=None, help="refit every model on each run's measurements and score "
                     "them on its validation runs (the ablations included)")
     ap.add_argument("--heldout", default=None, help="held-out GEMM shapes: both models' errors per run")
+    ap.add_argument("--breakdown", default=None, help="where the per-layer error sits: by thread count and "
+                    "by the kinds of op a layer holds, both models")
     ap.add_argument("--statistic", default="median", choices=("median", "p20"))
     a = ap.parse_args()
+    if a.breakdown:
+        print(breakdown(Path(a.breakdown), a.statistic))
+        return
     if a.heldout:
         print(heldout(Path(a.heldout), a.statistic))
         return

@@ -578,34 +578,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", choices=["b", "f", "g", "h", "i"], default=None, help="run one figure alone")
     ap.add_argument("--no-dask", action="store_true", help="(f) without the Dask LocalCluster")
     args = ap.parse_args(argv)
-    if args.only == "h":
-        g = bench_pim(args.repeat)
-        print(json.dumps({"pim": g}, indent=2) if args.json else "", end="")
-        if not args.json:
-            print_pim(g)
-        return 0
-    if args.only == "b":
-        d = bench_des(args.repeat)
-        print(json.dumps({"des": d}, indent=2) if args.json else "", end="")
-        if not args.json:
-            print_des(d)
-        return 0
-    if args.only == "f":
-        f = bench_sweep(dask=not args.no_dask, repeat=args.repeat)
-        print(json.dumps({"sweep": f}, indent=2) if args.json else "", end="")
-        if not args.json:
-            print_sweep(f)
-        return 0
-    if args.only == "g":
-        h = bench_hope(args.repeat)
+    # one figure alone: (JSON key, the benchmark, its printer)
+    single = {"b": ("des", lambda: bench_des(args.repeat), print_des),
+              "f": ("sweep", lambda: bench_sweep(dask=not args.no_dask, repeat=args.repeat), print_sweep),
+              "g": ("hope", lambda: bench_hope(args.repeat), print_hope),
+              "h": ("pim", lambda: bench_pim(args.repeat), print_pim)}
+    if args.only in single:
+        key, bench, show = single[args.only]
+        result = bench()
         if args.json:
-            print(json.dumps({"hope": h}, indent=2))
+            print(json.dumps({key: result}, indent=2))
         else:
-            print_hope(h)
+            show(result)
         return 0
     if args.only == "i":   # (i) and (j), seed 004
-        h = {"nsga2": bench_nsga2(args.repeat), "hybrid_des": bench_hybrid_des(args.repeat)}
-        print(json.dumps(h, indent=2) if args.json else h)
+        both = {"nsga2": bench_nsga2(args.repeat), "hybrid_des": bench_hybrid_des(args.repeat)}
+        print(json.dumps(both, indent=2) if args.json else both)
         return 0
     results = {"analytic": bench_analytic(args.repeat), "des": bench_des(args.repeat),
                "explorers": bench_explorers(args.repeat), "recurrence": bench_recurrence(args.repeat),

@@ -100,6 +100,7 @@ def test_changing_a_geometry_parameter_is_a_new_geometry(change):
 
 @pytest.mark.parametrize("field, value", [
     ("kernel_efficiency", "0.3"), ("dw_macs_per_cycle", "0.5"), ("dw_strided_macs_per_cycle", "0.4"),
+    ("dw_tap_cycles", "3.0"),
     ("gemv_efficiency", "0.5"),
     ("gemv_GBps_per_core", "2.0"), ("parallel_efficiency", "[1.0, 0.8]"), ("gemm_call_us", "5.0"),
     ("op_overhead_us", "50"), ("l2_bytes_per_cycle", "4"), ("l3_GBps", "10"), ("overlap", "0.5")])

@@ -293,6 +293,69 @@ def test_a_depthwise_multicore_curve_of_its_own_is_used_and_fitted():
     assert fit.dw_parallel_efficiency == pytest.approx([1.0, 0.5], rel=1e-3)
 
 
+def test_a_depthwise_cost_per_output_pixel_and_tap_enters_every_model_and_is_fitted():
+    # A kernel vectorised over the channels pays a fixed cost per output pixel and kernel tap (one
+    # inner loop each): few channels cost more per MAC than many. dw_tap_cycles adds that many
+    # cycles per O_h·O_w·R·S, divided by the cores like the MACs.
+    from hetsim.cost import Gemm2CostModel
+    from hetsim.cost.pipeit import PipeitGroundTruth
+    from hetsim.host.fit import _fit_dw
+    from hetsim.host.microbench import _single_op
+
+    few, many = _single_op("dw", 40, 40, 16), _single_op("dw", 10, 10, 256)
+    assert few.macs == many.macs and few.window_taps == 40 * 40 * 9 and many.window_taps == 10 * 10 * 9
+    assert _single_op("relu", 8, 8, 4).window_taps == 0
+    base = RooflineCostModel(_one_core(dw_efficiency=0.1, dw_parallel_efficiency=[1.0, 0.5]))
+    taps = RooflineCostModel(_one_core(dw_efficiency=0.1, dw_parallel_efficiency=[1.0, 0.5], dw_tap_cycles=4.0))
+    for ep in ("K1", "K2"):
+        e = base.platform.ep(ep)
+        per_core = (1.0, 0.5)[e.cores - 1] * e.cores   # the depthwise curve: 2 cores = 1 core here
+        for op in (few, many):
+            extra = op.window_taps * 4.0 / 1e9 / per_core
+            assert taps.op_demand(op, e).busy_s == pytest.approx(base.op_demand(op, e).busy_s + extra)
+    assert taps.op_time(few, taps.platform.ep("K1")) > taps.op_time(many, taps.platform.ep("K1"))
+    # the Pipe-it ground truth reads the same field (1 core: the whole op)
+    def with_bandwidth(model):   # the ground truth streams a GEMV at the per-core bandwidth
+        d = model.platform.model_dump(exclude_none=True)
+        d["core_types"][0]["bandwidth_GBps_per_core"] = 5.0
+        return PipeitGroundTruth(platform_from_dict(d))
+
+    gt, gt_base = with_bandwidth(taps), with_bandwidth(base)
+    p, p0 = gt.params("k"), gt_base.params("k")
+    assert gt.side_time(few, p, 1)[0] == pytest.approx(gt_base.side_time(few, p0, 1)[0] + few.window_taps * 4e-9)
+    # gemm2: cycles per pixel and tap on the depthwise step
+    hikey = load_platform("hikey970")
+    over = [f"core_types.{t}.gemm2.dw_tap_cycles=5" for t in ("cortex-a73", "cortex-a53")]
+    b1 = hikey.ep("B1")
+    plain = next(s for s in Gemm2CostModel(hikey).breakdown(few, b1).steps if s.name == "depthwise")
+    tapped = next(s for s in Gemm2CostModel(load_platform("hikey970", over)).breakdown(few, b1).steps
+                  if s.name == "depthwise")
+    assert tapped.cycles == pytest.approx(plain.cycles + 5 * few.window_taps / plain.threads)
+
+    # the fit tells the two terms apart when the rows have two channel counts or more
+    fit = SimpleNamespace(op_overhead_s=2e-6, peak_MACps=8e9, freq_MHz=1000.0, residuals={},
+                          parallel_efficiency=[1.0, 0.95], dw_efficiency=None, dw_parallel_efficiency=[],
+                          dw_strided_efficiency=None, dw_tap_cycles=None)
+    fit.par_eff = lambda n: fit.parallel_efficiency[n - 1]
+
+    def row(t, h, c, stride=1, eff=0.2):
+        macs = h * h * 9 * c
+        return {"threads": t, "h": h, "w": h, "c": c, "macs": macs, **({"stride": stride} if stride > 1 else {}),
+                "time_s": 2e-6 + macs / (8e9 * eff) + h * h * 9 * 6.0 / 1e9}   # 2 threads: no faster
+    rows = [row(t, h, c) for t in (1, 2) for h, c in ((40, 16), (28, 64), (10, 256), (20, 512))]
+    rows += [row(t, h, c, 2, 0.1) for t in (1, 2) for h, c in ((40, 16), (20, 512))]
+    _fit_dw(fit, rows, 2)
+    assert fit.dw_tap_cycles == pytest.approx(6.0, rel=1e-3)
+    assert fit.dw_efficiency == pytest.approx(0.2, rel=1e-3)
+    assert fit.dw_strided_efficiency == pytest.approx(0.1, rel=1e-3)
+    assert fit.dw_parallel_efficiency == pytest.approx([1.0, 0.5], rel=1e-3)
+    assert fit.residuals["kind dw"] < 1e-3
+    _fit_dw(fit, rows, 2, taps=False)            # the ablation: one rate per MAC absorbs it, worse
+    assert fit.dw_tap_cycles is None and fit.residuals["kind dw"] > 0.05
+    _fit_dw(fit, [r for r in rows if r["c"] == 64], 2)   # one channel count: nothing to tell apart
+    assert fit.dw_tap_cycles is None
+
+
 def test_a_strided_depthwise_conv_takes_the_strided_rate_in_every_model():
     from hetsim.cost import Gemm2CostModel
     from hetsim.host.microbench import _single_op

@@ -184,7 +184,7 @@ class OpContext:
 #: parallel_efficiency). Every other field, and the EP's cores, MACs per cycle and cache sizes,
 #: enters an op's geometry (:func:`geometry_key`).
 PRICE_FIELDS = frozenset({"kernel_efficiency", "dw_macs_per_cycle", "dw_strided_macs_per_cycle",
-                          "gemv_efficiency", "gemv_GBps_per_core",
+                          "dw_tap_cycles", "gemv_efficiency", "gemv_GBps_per_core",
                           "parallel_efficiency", "gemm_call_us", "op_overhead_us", "l2_bytes_per_cycle",
                           "l3_GBps", "overlap"})
 #: How a step's ``work`` becomes core cycles (:meth:`Gemm2CostModel.price`).
@@ -212,6 +212,7 @@ class StepGeometry:
     calls: int = 0                            #: GEMM calls, each paying gemm_call_us
     fixed_s: float = 0.0                      #: a fixed cost that is not a price field (frame_ingest_us)
     strided: bool = False                     #: a depthwise step of stride > 1 (dw_strided_macs_per_cycle)
+    taps: float = 0.0                         #: a depthwise step's output pixels × kernel taps (dw_tap_cycles)
 
 
 @dataclass(frozen=True, slots=True)
@@ -521,7 +522,7 @@ class Gemm2CostModel(CostModel):
             steps.append(_step(e, "depthwise", e.kernel_threads(), "depthwise", op.macs,
                                [*_reads(inputs), Access(op.weight_bytes, ctx.weight_distance_B),
                                 Access(op.output_bytes, _working_set(op), write=True)],
-                               strided=op.stride > 1))
+                               strided=op.stride > 1, taps=op.window_taps))
         elif algo in ("gemv", "gemm"):
             steps.append(self._matmul(op, e, inputs, ctx, algo))
         else:
@@ -634,7 +635,7 @@ class Gemm2CostModel(CostModel):
                 rate = g.dw_macs_per_cycle or e.macs_per_cycle * g.kernel_efficiency
                 if sg.strided and g.dw_strided_macs_per_cycle:
                     rate = g.dw_strided_macs_per_cycle
-                cycles = sg.work / (rate * t)
+                cycles = (sg.work / rate + sg.taps * g.dw_tap_cycles) / t
             elif sg.rate == "gemv":
                 rate = e.macs_per_cycle * (g.gemv_efficiency or g.kernel_efficiency) * \
                     by_cores(g.parallel_efficiency, t, False)

@@ -10,7 +10,8 @@
              output block; split="tiles" deals whole tiles instead: Pipe-it eq. 7 literally)
       dw:    compute = (O_h·C / n) · O_w·R·S / (per-core MAC/s · e(n) · dw_efficiency)
              (e(n) = dw_parallel_efficiency[n-1] where the roofline block gives that curve; stride > 1:
-             dw_strided_efficiency where given)
+             dw_strided_efficiency where given), + the busiest thread's share of
+             O_h·O_w·R·S · dw_tap_cycles / (f · e(n))
       fc:    a GEMV, memory-bound: (M / n) · K · 4 B / (gemv_GBps_per_core · e(n))
       memory = bytes / min(n · bandwidth_GBps_per_core, cluster port, DRAM)
                bytes = inputs + output + weights + 2 · im2col (written, then read)
@@ -67,6 +68,7 @@ class CoreParams:
     parallel: tuple[float, ...] = (1.0,)   # per-core efficiency with 1, 2, ... busy cores
     dw_parallel: tuple[float, ...] | None = None   # depthwise's own curve (None: ``parallel``)
     dw_strided_efficiency: float | None = None     # depthwise of stride > 1 (None: dw_efficiency)
+    dw_tap_s: float = 0.0                          # depthwise s per output pixel and tap, one core
 
     def bandwidth_Bps(self, threads: int) -> float:
         return min(threads * self.bandwidth_Bps_per_core, self.port_Bps)
@@ -96,7 +98,8 @@ def core_params(platform: Platform, cluster: str, level: str | None = None) -> C
         overhead_s=r.op_overhead_us * 1e-6, tile_rows=r.gemm_tile_rows, tile_cols=q.gemm_tile_cols,
         parallel=tuple(r.parallel_efficiency),
         dw_parallel=tuple(r.dw_parallel_efficiency) if r.dw_parallel_efficiency else None,
-        dw_strided_efficiency=r.dw_strided_efficiency)
+        dw_strided_efficiency=r.dw_strided_efficiency,
+        dw_tap_s=(r.dw_tap_cycles or 0.0) / (lvl.freq_MHz * 1e6))
 
 
 def op_bytes(op: Op) -> int:
@@ -162,6 +165,8 @@ class PipeitGroundTruth(CostModel):
                 eff = by_cores(p.dw_parallel, threads, scale_past_end=False)
             dw_eff = p.dw_strided_efficiency if op.stride > 1 and p.dw_strided_efficiency else p.dw_efficiency
             compute = busiest * op.out_shape.w * r * s / (p.macs_per_s * eff * dw_eff)
+            # the busiest thread's share of the per pixel-and-tap cost (dw_tap_cycles)
+            compute += busiest / rows * op.window_taps * p.dw_tap_s / eff
             return max(compute, memory), nbytes
         if op.kind == OpKind.FC:
             _, k, m = op.gemm_dims

@@ -8,7 +8,8 @@ For an op on ``n`` cores of core type T at frequency f, R = T's ``roofline`` blo
 
 ``eff`` is the block's GEMM (or depthwise) efficiency; a depthwise conv takes the block's
 ``dw_parallel_efficiency`` curve instead of ``parallel_efficiency`` where one is given, and one of
-stride > 1 the ``dw_strided_efficiency`` where one is given. Three optional fields of the block, fitted
+stride > 1 the ``dw_strided_efficiency`` where one is given; ``dw_tap_cycles`` adds that many
+cycles per output pixel and kernel tap to a depthwise conv's compute time. Three optional fields of the block, fitted
 on a real machine by ``hetsim calibrate host`` (docs/validation.md), add the steps a measured conv
 takes besides its multiply-adds: with ``im2col_GBps`` a conv builds its image matrix in a step of
 its own, im2col bytes / min(n * rate, bandwidth), before the GEMM (numpy and ARM-CL run it as a
@@ -70,6 +71,8 @@ class EpRates:
     compute_bytes: float | None = None
     #: Depthwise rate of the whole EP at stride > 1 (``dw_strided_efficiency``), None: dw_MACps.
     dw_strided_MACps: float | None = None
+    #: Depthwise seconds per output pixel and kernel tap on the whole EP (``dw_tap_cycles``), 0: none.
+    dw_tap_s: float = 0.0
 
     def rate_for(self, dtype: str) -> float | None:
         """The GEMM rate of an op whose tensors are ``dtype`` on this EP, MAC/s (None: the EP has
@@ -140,6 +143,8 @@ class RooflineCostModel(CostModel):
             dw_peak = t.macs_per_cycle * level.freq_MHz * 1e6 * by_cores(dw_parallel, n, False)
             dw = dw_peak * (r.dw_efficiency or r.gemm_efficiency)
             dw_strided = dw_peak * r.dw_strided_efficiency if r.dw_strided_efficiency else None
+            # a per pixel-and-tap cost, on the cores the depthwise kernel keeps busy (dw_peak's)
+            dw_tap = r.dw_tap_cycles * t.macs_per_cycle / dw_peak if r.dw_tap_cycles else 0.0
             # n cores draw at most n x the per-core bandwidth, then the port, then the memory.
             cores_bw = t.bandwidth_GBps_per_core * n if t.bandwidth_GBps_per_core else math.inf
             bw = min(c.bandwidth_GBps or math.inf, p.memory(c.memory).bandwidth_GBps, cores_bw) * 1e9
@@ -150,7 +155,8 @@ class RooflineCostModel(CostModel):
                             by_cores(r.gemm_overhead_us, n, False) * 1e-6, r.gemm_tile_rows,
                             frozenset(t.kinds) if t.kinds else None, im2col, pack,
                             MappingProxyType(kind_bw),
-                            dw_strided_MACps=dw_strided * n if dw_strided is not None else None)
+                            dw_strided_MACps=dw_strided * n if dw_strided is not None else None,
+                            dw_tap_s=dw_tap / n)
         self._ep_cache[key] = rates
         return rates
 
@@ -189,6 +195,7 @@ class RooflineCostModel(CostModel):
                     compute = macs / r.gemm_MACps
             else:
                 compute = macs / (r.dw_strided_MACps if op.stride > 1 and r.dw_strided_MACps else r.dw_MACps)
+                compute += op.window_taps * r.dw_tap_s
         else:
             compute = 0.0
         nbytes = op.input_bytes + op.output_bytes + op.weight_bytes + 2 * op.im2col_bytes

@@ -68,6 +68,7 @@ class HostFit:
     #: depthwise's own multicore curve, entry n-1: n cores (empty: not measured beyond 1 core)
     dw_parallel_efficiency: list[float] = field(default_factory=list)
     dw_strided_efficiency: float | None = None   #: depthwise of stride > 1 (None: not measured)
+    dw_tap_cycles: float | None = None   #: depthwise cycles per output pixel and tap (None: not fitted)
 
     @property
     def peak_MACps(self) -> float:
@@ -111,7 +112,9 @@ def _median_abs(errors) -> float:
 MAX_TURBO = 2.0
 
 
-def fit_host(m: Measurements) -> HostFit:
+def fit_host(m: Measurements, dw_taps: bool = True) -> HostFit:
+    """The roofline block's terms from ``m``; ``dw_taps=False`` leaves out the depthwise cost per
+    output pixel and tap (``dw_tap_cycles``: the ablation)."""
     machine = m.machine
     cores = len(machine["cpus"])
     core_bw, mem_bw = _fit_bandwidth(m)
@@ -119,7 +122,7 @@ def fit_host(m: Measurements) -> HostFit:
                                                     float(machine["nominal_MHz"]), core_bw)
     fit = HostFit(macs, freq, eff, [1.0], float(o), [], float(pack), [], core_bw, mem_bw, {}, None, cores)
     _fit_parallel_efficiency(fit, m, cores)
-    _fit_kinds(fit, m, cores)
+    _fit_kinds(fit, m, cores, dw_taps)
     _fit_network_overheads(fit, m)
     return fit
 
@@ -201,7 +204,7 @@ def _fit_rates(fit: HostFit, rows, cores: int) -> list[float]:
     return out
 
 
-def _fit_kinds(fit: HostFit, m: Measurements, cores: int) -> None:
+def _fit_kinds(fit: HostFit, m: Measurements, cores: int, dw_taps: bool = True) -> None:
     """im2col and the op kinds: a rate per core count (depthwise: an efficiency of the peak)."""
     if m.im2col:
         fit.im2col_Bps = _fit_rates(fit, m.im2col, cores)
@@ -210,58 +213,75 @@ def _fit_kinds(fit: HostFit, m: Measurements, cores: int) -> None:
     for kind in sorted({k["kind"] for k in m.kinds}):
         rows = [k for k in m.kinds if k["kind"] == kind]
         if kind == "dw":
-            _fit_dw(fit, rows, cores)
+            _fit_dw(fit, rows, cores, dw_taps)
             continue
         fit.kind_Bps[kind] = _fit_rates(fit, rows, cores)
         fit.residuals[f"kind {kind}"] = _median_abs(
             fit.rate_time(r["bytes"], fit.kind_Bps[kind], r["threads"]) / r["time_s"] - 1 for r in rows)
 
 
-def _fit_dw(fit: HostFit, rows: list[dict], cores: int) -> None:
-    """Depthwise: ``dw_efficiency`` from the 1-thread rows of stride 1 (``dw_strided_efficiency``
-    from those of stride > 1, when measured), then, when n-thread rows exist, the per-core
-    efficiency of each n (``dw_parallel_efficiency``, entry 0 is 1), t = overhead + MACs /
-    (n · peak · dw_eff · dw_par(n)). Without 1-thread rows, one efficiency over all rows (the
-    GEMMs' parallel efficiency standing in for the curve), as before."""
+def dw_taps(r: dict) -> int:
+    """Output pixels × kernel taps of a depthwise calibration row (rows before the field: the
+    calibration's 3x3 kernels on an h×w output)."""
+    return int(r.get("taps", r["h"] * r["w"] * 9))
+
+
+def _fit_dw(fit: HostFit, rows: list[dict], cores: int, taps: bool = True) -> None:
+    """Depthwise, t = overhead + (MACs / (peak · eff) + taps · dw_tap_cycles / f) / (n · dw_par(n)):
+    ``dw_efficiency`` (stride 1), ``dw_strided_efficiency`` (stride > 1, when measured) and
+    ``dw_tap_cycles`` (a cost per output pixel and kernel tap, when ``taps`` and the 1-thread rows
+    have two channel counts or more to tell it from the MACs) fitted together on the 1-thread rows;
+    then, when n-thread rows exist, the per-core efficiency of each n (``dw_parallel_efficiency``,
+    entry 0 is 1). Without 1-thread rows, one efficiency over all rows (the GEMMs' parallel
+    efficiency standing in for the curve), as before."""
     one = [r for r in rows if r["threads"] == 1]
 
     def strided(r: dict) -> bool:
         return r.get("stride", 1) > 1
 
-    def eff_of(r: dict) -> float:
-        assert fit.dw_efficiency is not None
-        return fit.dw_strided_efficiency if strided(r) and fit.dw_strided_efficiency else fit.dw_efficiency
+    def time(r: dict, eff: float, tap: float, par: float) -> float:
+        core = r["macs"] / (fit.peak_MACps * eff) + (dw_taps(r) * tap / (fit.freq_MHz * 1e6) if tap else 0.0)
+        return fit.op_overhead_s + core / (r["threads"] * par)
 
-    def time(r: dict, eff: float, par: float) -> float:
-        return fit.op_overhead_s + r["macs"] / (r["threads"] * fit.peak_MACps * eff * par)
+    sel = one or rows
+    has_strided = any(strided(r) for r in sel) and any(not strided(r) for r in sel)
+    fit_taps = taps and len({r.get("c") for r in sel} - {None}) >= 2
+    t_sel = np.array([r["time_s"] for r in sel])
 
-    def efficiency(sel: list[dict]) -> float:
-        t = np.array([r["time_s"] for r in sel])
-        (e,) = _robust(lambda x: np.log(np.array([time(r, x[0], fit.par_eff(r["threads"])) for r in sel]) / t),
-                       [0.05], [1e-4], [1.0])
-        return float(e)
+    def unpack(x) -> tuple[float, float | None, float]:
+        return float(x[0]), float(x[1]) if has_strided else None, float(x[-1]) if fit_taps else 0.0
 
-    base = [r for r in one if not strided(r)] or one or rows
-    fit.dw_efficiency = efficiency(base)
-    one_strided = [r for r in one if strided(r)]
-    if one_strided:
-        fit.dw_strided_efficiency = efficiency(one_strided)
-    if not one:
-        return
-    curve = [1.0]
-    for n in range(2, cores + 1):
-        rn = [r for r in rows if r["threads"] == n]
-        if not rn:
-            break
-        tn = np.array([r["time_s"] for r in rn])
-        (pe,) = _robust(lambda x, rn=rn, tn=tn: np.log(np.array([time(r, eff_of(r), x[0]) for r in rn]) / tn),
-                        [0.8], [0.01], [1.0])
-        curve.append(float(pe))
-    if len(curve) > 1:
-        fit.dw_parallel_efficiency = curve
+    def eff_of(r: dict, e1: float, e2: float | None) -> float:
+        return e2 if strided(r) and e2 is not None else e1
+
+    def residual(x):
+        e1, e2, tap = unpack(x)
+        return np.log(np.array([time(r, eff_of(r, e1, e2), tap, fit.par_eff(r["threads"])) for r in sel]) / t_sel)
+
+    x0, lo, hi = [0.05], [1e-4], [1.0]
+    if has_strided:
+        x0, lo, hi = x0 + [0.05], lo + [1e-4], hi + [1.0]
+    if fit_taps:
+        x0, lo, hi = x0 + [1.0], lo + [1e-3], hi + [1e4]
+    e1, e2, tap = unpack(_robust(residual, x0, lo, hi))
+    fit.dw_efficiency = e1
+    fit.dw_strided_efficiency = e2
+    fit.dw_tap_cycles = tap if fit_taps else None
+    if one:
+        curve = [1.0]
+        for n in range(2, cores + 1):
+            rn = [r for r in rows if r["threads"] == n]
+            if not rn:
+                break
+            tn = np.array([r["time_s"] for r in rn])
+            (pe,) = _robust(lambda x, rn=rn, tn=tn: np.log(np.array(
+                [time(r, eff_of(r, e1, e2), tap, x[0]) for r in rn]) / tn), [0.8], [0.01], [1.0])
+            curve.append(float(pe))
+        if len(curve) > 1:
+            fit.dw_parallel_efficiency = curve
+    par = fit.dw_parallel_efficiency or fit.parallel_efficiency
     fit.residuals["kind dw"] = _median_abs(
-        time(r, eff_of(r), by_cores(fit.dw_parallel_efficiency or fit.parallel_efficiency, r["threads"], False))
-        / r["time_s"] - 1 for r in rows)
+        time(r, eff_of(r, e1, e2), tap, by_cores(par, r["threads"], False)) / r["time_s"] - 1 for r in rows)
 
 
 def _fit_network_overheads(fit: HostFit, m: Measurements) -> None:
@@ -314,6 +334,8 @@ def platform_dict(fit: HostFit, name: str = "host") -> dict:
         roofline["dw_parallel_efficiency"] = [round(x, 4) for x in fit.dw_parallel_efficiency]
     if fit.dw_strided_efficiency is not None:
         roofline["dw_strided_efficiency"] = round(fit.dw_strided_efficiency, 4)
+    if fit.dw_tap_cycles is not None:
+        roofline["dw_tap_cycles"] = round(fit.dw_tap_cycles, 4)
     core = {
         "name": "cpu",
         "macs_per_cycle": fit.macs_per_cycle,
@@ -388,6 +410,9 @@ def _core_type_yaml(fit: HostFit, mc: dict, c: dict, r: dict) -> list[str]:
     if "dw_strided_efficiency" in r:
         lines.append(f"      dw_strided_efficiency: {r['dw_strided_efficiency']}  # [fitted] the same kernel at "
                      "stride 2, 1 thread")
+    if "dw_tap_cycles" in r:
+        lines.append(f"      dw_tap_cycles: {r['dw_tap_cycles']}  # [fitted] the same kernel's cycles per output "
+                     "pixel and kernel tap beyond its MACs (its shapes' channel counts tell the two apart)")
     if "dw_parallel_efficiency" in r:
         lines.append(f"      dw_parallel_efficiency: {r['dw_parallel_efficiency']}  # [fitted] the same kernel on 1, 2, "
                      f"... cores, entry n-1 (median |error| {fit.residuals.get('kind dw', float('nan')):.1%})")
@@ -449,6 +474,7 @@ def _gemm2_yaml(g2: Gemm2Fit) -> list[str]:
         "op_overhead_us": "[fitted] executor kernels (im2col, kinds, dw)",
         "im2col_cycles_per_byte": "[fitted] executor's im2col copy", "dw_macs_per_cycle": "[fitted] executor's depthwise",
         "dw_strided_macs_per_cycle": "[fitted] executor's depthwise at stride 2",
+        "dw_tap_cycles": "[fitted] executor's depthwise, cycles per output pixel and kernel tap",
         "kind_cycles_per_byte": "[fitted] executor kernels, per kind",
         "winograd_cycles_per_element": "[fitted] executor's Winograd F(2x2, 3x3) transforms (whole convs held "
                                        f"out: {r.get('gemm2 winograd convs', float('nan')):.1%})",
@@ -749,25 +775,34 @@ def _gemm2_kernels(machine: _Gemm2Machine, m: Measurements, block: dict, f: floa
     col = np.array([labels.index(k) for k, _ in rows])
 
     is_dw = np.isin(col, [labels.index(k) for k in DW_LABELS if k in labels])
+    # depthwise: cycles per output pixel and tap too, when two channel counts tell it from the MACs
+    taps = np.array([dw_taps(r) if kind in DW_LABELS else 0 for kind, r in rows], dtype=float)
+    fit_taps = "dw_tap_cycles" not in machine.fixed and \
+        len({r.get("c") for kind, r in rows if kind in DW_LABELS} - {None}) >= 2
+    tap_fixed = float(machine.fixed.get("dw_tap_cycles", 0.0))
+    n_rates = len(labels)
 
     def t_kernels(x):
         overhead = x[0]
-        per = x[1:][col]
-        core = np.where(is_dw, work / np.maximum(per, 1e-30), work * per) / f
+        per = x[1:1 + n_rates][col]
+        tap = x[-1] if fit_taps else tap_fixed
+        core = np.where(is_dw, work / np.maximum(per, 1e-30) + taps * tap, work * per) / f
         return overhead + core + mem - overlap * np.minimum(core, mem)
 
-    x0 = np.array([2e-6] + [(mpc * 0.05) if k in DW_LABELS else 0.5 for k in labels])
-    lo_k = np.array([0.0] + [1e-3 if k in DW_LABELS else 0.0 for k in labels])
-    hi_k = np.array([1e-3] + [mpc if k in DW_LABELS else 1e3 for k in labels])
+    x0 = np.array([2e-6] + [(mpc * 0.05) if k in DW_LABELS else 0.5 for k in labels] + ([1.0] if fit_taps else []))
+    lo_k = np.array([0.0] + [1e-3 if k in DW_LABELS else 0.0 for k in labels] + ([0.0] if fit_taps else []))
+    hi_k = np.array([1e-3] + [mpc if k in DW_LABELS else 1e3 for k in labels] + ([1e4] if fit_taps else []))
     sol = least_squares(lambda x: np.log(t_kernels(x) / y), np.clip(x0, lo_k, hi_k), bounds=(lo_k, hi_k),
                         loss="soft_l1", f_scale=0.1)
     block["op_overhead_us"] = float(sol.x[0]) * 1e6
     block["im2col_cycles_per_byte"] = float(sol.x[1])
-    block["kind_cycles_per_byte"] = {k: float(v) for k, v in zip(labels[1:], sol.x[2:], strict=True)
+    block["kind_cycles_per_byte"] = {k: float(v) for k, v in zip(labels[1:], sol.x[2:1 + n_rates], strict=True)
                                      if k not in DW_LABELS}
     for k, key in DW_LABELS.items():
         if k in labels:
             block[key] = float(sol.x[1 + labels.index(k)])
+    if fit_taps:
+        block["dw_tap_cycles"] = float(sol.x[-1])
 
 
 #: The depthwise kernels' labels in the gemm2 kernel fit -> the block field each rate goes to.
@@ -820,6 +855,8 @@ def unify_clock(fit: HostFit, g2: Gemm2Fit) -> None:
             fit.dw_efficiency *= scale
         if fit.dw_strided_efficiency is not None:
             fit.dw_strided_efficiency *= scale
+        if fit.dw_tap_cycles is not None:   # cycles at the new clock, the same seconds
+            fit.dw_tap_cycles /= scale
         fit.freq_MHz = g2.freq_MHz
 
 

@@ -71,6 +71,9 @@ class BenchPlan:
     kinds: tuple[str, ...] = ("relu", "maxpool", "avgpool", "lrn", "bn", "add", "concat", "dw")
     # Depthwise convs run at each of these strides (a stride-2 one reads its windows with a stride).
     dw_strides: tuple[int, ...] = (1, 2)
+    # ... and on these output shapes besides kind_shapes: few and many channels, so that the fit
+    # tells a cost per output pixel and tap (dw_tap_cycles) from the cost per MAC.
+    dw_shapes: tuple[tuple[int, int, int], ...] = ((80, 80, 32), (20, 20, 512))
     kind_reps: int = 31
     handoff_bytes: tuple[int, ...] = (0, 1 << 16, 1 << 19, 1 << 21)
     handoff_reps: int = 50
@@ -109,8 +112,8 @@ class BenchPlan:
             "gemm": g * cores * (self.gemm_reps + 1),
             "stream": cores,
             "im2col": len(self.im2col_shapes) * cores * (self.kind_reps + 1),
-            "kinds": sum(len(self.dw_strides) if k == "dw" else 1 for k in self.kinds)
-                     * len(self.kind_shapes) * cores * (self.kind_reps + 1),
+            "kinds": sum(len(self.dw_strides) * (len(self.kind_shapes) + len(self.dw_shapes)) if k == "dw"
+                         else len(self.kind_shapes) for k in self.kinds) * cores * (self.kind_reps + 1),
             "handoff": len(self.handoff_bytes) if cores > 1 else 0,
             "network": cores * (self.network_reps + 2),
             "gemm contexts": len(context_shapes(self)) * cores * 2 * (self.context_reps + 1),
@@ -426,7 +429,7 @@ def bench_kinds(plan: BenchPlan, cores: list[int], progress: Progress) -> list[d
     cases: dict[int, list[Case[tuple[str, int, int, int, int]]]] = {t: [] for t in workers}
     ops = {}
     for kind in plan.kinds:
-        for h, w, c in plan.kind_shapes:
+        for h, w, c in plan.kind_shapes + (plan.dw_shapes if kind == "dw" else ()):
             for stride in plan.dw_strides if kind == "dw" else (1,):
                 op = ops[(kind, h, w, c, stride)] = _single_op(kind, h, w, c, stride)
                 n_in = 2 if kind in ("add", "concat") else 1
@@ -442,6 +445,7 @@ def bench_kinds(plan: BenchPlan, cores: list[int], progress: Progress) -> list[d
         op = ops[key]
         kind, h, w, c, stride = key
         out.append({"kind": kind, "h": h, "w": w, "c": c, "threads": t, **({"stride": stride} if stride > 1 else {}),
+                    **({"taps": int(op.window_taps)} if kind == "dw" else {}),
                     "bytes": int(op.input_bytes + op.output_bytes + op.weight_bytes),
                     "macs": int(op.macs), **stats(ts)})
     return out

@@ -176,6 +176,11 @@ class RooflineCoreParams(CostParams):
         default_factory=lambda: [1.0], min_length=1,
         description="Multicore efficiency curve: entry n-1 is the per-core efficiency with n cores. "
         "Cores beyond the list reuse its last entry.")
+    dw_tap_cycles: Cycles | None = Field(
+        default=None, description="Core cycles a depthwise conv pays per output pixel and kernel tap "
+        "beyond its MACs (a kernel vectorised over the channels runs one inner loop per pixel and tap: "
+        "numpy's broadcast multiply-add on the host; it makes few channels dearer per MAC than many). "
+        "Divided by the cores like the MACs (dw_parallel_efficiency). Default: none.")
     dw_parallel_efficiency: list[Fraction] | None = Field(
         default=None, min_length=1,
         description="Multicore efficiency curve of depthwise convolutions where it is not the GEMMs' "
@@ -378,6 +383,9 @@ class Gemm2CoreParams(CostParams):
     dw_strided_macs_per_cycle: OptMacsPerCycle = Field(
         default=None, description="MACs per core cycle of the depthwise kernel at stride > 1 (strided "
         "window reads; default: dw_macs_per_cycle).")
+    dw_tap_cycles: Cycles = Field(
+        default=0.0, description="Core cycles of the depthwise kernel per output pixel and kernel tap "
+        "beyond its MACs (one inner loop over the channels per pixel and tap), per thread.")
     kind_cycles_per_byte: dict[str, Cycles] = Field(
         default_factory=dict, description="Core cycles per byte read and written by the kernels of a kind "
         "(LRN's powers, pooling windows): {lrn: 1.2}. Kinds not listed cost only their traffic.")

@@ -359,6 +359,16 @@ class Op:
         return g[0] * g[1] * g[2] * self.gemm_groups
 
     @cached_property
+    def window_taps(self) -> int:
+        """Output pixels × kernel taps (O_h·O_w·R·S) of a windowed op (conv, dw, pooling), 0 for
+        others: what a channel-vectorised kernel pays a fixed cost per (one inner loop over the
+        channels per output pixel and tap), apart from its MACs (``dw_tap_cycles``)."""
+        if self.kind not in WINDOW_KINDS:
+            return 0
+        r, s = self.kernel
+        return self.out_shape.h * self.out_shape.w * r * s
+
+    @cached_property
     def flops(self) -> int:
         """Floating-point operations: 2·MACs for GEMM kinds (bias adds ignored); otherwise
         :func:`default_flops` (R·S per output element for pooling; 1 per output element for relu,

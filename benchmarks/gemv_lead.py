@@ -3,6 +3,8 @@
 
     python benchmarks/gemv_lead.py --out results/gemv_lead.json [--reps 9] [--threads 1]
     python benchmarks/gemv_lead.py --summary results/gemv_lead.json
+    python benchmarks/gemv_lead.py --series cold | --series cold+tlb
+    python benchmarks/gemv_lead.py --in-network googlenet,resnet50,mobilenet,alexnet
 
 Every case is the executor's fc code path (``_fc``: ``x.reshape(k) @ w``, its ``_weights``), in a
 process set up as a stage is (pinned, ``steady_allocator``, threadpoolctl). W's pages:
@@ -170,6 +172,102 @@ def run(reps: int, threads: int) -> dict:
             "loadavg_after": list(os.getloadavg()), "machine": machine_info()}
 
 
+def series(tlb_flush: bool) -> None:
+    """The M = 1000 series (1-64 MB) on 1 thread, only cold calls (W last read a round earlier, as
+    in ``calibrate host``'s GEMV phase), W as the executor allocates it and as 2 MiB-aligned copies
+    on 2 MiB and on 4 KiB pages; ``tlb_flush``: the TLBs evicted too. Prints fixed + bytes / rate."""
+    from threadpoolctl import threadpool_limits
+
+    from hetsim.host.kernels import _weights, pin_process, steady_allocator
+    from hetsim.host.microbench import flush_bytes, machine_info
+
+    steady_allocator()
+    keep: list = []
+    pin_process([0])
+    shapes = [(k, 1000) for k in (256, 512, 1024, 2048, 4096, 8192, 16384)]
+    ws = {}
+    for k, m in shapes:
+        w = _weights(np.random.default_rng(0), k, m)
+        ws[(k, m, "executor")] = w
+        ws[(k, m, "2m")] = _mapped_copy(w, True, keep)
+        ws[(k, m, "4k")] = _mapped_copy(w, False, keep)
+    flush = np.ones(flush_bytes(machine_info()) // 4, np.float32)
+    tiny = np.ones((8, 8), np.float32)
+    tlb = _tlb_buffer(256 << 20, keep)[::1024]
+    times: dict[tuple, list[float]] = {}
+    with threadpool_limits(1, user_api="blas"):
+        for rep in range(12):
+            for key, w in ws.items():
+                x = np.ones(w.shape[0], np.float32)
+                flush.sum()
+                if tlb_flush:
+                    tlb.sum()
+                tiny @ tiny
+                t0 = time.perf_counter()
+                x @ w
+                if rep:
+                    times.setdefault(key, []).append(time.perf_counter() - t0)
+    print("load", os.getloadavg(), "TLBs evicted" if tlb_flush else "")
+    for pages in ("executor", "2m", "4k"):
+        rows = [{"bytes": 4 * k * m, "time_s": float(np.median(times[(k, m, pages)]))} for k, m in shapes]
+        f, g = fit(rows)
+        print(f"{pages:8s} fixed {f * 1e6:6.1f} us, {g:.1f} GB/s  ",
+              " ".join(f"{k}x{m}:{r['time_s'] * 1e3:.3f}" for (k, m), r in zip(shapes, rows, strict=True)))
+
+
+def in_network(networks: list[str], frames: int = 12) -> None:
+    """The last fc of each network inside the executor's forward pass (StageNet, 1 thread, CPU 0):
+    W as allocated, W copied to 2 MiB and to 4 KiB pages, and W's pages touched (one float per
+    4 KiB) right before the fc; with the softmax and the op before the fc."""
+    from threadpoolctl import threadpool_limits
+
+    from hetsim.host.executor import StageNet
+    from hetsim.host.kernels import Workers, pin_process, steady_allocator
+    from hetsim.workload import load_workload
+
+    keep: list = []
+    pin_process([0])
+    steady_allocator()
+    with threadpool_limits(1, user_api="blas"):
+        for name in networks:
+            wl = load_workload(name)
+            net = StageNet(wl, 1, wl.num_layers, Workers(1), 0)
+            li, i = [(li, i) for li, ops in enumerate(net.layers) for i, (op, _, _) in enumerate(ops)
+                     if op.kind == "fc"][-1]
+            op, kernel, _ = net.layers[li][i]
+            cell = next(c for c in kernel.__closure__ if isinstance(c.cell_contents, np.ndarray))
+            w0 = cell.cell_contents
+            prev_op, prev_kernel, prev_in = net.layers[li - 1][-1]
+            softmax = [o.name for o in wl.ops if o.kind == "softmax"][-1]
+            sample = net.synthetic_inputs(np.random.default_rng(3))
+            variants = {"as-is": w0, "2m": _mapped_copy(w0, True, keep), "4k": _mapped_copy(w0, False, keep),
+                        "touch": w0}
+            got: dict[str, dict[str, list[float]]] = {v: {"fc": [], "softmax": [], "prev": []} for v in variants}
+            for rep in range(frames + 2):
+                for v, w in variants.items():
+                    cell.cell_contents = w
+                    pk = prev_kernel
+                    if v == "touch":
+                        flat = w.reshape(-1)
+
+                        def pk(xs, k=prev_kernel, flat=flat):
+                            y = k(xs)
+                            flat[::1024].sum()
+                            return y
+                    net.layers[li - 1][-1] = (prev_op, pk, prev_in)
+                    op_times: dict[str, float] = {}
+                    net.run(dict(sample), op_times=op_times)
+                    if rep >= 2:
+                        got[v]["fc"].append(op_times[op.name])
+                        got[v]["softmax"].append(op_times[softmax])
+                        got[v]["prev"].append(op_times[prev_op.name])
+            cell.cell_contents = w0
+            net.layers[li - 1][-1] = (prev_op, prev_kernel, prev_in)
+            print(name, op.name, w0.shape, "load", os.getloadavg()[0])
+            for v, d in got.items():
+                print(f"   {v:6s} " + "  ".join(f"{k} {np.median(x) * 1e3:.3f} ms" for k, x in d.items()))
+
+
 def fit(rows: list[dict], stat: str = "time_s") -> tuple[float, float]:
     """t = fixed + bytes / rate over ``rows``, least squares on relative error: (fixed_s, GBps)."""
     b = np.array([r["bytes"] for r in rows], dtype=float)
@@ -212,7 +310,15 @@ def main() -> None:
     ap.add_argument("--summary")
     ap.add_argument("--reps", type=int, default=9)
     ap.add_argument("--threads", type=int, default=1, help="BLAS threads (= cores pinned), once per process")
+    ap.add_argument("--series", choices=("cold", "cold+tlb"), help="the M = 1000 series, only cold calls")
+    ap.add_argument("--in-network", help="networks (comma-separated): their last fc inside the forward pass")
     a = ap.parse_args()
+    if a.series:
+        series(a.series == "cold+tlb")
+        return
+    if a.in_network:
+        in_network(a.in_network.split(","))
+        return
     if a.summary:
         with open(a.summary) as f:
             summary(json.load(f))

@@ -4,6 +4,7 @@ several times, each run waiting for a quiet machine first (other engineers share
     python benchmarks/fidelity_host.py --runs 3 --out results/fidelity/host
     python benchmarks/fidelity_host.py --summary results/fidelity/host     # the tables of docs/fidelity.md
     python benchmarks/fidelity_host.py --analyse DIR | --heldout DIR | --breakdown DIR   # refitted, offline
+    python benchmarks/fidelity_host.py --breakdown DIR --gemv-rows docs/validation/gemv-2026-11-24.json
 
 Every run: ``hetsim calibrate host`` (both blocks fitted on the same measurements), then ``validate
 host`` of each network on the whole network on 1 core, on all cores, and the best 2-stage pipeline
@@ -142,10 +143,15 @@ ABLATIONS: dict[str, tuple[dict, bool]] = {
 }
 
 
+#: Cold-GEMV rows (``calibrate host``'s gemv phase) to add to runs whose calibration predates them
+#: (``--gemv-rows FILE``: an offline estimate, docs/fidelity.md 1.6); empty: the runs as saved.
+GEMV_ROWS: list[dict] = []
+
+
 def models_of_run(rd: Path, statistic: str):
     """(platform per model name, cost factory) of one run: the roofline and gemm2 as calibrated,
     and gemm2 refitted with each mechanism of :data:`ABLATIONS` held off, all from the run's saved
-    measurements and the same ``statistic``."""
+    measurements and the same ``statistic`` (plus :data:`GEMV_ROWS` where the run has none)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from hetsim.cost import Gemm2CostModel, RooflineCostModel
     from hetsim.host.fit import _add_gemm2, fit_gemm2, fit_host, platform_dict, unify_clock
@@ -153,7 +159,10 @@ def models_of_run(rd: Path, statistic: str):
     from hetsim.platform import platform_from_dict
 
     raw = json.loads((rd / "host.measurements.json").read_text())
-    m = with_statistic(Measurements.from_dict(raw["measurements"]), statistic)
+    m = Measurements.from_dict(raw["measurements"])
+    if GEMV_ROWS and not m.gemv:
+        m.gemv = GEMV_ROWS
+    m = with_statistic(m, statistic)
     fit = fit_host(m)
     out: dict[str, tuple] = {}
     for name, (fixed, context) in ABLATIONS.items():
@@ -333,7 +342,11 @@ def main() -> None:
     ap.add_argument("--breakdown", default=None, help="where the per-layer error sits: by thread count and "
                     "by the kinds of op a layer holds, both models")
     ap.add_argument("--statistic", default="median", choices=("median", "p20"))
+    ap.add_argument("--gemv-rows", default=None, help="a JSON file of cold-GEMV rows ({'rows': [...]}) "
+                    "added to runs calibrated before the gemv phase existed (offline estimate)")
     a = ap.parse_args()
+    if a.gemv_rows:
+        GEMV_ROWS.extend(json.loads(Path(a.gemv_rows).read_text())["rows"])
     if a.breakdown:
         print(breakdown(Path(a.breakdown), a.statistic))
         return

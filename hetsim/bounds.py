@@ -253,6 +253,9 @@ Layer = Annotated[int, _bounds(COUNT), _number(COUNT, integer=True)]
 # -- the cost-model blocks of main's later papers (PIM seed 003, hybrid partitioning seed 004, HOPE)
 UnitInterval = Annotated[float, _bounds(UNIT_INTERVAL), _number(UNIT_INTERVAL)]
 PerUnit_ns = Annotated[float, _bounds(PER_UNIT_NS), _number(PER_UNIT_NS, "ns")]
+_Ns = Annotated[float, _bounds(PER_UNIT_NS)]
+OptPerCoresPerUnit_ns = Annotated[_Ns | Annotated[list[_Ns], Field(min_length=1)] | None,
+                                  _per_cores(PER_UNIT_NS, "ns", optional=True)]
 PosPerUnit_ns = Annotated[float, _bounds(PER_UNIT_NS, True), _number(PER_UNIT_NS, "ns", low_open=True)]
 Factor = Annotated[float, _bounds(FACTOR, True), _number(FACTOR, low_open=True)]
 Speedup = Annotated[float, _bounds((1.0, FACTOR[1])), _number((1.0, FACTOR[1]))]

@@ -254,7 +254,8 @@ def all_seeds() -> dict[str, list[Seed]]:
 #: Dicts whose keys are the user's names (presets, op names, op kinds), not schema fields: renaming
 #: one of their keys is not an error in itself. Paths with "*" for any key or index.
 FREE_FORM = {
-    "platform": (("dvfs_presets",), ("dvfs_presets", "*"), ("core_types", "*", "roofline", "kind_GBps")),
+    "platform": (("dvfs_presets",), ("dvfs_presets", "*"), ("core_types", "*", "roofline", "kind_GBps"),
+                 ("core_types", "*", "roofline", "kind_overhead_us")),
     "workload": (),
     "mapping": (("placement",), ("order",), ("splits",), ("splits", "*")),
     "sweep": (("base", "set"), ("base", "params"), ("axes", "set"), ("axes", "run"), ("axes", "measurement"),
@@ -269,7 +270,7 @@ PER_CELL = {"sweep": (("base", "set"), ("base", "params"), ("axes", "set"), ("ax
 POSITIVE = frozenset({
     "bandwidth_GBps", "bandwidth_GBps_per_core", "freq_MHz", "macs_per_cycle", "peak_GMACps", "cores",
     "capacity_GiB", "l2_KiB", "gemm_efficiency", "dw_efficiency", "parallel_efficiency", "efficiency",
-    "gemm_tile_rows", "gemm_tile_cols", "gemm_pack_GBps", "im2col_GBps", "gemv_GBps_per_core",
+    "gemm_tile_rows", "gemm_tile_cols", "gemm_pack_GBps", "im2col_GBps", "gemv_GBps_per_core", "gemv_GBps",
     "knee_flows", "kind_GBps", "schema",
     "h", "w", "c", "out_c", "kernel", "stride", "groups", "dilation", "group", "gemm",
     "layers", "splits",

@@ -130,7 +130,7 @@ def test_calibrate_writes_a_valid_platform_with_its_measurements(host_yaml):
     assert platform.ep(f"C{len(cpus())}").cores == len(cpus())
     raw = json.loads(host_yaml.with_name("host.measurements.json").read_text())
     m = raw["measurements"]
-    assert m["gemm"] and m["stream"] and m["im2col"] and m["kinds"]
+    assert m["gemm"] and m["stream"] and m["im2col"] and m["kinds"] and m["gemv"]
     assert {"loadavg_before", "loadavg_after"} <= set(m["load"])
     text = host_yaml.read_text()
     assert "[measured]" in text and "[fitted]" in text
@@ -375,3 +375,80 @@ def test_a_strided_depthwise_conv_takes_the_strided_rate_in_every_model():
     assert g2.op_time(s1, b1) == plain.op_time(s1, b1)
     dw_step = next(s for s in g2.breakdown(s2, b1).steps if s.name == "depthwise")
     assert dw_step.cycles == pytest.approx(s2.macs / 0.25)
+
+
+# -- the classifier: cold GEMVs and the softmax (docs/fidelity.md 1.6) -------------------------
+def test_gemv_terms_and_kind_overheads_price_fc_and_softmax_and_default_to_the_old_model(tiny_file):
+    wl = load_workload(tiny_file)
+    fc, prob, conv = wl.op("fc"), wl.op("prob"), wl.op("c1")
+    _, k, _ = fc.gemm
+    base = RooflineCostModel(_one_core())
+    unset = RooflineCostModel(_one_core(gemv_row_ns=50.0, gemv_overhead_us=20.0))   # no gemv_GBps: inert
+    rich = RooflineCostModel(_one_core(gemv_GBps=[25.0, 40.0], gemv_row_ns=[40.0, 20.0],
+                                       gemv_overhead_us=[20.0, 10.0], kind_overhead_us={"softmax": [40.0, 45.0]}))
+    nbytes = fc.input_bytes + fc.output_bytes + fc.weight_bytes
+    for cores in (1, 2):
+        ep = base.platform.ep(f"K{cores}")
+        assert unset.op_time(fc, ep) == base.op_time(fc, ep)
+        assert base.op_time(fc, ep) == pytest.approx(nbytes / 10e9)   # the bandwidth, as before
+        rate, row, fixed = ((25e9, 40e-9, 20e-6), (40e9, 20e-9, 10e-6))[cores - 1]
+        assert rich.op_time(fc, ep) == pytest.approx(fixed + nbytes / rate + k * row)   # not capped at 10 GB/s
+        assert rich.op_time(prob, ep) == pytest.approx(base.op_time(prob, ep) + (40e-6, 45e-6)[cores - 1])
+        assert rich.op_time(conv, ep) == base.op_time(conv, ep)
+    with pytest.raises(HetsimError, match="unknown op kind"):
+        _one_core(kind_overhead_us={"softmaks": 1.0})
+
+
+def _gemv_fit(rows, cores=2):
+    from hetsim.host.fit import _fit_gemv
+
+    fit = SimpleNamespace(op_overhead_s=2e-6, residuals={}, gemv_Bps=[], gemv_row_s=[], gemv_overhead_s=[])
+    fit.gemv_time = lambda k, b, t: 2e-6 + fit.gemv_overhead_s[t - 1] + b / fit.gemv_Bps[t - 1] + k * fit.gemv_row_s[t - 1]
+    _fit_gemv(fit, SimpleNamespace(gemv=rows), cores)
+    return fit
+
+
+def test_the_gemv_fit_recovers_rate_row_cost_and_fixed_cost_and_old_files_fit_as_before():
+    from hetsim.host.microbench import BenchPlan
+
+    truth = {1: (26e9, 40e-9, 25e-6), 2: (35e9, 20e-9, 15e-6)}
+    rows = [{"k": k, "m": m, "threads": t, "bytes": 4 * (k + m + k * m),
+             "time_s": 2e-6 + truth[t][2] + 4 * (k + m + k * m) / truth[t][0] + k * truth[t][1]}
+            for t in (1, 2) for k, m in BenchPlan().gemv_shapes]
+    fit = _gemv_fit(rows)
+    for t in (1, 2):
+        assert fit.gemv_Bps[t - 1] == pytest.approx(truth[t][0], rel=1e-3)
+        assert fit.gemv_row_s[t - 1] == pytest.approx(truth[t][1], rel=1e-3)
+        assert fit.gemv_overhead_s[t - 1] == pytest.approx(truth[t][2], rel=1e-2)
+    assert fit.residuals["gemv"] < 1e-3
+    # measurements without GEMV rows (files from before them): nothing fitted, fc keeps the bandwidth
+    old = _gemv_fit([])
+    assert old.gemv_Bps == [] and "gemv" not in old.residuals
+
+
+def test_old_measurement_files_load_and_fit_without_gemv_rows_and_the_yaml_states_the_new_terms():
+    from hetsim.host.fit import fit_host, platform_dict, platform_yaml
+    from hetsim.host.microbench import BenchPlan, Measurements
+
+    plan = BenchPlan.quick()
+    assert plan.units(2)["gemv"] == len(plan.gemv_shapes) * 2 * (plan.gemv_reps + 1)
+    d = json.loads(open("docs/validation/host.measurements.json").read())
+    raw = d.get("measurements", d)
+    assert "gemv" not in raw
+    m = Measurements.from_dict(raw)
+    fit = fit_host(m)
+    r = platform_dict(fit)["core_types"][0]["roofline"]
+    assert "gemv_GBps" not in r and "gemv_row_ns" not in r
+    rows = [{"k": k, "m": mm, "threads": t, "bytes": 4 * (k + mm + k * mm),
+             "time_s": 3e-5 + 4 * (k + mm + k * mm) / (t * 20e9) + k * 4e-8, "p20_s": 0.0}
+            for t in (1, 2) for k, mm in BenchPlan().gemv_shapes]
+    m.gemv = rows
+    fit = fit_host(m)
+    assert fit.gemv_Bps[0] == pytest.approx(20e9, rel=0.02)
+    text = platform_yaml(fit, m)
+    assert "gemv_GBps:" in text and "gemv_row_ns:" in text and "gemv_overhead_us:" in text
+    p = platform_from_dict(yaml.safe_load(text), "host")
+    assert p.core_type("cpu").roofline.gemv_GBps == pytest.approx([x / 1e9 for x in fit.gemv_Bps], rel=1e-3)
+    # the softmax's in-network cost comes from the synthetic network's softmax, switchable
+    assert any(row["op"] == "sm" for row in m.network)
+    assert "softmax" in fit.kind_overhead_s and "softmax" not in fit_host(m, softmax=False).kind_overhead_s

@@ -17,7 +17,11 @@ separate kernel); with ``gemm_pack_GBps`` the GEMM pays per byte of its operands
 matrix and the filters into blocks, writing the output), (im2col + weight + output bytes) /
 min(n * rate, bandwidth); with
 ``kind_GBps[kind]`` the ops of that kind move their bytes at min(rate, bandwidth) instead of the
-bandwidth (LRN, pooling: kernels slower than the memory). A rate is one core's (n cores: n times
+bandwidth (LRN, pooling: kernels slower than the memory); ``kind_overhead_us[kind]`` is a fixed
+cost per op of that kind (the softmax in a running network). With ``gemv_GBps`` a fully connected
+layer (a GEMV, x @ W with W of K rows) takes bytes / rate + K x ``gemv_row_ns`` for its memory
+time, and ``gemv_overhead_us`` more as a fixed cost: the STREAM-like bandwidth is itself a GEMV, and a GEMV's rows cost time of their own
+(docs/fidelity.md 1.6). A rate is one core's (n cores: n times
 it) or a measured list, entry n-1 for n cores. With ``gemm_tile_rows`` = ts set, the N
 rows of the im2col GEMM are dealt to the n threads in whole tiles of ts rows and the slowest thread
 decides (Pipe-it eq. 7 with integer iterations, ceil(ceil(N/ts)/n)), which makes small layers stop
@@ -73,6 +77,12 @@ class EpRates:
     dw_strided_MACps: float | None = None
     #: Depthwise seconds per output pixel and kernel tap on the whole EP (``dw_tap_cycles``), 0: none.
     dw_tap_s: float = 0.0
+    #: fc (GEMV) streaming rate (``gemv_GBps``), None: the bandwidth.
+    gemv_Bps: float | None = None
+    #: fc time per row of its weights (``gemv_row_ns``), s; read only with gemv_Bps.
+    gemv_row_s: float = 0.0
+    #: op kind -> fixed cost per op of that kind (``kind_overhead_us``), s.
+    kind_overhead_s: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
 
     def rate_for(self, dtype: str) -> float | None:
         """The GEMM rate of an op whose tensors are ``dtype`` on this EP, MAC/s (None: the EP has
@@ -151,12 +161,21 @@ class RooflineCostModel(CostModel):
             im2col = min(by_cores(r.im2col_GBps, n, True) * 1e9, bw) if r.im2col_GBps else None
             pack = min(by_cores(r.gemm_pack_GBps, n, True) * 1e9, bw) if r.gemm_pack_GBps else None
             kind_bw = {k: min(by_cores(v, n, True) * 1e9, bw) for k, v in r.kind_GBps.items()}
+            # fc: its own streaming rate and per-row cost where measured (not capped: the
+            # bandwidth is itself a GEMV's, docs/fidelity.md 1.6).
+            gemv = by_cores(r.gemv_GBps, n, True) * 1e9 if r.gemv_GBps else None
+            gemv_row = by_cores(r.gemv_row_ns, n, False) * 1e-9 if r.gemv_row_ns is not None else 0.0
+            kind_overhead = {k: by_cores(v, n, False) * 1e-6 for k, v in r.kind_overhead_us.items()}
+            if gemv:
+                kind_overhead["fc"] = kind_overhead.get("fc", 0.0) + by_cores(r.gemv_overhead_us, n, False) * 1e-6
             rates = EpRates(gemm * n, dw * n, gemm, bw, r.op_overhead_us * 1e-6,
                             by_cores(r.gemm_overhead_us, n, False) * 1e-6, r.gemm_tile_rows,
                             frozenset(t.kinds) if t.kinds else None, im2col, pack,
                             MappingProxyType(kind_bw),
                             dw_strided_MACps=dw_strided * n if dw_strided is not None else None,
-                            dw_tap_s=dw_tap / n)
+                            dw_tap_s=dw_tap / n,
+                            gemv_Bps=gemv, gemv_row_s=gemv_row if gemv else 0.0,
+                            kind_overhead_s=MappingProxyType(kind_overhead))
         self._ep_cache[key] = rates
         return rates
 
@@ -179,6 +198,7 @@ class RooflineCostModel(CostModel):
         overhead = r.overhead_s
         if op.kind in _GEMM_KINDS:
             overhead += r.gemm_overhead_s
+        overhead += r.kind_overhead_s.get(op.kind, 0.0)
         macs = op.macs
         if ep.accelerator and (r.dtype_MACps or r.compute_dtype):
             return self._accelerator_demand(op, r, overhead)
@@ -199,7 +219,12 @@ class RooflineCostModel(CostModel):
         else:
             compute = 0.0
         nbytes = op.input_bytes + op.output_bytes + op.weight_bytes + 2 * op.im2col_bytes
-        busy = max(compute, nbytes / r.kind_Bps.get(op.kind, bw))
+        if op.kind == "fc" and r.gemv_Bps is not None:
+            # a GEMV x @ W streams W row by row: bytes at its rate plus a cost per row (K rows).
+            memory = nbytes / r.gemv_Bps + op.gemm[1] * r.gemv_row_s
+        else:
+            memory = nbytes / r.kind_Bps.get(op.kind, bw)
+        busy = max(compute, memory)
         if op.im2col_bytes:  # conv: steps before the multiply-adds, when the core type has them
             if r.im2col_Bps is not None:
                 # A 1x1 stride-1 unpadded conv's image matrix is its input: a plain copy.

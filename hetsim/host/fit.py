@@ -24,10 +24,20 @@ The model fitted is the one :class:`~hetsim.cost.RooflineCostModel` evaluates, t
   (``dw_parallel_efficiency``, t = overhead + MACs / (n · peak · dw_eff · dw_par(n))): the same
   one-thread kernel, so 2 cores measure about 1/2, where the GEMMs' parallel_efficiency is near 1.
 
+* Cold GEMVs (the executor's fc on weights of several row lengths M, caches flushed)::
+
+      t = overhead + gemv_overhead(n) + bytes / gemv_rate(n) + K · gemv_row(n)
+
+  a fixed cost, a rate per byte and a cost per row of W (K rows of M), per core count. The STREAM-like run is one
+  such GEMV (M = 1024), so it lumps the two: long rows (M = 4096) stream faster than it, short ones
+  slower (docs/fidelity.md 1.6). Not fitted without those rows (older measurement files).
+
 * GEMMs in a network: the convs and fcs of a synthetic CNN, timed inside whole forward passes,
   take longer than the same GEMMs alone (their filters and buffers are cold after the big fully
   connected layer of the previous frame, BLAS threads must be woken): the median gap per core
-  count is ``gemm_overhead_us``. Its other ops match their isolated runs within a few µs.
+  count is ``gemm_overhead_us``. Its softmax, measured nowhere else, takes tens of µs more than its
+  bytes (a few cold numpy calls): its median gap is ``kind_overhead_us.softmax``. Its other ops
+  match their isolated runs within a few µs.
 
 The clock: the nominal one from /proc/cpuinfo, unless the fitted GEMM rate exceeds the ISA peak
 at that clock (turbo), in which case the clock is raised to the lowest 100 MHz step that holds it.
@@ -69,6 +79,12 @@ class HostFit:
     dw_parallel_efficiency: list[float] = field(default_factory=list)
     dw_strided_efficiency: float | None = None   #: depthwise of stride > 1 (None: not measured)
     dw_tap_cycles: float | None = None   #: depthwise cycles per output pixel and tap (None: not fitted)
+    #: fc (GEMV) rate per byte and cost per row of W, entry n-1: n cores (empty: not measured)
+    gemv_Bps: list[float] = field(default_factory=list)
+    gemv_row_s: list[float] = field(default_factory=list)
+    gemv_overhead_s: list[float] = field(default_factory=list)
+    #: kind -> fixed cost per op in a running network, entry n-1: n cores (the softmax)
+    kind_overhead_s: dict[str, list[float]] = field(default_factory=dict)
 
     @property
     def peak_MACps(self) -> float:
@@ -86,6 +102,13 @@ class HostFit:
         pack = min(threads * self.gemm_pack_Bps, bw)
         compute = n_rows * k * m / (threads * self.peak_MACps * self.gemm_efficiency * self.par_eff(threads))
         return self.op_overhead_s + (a + b + c) / pack + max(compute, (a + b + c) / bw)
+
+    def gemv_time(self, k: int, nbytes: float, threads: int) -> float:
+        """An fc of K inputs moving ``nbytes`` on ``threads`` cores, as the cost model prices it
+        with the fitted GEMV terms."""
+        return (self.op_overhead_s + by_cores(self.gemv_overhead_s, threads, scale_past_end=False)
+                + nbytes / by_cores(self.gemv_Bps, threads, scale_past_end=True)
+                + k * by_cores(self.gemv_row_s, threads, scale_past_end=False))
 
     def rate_time(self, nbytes: float, rates: list[float] | None, threads: int) -> float:
         """An op moving ``nbytes`` at the measured rate of ``threads`` cores (the bandwidth when
@@ -112,9 +135,10 @@ def _median_abs(errors) -> float:
 MAX_TURBO = 2.0
 
 
-def fit_host(m: Measurements, dw_taps: bool = True) -> HostFit:
-    """The roofline block's terms from ``m``; ``dw_taps=False`` leaves out the depthwise cost per
-    output pixel and tap (``dw_tap_cycles``: the ablation)."""
+def fit_host(m: Measurements, gemv: bool = True, softmax: bool = True, dw_taps: bool = True) -> HostFit:
+    """Every roofline term from ``m``. ``gemv`` / ``softmax`` / ``dw_taps`` False: leave the fc's
+    GEMV terms / the softmax's in-network cost / the depthwise cost per output pixel and tap
+    (``dw_tap_cycles``) out (the model before them; for ablations)."""
     machine = m.machine
     cores = len(machine["cpus"])
     core_bw, mem_bw = _fit_bandwidth(m)
@@ -123,7 +147,9 @@ def fit_host(m: Measurements, dw_taps: bool = True) -> HostFit:
     fit = HostFit(macs, freq, eff, [1.0], float(o), [], float(pack), [], core_bw, mem_bw, {}, None, cores)
     _fit_parallel_efficiency(fit, m, cores)
     _fit_kinds(fit, m, cores, dw_taps)
-    _fit_network_overheads(fit, m)
+    if gemv:
+        _fit_gemv(fit, m, cores)
+    _fit_network_overheads(fit, m, softmax)
     return fit
 
 
@@ -284,7 +310,30 @@ def _fit_dw(fit: HostFit, rows: list[dict], cores: int, taps: bool = True) -> No
         time(r, eff_of(r, e1, e2), tap, by_cores(par, r["threads"], False)) / r["time_s"] - 1 for r in rows)
 
 
-def _fit_network_overheads(fit: HostFit, m: Measurements) -> None:
+def _fit_gemv(fit: HostFit, m: Measurements, cores: int) -> None:
+    """The fc (GEMV) terms from the cold GEMV rows, per core count n: t = overhead + fixed +
+    bytes / rate + K x row (least squares on log time, soft-L1). Without those rows (measurements from before
+    2026-11-24, or fewer than 2 row lengths) nothing is set: fc ops keep the bandwidth."""
+    for n in range(1, cores + 1):
+        sub = [r for r in m.gemv if r["threads"] == n]
+        if len({r["k"] for r in sub}) < 2:
+            break
+        t = np.array([r["time_s"] for r in sub])
+
+        def res(x, sub=sub, t=t):
+            return np.log(np.array([fit.op_overhead_s + x[2] + q["bytes"] / x[0] + q["k"] * x[1]
+                                    for q in sub]) / t)
+
+        rate, row, fixed = _robust(res, [20 * _GB, 20e-9, 10e-6], [1e6, 1e-15, 1e-12], [1e13, 1e-3, 1.0])
+        fit.gemv_Bps.append(float(rate))
+        fit.gemv_row_s.append(float(row))
+        fit.gemv_overhead_s.append(float(fixed))
+    if fit.gemv_Bps:
+        fit.residuals["gemv"] = _median_abs(fit.gemv_time(r["k"], r["bytes"], r["threads"]) / r["time_s"] - 1
+                                            for r in m.gemv if r["threads"] <= len(fit.gemv_Bps))
+
+
+def _fit_network_overheads(fit: HostFit, m: Measurements, softmax_cost: bool = True) -> None:
     """What a GEMM costs in a running network beyond the same GEMM alone, from the ops of the
     synthetic network: per core count, the median over its conv and fc ops of (measured - cost
     model) is ``gemm_overhead``. The other kinds of op need nothing (their gaps are a few µs
@@ -301,12 +350,20 @@ def _fit_network_overheads(fit: HostFit, m: Measurements) -> None:
     from hetsim.host.microbench import FRAME
 
     rows = [r for r in m.network if r["op"] != FRAME]
+    softmax: dict[int, list[float]] = {}
     for row in rows:
         op = wl.op(row["op"])
         if str(op.kind) in ("conv", "fc"):
             model = cost.op_time(op, cost.platform.ep(f"C{row['threads']}"))
             gaps.setdefault(row["threads"], []).append(row["time_s"] - model)
+        elif str(op.kind) == "softmax":
+            model = cost.op_time(op, cost.platform.ep(f"C{row['threads']}"))
+            softmax.setdefault(row["threads"], []).append(row["time_s"] - model)
     fit.gemm_overhead_s = [max(0.0, float(np.median(gaps[n]))) for n in sorted(gaps)]
+    # The softmax: only ever measured here (no isolated rows); over a classifier's outputs it is a
+    # few cold numpy calls (30-50 us after a big fc, 6 us warm: docs/fidelity.md 1.6), not bytes.
+    if softmax and softmax_cost:
+        fit.kind_overhead_s["softmax"] = [max(0.0, float(np.median(softmax[n]))) for n in sorted(softmax)]
     cost = RooflineCostModel(platform_from_dict(platform_dict(fit), "fit"))
     fit.residuals["network ops"] = _median_abs(
         cost.op_time(wl.op(r["op"]), cost.platform.ep(f"C{r['threads']}")) / r["time_s"] - 1
@@ -336,6 +393,13 @@ def platform_dict(fit: HostFit, name: str = "host") -> dict:
         roofline["dw_strided_efficiency"] = round(fit.dw_strided_efficiency, 4)
     if fit.dw_tap_cycles is not None:
         roofline["dw_tap_cycles"] = round(fit.dw_tap_cycles, 4)
+    if fit.gemv_Bps:
+        roofline["gemv_GBps"] = [round(x / _GB, 3) for x in fit.gemv_Bps]
+        roofline["gemv_row_ns"] = [round(x * 1e9, 3) for x in fit.gemv_row_s]
+        roofline["gemv_overhead_us"] = [round(x * 1e6, 3) for x in fit.gemv_overhead_s]
+    if fit.kind_overhead_s:
+        roofline["kind_overhead_us"] = {k: [round(x * 1e6, 3) for x in v]
+                                        for k, v in sorted(fit.kind_overhead_s.items())}
     core = {
         "name": "cpu",
         "macs_per_cycle": fit.macs_per_cycle,
@@ -374,12 +438,12 @@ def platform_yaml(fit: HostFit, m: Measurements, name: str = "host", raw_file: s
         f"    bandwidth_GBps: {d['memories'][0]['bandwidth_GBps']}  # [measured] STREAM-like read (1-thread "
         f"GEMV, {_MB(m)} MB per core) on all {fit.cores} cores at once, summed",
     ]
-    lines += _core_type_yaml(fit, mc, c, r)
+    lines += _core_type_yaml(fit, mc, c, r, m)
     lines += _clusters_yaml(fit, gemm2)
     return "\n".join(lines)
 
 
-def _core_type_yaml(fit: HostFit, mc: dict, c: dict, r: dict) -> list[str]:
+def _core_type_yaml(fit: HostFit, mc: dict, c: dict, r: dict, m: Measurements) -> list[str]:
     """The core type's lines: MACs per cycle, bandwidth, clock and the roofline's fitted terms,
     each with how it was obtained and its median |error|."""
     note = ("nominal, /proc/cpuinfo" if fit.freq_MHz == mc["nominal_MHz"] else
@@ -416,6 +480,17 @@ def _core_type_yaml(fit: HostFit, mc: dict, c: dict, r: dict) -> list[str]:
     if "dw_parallel_efficiency" in r:
         lines.append(f"      dw_parallel_efficiency: {r['dw_parallel_efficiency']}  # [fitted] the same kernel on 1, 2, "
                      f"... cores, entry n-1 (median |error| {fit.residuals.get('kind dw', float('nan')):.1%})")
+    if "gemv_GBps" in r:
+        lines.append(f"      gemv_GBps: {r['gemv_GBps']}  # [fitted] executor's fc (x @ W) on cold weights of "
+                     f"{len({g['m'] for g in m.gemv})} row lengths, on 1, 2, ... cores: rate per byte "
+                     f"(median |error| {fit.residuals.get('gemv', float('nan')):.1%})")
+        lines.append(f"      gemv_row_ns: {r['gemv_row_ns']}  # [fitted] (same GEMVs) cost per row of the weights")
+        lines.append(f"      gemv_overhead_us: {r['gemv_overhead_us']}  # [fitted] (same GEMVs) fixed cost per fc")
+    if "kind_overhead_us" in r:
+        lines.append("      kind_overhead_us:  # [fitted] median extra per op inside the synthetic network, "
+                     "on 1, 2, ... cores")
+        for k, v in r["kind_overhead_us"].items():
+            lines.append(f"        {k}: {v}")
     if r["kind_GBps"]:
         lines.append("      kind_GBps:  # [fitted] executor's kernels on 1, 2, ... cores, GB/s (capped by the bandwidth)")
         for k, v in r["kind_GBps"].items():

@@ -11,6 +11,8 @@
 * **Network context**: every op's time inside forward passes of a synthetic CNN (none of the
   validation networks), for what isolated runs miss: per-op dispatch, caches flushed by a big
   fully connected layer, thread wake-ups on several cores.
+* **Cold GEMVs**: the executor's fc (x @ W) on weights of a few row lengths, after the caches
+  are flushed: a rate per byte and a cost per row, which the STREAM-like run lumps together.
 * **Hand-off**: a frame through the executor's :class:`~hetsim.host.executor.Channel` between two
   pinned processes (latency and copy rate), to check what the simulator's free shared-memory
   hand-off leaves out.
@@ -95,6 +97,13 @@ class BenchPlan:
     level_reps: int = 9
     # Winograd F(2x2, 3x3) transforms and whole convs (H = W, C, M), the executor's kernels.
     winograd_shapes: tuple[tuple[int, int, int], ...] = ((56, 32, 32), (28, 64, 96), (14, 128, 128), (28, 128, 64))
+    # Cold GEMVs (the executor's fc, K x M weights): 16 MB at row lengths M of 256-16384, and 2, 4,
+    # 64 and 128 MB, so that a fixed cost, a rate per byte and a cost per row (K rows) separate
+    # (docs/fidelity.md 1.6).
+    gemv_shapes: tuple[tuple[int, int], ...] = ((16384, 256), (4096, 1000), (1024, 4096), (256, 16384),
+                                                (1024, 1000), (16384, 1000), (8192, 4096), (512, 1024),
+                                                (256, 4096))
+    gemv_reps: int = 11
 
     @classmethod
     def quick(cls) -> BenchPlan:
@@ -103,7 +112,8 @@ class BenchPlan:
                    kinds=("relu", "maxpool", "lrn"), kind_reps=2, handoff_bytes=(0, 4096),
                    handoff_reps=3, network_input=32, network_reps=2, heldout_n=(24,), heldout_k=(48,),
                    heldout_m=(24,), sweep_m=(8, 16), sweep_n=(8, 12), sweep_base=(64, 64, 32),
-                   context_reps=2, level_KiB=(64, 1024), level_reps=2, winograd_shapes=((8, 8, 8),))
+                   context_reps=2, level_KiB=(64, 1024), level_reps=2, winograd_shapes=((8, 8, 8),),
+                   gemv_shapes=((64, 32), (16, 128)), gemv_reps=2)
 
     def units(self, cores: int) -> dict[str, int]:
         """Timed runs per phase (for the progress bar)."""
@@ -119,6 +129,7 @@ class BenchPlan:
             "gemm contexts": len(context_shapes(self)) * cores * 2 * (self.context_reps + 1),
             "levels": len(self.level_KiB) * (self.level_reps + 1),
             "winograd": len(self.winograd_shapes) * 3 * (self.kind_reps + 1),
+            "gemv": len(self.gemv_shapes) * cores * (self.gemv_reps + 1),
         }
 
 
@@ -139,6 +150,7 @@ class Measurements:
     contexts: list[dict] = field(default_factory=list)
     levels: list[dict] = field(default_factory=list)    # kib, bytes, threads, time_s (x @ W, warm)
     winograd: list[dict] = field(default_factory=list)  # h, c, m, step (input|output|conv), time_s
+    gemv: list[dict] = field(default_factory=list)      # k, m, threads, bytes, time_s (executor's fc, cold)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -267,7 +279,7 @@ def with_statistic(m: Measurements, statistic: str) -> Measurements:
         raise ValueError(f"statistic {statistic!r}: allowed: median, p20")
     d = m.to_dict()
     if statistic == "p20":
-        for key in ("gemm", "im2col", "kinds", "network", "contexts", "levels", "winograd"):
+        for key in ("gemm", "im2col", "kinds", "network", "contexts", "levels", "winograd", "gemv"):
             for row in d.get(key, []):
                 if "p20_s" in row:
                     row["time_s"] = row["p20_s"]
@@ -568,6 +580,56 @@ def bench_winograd(plan: BenchPlan, cores: list[int], progress: Progress) -> lis
             for (_, (h, c, m, step)), ts in times.items()]
 
 
+# -- cold GEMVs: the executor's fully connected layer ------------------------------------------
+def _single_fc(k: int, m: int):
+    """An fc op of K inputs and M outputs, built through the workload loader."""
+    from hetsim.workload import workload_from_dict
+
+    wl = workload_from_dict({"schema": 1, "name": "bench-fc", "input": {"h": 1, "w": 1, "c": k},
+                             "layer_kinds": ["fc"], "ops": [{"name": "x", "kind": "fc", "out_c": m}]})
+    return wl.op("x")
+
+
+def bench_gemv(plan: BenchPlan, cores: list[int], progress: Progress) -> list[dict]:
+    """The executor's fc kernel (x @ W, W allocated as the executor does) on each of
+    ``gemv_shapes``, cold: timed after reading a buffer 4x the caches and a tiny GEMM (only the data
+    is cold), as a network's fc finds its weights. One thread count at a time, all its repetitions
+    (rounds over every shape) before the next: switching the pinning between calls left OpenBLAS's
+    GEMV worker waiting for a scheduler tick (2-thread GEMVs of 5-8 ms, measured)."""
+    from threadpoolctl import threadpool_limits
+
+    rng = np.random.default_rng(6)
+    ops = {s: _single_fc(*s) for s in plan.gemv_shapes}
+    kernels = {s: compile_op(op, np.random.default_rng(0), Workers(1)) for s, op in ops.items()}
+    xs = {s: [rng.standard_normal((1, 1, s[0]), dtype=np.float32)] for s in ops}
+    flush = np.ones(flush_bytes(machine_info()) // 4, dtype=np.float32)
+    tiny = np.ones((8, 8), dtype=np.float32)
+    out = []
+    for threads in range(1, len(cores) + 1):
+        pin_process(cores[:threads])
+        times: dict[tuple[int, int], list[float]] = {}
+        loads = []
+        with threadpool_limits(threads, user_api="blas"):
+            for rep in range(plan.gemv_reps + 1):
+                loads.append(os.getloadavg()[0])
+                for s, kernel in kernels.items():
+                    flush.sum()
+                    tiny @ tiny   # the BLAS code back in cache: in a network only the data is cold
+                    t = _time(partial(kernel, xs[s]))
+                    if rep:
+                        times.setdefault(s, []).append(t)
+                    progress("gemv", 1)
+        if threads > 1:
+            _settle()
+        for (k, m), ts in times.items():
+            op = ops[(k, m)]
+            out.append({"k": k, "m": m, "threads": threads,
+                        "bytes": int(op.input_bytes + op.output_bytes + op.weight_bytes), **stats(ts),
+                        "load": float(np.median(loads))})
+    pin_process(cores)
+    return out
+
+
 # -- hand-off between two processes -----------------------------------------------------------
 def _echo(cpu: int, ch_in, ch_out, n: int) -> None:
     die_with_parent()
@@ -697,6 +759,7 @@ def run_all(plan: BenchPlan | None = None, progress: Progress | None = None) -> 
     m.contexts = bench_contexts(plan, cores, progress)
     m.levels = bench_levels(plan, cores, progress)
     m.winograd = bench_winograd(plan, cores, progress)
+    m.gemv = bench_gemv(plan, cores, progress)
     m.load["loadavg_after"] = list(os.getloadavg())
     m.load["wall_s"] = time.perf_counter() - t0
     return m

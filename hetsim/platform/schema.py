@@ -41,6 +41,7 @@ from hetsim.bounds import (
     OptMacsPerCycle,
     OptPeak_GMACps,
     OptPerCoresBandwidth_GBps,
+    OptPerCoresPerUnit_ns,
     OptPosFactor,
     OptPower_W,
     Overhead_us,
@@ -213,9 +214,31 @@ class RooflineCoreParams(CostParams):
         "the rate of n cores. An op of a listed kind moves its bytes at min(rate, bandwidth). "
         "Default: the bandwidth.")
 
+    gemv_GBps: OptPerCoresBandwidth_GBps = Field(
+        default=None, description="Rate a fully connected layer (a GEMV at batch 1, x @ W with W of "
+        "K rows of M) streams its bytes, GB/s: one core's rate (n cores: n x it) or a list whose "
+        "entry n-1 is the rate of n cores (as measured). When set, an fc op's memory time is bytes / "
+        "this + K x gemv_row_ns instead of bytes / bandwidth: the STREAM-like bandwidth is itself a "
+        "GEMV whose rows cost time of their own, so long rows (large M) stream faster than it, short "
+        "ones slower (docs/fidelity.md 1.6). Not capped by the bandwidth. Default: the bandwidth.")
+    gemv_row_ns: OptPerCoresPerUnit_ns = Field(
+        default=None, description="Time per row of a fully connected layer's weights (per input "
+        "element) on top of gemv_GBps, ns: one value or a list, entry n-1 for n cores (beyond the "
+        "list, the last entry). Read only with gemv_GBps. Default 0.")
+    gemv_overhead_us: PerCoresOverhead_us = Field(
+        default=0.0, description="Fixed cost of a fully connected layer on cold weights on top of "
+        "op_overhead_us and gemm_overhead_us, us: one value or a list, entry n-1 for n cores. Read "
+        "only with gemv_GBps. Default 0.")
+    kind_overhead_us: dict[str, PerCoresOverhead_us] = Field(
+        default_factory=dict, description="Fixed cost per op of a kind on top of op_overhead_us, us: "
+        "one value or a list whose entry n-1 holds on n cores. For kernels whose time in a running "
+        "network is a few cold calls rather than bytes (the softmax over a classifier's outputs, "
+        "docs/fidelity.md 1.6). Default: none.")
+
     @model_validator(mode="after")
     def _check(self) -> RooflineCoreParams:
         _check_kinds(list(self.kind_GBps))
+        _check_kinds(list(self.kind_overhead_us))
         return self
 
 

@@ -140,6 +140,14 @@ ABLATIONS: dict[str, tuple[dict, bool]] = {
     "no caches": ({"caches": False}, True),
     "overlap = max": ({"overlap": 1.0}, True),
     "no network context": ({}, False),
+    "no dw taps": ({"dw_tap_cycles": 0.0}, True),
+}
+
+#: The roofline refitted with one of its fitted terms held off: name -> fit_host keywords.
+ROOFLINE_ABLATIONS: dict[str, dict] = {
+    "roofline, no dw taps": {"dw_taps": False},
+    "roofline, no gemv terms": {"gemv": False},
+    "roofline, no softmax": {"softmax": False},
 }
 
 
@@ -150,7 +158,8 @@ GEMV_ROWS: list[dict] = []
 
 def models_of_run(rd: Path, statistic: str):
     """(platform per model name, cost factory) of one run: the roofline and gemm2 as calibrated,
-    and gemm2 refitted with each mechanism of :data:`ABLATIONS` held off, all from the run's saved
+    gemm2 refitted with each mechanism of :data:`ABLATIONS` held off and the roofline with each of
+    :data:`ROOFLINE_ABLATIONS`, all from the run's saved
     measurements and the same ``statistic`` (plus :data:`GEMV_ROWS` where the run has none)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from hetsim.cost import Gemm2CostModel, RooflineCostModel
@@ -174,11 +183,18 @@ def models_of_run(rd: Path, statistic: str):
         platform = platform_from_dict(d, name)
         if name == "gemm2":
             out["roofline"] = (platform, RooflineCostModel)
+            clock = g2
 
         def gemm2_model(p, c: bool = context) -> Gemm2CostModel:
             return Gemm2CostModel(p, context=c)
 
         out[name] = (platform, gemm2_model)
+    for name, kw in ROOFLINE_ABLATIONS.items():
+        alt = fit_host(m, **kw)
+        unify_clock(alt, clock)     # the clock the gemm2 fit raised it to, as the roofline's
+        d = platform_dict(alt)
+        d["core_types"][0]["dvfs"][0]["freq_MHz"] = clock.freq_MHz
+        out[name] = (platform_from_dict(d, name), RooflineCostModel)
     return out, m, fit
 
 

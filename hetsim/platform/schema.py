@@ -220,7 +220,8 @@ class RooflineCoreParams(CostParams):
         "entry n-1 is the rate of n cores (as measured). When set, an fc op's memory time is bytes / "
         "this + K x gemv_row_ns instead of bytes / bandwidth: the STREAM-like bandwidth is itself a "
         "GEMV whose rows cost time of their own, so long rows (large M) stream faster than it, short "
-        "ones slower (docs/fidelity.md 1.6). Not capped by the bandwidth. Default: the bandwidth.")
+        "ones slower (docs/fidelity.md 1.6). Not capped by the bandwidth. Read by the roofline only (the "
+        "Pipe-it ground truth streams a GEMV at pipeit.gemv_GBps_per_core). Default: the bandwidth.")
     gemv_row_ns: OptPerCoresPerUnit_ns = Field(
         default=None, description="Time per row of a fully connected layer's weights (per input "
         "element) on top of gemv_GBps, ns: one value or a list, entry n-1 for n cores (beyond the "

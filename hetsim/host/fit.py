@@ -952,8 +952,9 @@ def _gemm2_gemv(machine: _Gemm2Machine, m: Measurements, block: dict, f: float, 
         for i, r in enumerate(rows):
             k, mm = r["k"], r["m"]
             mac_cycles[i] = k * mm / (mpc * eff * by_cores(block["parallel_efficiency"], t, False) * t)
-            acc = [Access(4.0 * k, dist), Access(4.0 * k * mm, dist),
-                   Access(4.0 * mm, 4.0 * (k + mm + k * mm), write=True)]   # as Gemm2CostModel._matmul
+            # as Gemm2CostModel._matmul: x, W (with its bias: the row's bytes less x and y), y written
+            acc = [Access(4.0 * k, dist), Access(r["bytes"] - 4.0 * (k + mm), dist),
+                   Access(4.0 * mm, r["bytes"], write=True)]
             traffic, _, _ = level_traffic(levels, acc, e.params)
             dram = len(levels) - 1
             other_s[i] = traffic_time([(j, b) for j, b in traffic if j != dram], bandwidths)

@@ -24,6 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from hetsim.host.fit import NO_GEMV_TERMS  # noqa: E402
+
 NETWORKS = ("alexnet", "googlenet", "mobilenet", "resnet50", "squeezenet")
 COSTS = ("roofline", "gemm2")
 
@@ -141,6 +144,8 @@ ABLATIONS: dict[str, tuple[dict, bool]] = {
     "overlap = max": ({"overlap": 1.0}, True),
     "no network context": ({}, False),
     "no dw taps": ({"dw_tap_cycles": 0.0}, True),
+    "no gemv terms": (NO_GEMV_TERMS, True),
+    "no softmax term": ({"kind_overhead_us": {}}, True),
 }
 
 #: The roofline refitted with one of its fitted terms held off: name -> fit_host keywords.

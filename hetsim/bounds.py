@@ -197,6 +197,8 @@ _Us = Annotated[float, _bounds(OVERHEAD_US)]
 Overhead_us = Annotated[float, _bounds(OVERHEAD_US), _number(OVERHEAD_US, "us")]
 PerCoresOverhead_us = Annotated[_Us | Annotated[list[_Us], Field(min_length=1)],
                                 _per_cores(OVERHEAD_US, "us")]
+OptPerCoresOverhead_us = Annotated[_Us | Annotated[list[_Us], Field(min_length=1)] | None,
+                                   _per_cores(OVERHEAD_US, "us", optional=True)]
 OptCapacity_GiB = Annotated[Annotated[float, _bounds(CAPACITY_GIB)] | None,
                             _number(CAPACITY_GIB, "GiB", optional=True)]
 OptCache_KiB = Annotated[Annotated[float, _bounds(CACHE_KIB)] | None,
@@ -261,6 +263,9 @@ Factor = Annotated[float, _bounds(FACTOR, True), _number(FACTOR, low_open=True)]
 Speedup = Annotated[float, _bounds((1.0, FACTOR[1])), _number((1.0, FACTOR[1]))]
 #: Core or accelerator cycles per unit of work (gemm2's per-byte, per-tile, per-kernel costs): [0, 1e6].
 Cycles = Annotated[float, _bounds(FACTOR), _number(FACTOR, "cycles")]
+_Cyc = Annotated[float, _bounds(FACTOR)]
+#: Cycles per unit of work on n cores: one value, or a list whose entry n-1 holds on n cores.
+PerCoresCycles = Annotated[_Cyc | Annotated[list[_Cyc], Field(min_length=1)], _per_cores(FACTOR, "cycles")]
 OptPosFactor = Annotated[Annotated[float, _bounds(FACTOR, True)] | None, _number(FACTOR, low_open=True, optional=True)]
 OptMacsPerCycle = Annotated[Annotated[float, _bounds(MACS_PER_CYCLE)] | None,
                             _number(MACS_PER_CYCLE, optional=True)]

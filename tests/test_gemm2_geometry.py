@@ -102,7 +102,9 @@ def test_changing_a_geometry_parameter_is_a_new_geometry(change):
     ("kernel_efficiency", "0.3"), ("dw_macs_per_cycle", "0.5"), ("dw_strided_macs_per_cycle", "0.4"),
     ("dw_tap_cycles", "3.0"),
     ("gemv_efficiency", "0.5"),
-    ("gemv_GBps_per_core", "2.0"), ("parallel_efficiency", "[1.0, 0.8]"), ("gemm_call_us", "5.0"),
+    ("gemv_GBps_per_core", "2.0"), ("gemv_GBps_per_core", "[2.0, 1.5]"), ("gemv_row_cycles", "[100, 60]"),
+    ("gemv_call_us", "[12.0, 20.0]"), ("kind_overhead_us", "{softmax: [40.0, 45.0]}"),
+    ("parallel_efficiency", "[1.0, 0.8]"), ("gemm_call_us", "5.0"),
     ("op_overhead_us", "50"), ("l2_bytes_per_cycle", "4"), ("l3_GBps", "10"), ("overlap", "0.5")])
 def test_price_fields_do_not_enter_the_geometry(field, value):
     """Each of PRICE_FIELDS moved alone leaves the key and every op's geometry (computed afresh)

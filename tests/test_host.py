@@ -452,3 +452,137 @@ def test_old_measurement_files_load_and_fit_without_gemv_rows_and_the_yaml_state
     # the softmax's in-network cost comes from the synthetic network's softmax, switchable
     assert any(row["op"] == "sm" for row in m.network)
     assert "softmax" in fit.kind_overhead_s and "softmax" not in fit_host(m, softmax=False).kind_overhead_s
+
+
+# -- gemm2's GEMV terms and softmax cost (docs/fidelity.md 1.8) ---------------------------------
+def _host_gemm2(**terms):
+    """A host-like fit (2 cores) and gemm2 block; ``terms`` added to the block."""
+    from hetsim.host.fit import Gemm2Fit, HostFit
+
+    fit = HostFit(macs_per_cycle=16, freq_MHz=3000.0, gemm_efficiency=0.9, parallel_efficiency=[1.0, 0.9],
+                  op_overhead_s=2e-6, gemm_overhead_s=[], gemm_pack_Bps=10e9, im2col_Bps=[5e9],
+                  core_bandwidth_Bps=20e9, memory_bandwidth_Bps=28e9, kind_Bps={}, dw_efficiency=None, cores=2)
+    block = {"kernel_efficiency": 0.9, "parallel_efficiency": [1.0, 0.9], "gemm_call_us": [2.0, 4.0],
+             "overlap": 0.2, "op_overhead_us": 1.0, "gemm_macs_per_thread": 262144, "l2_bytes_per_cycle": 20.0,
+             "l3_GBps": 60.0, "residency": "proportional", "kernel_threads": 1, **terms}
+    return fit, Gemm2Fit(block, 32.0, 1024.0, True, 32768.0, 3000.0)
+
+
+def _gemv_rows(fit, g2, m, shapes=((16384, 256), (4096, 1000), (1024, 4096), (256, 16384), (1024, 1000),
+                                     (512, 1024), (8192, 4096))):
+    """Cold GEMV rows timed by the gemm2 model itself (the real Gemm2CostModel, operands a round away)."""
+    from hetsim.cost import Gemm2CostModel
+    from hetsim.cost.gemm2 import OpContext
+    from hetsim.host.fit import _gemm2_platform, gemv_round_distance
+    from hetsim.host.microbench import _single_fc
+
+    ops = {s: _single_fc(*s) for s in shapes}    # as bench_gemv: the op's bytes, W's bias included
+    m.gemv = [{"k": k, "m": mm, "threads": t, "bytes": int(op.input_bytes + op.output_bytes + op.weight_bytes)}
+              for t in (1, 2) for (k, mm), op in ops.items()]
+    dist = gemv_round_distance(m)
+    platform = _gemm2_platform(g2, fit)
+    cost = Gemm2CostModel(platform)
+    for r in m.gemv:
+        op = ops[(r["k"], r["m"])]
+        cost._context[id(op)] = OpContext((dist,), dist, False)
+        r["time_s"] = cost.op_time(op, platform.ep(f"C{r['threads']}"))
+    return m.gemv
+
+
+def test_gemm2_gemv_terms_and_kind_overheads_price_fc_and_softmax_and_default_to_the_old_model(tiny_file):
+    from hetsim.cost import Gemm2CostModel
+
+    wl = load_workload(tiny_file)
+    fc, prob, relu = wl.op("fc"), wl.op("prob"), wl.op("r1")
+    _, k, _ = fc.gemm
+    hikey = load_platform("hikey970")
+
+    def model(**fields):
+        over = [f"core_types.{t}.gemm2.{f}={v}" for t in ("cortex-a73", "cortex-a53") for f, v in fields.items()]
+        return Gemm2CostModel(load_platform("hikey970", over), [wl])
+
+    base = Gemm2CostModel(hikey, [wl])
+    rich = model(gemv_row_cycles="[100.0, 60.0]", gemv_call_us="[12.0, 20.0]", kind_overhead_us="{softmax: [40.0, 45.0]}")
+    for ep_name in ("B1", "B2", "B4"):
+        ep = hikey.ep(ep_name)
+        b, r = base.breakdown(fc, ep).steps[0], rich.breakdown(fc, ep).steps[0]
+        t = b.threads
+        assert r.cycles == pytest.approx(b.cycles + k * (100.0, 60.0)[min(t, 2) - 1])
+        assert r.fixed_s - b.fixed_s == pytest.approx((12e-6, 20e-6)[min(t, 2) - 1] - 0.0)   # hikey: no gemm_call_us
+        assert rich.op_time(prob, ep) == pytest.approx(base.op_time(prob, ep) + (40e-6, 45e-6)[min(ep.cores, 2) - 1])
+        assert rich.op_time(relu, ep) == base.op_time(relu, ep)
+    # the DRAM rate: one value per core, capped by the memory as before; a list per thread count, not capped
+    b4 = hikey.ep("B4")
+    t = base.breakdown(fc, b4).steps[0].threads
+    capped = model(gemv_GBps_per_core="100.0").breakdown(fc, b4).steps[0]
+    measured = model(gemv_GBps_per_core="[100.0, 80.0, 70.0, 60.0]").breakdown(fc, b4).steps[0]
+    view = base.ep_view(b4)
+    assert capped.dram_Bps == pytest.approx(min(t * 100e9, view.dram_Bps_max))
+    assert measured.dram_Bps == pytest.approx(t * (100e9, 80e9, 70e9, 60e9)[t - 1])
+    # absent: every op of the tiny network priced exactly as before the fields existed
+    zero = model(gemv_row_cycles="0.0", kind_overhead_us="{}")
+    assert [zero.op_time(op, b4) for op in wl.ops] == [base.op_time(op, b4) for op in wl.ops]
+    with pytest.raises(HetsimError, match="unknown op kind"):
+        load_platform("hikey970", ["core_types.cortex-a73.gemm2.kind_overhead_us={softmaks: 1.0}"])
+
+
+def test_the_gemm2_gemv_fit_recovers_its_terms_through_the_models_arithmetic():
+    """Rows timed by the real model with known terms: fit_gemm2's GEMV step recovers them (so the
+    fit prices a row as the model does), the ablation fits nothing, files without rows fit nothing."""
+    from hetsim.host.fit import NO_GEMV_TERMS, _gemm2_gemv, _Gemm2Machine
+
+    truth = {"gemv_GBps_per_core": [26.0, 18.0], "gemv_row_cycles": [150.0, 90.0], "gemv_call_us": [15.0, 22.0]}
+    fit, g2 = _host_gemm2(**truth)
+    m = SimpleNamespace(machine={"caches": [{"level": 3, "size_KiB": 32768}]}, gemv=[])
+    rows = _gemv_rows(fit, g2, m)
+    block = {k: v for k, v in g2.block.items() if k not in truth}
+    machine = _Gemm2Machine(fit, {}, 3000e6, 32 * 1024.0, 1024 * 1024.0, True, 32768 * 1024.0)
+    _gemm2_gemv(machine, m, block, 3000e6, 0.2)
+    for key, want in truth.items():
+        assert block[key] == pytest.approx(want, rel=1e-3), key
+    # the ablation: every term held at its old value, nothing fitted
+    held = {k: v for k, v in g2.block.items() if k not in truth}
+    _gemm2_gemv(_Gemm2Machine(fit, dict(NO_GEMV_TERMS), 3000e6, 32 * 1024.0, 1024 * 1024.0, True, 32768 * 1024.0),
+                m, held, 3000e6, 0.2)
+    assert not set(truth) & set(held)
+    # no rows (measurements from before the gemv phase): nothing fitted
+    m.gemv = []
+    old = {k: v for k, v in g2.block.items() if k not in truth}
+    _gemm2_gemv(machine, m, old, 3000e6, 0.2)
+    assert not set(truth) & set(old)
+    assert len(rows) == 14 and min(r["time_s"] for r in rows) > 0
+
+
+def test_the_gemm2_softmax_cost_is_its_median_gap_in_the_synthetic_network_and_the_yaml_states_it():
+    from hetsim.cost import Gemm2CostModel
+    from hetsim.host.fit import _gemm2_network_kinds, _gemm2_platform, _gemm2_yaml, platform_yaml
+    from hetsim.host.microbench import Measurements, synthetic_network
+
+    fit, g2 = _host_gemm2(gemv_GBps_per_core=[26.0, 18.0], gemv_row_cycles=[150.0, 90.0], gemv_call_us=[15.0, 22.0])
+    wl = synthetic_network(32)
+    platform = _gemm2_platform(g2, fit)
+    cost = Gemm2CostModel(platform, [wl])
+    gap = {1: 40e-6, 2: 45e-6}
+    rows = [{"op": op.name, "threads": n,
+             "time_s": cost.op_time(op, platform.ep(f"C{n}")) + (gap[n] if str(op.kind) == "softmax" else 0.0)}
+            for n in (1, 2) for op in wl.ops]
+    assert any(str(wl.op(r["op"]).kind) == "softmax" for r in rows)
+    m = SimpleNamespace(network=rows, network_input=32)
+    _gemm2_network_kinds(g2, m, fit)
+    assert g2.block["kind_overhead_us"]["softmax"] == pytest.approx([40.0, 45.0], rel=1e-6)
+    _gemm2_network_kinds(g2, m, fit)              # refitting does not stack on the fitted value
+    assert g2.block["kind_overhead_us"]["softmax"] == pytest.approx([40.0, 45.0], rel=1e-6)
+    fitted = _gemm2_platform(g2, fit)
+    sm = next(op for op in wl.ops if str(op.kind) == "softmax")
+    assert Gemm2CostModel(fitted, [wl]).op_time(sm, fitted.ep("C2")) == pytest.approx(
+        next(r["time_s"] for r in rows if r["op"] == sm.name and r["threads"] == 2))
+    # the YAML: a [fitted] comment per new field, and the values read back
+    g2.residuals["gemm2 gemv"] = 0.02
+    lines = {ln.split(":")[0].strip(): ln for ln in _gemm2_yaml(g2)}
+    for key in ("gemv_GBps_per_core", "gemv_row_cycles", "gemv_call_us", "kind_overhead_us"):
+        assert "# [fitted]" in lines[key], key
+    d = json.loads(open("docs/validation/host.measurements.json").read())
+    text = platform_yaml(fit, Measurements.from_dict(d.get("measurements", d)), gemm2=g2)
+    back = platform_from_dict(yaml.safe_load(text), "host").core_type("cpu").gemm2
+    assert back.gemv_row_cycles == [150.0, 90.0] and back.gemv_GBps_per_core == [26.0, 18.0]
+    assert back.gemv_call_us == [15.0, 22.0] and back.kind_overhead_us == {"softmax": [40.0, 45.0]}

@@ -21,7 +21,10 @@ every layer. gemm2 builds an op's time from the steps a framework runs and the d
 * **Algorithms**: a conv is an image matrix + GEMM (``im2col``), a GEMM on its input (1×1 stride 1
   without ``im2col_1x1``), or Winograd F(m×m, 3×3) (input transform, m+2 squared GEMMs on the
   transformed tiles, output transform), as ``conv_policy`` picks; depthwise convs, GEMVs (fc at batch
-  1) and the other kernels have their own rates.
+  1) and the other kernels have their own rates. A GEMV may pay cycles per row of its weights
+  (``gemv_row_cycles``), a call cost of its own (``gemv_call_us``) and stream DRAM at its own
+  rate (``gemv_GBps_per_core``); a kernel of a kind a fixed cost (``kind_overhead_us``: the
+  softmax's cold calls in a network).
 * **Frame ingest**: the op reading the network input pays ``frame_ingest_us`` (+ per byte).
 
 Five mechanisms switch off one at a time (``tiles``, ``caches``, ``algorithms``, ``clocks``,
@@ -184,9 +187,9 @@ class OpContext:
 #: parallel_efficiency). Every other field, and the EP's cores, MACs per cycle and cache sizes,
 #: enters an op's geometry (:func:`geometry_key`).
 PRICE_FIELDS = frozenset({"kernel_efficiency", "dw_macs_per_cycle", "dw_strided_macs_per_cycle",
-                          "dw_tap_cycles", "gemv_efficiency", "gemv_GBps_per_core",
-                          "parallel_efficiency", "gemm_call_us", "op_overhead_us", "l2_bytes_per_cycle",
-                          "l3_GBps", "overlap"})
+                          "dw_tap_cycles", "gemv_efficiency", "gemv_GBps_per_core", "gemv_row_cycles",
+                          "gemv_call_us", "parallel_efficiency", "gemm_call_us", "op_overhead_us",
+                          "kind_overhead_us", "l2_bytes_per_cycle", "l3_GBps", "overlap"})
 #: How a step's ``work`` becomes core cycles (:meth:`Gemm2CostModel.price`).
 RATES = ("cycles", "gemm", "depthwise", "gemv", "ingest")
 
@@ -213,6 +216,7 @@ class StepGeometry:
     fixed_s: float = 0.0                      #: a fixed cost that is not a price field (frame_ingest_us)
     strided: bool = False                     #: a depthwise step of stride > 1 (dw_strided_macs_per_cycle)
     taps: float = 0.0                         #: a depthwise step's output pixels × kernel taps (dw_tap_cycles)
+    rows: float = 0.0                         #: a GEMV step's rows of W, K (gemv_row_cycles)
 
 
 @dataclass(frozen=True, slots=True)
@@ -590,7 +594,8 @@ class Gemm2CostModel(CostModel):
         out = Access(op.output_bytes, _working_set(op), write=True)
         if algo == "gemv":
             t = self._gemm_threads(e, n_rows * k * m * groups)
-            return _step(e, "gemv", t, "gemv", n_rows * k * m * groups, [a, b, out], calls=1)
+            return _step(e, "gemv", t, "gemv", n_rows * k * m * groups, [a, b, out], calls=1,
+                         rows=float(k * groups))
         return self._gemm_step(e, n_rows, k, m, groups, a, b, out)
 
     def _gemm_threads(self, e: Gemm2Ep, macs: float) -> int:
@@ -639,14 +644,18 @@ class Gemm2CostModel(CostModel):
             elif sg.rate == "gemv":
                 rate = e.macs_per_cycle * (g.gemv_efficiency or g.kernel_efficiency) * \
                     by_cores(g.parallel_efficiency, t, False)
-                cycles = sg.work / (rate * t)
-                fixed_s = by_cores(g.gemm_call_us, t, False) * 1e-6 * sg.calls
+                # the MACs, and the kernel's loop over W's K rows (docs/fidelity.md 1.6)
+                cycles = sg.work / (rate * t) + sg.rows * by_cores(g.gemv_row_cycles, t, False)
+                call_us = g.gemm_call_us if g.gemv_call_us is None else g.gemv_call_us
+                fixed_s = by_cores(call_us, t, False) * 1e-6 * sg.calls
                 if g.gemv_GBps_per_core:     # the GEMV streams its weights at its own DRAM rate
-                    dram_Bps = min(t * g.gemv_GBps_per_core * 1e9, e.dram_Bps_max)
+                    dram_Bps = gemv_dram_Bps(e, t)
             elif sg.rate == "ingest":        # ns per byte, as cycles at the level's clock
                 cycles = g.frame_ingest_ns_per_byte * 1e-9 * sg.work * e.freq_Hz / e.freq_ratio
             else:
                 cycles = sg.work
+                if sg.name in g.kind_overhead_us:    # a kernel step is named by its op's kind
+                    fixed_s += by_cores(g.kind_overhead_us[sg.name], e.cores, False) * 1e-6
             if i == geometry.overhead_step:
                 fixed_s += g.op_overhead_us * 1e-6
             core_s = cycles / e.freq_Hz
@@ -725,6 +734,19 @@ def gemm_terms(e: Gemm2Ep, n_rows: int, k: int, m: int, groups: int, threads: in
     kblocks = math.ceil(k / g.block_k) if g.block_k else 1
     return GemmTerms(t, tiles * tr * tc * k / e.macs_per_cycle, float(tiles * kblocks))
 
+
+
+def gemv_dram_Bps(e: Gemm2Ep, threads: int) -> float:
+    """Bytes/s a GEMV of ``threads`` threads streams from DRAM on ``e`` (``gemv_GBps_per_core`` set):
+    one value is an assumed per-core figure, capped by the memory port like any traffic; a list is
+    measured per thread count by cold GEMVs (calibrate host) and not capped: the memory's figure is
+    itself a GEMV's, with the cost of its rows lumped in (docs/fidelity.md 1.6)."""
+    rate = e.params.gemv_GBps_per_core
+    assert rate is not None
+    per_core = by_cores(rate, threads, False) * 1e9
+    if isinstance(rate, list):
+        return threads * per_core
+    return min(threads * per_core, e.dram_Bps_max)
 
 
 def combine(core_s: float, mem_s: float, overlap: float) -> float:
@@ -871,5 +893,5 @@ def op_table(cost: Gemm2CostModel, workload, ep: ExecutionPlace, state: DvfsStat
 
 __all__ = ["ALGORITHMS", "PRICE_FIELDS", "RATES", "Access", "Gemm2CostModel", "Gemm2Ep", "GemmTerms",
            "GeometryCache", "Level", "OpContext", "OpCost", "OpGeometry", "Step", "StepGeometry", "combine",
-           "conv_algorithm", "gemm_terms", "geometry_key", "level_traffic", "memory_time", "op_table",
-           "traffic_time"]
+           "conv_algorithm", "gemm_terms", "gemv_dram_Bps", "geometry_key", "level_traffic", "memory_time",
+           "op_table", "traffic_time"]

@@ -553,9 +553,15 @@ def _gemm2_yaml(g2: Gemm2Fit) -> list[str]:
         "kind_cycles_per_byte": "[fitted] executor kernels, per kind",
         "winograd_cycles_per_element": "[fitted] executor's Winograd F(2x2, 3x3) transforms (whole convs held "
                                        f"out: {r.get('gemm2 winograd convs', float('nan')):.1%})",
+        "gemv_GBps_per_core": "[fitted] executor's fc (x @ W) on cold weights, on 1, 2, ... threads: DRAM rate "
+                              f"per core (median |error| {r.get('gemm2 gemv', float('nan')):.1%})",
+        "gemv_row_cycles": "[fitted] (same GEMVs) core cycles per row of the weights, on 1, 2, ... threads",
+        "gemv_call_us": "[fitted] (same GEMVs) fixed cost per cold GEMV call, on 1, 2, ... threads",
+        "kind_overhead_us": "[fitted] median extra per op inside the synthetic network, on 1, 2, ... cores",
     }
     lines = [f"    gemm2:  # the gemm2 cost model (hetsim/cost/gemm2.py), fitted by hetsim/host/fit.py fit_gemm2; "
-             f"synthetic network's ops (never fitted) {r.get('gemm2 network ops', float('nan')):.1%}"]
+             f"synthetic network's ops (only the softmax's fixed cost fitted on them) "
+             f"{r.get('gemm2 network ops', float('nan')):.1%}"]
     for key, value in b.items():
         if isinstance(value, dict):
             lines.append(f"      {key}:  # {why.get(key, '')}")
@@ -643,8 +649,13 @@ def fit_gemm2(m: Measurements, fit: HostFit, fixed: dict | None = None) -> Gemm2
     * The held-out shapes and the synthetic network's ops are never fitted: their errors are
       reported (``residuals``).
 
+    * Cold GEMVs (the executor's fc, when measured): per thread count, the DRAM rate per core, the
+      cycles per row of W and the call cost, through the GEMV step's own arithmetic (:func:`_gemm2_gemv`).
+    * The synthetic network's softmax: its median gap to the model is ``kind_overhead_us.softmax``.
+
     ``fixed`` holds block fields at given values instead of fitting or searching them (an ablation
-    refits with a mechanism off: ``{"caches": False}``, ``{"tiles": False}``, ``{"overlap": 1.0}``).
+    refits with a mechanism off: ``{"caches": False}``, ``{"tiles": False}``, ``{"overlap": 1.0}``,
+    :data:`NO_GEMV_TERMS`, ``{"kind_overhead_us": {}}``).
     """
     l1, l2, l2_private, l3 = _caches(m.machine)
     l1_B, l2_B, l3_B = (x * 1024 if x else None for x in (l1, l2, l3))
@@ -680,9 +691,12 @@ def fit_gemm2(m: Measurements, fit: HostFit, fixed: dict | None = None) -> Gemm2
     _gemm2_kernels(machine, m, block, f, overlap)
     if m.winograd:
         block["winograd_cycles_per_element"] = _fit_winograd(m, machine.ep(1, **block), f, overlap)
+    _gemm2_gemv(machine, m, block, f, overlap)
     out = Gemm2Fit(block, l1, l2, l2_private, l3, freq)
     out.choices = {"tile_rows": tr, "tile_cols": tc, "block_k": kc, "residency": res,
                    "fit median |error| of the chosen (1 thread)": err1}
+    if "kind_overhead_us" not in fixed:
+        _gemm2_network_kinds(out, m, fit)
     _gemm2_residuals(out, m, fit)
     return out
 
@@ -880,6 +894,127 @@ def _gemm2_kernels(machine: _Gemm2Machine, m: Measurements, block: dict, f: floa
         block["dw_tap_cycles"] = float(sol.x[-1])
 
 
+#: The GEMV step's fitted terms (:func:`_gemm2_gemv`); held at these values (``fit_gemm2(fixed=...)``)
+#: the GEMV is priced as before them: the MACs, the memory's DRAM rate and a GEMM's call cost.
+NO_GEMV_TERMS: dict = {"gemv_GBps_per_core": None, "gemv_row_cycles": 0.0, "gemv_call_us": None}
+
+
+def gemv_round_distance(m: Measurements) -> float:
+    """Reuse distance of a cold GEMV row's operands (``bench_gemv``): one round over every shape,
+    each timed after reading the flush buffer, so W and x were last read a round earlier."""
+    from hetsim.host.microbench import flush_bytes
+
+    shapes = {(r["k"], r["m"]): r["bytes"] for r in m.gemv}
+    return float(len(shapes) * flush_bytes(m.machine) + sum(shapes.values()))
+
+
+def _gemv_threads(block: dict, n: int, macs: float) -> int:
+    """Threads the model gives a GEMV of ``macs`` on ``n`` cores (Gemm2CostModel._gemm_threads)."""
+    per = block.get("gemm_macs_per_thread")
+    return n if per is None else max(1, min(n, math.ceil(macs / per)))
+
+
+def _gemm2_gemv(machine: _Gemm2Machine, m: Measurements, block: dict, f: float, overlap: float) -> None:
+    """The GEMV step's terms from the cold GEMV rows, per thread count t (least squares on log time,
+    soft-L1): the per-core DRAM rate (``gemv_GBps_per_core``, a list: 2 threads do not stream twice
+    one's), the core cycles per row of W (``gemv_row_cycles``) and the call cost (``gemv_call_us``).
+    Each row is priced as the model prices an fc: MACs at the GEMM kernel's rate plus K rows at the
+    fitted cycles, the traffic of x, W and the output at the levels ``t`` threads see at the row's
+    reuse distance (:func:`gemv_round_distance`; only DRAM at the fitted rate), combined by the
+    fitted ``overlap``, plus the call and ``op_overhead_us``. A field in ``machine.fixed`` is held;
+    without rows of two K or more for a thread count, nothing is fitted from it on. Written into
+    ``block``."""
+    from hetsim.cost.gemm2 import Access, gemv_dram_Bps, level_traffic, traffic_time
+
+    names = [k for k in NO_GEMV_TERMS if k not in machine.fixed]
+    if not names or not m.gemv:
+        return
+    mpc = machine.fit.macs_per_cycle
+    dist = gemv_round_distance(m)
+    overhead = block.get("op_overhead_us", 0.0) * 1e-6
+    eff = block.get("gemv_efficiency") or block["kernel_efficiency"]
+    by_t: dict[int, list[dict]] = {}
+    for r in m.gemv:
+        by_t.setdefault(_gemv_threads(block, r["threads"], r["k"] * r["m"]), []).append(r)
+    fitted: dict[str, list[float]] = {k: [] for k in names}
+    for t in range(1, max(by_t, default=0) + 1):
+        rows = by_t.get(t, [])
+        if len({r["k"] for r in rows}) < 2:
+            break
+        e = machine.ep(t, **block)
+        levels = e.levels(t)
+        bandwidths = [lv.bandwidth_Bps for lv in levels]
+        y = np.array([r["time_s"] for r in rows])
+        mac_cycles = np.empty(len(rows))
+        k_rows = np.array([float(r["k"]) for r in rows])
+        other_s = np.empty(len(rows))
+        dram_B = np.empty(len(rows))
+        for i, r in enumerate(rows):
+            k, mm = r["k"], r["m"]
+            mac_cycles[i] = k * mm / (mpc * eff * by_cores(block["parallel_efficiency"], t, False) * t)
+            # as Gemm2CostModel._matmul: x, W (with its bias: the row's bytes less x and y), y written
+            acc = [Access(4.0 * k, dist), Access(r["bytes"] - 4.0 * (k + mm), dist),
+                   Access(4.0 * mm, r["bytes"], write=True)]
+            traffic, _, _ = level_traffic(levels, acc, e.params)
+            dram = len(levels) - 1
+            other_s[i] = traffic_time([(j, b) for j, b in traffic if j != dram], bandwidths)
+            dram_B[i] = sum(b for j, b in traffic if j == dram)
+        # the terms held (machine.fixed) as the model prices them; the free ones from x
+        g = e.params
+        held_dram_Bps = gemv_dram_Bps(e, t) if g.gemv_GBps_per_core else bandwidths[-1]
+        held_row = by_cores(g.gemv_row_cycles, t, False)
+        held_call = by_cores(g.gemm_call_us if g.gemv_call_us is None else g.gemv_call_us, t, False) * 1e-6
+
+        def terms(x, t=t, held=(held_dram_Bps, held_row, held_call)) -> tuple[float, float, float]:
+            v = dict(zip(names, x, strict=True))
+            return (t * v["gemv_GBps_per_core"] if "gemv_GBps_per_core" in v else held[0],
+                    v.get("gemv_row_cycles", held[1]), v.get("gemv_call_us", held[2]))
+
+        def model(x, other_s=other_s, dram_B=dram_B, mac_cycles=mac_cycles, k_rows=k_rows, terms=terms):
+            dram_Bps, row, call = terms(x)
+            core = (mac_cycles + k_rows * row) / f
+            mem = other_s + dram_B / dram_Bps
+            return overhead + call + core + mem - overlap * np.minimum(core, mem)
+
+        x0 = {"gemv_GBps_per_core": 10 * _GB, "gemv_row_cycles": 100.0, "gemv_call_us": 10e-6}
+        lo = {"gemv_GBps_per_core": 1e7, "gemv_row_cycles": 1e-3, "gemv_call_us": 1e-9}
+        hi = {"gemv_GBps_per_core": 1e13, "gemv_row_cycles": 1e5, "gemv_call_us": 1e-2}
+        x = _robust(lambda x, y=y, model=model: np.log(model(x) / y),
+                    [x0[k] for k in names], [lo[k] for k in names], [hi[k] for k in names])
+        dram_Bps, row, call = terms(x)
+        values = {"gemv_GBps_per_core": dram_Bps / t / _GB, "gemv_row_cycles": row, "gemv_call_us": call * 1e6}
+        for k in names:
+            fitted[k].append(float(values[k]))
+    for k, v in fitted.items():
+        if v:
+            block[k] = v
+
+
+def _gemm2_network_kinds(g2: Gemm2Fit, m: Measurements, fit: HostFit) -> None:
+    """The softmax's in-network cost, as the roofline's (:func:`_fit_network_overheads`) but through
+    gemm2's prices: per core count, the median over the synthetic network's softmax ops of
+    (measured - gemm2 model), at least 0, is ``kind_overhead_us.softmax`` (measured nowhere else:
+    a few cold numpy calls, not bytes, docs/fidelity.md 1.6)."""
+    from hetsim.cost.gemm2 import Gemm2CostModel
+    from hetsim.host.microbench import FRAME, synthetic_network
+
+    rows = [r for r in m.network if r["op"] != FRAME]
+    if not rows:
+        return
+    wl = synthetic_network(m.network_input)
+    softmax = [r for r in rows if str(wl.op(r["op"]).kind) == "softmax"]
+    if not softmax:
+        return
+    g2.block.pop("kind_overhead_us", None)
+    platform = _gemm2_platform(g2, fit)
+    cost = Gemm2CostModel(platform, [wl])
+    gaps: dict[int, list[float]] = {}
+    for r in softmax:
+        model = cost.op_time(wl.op(r["op"]), platform.ep(f"C{r['threads']}"))
+        gaps.setdefault(r["threads"], []).append(r["time_s"] - model)
+    g2.block["kind_overhead_us"] = {"softmax": [max(0.0, float(np.median(gaps[n]))) * 1e6 for n in sorted(gaps)]}
+
+
 #: The depthwise kernels' labels in the gemm2 kernel fit -> the block field each rate goes to.
 DW_LABELS = {"dw": "dw_macs_per_cycle", "dw_strided": "dw_strided_macs_per_cycle"}
 
@@ -993,6 +1128,17 @@ def _gemm2_residuals(g2: Gemm2Fit, m: Measurements, fit: HostFit) -> None:
             wcost._context[id(op)] = OpContext((op.input_bytes,), 16.0 * 4 * r["c"] * r["m"], False)
             errs.append(wcost.op_time(op, wino.ep("C1")) / r["time_s"] - 1)
         g2.residuals["gemm2 winograd convs"] = _median_abs(errs)
+    if m.gemv:   # the cold GEMVs as fc ops, their operands a round away (as benchmarked)
+        from hetsim.host.microbench import _single_fc
+
+        dist = gemv_round_distance(m)
+        errs = []
+        for r in m.gemv:
+            op = _single_fc(r["k"], r["m"])
+            cost._context[id(op)] = OpContext((dist,), dist, False)
+            errs.append(cost.op_time(op, platform.ep(f"C{r['threads']}")) / r["time_s"] - 1)
+            del cost._context[id(op)]
+        g2.residuals["gemm2 gemv"] = _median_abs(errs)
     if m.network:
         wl = synthetic_network(m.network_input)
         cost.bind(wl)
@@ -1008,8 +1154,10 @@ def _add_gemm2(d: dict, g2: Gemm2Fit) -> None:
                    if v is not None}
     if "kind_cycles_per_byte" in block:
         block["kind_cycles_per_byte"] = {k: round(float(v), 4) for k, v in block["kind_cycles_per_byte"].items()}
-    for key in ("parallel_efficiency", "gemm_call_us"):
-        if key in block:
+    if "kind_overhead_us" in block:
+        block["kind_overhead_us"] = {k: [round(float(x), 3) for x in v] for k, v in block["kind_overhead_us"].items()}
+    for key in ("parallel_efficiency", "gemm_call_us", "gemv_GBps_per_core", "gemv_row_cycles", "gemv_call_us"):
+        if isinstance(block.get(key), list):
             block[key] = [round(float(x), 4) for x in block[key]]
     core["gemm2"] = block
     if g2.l1d_KiB:

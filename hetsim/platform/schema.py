@@ -41,12 +41,14 @@ from hetsim.bounds import (
     OptMacsPerCycle,
     OptPeak_GMACps,
     OptPerCoresBandwidth_GBps,
+    OptPerCoresOverhead_us,
     OptPerCoresPerUnit_ns,
     OptPosFactor,
     OptPower_W,
     Overhead_us,
     Peak_GMACps,
     PerCoresBandwidth_GBps,
+    PerCoresCycles,
     PerCoresOverhead_us,
     PerUnit_ns,
     PosPerUnit_ns,
@@ -366,9 +368,21 @@ class Gemm2CoreParams(CostParams):
     gemv_efficiency: Annotated[float, Field(gt=0, le=1)] | None = Field(
         default=None, description="Fraction of macs_per_cycle a GEMV (fc at batch 1) sustains on cached "
         "weights (default: kernel_efficiency).")
-    gemv_GBps_per_core: OptBandwidth_GBps = Field(
-        default=None, description="Rate one core streams a GEMV's weights from DRAM, GB/s (an in-order "
-        "core keeps few misses in flight); default: the core type's bandwidth_GBps_per_core.")
+    gemv_GBps_per_core: OptPerCoresBandwidth_GBps = Field(
+        default=None, description="Rate one core streams a GEMV's DRAM traffic, GB/s (an in-order core "
+        "keeps few misses in flight); default: the core type's bandwidth_GBps_per_core. One value: t "
+        "threads stream t x it, at most the cluster's memory port (an assumed per-core figure, the "
+        "boards'). A list: entry t-1 is the per-core rate with t threads as measured by cold GEMVs "
+        "(calibrate host), not capped by the memory's figure, itself a GEMV's with its rows' cost "
+        "lumped in (docs/fidelity.md 1.6).")
+    gemv_row_cycles: PerCoresCycles = Field(
+        default=0.0, description="Core cycles of a GEMV per row of its weights (x @ W, W of K rows; the "
+        "busiest thread's, beyond the MACs): one value or a list, entry t-1 with t threads. A cost of "
+        "the kernel's loop over W's rows, in core cycles like the rest of the kernel (docs/fidelity.md "
+        "1.6 measured ~40 ns per row on this host; one clock cannot tell cycles from ns). Default 0.")
+    gemv_call_us: OptPerCoresOverhead_us = Field(
+        default=None, description="Fixed cost of one GEMV call on cold weights, us: one value or a list, "
+        "entry t-1 with t threads. Clock-independent. Default: gemm_call_us (a GEMM's call).")
     pack_weights: bool = Field(default=True, description="The GEMM packs its filters on every call (OpenBLAS); "
                                "False: they were packed once, at configure time (arm_gemm's pretransposed B).")
     parallel_efficiency: list[Annotated[float, Field(gt=0, le=1)]] = Field(
@@ -413,6 +427,11 @@ class Gemm2CoreParams(CostParams):
     kind_cycles_per_byte: dict[str, Cycles] = Field(
         default_factory=dict, description="Core cycles per byte read and written by the kernels of a kind "
         "(LRN's powers, pooling windows): {lrn: 1.2}. Kinds not listed cost only their traffic.")
+    kind_overhead_us: dict[str, PerCoresOverhead_us] = Field(
+        default_factory=dict, description="Fixed cost per op of a kind that runs a kernel (not a GEMM) on "
+        "top of op_overhead_us, us: one value or a list whose entry n-1 holds on an EP of n cores. For "
+        "kernels whose time in a running network is a few cold calls rather than bytes (the softmax "
+        "over a classifier's outputs, docs/fidelity.md 1.6). Default: none.")
     conv_policy: Literal["im2col", "armcl"] = Field(
         default="im2col", description="How the framework picks a conv's algorithm (hetsim.platform.schema."
         "CONV_POLICIES): im2col (every conv an image matrix + GEMM) or armcl (FP32 3x3 stride-1 convs "
@@ -434,6 +453,7 @@ class Gemm2CoreParams(CostParams):
     @model_validator(mode="after")
     def _check(self) -> Gemm2CoreParams:
         _check_kinds(list(self.kind_cycles_per_byte))
+        _check_kinds(list(self.kind_overhead_us))
         return self
 
 

@@ -511,6 +511,9 @@ def test_gemm2_gemv_terms_and_kind_overheads_price_fc_and_softmax_and_default_to
         assert r.fixed_s - b.fixed_s == pytest.approx((12e-6, 20e-6)[min(t, 2) - 1] - 0.0)   # hikey: no gemm_call_us
         assert rich.op_time(prob, ep) == pytest.approx(base.op_time(prob, ep) + (40e-6, 45e-6)[min(ep.cores, 2) - 1])
         assert rich.op_time(relu, ep) == base.op_time(relu, ep)
+        # any op kind, a GEMM's too (its step is named by the algorithm, the cost by the op's kind)
+        fc_fixed = model(kind_overhead_us="{fc: 7.0}")
+        assert fc_fixed.op_time(fc, ep) == pytest.approx(base.op_time(fc, ep) + 7e-6)
     # the DRAM rate: one value per core, capped by the memory as before; a list per thread count, not capped
     b4 = hikey.ep("B4")
     t = base.breakdown(fc, b4).steps[0].threads

@@ -23,7 +23,7 @@ every layer. gemm2 builds an op's time from the steps a framework runs and the d
   transformed tiles, output transform), as ``conv_policy`` picks; depthwise convs, GEMVs (fc at batch
   1) and the other kernels have their own rates. A GEMV may pay cycles per row of its weights
   (``gemv_row_cycles``), a call cost of its own (``gemv_call_us``) and stream DRAM at its own
-  rate (``gemv_GBps_per_core``); a kernel of a kind a fixed cost (``kind_overhead_us``: the
+  rate (``gemv_GBps_per_core``); an op of a kind a fixed cost (``kind_overhead_us``: the
   softmax's cold calls in a network).
 * **Frame ingest**: the op reading the network input pays ``frame_ingest_us`` (+ per byte).
 
@@ -222,11 +222,13 @@ class StepGeometry:
 @dataclass(frozen=True, slots=True)
 class OpGeometry:
     """An op's algorithm and steps on an EP before any rate enters (:meth:`Gemm2CostModel.geometry`);
-    the step at ``overhead_step`` pays ``op_overhead_us`` (the first after a frame-ingest step)."""
+    the step at ``overhead_step`` pays ``op_overhead_us`` and the op kind's ``kind_overhead_us``
+    (the first after a frame-ingest step)."""
 
     algorithm: str
     steps: tuple[StepGeometry, ...]
     overhead_step: int = 0
+    kind: str = ""                            #: the op's kind (``kind_overhead_us``)
 
 
 def geometry_key(e: Gemm2Ep) -> tuple:
@@ -539,7 +541,7 @@ class Gemm2CostModel(CostModel):
         if ingest:
             steps.insert(0, _step(e, "ingest", 1, "ingest", op.input_bytes, [],
                                   fixed_s=g.frame_ingest_us * 1e-6))
-        return OpGeometry(algo, tuple(steps), 1 if ingest else 0)
+        return OpGeometry(algo, tuple(steps), 1 if ingest else 0, str(op.kind))
 
     def _conv_gemm(self, op: Op, e: Gemm2Ep, inputs, ctx: OpContext, algo: str) -> list[StepGeometry]:
         g = e.params
@@ -654,10 +656,10 @@ class Gemm2CostModel(CostModel):
                 cycles = g.frame_ingest_ns_per_byte * 1e-9 * sg.work * e.freq_Hz / e.freq_ratio
             else:
                 cycles = sg.work
-                if sg.name in g.kind_overhead_us:    # a kernel step is named by its op's kind
-                    fixed_s += by_cores(g.kind_overhead_us[sg.name], e.cores, False) * 1e-6
             if i == geometry.overhead_step:
                 fixed_s += g.op_overhead_us * 1e-6
+                if geometry.kind in g.kind_overhead_us:
+                    fixed_s += by_cores(g.kind_overhead_us[geometry.kind], e.cores, False) * 1e-6
             core_s = cycles / e.freq_Hz
             bandwidths = self._level_bandwidths(e, t)
             if dram_Bps is not None:

@@ -160,6 +160,14 @@ class CostParams(_Strict):
     readers: ClassVar[tuple[str, ...]] = ()
 
 
+#: ``kind_overhead_us`` of the roofline and gemm2 blocks: the same field in both.
+_KIND_OVERHEAD_US: Any = Field(
+    default_factory=dict, description="Fixed cost per op of a kind on top of op_overhead_us, us: one "
+    "value or a list whose entry n-1 holds on an EP of n cores. For kernels whose time in a running "
+    "network is a few cold calls rather than bytes (the softmax over a classifier's outputs, "
+    "docs/fidelity.md 1.6). Default: none.")
+
+
 class RooflineCoreParams(CostParams):
     """``core_types[].roofline``: the fitted terms of the GEMM/roofline model
     (:class:`hetsim.cost.RooflineCostModel`, docs/model.md), also read by the Pipe-it ground truth,
@@ -232,11 +240,7 @@ class RooflineCoreParams(CostParams):
         default=0.0, description="Fixed cost of a fully connected layer on cold weights on top of "
         "op_overhead_us and gemm_overhead_us, us: one value or a list, entry n-1 for n cores. Read "
         "only with gemv_GBps. Default 0.")
-    kind_overhead_us: dict[str, PerCoresOverhead_us] = Field(
-        default_factory=dict, description="Fixed cost per op of a kind on top of op_overhead_us, us: "
-        "one value or a list whose entry n-1 holds on n cores. For kernels whose time in a running "
-        "network is a few cold calls rather than bytes (the softmax over a classifier's outputs, "
-        "docs/fidelity.md 1.6). Default: none.")
+    kind_overhead_us: dict[str, PerCoresOverhead_us] = _KIND_OVERHEAD_US
 
     @model_validator(mode="after")
     def _check(self) -> RooflineCoreParams:
@@ -427,11 +431,7 @@ class Gemm2CoreParams(CostParams):
     kind_cycles_per_byte: dict[str, Cycles] = Field(
         default_factory=dict, description="Core cycles per byte read and written by the kernels of a kind "
         "(LRN's powers, pooling windows): {lrn: 1.2}. Kinds not listed cost only their traffic.")
-    kind_overhead_us: dict[str, PerCoresOverhead_us] = Field(
-        default_factory=dict, description="Fixed cost per op of a kind that runs a kernel (not a GEMM) on "
-        "top of op_overhead_us, us: one value or a list whose entry n-1 holds on an EP of n cores. For "
-        "kernels whose time in a running network is a few cold calls rather than bytes (the softmax "
-        "over a classifier's outputs, docs/fidelity.md 1.6). Default: none.")
+    kind_overhead_us: dict[str, PerCoresOverhead_us] = _KIND_OVERHEAD_US
     conv_policy: Literal["im2col", "armcl"] = Field(
         default="im2col", description="How the framework picks a conv's algorithm (hetsim.platform.schema."
         "CONV_POLICIES): im2col (every conv an image matrix + GEMM) or armcl (FP32 3x3 stride-1 convs "

@@ -137,7 +137,7 @@ def summary(out: Path) -> str:
 
 #: gemm2 refitted with one mechanism held off (host ablation): name -> fit_gemm2(fixed=...), and
 #: whether the model uses the network context (reuse distances).
-ABLATIONS: dict[str, tuple[dict, bool]] = {
+ABLATIONS: dict[str, tuple[dict, bool] | tuple[dict, bool, dict]] = {
     "gemm2": ({}, True),
     "no tiles": ({"tiles": False}, True),
     "no caches": ({"caches": False}, True),
@@ -145,7 +145,8 @@ ABLATIONS: dict[str, tuple[dict, bool]] = {
     "no network context": ({}, False),
     "no dw taps": ({"dw_tap_cycles": 0.0}, True),
     "no gemv terms": (NO_GEMV_TERMS, True),
-    "no softmax term": ({"kind_overhead_us": {}}, True),
+    "no softmax term": ({}, True, {"softmax": False}),
+    "no network gemm term": ({}, True, {"network_gemm": False}),    # fit_gemm2 keywords third
 }
 
 #: The roofline refitted with one of its fitted terms held off: name -> fit_host keywords.
@@ -179,8 +180,8 @@ def models_of_run(rd: Path, statistic: str):
     m = with_statistic(m, statistic)
     fit = fit_host(m)
     out: dict[str, tuple] = {}
-    for name, (fixed, context) in ABLATIONS.items():
-        g2 = fit_gemm2(m, fit, fixed)
+    for name, (fixed, context, *kw) in ABLATIONS.items():
+        g2 = fit_gemm2(m, fit, fixed, **(kw[0] if kw else {}))
         unify_clock(fit, g2)
         d = platform_dict(fit)
         d["core_types"][0]["dvfs"][0]["freq_MHz"] = g2.freq_MHz

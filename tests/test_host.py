@@ -556,7 +556,7 @@ def test_the_gemm2_gemv_fit_recovers_its_terms_through_the_models_arithmetic():
     assert len(rows) == 14 and min(r["time_s"] for r in rows) > 0
 
 
-def test_the_gemm2_softmax_cost_is_its_median_gap_in_the_synthetic_network_and_the_yaml_states_it():
+def test_the_gemm2_softmax_and_gemm_costs_are_their_median_gaps_in_the_synthetic_network_and_the_yaml_states_them():
     from hetsim.cost import Gemm2CostModel
     from hetsim.host.fit import _gemm2_network_kinds, _gemm2_platform, _gemm2_yaml, platform_yaml
     from hetsim.host.microbench import Measurements, synthetic_network
@@ -565,20 +565,39 @@ def test_the_gemm2_softmax_cost_is_its_median_gap_in_the_synthetic_network_and_t
     wl = synthetic_network(32)
     platform = _gemm2_platform(g2, fit)
     cost = Gemm2CostModel(platform, [wl])
-    gap = {1: 40e-6, 2: 45e-6}
+    gap = {"softmax": {1: 40e-6, 2: 45e-6}, "conv": {1: 20e-6, 2: 30e-6}, "fc": {1: 20e-6, 2: 30e-6}}
     rows = [{"op": op.name, "threads": n,
-             "time_s": cost.op_time(op, platform.ep(f"C{n}")) + (gap[n] if str(op.kind) == "softmax" else 0.0)}
+             "time_s": cost.op_time(op, platform.ep(f"C{n}")) + gap.get(str(op.kind), {}).get(n, 0.0)}
             for n in (1, 2) for op in wl.ops]
-    assert any(str(wl.op(r["op"]).kind) == "softmax" for r in rows)
+    # one conv 1 ms slower: the median over the convs and fcs does not follow it
+    first = next(r for r in rows if str(wl.op(r["op"]).kind) == "conv")
+    first["time_s"] += 1e-3
+    assert {str(wl.op(r["op"]).kind) for r in rows} >= {"softmax", "conv", "fc"}
     m = SimpleNamespace(network=rows, network_input=32)
     _gemm2_network_kinds(g2, m, fit)
-    assert g2.block["kind_overhead_us"]["softmax"] == pytest.approx([40.0, 45.0], rel=1e-6)
+    want = {"softmax": [40.0, 45.0], "conv": [20.0, 30.0], "fc": [20.0, 30.0]}
+    assert set(g2.block["kind_overhead_us"]) == set(want)
+    for k, v in want.items():
+        assert g2.block["kind_overhead_us"][k] == pytest.approx(v, rel=1e-6), k
     _gemm2_network_kinds(g2, m, fit)              # refitting does not stack on the fitted value
     assert g2.block["kind_overhead_us"]["softmax"] == pytest.approx([40.0, 45.0], rel=1e-6)
+    assert g2.block["kind_overhead_us"]["conv"] == pytest.approx([20.0, 30.0], rel=1e-6)
     fitted = _gemm2_platform(g2, fit)
-    sm = next(op for op in wl.ops if str(op.kind) == "softmax")
-    assert Gemm2CostModel(fitted, [wl]).op_time(sm, fitted.ep("C2")) == pytest.approx(
-        next(r["time_s"] for r in rows if r["op"] == sm.name and r["threads"] == 2))
+    priced = Gemm2CostModel(fitted, [wl])
+    for op in (next(op for op in wl.ops if str(op.kind) == k) for k in ("softmax", "fc")):
+        assert priced.op_time(op, fitted.ep("C2")) == pytest.approx(
+            next(r["time_s"] for r in rows if r["op"] == op.name and r["threads"] == 2))
+    # each term switched off alone (the ablations of docs/fidelity.md)
+    _gemm2_network_kinds(g2, m, fit, gemm=False)
+    assert set(g2.block["kind_overhead_us"]) == {"softmax"}
+    _gemm2_network_kinds(g2, m, fit, softmax=False)
+    assert set(g2.block["kind_overhead_us"]) == {"conv", "fc"}
+    _gemm2_network_kinds(g2, m, fit)
+    # a network slower than the model never makes a term negative
+    fast = [dict(r, time_s=r["time_s"] * 0.01) for r in rows]
+    _gemm2_network_kinds(g2, SimpleNamespace(network=fast, network_input=32), fit)
+    assert all(x == 0.0 for v in g2.block["kind_overhead_us"].values() for x in v)
+    _gemm2_network_kinds(g2, m, fit)
     # the YAML: a [fitted] comment per new field, and the values read back
     g2.residuals["gemm2 gemv"] = 0.02
     lines = {ln.split(":")[0].strip(): ln for ln in _gemm2_yaml(g2)}
@@ -588,4 +607,5 @@ def test_the_gemm2_softmax_cost_is_its_median_gap_in_the_synthetic_network_and_t
     text = platform_yaml(fit, Measurements.from_dict(d.get("measurements", d)), gemm2=g2)
     back = platform_from_dict(yaml.safe_load(text), "host").core_type("cpu").gemm2
     assert back.gemv_row_cycles == [150.0, 90.0] and back.gemv_GBps_per_core == [26.0, 18.0]
-    assert back.gemv_call_us == [15.0, 22.0] and back.kind_overhead_us == {"softmax": [40.0, 45.0]}
+    assert back.gemv_call_us == [15.0, 22.0]
+    assert back.kind_overhead_us == {"softmax": [40.0, 45.0], "conv": [20.0, 30.0], "fc": [20.0, 30.0]}

@@ -632,7 +632,8 @@ def _level_rates(m: Measurements, l2_B: float | None, l3_B: float | None) -> tup
     return (float(np.median(l2)) if l2 else None, float(np.median(l3)) if l3 else None)
 
 
-def fit_gemm2(m: Measurements, fit: HostFit, fixed: dict | None = None) -> Gemm2Fit:
+def fit_gemm2(m: Measurements, fit: HostFit, fixed: dict | None = None, network_gemm: bool = True,
+              softmax: bool = True) -> Gemm2Fit:
     """Fit the gemm2 block (hetsim/cost/gemm2.py) to this machine's measurements.
 
     * Caches: sizes from sysfs; read rates of L2 and L3 from the working-set sweep (``levels``);
@@ -652,6 +653,10 @@ def fit_gemm2(m: Measurements, fit: HostFit, fixed: dict | None = None) -> Gemm2
     * Cold GEMVs (the executor's fc, when measured): per thread count, the DRAM rate per core, the
       cycles per row of W and the call cost, through the GEMV step's own arithmetic (:func:`_gemm2_gemv`).
     * The synthetic network's softmax: its median gap to the model is ``kind_overhead_us.softmax``.
+    * The synthetic network's convs and fcs: their median gap to the model, one value per core
+      count for both kinds, is ``kind_overhead_us.conv`` and ``.fc`` (the roofline's
+      ``gemm_overhead_us``, through gemm2's prices; ``network_gemm=False`` leaves it out, as
+      ``softmax=False`` the softmax's).
 
     ``fixed`` holds block fields at given values instead of fitting or searching them (an ablation
     refits with a mechanism off: ``{"caches": False}``, ``{"tiles": False}``, ``{"overlap": 1.0}``,
@@ -696,7 +701,7 @@ def fit_gemm2(m: Measurements, fit: HostFit, fixed: dict | None = None) -> Gemm2
     out.choices = {"tile_rows": tr, "tile_cols": tc, "block_k": kc, "residency": res,
                    "fit median |error| of the chosen (1 thread)": err1}
     if "kind_overhead_us" not in fixed:
-        _gemm2_network_kinds(out, m, fit)
+        _gemm2_network_kinds(out, m, fit, gemm=network_gemm, softmax=softmax)
     _gemm2_residuals(out, m, fit)
     return out
 
@@ -990,11 +995,18 @@ def _gemm2_gemv(machine: _Gemm2Machine, m: Measurements, block: dict, f: float, 
             block[k] = v
 
 
-def _gemm2_network_kinds(g2: Gemm2Fit, m: Measurements, fit: HostFit) -> None:
-    """The softmax's in-network cost, as the roofline's (:func:`_fit_network_overheads`) but through
-    gemm2's prices: per core count, the median over the synthetic network's softmax ops of
-    (measured - gemm2 model), at least 0, is ``kind_overhead_us.softmax`` (measured nowhere else:
-    a few cold numpy calls, not bytes, docs/fidelity.md 1.6)."""
+def _gemm2_network_kinds(g2: Gemm2Fit, m: Measurements, fit: HostFit, gemm: bool = True,
+                         softmax: bool = True) -> None:
+    """What the synthetic network's ops cost beyond gemm2's prices of them, as the roofline's
+    (:func:`_fit_network_overheads`), at least 0, per core count:
+
+    * with ``softmax``, the softmax: the median gap over its softmax ops is ``kind_overhead_us.softmax`` (measured
+      nowhere else: a few cold numpy calls, not bytes, docs/fidelity.md 1.6);
+    * with ``gemm``, the convs and fcs: the median gap over them is ``kind_overhead_us.conv`` and
+      ``.fc`` (one value for both, as the roofline's ``gemm_overhead_us``): a GEMM inside a running
+      network costs more than the same GEMM in the calibration's back-to-back runs (BLAS threads
+      asleep after the kernels between two GEMMs, a GEMM after a gap slower: docs/fidelity.md 1.7
+      and 1.9); the caches' part is priced by gemm2 already."""
     from hetsim.cost.gemm2 import Gemm2CostModel
     from hetsim.host.microbench import FRAME, synthetic_network
 
@@ -1002,17 +1014,22 @@ def _gemm2_network_kinds(g2: Gemm2Fit, m: Measurements, fit: HostFit) -> None:
     if not rows:
         return
     wl = synthetic_network(m.network_input)
-    softmax = [r for r in rows if str(wl.op(r["op"]).kind) == "softmax"]
-    if not softmax:
-        return
+    groups = {**({"softmax": ("softmax",)} if softmax else {}), **({"gemm": ("conv", "fc")} if gemm else {})}
     g2.block.pop("kind_overhead_us", None)
     platform = _gemm2_platform(g2, fit)
     cost = Gemm2CostModel(platform, [wl])
-    gaps: dict[int, list[float]] = {}
-    for r in softmax:
-        model = cost.op_time(wl.op(r["op"]), platform.ep(f"C{r['threads']}"))
-        gaps.setdefault(r["threads"], []).append(r["time_s"] - model)
-    g2.block["kind_overhead_us"] = {"softmax": [max(0.0, float(np.median(gaps[n]))) * 1e6 for n in sorted(gaps)]}
+    fitted: dict[str, list[float]] = {}
+    for kinds in groups.values():
+        gaps: dict[int, list[float]] = {}
+        for r in rows:
+            op = wl.op(r["op"])
+            if str(op.kind) in kinds:
+                gaps.setdefault(r["threads"], []).append(r["time_s"] - cost.op_time(op, platform.ep(f"C{r['threads']}")))
+        if gaps:
+            value = [max(0.0, float(np.median(gaps[n]))) * 1e6 for n in sorted(gaps)]
+            fitted.update({k: value for k in kinds})
+    if fitted:
+        g2.block["kind_overhead_us"] = fitted
 
 
 #: The depthwise kernels' labels in the gemm2 kernel fit -> the block field each rate goes to.

@@ -560,7 +560,7 @@ def _gemm2_yaml(g2: Gemm2Fit) -> list[str]:
         "kind_overhead_us": "[fitted] median extra per op inside the synthetic network, on 1, 2, ... cores",
     }
     lines = [f"    gemm2:  # the gemm2 cost model (hetsim/cost/gemm2.py), fitted by hetsim/host/fit.py fit_gemm2; "
-             f"synthetic network's ops (only the softmax's fixed cost fitted on them) "
+             f"synthetic network's ops (the softmax's and the convs' and fcs' fixed costs fitted on them) "
              f"{r.get('gemm2 network ops', float('nan')):.1%}"]
     for key, value in b.items():
         if isinstance(value, dict):

@@ -24,10 +24,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hetsim.experiments.pipeit.calibration import BOARD_3B_2S, fit_ground_truth, make_truth  # noqa: E402
-from hetsim.experiments.pipeit.paper import LABELS, NETWORKS, TABLE_IV, TABLE_VII, TABLE_VIII  # noqa: E402
 from hetsim.platform import load_platform, platform_from_dict  # noqa: E402
 from hetsim.workload import load_workload  # noqa: E402
+from hetsim_papers.pipeit.experiments.calibration import BOARD_3B_2S, fit_ground_truth, make_truth  # noqa: E402
+from hetsim_papers.pipeit.experiments.paper import LABELS, NETWORKS, TABLE_IV, TABLE_VII, TABLE_VIII  # noqa: E402
 
 MODELS = ("roofline", "gemm2")
 

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from hetsim.host.fit import NO_GEMV_TERMS  # noqa: E402
+from hetsim_host.fit import NO_GEMV_TERMS  # noqa: E402
 
 NETWORKS = ("alexnet", "googlenet", "mobilenet", "resnet50", "squeezenet")
 COSTS = ("roofline", "gemm2")
@@ -65,9 +65,9 @@ def mappings_for(platform_file: Path, network: str) -> list[str]:
     """C1, Cn and the best 2-stage pipeline of each model (the union, in that order)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from hetsim.cost import make_cost_model
-    from hetsim.host.validate import default_mappings
     from hetsim.platform import load_platform
     from hetsim.workload import load_workload
+    from hetsim_host.validate import default_mappings
 
     platform = load_platform(str(platform_file))
     workload = load_workload(network)
@@ -169,9 +169,9 @@ def models_of_run(rd: Path, statistic: str):
     measurements and the same ``statistic`` (plus :data:`GEMV_ROWS` where the run has none)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from hetsim.cost import Gemm2CostModel, RooflineCostModel
-    from hetsim.host.fit import _add_gemm2, fit_gemm2, fit_host, platform_dict, unify_clock
-    from hetsim.host.microbench import Measurements, with_statistic
     from hetsim.platform import platform_from_dict
+    from hetsim_host.fit import _add_gemm2, fit_gemm2, fit_host, platform_dict, unify_clock
+    from hetsim_host.microbench import Measurements, with_statistic
 
     raw = json.loads((rd / "host.measurements.json").read_text())
     m = Measurements.from_dict(raw["measurements"])
@@ -209,8 +209,8 @@ def analyse(out: Path, statistic: str = "median") -> str:
     gemm2 and its ablations, all refitted on the run's calibration with ``statistic``), scored on
     the run's measured layers (their median or p20 with ``statistic``)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from hetsim.host.validate import rescore
     from hetsim.workload import load_workload
+    from hetsim_host.validate import rescore
 
     layer_key = "layer_measured_s" if statistic == "median" else "layer_measured_p20_s"
     rows = []
@@ -269,8 +269,8 @@ def heldout(out: Path, statistic: str = "median") -> str:
     count and context (warm: right after the same call; cold: caches flushed), for the roofline
     (``HostFit.gemm_time``: one efficiency, max(compute, memory)) and gemm2 (as fitted)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from hetsim.host.fit import fit_gemm2, fit_host
-    from hetsim.host.microbench import Measurements, with_statistic
+    from hetsim_host.fit import fit_gemm2, fit_host
+    from hetsim_host.microbench import Measurements, with_statistic
 
     rows = []
     for rd in sorted(p for p in out.glob("run*") if (p / "host.measurements.json").exists()):
@@ -298,8 +298,8 @@ def layer_rows(out: Path, statistic: str = "median") -> list[dict]:
     the roofline and gemm2 as refitted on the run's calibration: run, network, model, threads,
     layer, kind (the sorted op kinds the layer holds), measured_s, simulated_s, error."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from hetsim.host.validate import simulate_mapping
     from hetsim.workload import load_workload
+    from hetsim_host.validate import simulate_mapping
 
     key = "layer_measured_s" if statistic == "median" else "layer_measured_p20_s"
     rows = []

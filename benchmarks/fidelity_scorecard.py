@@ -77,8 +77,8 @@ def run_one(name: str, out: Path) -> None:
     """In this process: set the reproductions' switches, run both papers in full, write the scorecard."""
     sys.path.insert(0, str(ROOT))
     from hetsim.experiment import run_experiment, select, write_outcome, write_scorecard
-    from hetsim.experiments.pipeit import calibration as pipeit_cal
-    from hetsim.experiments.pipesearch import calibration as ps_cal
+    from hetsim_papers.pipeit.experiments import calibration as pipeit_cal
+    from hetsim_papers.pipesearch.experiments import calibration as ps_cal
 
     v = VARIANTS[name]
     model = v.get("model", "gemm2")

@@ -16,13 +16,13 @@ process set up as a stage is (pinned, ``steady_allocator``, threadpoolctl). W's 
 * ``fresh``: ``executor``, but W re-allocated and re-written before every cold run.
 
 Contexts: ``warm`` (timed right after the same call), ``cold`` (after reading a buffer 4x the
-caches, :func:`hetsim.host.microbench.flush_bytes`, and a tiny GEMM: only the data is cold),
+caches, :func:`hetsim_host.microbench.flush_bytes`, and a tiny GEMM: only the data is cold),
 ``cold+tlb`` (cold, and one float read per 4 KiB page of a 256 MiB buffer on 4 KiB pages: the
 TLBs cold too). The executor's softmax of 1000 values, warm and cold+tlb.
 
 Measured caveat (docs/fidelity.md 1.6): here W was read twice (warm) right before the flush, and
 its cold runs came out 10-30 % faster than in ``calibrate host``'s GEMV phase
-(:func:`hetsim.host.microbench.bench_gemv`), where W was last read a whole round earlier, as in a
+(:func:`hetsim_host.microbench.bench_gemv`), where W was last read a whole round earlier, as in a
 network; the calibration's context is the network's, this script's is for the page and orientation
 comparisons. Rounds go over every case (interleaved); each time is a median over the rounds.
 """
@@ -97,8 +97,8 @@ def _single_softmax():
 def run(reps: int, threads: int) -> dict:
     from threadpoolctl import threadpool_limits
 
-    from hetsim.host.kernels import Workers, _weights, compile_op, pin_process, steady_allocator
-    from hetsim.host.microbench import cpus, flush_bytes, machine_info
+    from hetsim_host.kernels import Workers, _weights, compile_op, pin_process, steady_allocator
+    from hetsim_host.microbench import cpus, flush_bytes, machine_info
 
     steady_allocator()
     cores = cpus()
@@ -178,8 +178,8 @@ def series(tlb_flush: bool) -> None:
     on 2 MiB and on 4 KiB pages; ``tlb_flush``: the TLBs evicted too. Prints fixed + bytes / rate."""
     from threadpoolctl import threadpool_limits
 
-    from hetsim.host.kernels import _weights, pin_process, steady_allocator
-    from hetsim.host.microbench import flush_bytes, machine_info
+    from hetsim_host.kernels import _weights, pin_process, steady_allocator
+    from hetsim_host.microbench import flush_bytes, machine_info
 
     steady_allocator()
     keep: list = []
@@ -221,9 +221,9 @@ def in_network(networks: list[str], frames: int = 12) -> None:
     4 KiB) right before the fc; with the softmax and the op before the fc."""
     from threadpoolctl import threadpool_limits
 
-    from hetsim.host.executor import StageNet
-    from hetsim.host.kernels import Workers, pin_process, steady_allocator
     from hetsim.workload import load_workload
+    from hetsim_host.executor import StageNet
+    from hetsim_host.kernels import Workers, pin_process, steady_allocator
 
     keep: list = []
     pin_process([0])

@@ -1,5 +1,5 @@
 """The executor's pooling kernel on one output shape with several windows: does its time follow the
-window taps (one strided pass over the output per tap, hetsim/host/kernels.py ``_pool``) or the
+window taps (one strided pass over the output per tap, hetsim_host/kernels.py ``_pool``) or the
 input bytes its windows cover (``Op.input_bytes``)? The probe behind docs/fidelity.md 1.10.
 
     python benchmarks/pool_taps.py [--reps 41] [--cold]
@@ -43,7 +43,7 @@ def pool_op(kind: str, out: tuple[int, int, int], kernel: int, stride: int):
 
 
 def main() -> None:
-    from hetsim.host.kernels import Workers, compile_op
+    from hetsim_host.kernels import Workers, compile_op
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=41)

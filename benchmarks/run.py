@@ -298,8 +298,8 @@ def bench_reproduce() -> dict:
 
 
 def _nsga2_setup(chromosome: str):
-    from hetsim.experiments.nsga2.runs import coefficients
-    from hetsim.explore.nsga2 import HybridSpace, ThesisModel, make_chromosome
+    from hetsim_papers.nsga2.experiments.runs import coefficients
+    from hetsim_papers.nsga2.explorers import HybridSpace, ThesisModel, make_chromosome
 
     space = HybridSpace(load_platform("xavier-nx-x8"), load_workload("alexnet-onnx"), "cpu")
     model = ThesisModel(space, coefficients("alexnet-onnx", "cpu", True))
@@ -307,7 +307,7 @@ def _nsga2_setup(chromosome: str):
 
 
 def bench_nsga2(repeat: int) -> dict:
-    from hetsim.explore.nsga2 import run_nsga2
+    from hetsim_papers.nsga2.explorers import run_nsga2
 
     out: dict = {}
     rng = np.random.default_rng(0)
@@ -325,10 +325,10 @@ def bench_nsga2(repeat: int) -> dict:
 
 
 def bench_hybrid_des(repeat: int) -> dict:
-    from hetsim.cost.nsga2 import NcnnCostModel
     from hetsim.mapping import hybrid_placement
     from hetsim.sim.dag import run_dag
     from hetsim.sim.tasks import build_tasks
+    from hetsim_papers.nsga2.cost import NcnnCostModel
 
     platform = load_platform("xavier-nx-x8")
     workload = load_workload("alexnet-onnx")
@@ -494,12 +494,12 @@ def print_sweep(f: dict) -> None:
 
 
 def bench_hope(repeat: int) -> dict:
-    from hetsim.cost import HopeCostModel
     from hetsim.evaluate import DagOptions
     from hetsim.explore import PlacementProblem, explore, make_explorer
     from hetsim.options import RunOptions
     from hetsim.sim.dag import run_dag
     from hetsim.sim.tasks import build_tasks
+    from hetsim_papers.hope.cost import HopeCostModel
 
     platform = load_platform("hope-he")
     workload = load_workload("nasnet-large+mnn")
@@ -534,9 +534,11 @@ def print_hope(h: dict) -> None:
           f"= {off['ops_per_s']:,.0f} ops/s without contention, {on['median_s'] * 1e3:.0f} ms "
           f"= {on['ops_per_s']:,.0f} ops/s with")
 def bench_pim(repeat: int) -> dict:
-    from hetsim.experiments.pim import runs
-    from hetsim.experiments.pim.optimality import widest_window
-    from hetsim.explore.pim import als_dp, enumerate_paths, milp, plan_profiling
+    from hetsim_papers.pim.dp import als_dp
+    from hetsim_papers.pim.exact import enumerate_paths, milp
+    from hetsim_papers.pim.experiments import runs
+    from hetsim_papers.pim.experiments.optimality import widest_window
+    from hetsim_papers.pim.profiling import plan_profiling
 
     g = runs.dcg("gpt2", 64)
     out: dict = {"ops": g.n_ops, "dcg_nodes": g.counts().V_d,

@@ -32,18 +32,13 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from hetsim.errors import HetsimError
+from hetsim.plugins import plugins
 from hetsim.validation import atomic_write, one_line, read_yaml
 
-#: The papers whose experiment modules ``hetsim reproduce`` knows, in scorecard order.
-PAPERS = {
-    "pipesearch": "hetsim.experiments.pipesearch",
-    "shisha": "hetsim.experiments.shisha",
-    "pipeit": "hetsim.experiments.pipeit",
-    "pim": "hetsim.experiments.pim",
-    "hope": "hetsim.experiments.hope",
-    "nsga2": "hetsim.experiments.nsga2",
-    "tournament": "hetsim.experiments.tournament",
-}
+
+def papers() -> dict[str, str]:
+    """The plugins with experiments, ``name -> module``, in scorecard order (:mod:`hetsim.plugins`)."""
+    return {p.name: p.experiments for p in plugins() if p.experiments}
 
 
 class ClaimClass(StrEnum):
@@ -78,7 +73,7 @@ class Claim:
     tolerance: str
     passed: bool
     kind: ClaimClass = field(kw_only=True)  # the claim's class: required, no default
-    known_disagreement: str | None = None   # why hetsim is known to disagree (hetsim/experiments/known_disagreements.yaml)
+    known_disagreement: str | None = None   # why hetsim is known to disagree (the plugin's known_disagreements.yaml)
     known_cause: str | None = None          # paper-inconsistency | model-gap | algorithm-reading
 
     def __post_init__(self) -> None:
@@ -188,17 +183,14 @@ def register_experiments(paper: str, table: Iterable[tuple[str, str, Callable[[C
         experiment(paper, id_, title)(fn)
 
 
-def load_papers(papers: Iterable[str] | None = None) -> dict[str, dict[str, Experiment]]:
+def load_papers(names: Iterable[str] | None = None) -> dict[str, dict[str, Experiment]]:
     """Import the experiment modules (which register their experiments) and return the registry."""
-    for paper in papers or PAPERS:
-        module = PAPERS.get(paper)
+    known = papers()
+    for paper in names or known:
+        module = known.get(paper)
         if module is None:
-            raise HetsimError(f"unknown paper {paper!r}; known: {', '.join(PAPERS)}")
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as e:
-            if e.name != module:
-                raise
+            raise HetsimError(f"unknown paper {paper!r}; known: {', '.join(known)}")
+        importlib.import_module(module)
     return _REGISTRY
 
 
@@ -206,14 +198,14 @@ def select(spec: list[str], all_: bool) -> list[Experiment]:
     """``pipesearch`` (every experiment of a paper), ``shisha:fig4`` (one), or all of them."""
     registry = load_papers(None if all_ or not spec else {s.split(":")[0] for s in spec})
     if all_ or not spec:
-        return [e for p in PAPERS for e in registry.get(p, {}).values()]
+        return [e for p in papers() for e in registry.get(p, {}).values()]
     chosen = []
     for s in spec:
         paper, _, eid = s.partition(":")
         exps = registry.get(paper)
         if not exps:
             raise HetsimError(f"no experiments for {paper!r}; papers with experiments: "
-                              f"{', '.join(p for p in PAPERS if registry.get(p))}")
+                              f"{', '.join(p for p in papers() if registry.get(p))}")
         if eid:
             if eid not in exps:
                 raise HetsimError(f"{paper} has no experiment {eid!r}; it has {', '.join(exps)}")
@@ -246,9 +238,9 @@ def run_experiment(exp: Experiment, quick: bool = False, seed: int = 0, progress
 
 # -- known disagreements ----------------------------------------------------------------------------
 #: Claims hetsim is known to fail, each with its cause and reason (explained in the paper's page under
-#: docs/papers/). The scorecard still says FAIL; the test suite fails on any *other* failing claim, and
-#: on a listed claim that starts passing (remove it then).
-KNOWN_DISAGREEMENTS = Path(__file__).resolve().parent / "experiments" / "known_disagreements.yaml"
+#: docs/papers/): each plugin's ``known_disagreements`` file. The scorecard still says FAIL; the test
+#: suite fails on any *other* failing claim, and on a listed claim that starts passing (remove it then).
+KNOWN_DISAGREEMENTS_FILE = "known_disagreements.yaml"
 
 #: Why hetsim disagrees: the paper contradicts itself (the reason gives the argument), hetsim's model
 #: lacks a mechanism the board has, or hetsim reads an algorithm or baseline the paper leaves open
@@ -271,8 +263,8 @@ class KnownDisagreement(BaseModel):
     @field_validator("paper")
     @classmethod
     def _known_paper(cls, v: str) -> str:
-        if v not in PAPERS:
-            raise ValueError(f"unknown paper {v!r}; allowed: {', '.join(PAPERS)}")
+        if v not in papers():
+            raise ValueError(f"unknown paper {v!r}; allowed: {', '.join(papers())}")
         return v
 
     @field_validator("id", "claim", "reason")
@@ -305,11 +297,14 @@ class KnownDisagreementsFile(BaseModel):
 
 
 def known_disagreements(path: Path | None = None) -> dict[tuple[str, str, str], KnownDisagreement]:
-    """The known disagreements by (paper, experiment id, claim); a malformed file is one line."""
-    path = path or KNOWN_DISAGREEMENTS
-    if not path.is_file():
-        return {}
-    return _load_known(path, path.stat().st_mtime_ns)
+    """The known disagreements by (paper, experiment id, claim): of the file ``path``, or of every
+    plugin's ``known_disagreements`` file; a malformed file is one line."""
+    paths = [path] if path is not None else [f for p in plugins() if (f := p.path(p.known_disagreements))]
+    out: dict[tuple[str, str, str], KnownDisagreement] = {}
+    for f in paths:
+        if f.is_file():
+            out.update(_load_known(f, f.stat().st_mtime_ns))
+    return out
 
 
 _KNOWN_CACHE: dict[tuple[Path, int], dict[tuple[str, str, str], KnownDisagreement]] = {}
@@ -334,8 +329,8 @@ def claim_problems(outcome: Outcome) -> list[str]:
     made = {c.claim for c in outcome.artifact.claims}
     for (paper, eid, claim), k in known_disagreements().items():
         if paper == exp.paper and eid == exp.id and k.applies(outcome.quick) and claim not in made:
-            problems.append(f"STALE: {KNOWN_DISAGREEMENTS.name} lists {claim!r}, which {paper}:{eid} "
-                            "no longer claims")
+            problems.append(f"STALE: {paper}'s {KNOWN_DISAGREEMENTS_FILE} lists {claim!r}, which "
+                            f"{paper}:{eid} no longer claims")
     for c in outcome.artifact.claims:
         if not isinstance(c.kind, ClaimClass):
             problems.append(f"UNCLASSIFIED: {c.claim}: class {c.kind!r}")
@@ -343,7 +338,7 @@ def claim_problems(outcome: Outcome) -> list[str]:
             problems.append(f"FAILS: {c.claim}: paper {c.paper_value!r}, hetsim {c.sim_value!r} ({c.tolerance})")
         elif c.passed and c.known_disagreement is not None:
             problems.append(f"PASSES although listed as a known disagreement (remove it from "
-                            f"{KNOWN_DISAGREEMENTS.name}): {c.claim}")
+                            f"{c.paper}'s {KNOWN_DISAGREEMENTS_FILE}): {c.claim}")
     return problems
 
 

@@ -54,9 +54,10 @@ from typing import Annotated
 import networkx as nx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from hetsim.bounds import Count, Dim, Fraction, Layer
+from hetsim.bounds import Fraction, Layer
 from hetsim.errors import HetsimError
 from hetsim.platform import ExecutionPlace, Platform
+from hetsim.plugins import mapping_formats, resolve
 from hetsim.validation import one_line, read_yaml
 
 #: EP:first-last; layer numbers of at most 9 digits (a longer one is no layer of any workload).
@@ -347,8 +348,9 @@ def _check_order(placement: Placement, workload, source: str) -> None:
 
 
 # -- mapping files ----------------------------------------------------------------------------
-class _FileModel(BaseModel):
-    """Strict, and an unknown key is named with the keys allowed."""
+class FileModel(BaseModel):
+    """Strict, and an unknown key is named with the keys allowed (the base of a mapping file's
+    models, a plugin's mapping format's too)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -362,25 +364,15 @@ class _FileModel(BaseModel):
         return data
 
 
-class _StageSpec(_FileModel):
+class _StageSpec(FileModel):
     ep: str
     layers: Annotated[list[Layer], Field(min_length=2, max_length=2,
                                              description="[first, last], 1-based")]
 
 
-class GenomeSpec(_FileModel):
-    """A hybrid partition as a genome of Savva's thesis (seed 004): ``chromosome`` naive, advanced
-    (with ``p``) or split-point, over the ``devices`` view (``cpu``, ``cpu+gpu`` or EP names)."""
-
-    chromosome: str
-    genes: Annotated[list[Dim], Field(min_length=1)]   # each in [0, 2^31-1]; the encoding checks its own bounds
-    p: Count = 2
-    devices: str | list[str] = "cpu"
-    shares: str = "equal"
-
-
-class MappingFile(_FileModel):
-    """A mapping file: exactly one of ``pipeline``, ``stages``, ``placement``, ``genome``."""
+class MappingFile(FileModel):
+    """A mapping file: exactly one of ``pipeline``, ``stages``, ``placement`` (or a key a plugin's
+    mapping format reads, :func:`hetsim.plugins.mapping_formats`, which that format validates)."""
 
     description: str = ""
     pipeline: str | None = None
@@ -390,14 +382,13 @@ class MappingFile(_FileModel):
     order: dict[str, list[str]] | None = None
     splits: dict[str, dict[str, Fraction]] | None = None
     inputs: dict[str, str] | None = None
-    genome: GenomeSpec | None = None
     sequential: bool | None = None
 
     @model_validator(mode="after")
     def _one_form(self) -> MappingFile:
-        forms = [k for k in ("pipeline", "stages", "placement", "genome") if getattr(self, k) is not None]
+        forms = [k for k in ("pipeline", "stages", "placement") if getattr(self, k) is not None]
         if len(forms) != 1:
-            raise ValueError("a mapping file needs exactly one of the keys pipeline, stages, placement, genome"
+            raise ValueError(f"a mapping file needs exactly one of the keys {', '.join(_forms())}"
                              + (f"; has {forms}" if forms else ""))
         if forms[0] != "placement" and any(getattr(self, k) is not None
                                            for k in ("default", "order", "splits", "sequential", "inputs")):
@@ -447,6 +438,9 @@ def _load_file(path: Path, platform: Platform, workload, cost) -> Mapping_:
         horizontal = read_yaml(horizontal_path) if horizontal_path.is_file() else {}
         return from_autodice(data, horizontal, platform, workload, src, cost=cost,
                              constants=_folded_nodes(workload))
+    plugin_form = _plugin_form(data, src)
+    if plugin_form is not None:
+        return resolve(mapping_formats()[plugin_form])(data, platform, workload, src, cost)
     try:
         spec = MappingFile.model_validate(data)
     except ValidationError as e:
@@ -454,8 +448,6 @@ def _load_file(path: Path, platform: Platform, workload, cost) -> Mapping_:
     if spec.placement is not None:
         return make_placement(spec.placement, platform, workload, spec.default, spec.order, spec.splits,
                               src, cost, bool(spec.sequential), spec.inputs)
-    if spec.genome is not None:
-        return _decode_genome(spec.genome, platform, workload, src, cost)
     if spec.pipeline is not None:
         m = parse_pipeline(spec.pipeline, platform, workload, src)
     else:
@@ -469,31 +461,30 @@ def _load_file(path: Path, platform: Platform, workload, cost) -> Mapping_:
 def _folded_nodes(workload) -> list[str]:
     """ONNX nodes of a generated network that its import folded into constants (AutoDiCE's files
     name them; hetsim has no op for them)."""
-    from hetsim.workload.zoo import GENERATORS
+    from hetsim.workload.networks import generated
 
-    if workload.name not in GENERATORS:
+    if workload.name not in generated():
         return []
     from hetsim.workload.onnx_import import folded_readers
 
-    return list(folded_readers(GENERATORS[workload.name](), workload))
+    return list(folded_readers(generated()[workload.name](), workload))
 
 
-def _decode_genome(spec: GenomeSpec, platform: Platform, workload, source: str, cost) -> Placement:
-    """A genome file decoded by its chromosome (:mod:`hetsim.explore.nsga2.encoding`)."""
-    import numpy as np
+def _forms() -> list[str]:
+    """The keys that make a mapping file: hetsim's three forms, then the plugins' formats."""
+    return ["pipeline", "stages", "placement", *mapping_formats()]
 
-    from hetsim.explore.nsga2.encoding import make_chromosome
-    from hetsim.explore.nsga2.space import HybridSpace
 
-    where = f"{source}: genome"
-    try:
-        space = HybridSpace(platform, workload, spec.devices)
-        chromosome = make_chromosome(spec.chromosome, space, p=spec.p, shares=spec.shares)
-        genes = chromosome.repair(chromosome.check(np.array(spec.genes), f"{where}.genes"))
-        return space.placement(chromosome.decode(genes), 0, cost)
-    except HetsimError as e:
-        text = str(e)
-        raise HetsimError(text if text.startswith(source) else f"{where}: {text}") from None
+def _plugin_form(data, source: str) -> str | None:
+    """The plugin format a mapping file is written in (its key), or None for hetsim's own forms."""
+    if not isinstance(data, dict):
+        return None
+    keys = [k for k in _forms() if k in data]
+    plugin = [k for k in keys if k in mapping_formats()]
+    if plugin and len(keys) > 1:
+        raise HetsimError(f"{source}: a mapping file needs exactly one of the keys {', '.join(_forms())}; "
+                          f"has {keys}")
+    return plugin[0] if plugin else None
 
 
 def _short(text: str, n: int = 60) -> str:

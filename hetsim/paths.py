@@ -9,12 +9,15 @@ _PACKAGE = Path(__file__).resolve().parent
 
 
 def search_path(kind: str) -> list[Path]:
-    """Directories searched for ``<name>.yaml`` of ``kind`` ('platforms' or 'workloads'): each entry
-    of ``$HETSIM_PLATFORMS`` / ``$HETSIM_WORKLOADS`` (``os.pathsep``-separated), the repository's
-    ``<kind>/`` (source checkouts and editable installs), then ``hetsim/_data/<kind>`` (the copy
-    packaged in a wheel). A file elsewhere is given by its path."""
+    """Directories searched for ``<name>.yaml`` of ``kind`` ('platforms', 'workloads' or 'sweeps'):
+    each entry of ``$HETSIM_PLATFORMS`` / ``$HETSIM_WORKLOADS`` / ``$HETSIM_SWEEPS``
+    (``os.pathsep``-separated), the repository's ``<kind>/`` (source checkouts and editable
+    installs), ``hetsim/_data/<kind>`` (the copy packaged in a wheel), then the plugins' folders of
+    that kind (:mod:`hetsim.plugins`). A file elsewhere is given by its path."""
+    from hetsim.plugins import folders
+
     dirs = [Path(p) for p in os.environ.get(f"HETSIM_{kind.upper()}", "").split(os.pathsep) if p]
-    dirs += [_PACKAGE.parent / kind, _PACKAGE / "_data" / kind]
+    dirs += [_PACKAGE.parent / kind, _PACKAGE / "_data" / kind, *folders(kind)]
     seen: set[Path] = set()
     out = []
     for d in dirs:

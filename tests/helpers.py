@@ -183,3 +183,31 @@ def quick_outcomes(paper: str) -> dict:
     from hetsim.experiment import run_experiment, select
 
     return {e.id: run_experiment(e, quick=True) for e in select([paper], False)}
+
+
+# -- notebooks -------------------------------------------------------------------------------------
+#: What a notebook cell that draws calls.
+PLOTTING = ("plt.", "plot_gantt(", "plot_front(", ".plot.")
+
+
+def execute_notebook(notebook: Path, tmp_path) -> tuple[list, list, str]:
+    """Run ``notebook`` top to bottom in a kernel (in ``tmp_path``), check no cell raised, and
+    return its code cells, their outputs and the text they printed."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(notebook, as_version=4)
+    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    outputs = [o for c in code for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    text = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
+    return code, outputs, text
+
+
+def assert_plots_inline(code: list, at_least: int) -> None:
+    """At least ``at_least`` cells plot, and every one renders its plot inline, in its own cell."""
+    plotting = [c for c in code if any(p in c.source for p in PLOTTING)]
+    assert len(plotting) >= at_least
+    for c in plotting:
+        assert any("image/png" in o.get("data", {}) for o in c.get("outputs", [])), c.source[:60]

@@ -150,10 +150,16 @@ def test_a_malformed_known_disagreements_file_is_one_line(path):
 
 
 def test_reproduce_reports_a_malformed_known_disagreements_file_in_one_line(tmp_path, monkeypatch, capsys):
+    import dataclasses
+
     import hetsim.experiment as ex
     from hetsim.cli import main
+    from hetsim.plugins import plugins
 
-    monkeypatch.setattr(ex, "KNOWN_DISAGREEMENTS", MALFORMED / "01_unknown_cause.yaml")
+    bad = str(MALFORMED / "01_unknown_cause.yaml")
+    patched = tuple(dataclasses.replace(p, known_disagreements=bad) if p.name == "pipeit" else p
+                    for p in plugins())
+    monkeypatch.setattr(ex, "plugins", lambda: patched)
     with pytest.raises(SystemExit) as e:
         main(["reproduce", "pipeit:table1", "--out", str(tmp_path)])
     assert e.value.code == 2

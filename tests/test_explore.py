@@ -24,12 +24,13 @@ from hetsim.explore import (
     summarize,
 )
 from hetsim.explore.baselines import ExhaustiveSearch, HillClimbing, RandomWalk, SimulatedAnnealing
-from hetsim.explore.pipesearch import PipeSearch, generate_database
+from hetsim.explore.database import generate_database
 from hetsim.explore.problem import CoreGroups
-from hetsim.explore.shisha import Shisha, balancing_target, move_layer, seed_split
 from hetsim.platform import load_platform
 from hetsim.workload import load_workload
 from hetsim.workload.splits import count_compositions, count_eq4_with_dups, cv_rank
+from hetsim_papers.pipesearch.pipesearch import PipeSearch
+from hetsim_papers.shisha.shisha import Shisha, balancing_target, move_layer, seed_split
 
 SYNTH1 = [1, 4, 8, 4, 8, 8, 4]
 SYNTH2 = [1, 9, 4, 8, 5, 4, 8, 5, 7, 1, 1, 1, 4, 8, 22]

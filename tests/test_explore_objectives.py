@@ -269,7 +269,7 @@ BAD = [
     (["--objective", "speed"], "'--objective': 'speed' is not one of"),
     (["--cores", "4", "--eps", "big"], "--cores and --eps both choose"),
     (["--fallback", "roofline"], "--fallback applies to a measured table: give --cost-table FILE too"),
-    (["-a", "HEFTX"], "--algorithm: unknown algorithm 'HEFTX'; allowed: PS, PS-nohints, Shisha"),
+    (["-a", "HEFTX"], "--algorithm: unknown algorithm 'HEFTX'; allowed: ES, RW, HC, SA, NSGA-II-pipe, PS"),
 ]
 
 

@@ -11,11 +11,11 @@ import pytest
 
 from hetsim.cost import Gemm2CostModel
 from hetsim.cost.gemm2 import PRICE_FIELDS, GeometryCache, geometry_key
-from hetsim.cost.pipeit import Gemm2GroundTruth
 from hetsim.errors import HetsimError
 from hetsim.platform import load_platform
 from hetsim.workload import load_workload
 from hetsim.workload.ops import VIEW_KINDS
+from hetsim_papers.pipeit.cost import Gemm2GroundTruth
 
 #: The host calibration platform: the saved host calibration with a gemm2 block of the shape
 #: `hetsim calibrate host` writes (tiles, K block, cache sizes, one-thread kernels, Winograd, ingest).

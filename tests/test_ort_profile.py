@@ -20,7 +20,7 @@ from hetsim.evaluate import evaluate, simulate
 from hetsim.mapping import load_mapping, placement_from_dict
 from hetsim.platform import load_platform, platform_from_dict
 from hetsim.workload import load_workload, workload_from_dict
-from hetsim.workload.zoo.onnx_graph import OnnxGraph
+from hetsim.workload.onnx_graph import OnnxGraph
 
 PIM = "PIMExecutionProvider"
 CPU = "CPUExecutionProvider"

@@ -351,25 +351,8 @@ def test_malformed_file_bytes(hetsim, name):
 
 
 # -- algorithm parameters: counted before they run ----------------------------------------------------------
-def test_duet_passes_past_its_fixed_point_change_nothing_and_are_bounded():
-    """A DUET pass is a function of the assignment: once one changes nothing the rest are skipped
-    (passes=100000 ran for minutes), with the answer of running them all."""
-    from test_pim_algorithms import random_dcg
-
-    from hetsim.explore.pim import duet
-
-    for seed in range(4):
-        g = random_dcg(seed, 12)
-        p = 1
-        while list(duet(g, 1.0, p)) != list(duet(g, 1.0, p + 1)):
-            p += 1
-        assert list(duet(g, 1.0, 1000)) == list(duet(g, 1.0, p))
-    with pytest.raises(HetsimError, match=r"passes=1001; allowed: an integer in \[1, 1000\]"):
-        duet(random_dcg(0, 4), 0.5, 1001)
-
-
 def test_nsga2_counts_its_evaluations_before_it_runs():
-    from hetsim.explore.nsga2.search import run_nsga2
+    from hetsim_papers.nsga2.search import run_nsga2
 
     with pytest.raises(HetsimError, match="1,000,001,000 evaluations, past the limit of 100,000,000"):
         run_nsga2(None, None, pop_size=1000, n_gen=1_000_000)
@@ -380,9 +363,9 @@ def test_a_wild_gemm_fit_raises_macs_per_cycle_not_the_clock(tmp_path):
     clock was raised to match (172 GHz: refused by the platform ranges, so `calibrate host`
     failed). Past twice the nominal clock the MACs per cycle are raised instead: the same peak,
     a physical clock, a platform that loads."""
-    from hetsim.host.fit import MAX_TURBO, fit_host, platform_yaml
-    from hetsim.host.microbench import Measurements
     from hetsim.platform import load_platform
+    from hetsim_host.fit import MAX_TURBO, fit_host, platform_yaml
+    from hetsim_host.microbench import Measurements
 
     raw = json.loads((REPO / "tests" / "data" / "host.measurements.json").read_text())["measurements"]
     m = Measurements.from_dict(raw)

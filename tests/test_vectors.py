@@ -8,11 +8,11 @@ import math
 
 import pytest
 
-from hetsim.explore.pipeit import n_design_points, n_pipelines
-from hetsim.explore.pipesearch import generate_database
-from hetsim.explore.shisha import seed_split
+from hetsim.explore.database import generate_database
 from hetsim.workload import load_workload
 from hetsim.workload.splits import count_compositions, count_eq4_with_dups
+from hetsim_papers.pipeit.pipeit import n_design_points, n_pipelines
+from hetsim_papers.shisha.shisha import seed_split
 
 
 def _weights(name: str) -> list[float]:

@@ -60,11 +60,11 @@ def _register() -> None:
         sweep,
         workloads,
     )
-    from hetsim.host.commands import calibrate, validate
+    from hetsim.plugins import commands
 
     for command in (simulate.simulate, explore.explore_cmd, platforms.platforms, workloads.workloads,
-                    reproduce.reproduce, demo.demo, calibrate, validate, profile.profile,
-                    costs.costs, sweep.sweep, plot.plot):
+                    reproduce.reproduce, demo.demo, profile.profile, costs.costs, sweep.sweep, plot.plot,
+                    *commands()):
         cli.add_command(command)
 
 

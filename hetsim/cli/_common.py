@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import click
 from rich.console import Console
 from rich.markup import escape
 from rich.segment import Segment
@@ -122,3 +123,26 @@ def run_options(ctx, **params):
         if name == "engine" or ctx.get_parameter_source(name) != ParameterSource.DEFAULT:
             fields[field] = convert(value) if convert else value
     return RunOptions.make(**fields)
+
+
+class LazyChoice(click.Choice):
+    """A click choice whose values a function computes when they are first needed (the installed
+    plugins' cost models), not when the command is defined: ``LazyChoice("module:function")``."""
+
+    def __init__(self, values: str) -> None:
+        self._values = values
+        self.case_sensitive = True
+
+    @property
+    def choices(self):
+        from hetsim.plugins import resolve
+
+        return tuple(resolve(self._values)())
+
+
+def progress_bar(console):
+    """A rich progress bar of long work (a description, the bar, done of total, elapsed time)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), console=console, transient=False)

@@ -17,9 +17,8 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from hetsim.cli._common import check_flag, console, fmt
+from hetsim.cli._common import LazyChoice, check_flag, console, fmt
 from hetsim.errors import HetsimError
-from hetsim.platform.schema import COST_MODELS, FALLBACK_COST_MODELS
 
 OBJECTIVES = ("throughput", "latency", "energy", "memory")
 
@@ -133,7 +132,7 @@ def _places(platform) -> list[str]:
 @click.option("--cost-table", type=click.Path(), default=None,
               help="Measured times (CSV with layer|op, ep, time_s; or a directory from `hetsim "
                    "profile`/`costs import-ort`) instead of the roofline model.")
-@click.option("--fallback", type=click.Choice(FALLBACK_COST_MODELS), default=None,
+@click.option("--fallback", type=LazyChoice("hetsim.cost:fallback_names"), default=None,
               help="Price what --cost-table lacks with this model instead of refusing it.")
 @click.option("--max-trials", type=click.IntRange(min=1), default=None, help="Stop after this many trials.")
 @click.option("--max-clock", type=click.FloatRange(min=0, min_open=True), default=None,
@@ -146,7 +145,7 @@ def _places(platform) -> list[str]:
 @click.option("--dvfs", default=None, help="DVFS preset (e.g. governor3).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a platform field.")
 @click.option("--force", is_flag=True, help="Enumerate a design space past the size limit.")
-@click.option("--cost-model", type=click.Choice(COST_MODELS), default=None,
+@click.option("--cost-model", type=LazyChoice("hetsim.cost:cost_model_names"), default=None,
               help="The cost model (default: the platform's, runtime.cost_model; hope: HOPE's phones "
                    "hope-le/me/he, docs/papers/hope.md; pim: the PIM paper's pim-zynq, docs/papers/pim.md; "
                    "ncnn: the Jetson cluster of the hybrid-partitioning thesis, which its NSGA-II always uses).")
@@ -603,15 +602,15 @@ def _export_autodice(result, platform, workload, directory) -> list[str]:
 
     from hetsim.mapping import Placement, to_autodice
     from hetsim.validation import atomic_write
-    from hetsim.workload.zoo import GENERATORS
+    from hetsim.workload.networks import generated
 
     if not isinstance(result.best, Placement):
         raise HetsimError("--export-autodice: the exploration chose no placement to export")
     constants = {}
-    if workload.name in GENERATORS:
+    if workload.name in generated():
         from hetsim.workload.onnx_import import folded_readers
 
-        constants = folded_readers(GENERATORS[workload.name](), workload)
+        constants = folded_readers(generated()[workload.name](), workload)
     mapping, horizontal = to_autodice(result.best, platform, workload, constants)
     out = []
     for name, data in (("mapping.json", mapping), ("horizontal.json", horizontal)):

@@ -83,9 +83,9 @@ def profile(model, out, threads, runs, warmup, input_shapes, name, seed, spin) -
     """Measure MODEL on this machine with ONNX Runtime (one session per thread count, threads
     pinned, random inputs) and write its profiles, a measured cost table per op and thread count,
     the workload and a platform whose EPs are the thread settings (C1, C2, ...)."""
+    from hetsim.cli._common import progress_bar
     from hetsim.cli.costs import print_summary, write_tables
     from hetsim.cost.ort_profile import import_ort_profiles, run_ort_profiles
-    from hetsim.host.commands import _progress
     from hetsim.workload.onnx_import import import_onnx, parse_input_shapes
 
     counts = _threads(threads)
@@ -102,7 +102,7 @@ def profile(model, out, threads, runs, warmup, input_shapes, name, seed, spin) -
     out_dir = Path(out)
     err = Console(stderr=True)
     load_before = os.getloadavg()[0]
-    with _progress(err) as bar:
+    with progress_bar(err) as bar:
         task = bar.add_task("ONNX Runtime runs", total=len(counts) * (runs + warmup))
         paths = run_ort_profiles(model, counts, out_dir, runs=runs, warmup=warmup, seed=seed,
                                  input_shapes=shapes, progress=lambda n: bar.advance(task, n),

@@ -51,7 +51,8 @@ import pandas as pd
 from hetsim.cost.base import ZERO, CostModel, Demand, DvfsState
 from hetsim.errors import HetsimError
 from hetsim.platform import ExecutionPlace, Platform
-from hetsim.platform.schema import Gemm2CoreParams, by_cores
+from hetsim.platform.params import by_cores
+from hetsim.platform.schema import Gemm2CoreParams
 from hetsim.workload.ops import VIEW_KINDS, Op, OpKind
 
 INF = math.inf
@@ -713,7 +714,7 @@ class Gemm2CostModel(CostModel):
 # -- helpers -------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class GemmTerms:
-    """The shape arithmetic of a GEMM on a core type (what the fit of hetsim/host/fit.py and the
+    """The shape arithmetic of a GEMM on a core type (what the host tool's fit and the
     model share): the busiest thread's kernel cycles at kernel_efficiency 1 and parallel efficiency
     1, and its micro-kernel tiles times K blocks."""
 

@@ -41,7 +41,7 @@ from types import MappingProxyType
 from hetsim.cost.base import ZERO, CostModel, Demand, DvfsState
 from hetsim.errors import HetsimError
 from hetsim.platform import ExecutionPlace, Platform
-from hetsim.platform.schema import by_cores
+from hetsim.platform.params import by_cores
 from hetsim.workload.ops import BLAS_GEMM_KINDS, DTYPE_BYTES, VIEW_KINDS
 
 # conv, fc and matmul run as BLAS GEMMs (GEMM efficiency, per-GEMM overhead); dw has its own

@@ -2,19 +2,19 @@
 triad, scikit-learn's parameter conventions).
 
     >>> from hetsim.explore import PipelineProblem, explore, make_explorer
-    >>> problem = PipelineProblem("chiplet-c2", "resnet50-shisha", depths=[4])
-    >>> result = explore(problem, make_explorer("Shisha", heuristic="H3"), seed=0)
+    >>> problem = PipelineProblem("hikey970", "alexnet", depths=[2])
+    >>> result = explore(problem, make_explorer("ES"), seed=0)
     >>> result.best_mapping, result.n_trials
-    ('SEP1:1-5|FEP0:6-24|SEP0:25-28|FEP1:29-50', 23)
+    ('big:1-5|little:6-11', 20)
     >>> round(result.best_fps, 4)          # and result.clock_s: the tuning clock
-    1.0498
+    20.9486
     >>> list(result.trials.columns[:3])    # tidy: one row per trial, best-so-far columns
     ['trial', ...]
 
 Every algorithm is registered by its name in the papers (:mod:`hetsim.explore.registry`):
-``algorithms()`` lists them, ``make_explorer(name, **params)`` builds one. The algorithms live in
-one module each (``hetsim.explore.shisha``, ``hetsim.explore.pipesearch``,
-``hetsim.explore.baselines``, ...), with their helpers; docs/explorers.md describes every one.
+``algorithms()`` lists them, ``make_explorer(name, **params)`` builds one. hetsim's own baselines
+live in :mod:`hetsim.explore.baselines` and :mod:`hetsim.explore.moo`; the papers' algorithms in
+their plugins (:mod:`hetsim.plugins`); docs/explorers.md describes every one.
 """
 
 from hetsim.explore.base import (

@@ -4,8 +4,8 @@
 * :class:`RandomWalk` (RW): independent uniformly random configurations until a termination
   (Paper I: stop at 0.9 frames/s; Paper II: a time budget).
 * :class:`HillClimbing` (HC) and :class:`SimulatedAnnealing` (SA) over the neighbourhood of
-  :func:`random_neighbour`, from a random configuration, or from Shisha's seed (HC_s, SA_s:
-  ``start="shisha"``, registered as HC_s and SA_s).
+  :func:`random_neighbour`, from a random configuration, or from a named start point a plugin
+  adds (``start="shisha"``: Shisha's seed, which the shisha plugin registers as HC_s and SA_s).
 
 The papers give no hyper-parameters for these; the defaults are the digest's §5.5 proposal.
 """
@@ -21,10 +21,9 @@ from hetsim.analytic import SplitScorer, split_boundaries
 from hetsim.errors import HetsimError
 from hetsim.explore._checks import check_choice, check_number
 from hetsim.explore.base import Explorer, Session
-from hetsim.explore.pipesearch import TIE_ORDERS, generate_database
+from hetsim.explore.database import TIE_ORDERS, generate_database
 from hetsim.explore.problem import Configuration, PipelineProblem, TrialResult
-from hetsim.explore.registry import register
-from hetsim.explore.shisha import HEURISTICS, shisha_seed
+from hetsim.plugins import resolve, start_points
 
 
 # -- exhaustive search ------------------------------------------------------------------------
@@ -258,15 +257,13 @@ class _LocalSearch(Explorer[PipelineProblem]):
             d for d in problem.depths if problem.fixed_assignment or d <= len(problem.eps))
         if isinstance(self.start, Configuration):
             return self.start
-        if self.start == "shisha":
-            ranking = HEURISTICS[self.seed_heuristic][0]
-            return shisha_seed(problem, n, ranking, session.rng)
+        if self.start != "random":
+            return _start_point(self.start)(problem, n, self.seed_heuristic, session.rng)
         return problem.random_configuration(session.rng, depth=n)
 
     def _validate_start(self, problem: PipelineProblem) -> None:
         owner = type(self).__name__
         check_choice(owner, "vary_depth", self.vary_depth, (True, False))
-        check_choice(owner, "seed_heuristic", self.seed_heuristic, tuple(HEURISTICS))
         if self.n_stages is not None:
             check_number(owner, "n_stages", self.n_stages, low=1, integer=True)
             if self.n_stages not in problem.depths:
@@ -276,14 +273,15 @@ class _LocalSearch(Explorer[PipelineProblem]):
             if not problem.contains(self.start):
                 raise HetsimError(f"{owner}: start={self.start} is outside the design space")
             return
-        check_choice(owner, "start", self.start, ("random", "shisha"))
-        if self.start == "shisha" and (problem.fixed_assignment or problem.assignment == "cores"):
-            raise HetsimError(f"{owner}: start='shisha' needs a problem with assignment='permutations' "
-                              f"(Shisha's seed gives each stage a whole EP)")
+        check_choice(owner, "start", self.start, ("random", *start_points()))
+        if self.start != "random":   # seed_heuristic is read by a start point only
+            point = _start_point(self.start)
+            check_choice(owner, "seed_heuristic", self.seed_heuristic, tuple(point.heuristics))
+            point.validate(owner, problem)
 
     @property
     def _suffix(self) -> str:
-        return "_s" if self.start == "shisha" else ""
+        return "_s" if self.start != "random" and not isinstance(self.start, Configuration) else ""
 
 
 class HillClimbing(_LocalSearch):
@@ -400,15 +398,8 @@ class SimulatedAnnealing(_LocalSearch):
         return session.best
 
 
-register("ES", ExhaustiveSearch, "pipeline", "baseline (Papers I and II)",
-         "every configuration of the space, after the configuration database is built")
-register("RW", RandomWalk, "pipeline", "baseline (Papers I and II)",
-         "independent uniformly random configurations (needs a termination)")
-register("HC", HillClimbing, "pipeline", "baseline (Paper II)",
-         "first-improvement hill climbing from a random configuration")
-register("SA", SimulatedAnnealing, "pipeline", "baseline (Paper II)",
-         "simulated annealing from a random configuration")
-register("HC_s", HillClimbing, "pipeline", "baseline (Paper II)",
-         "hill climbing started from Shisha's seed", start="shisha")
-register("SA_s", SimulatedAnnealing, "pipeline", "baseline (Paper II)",
-         "simulated annealing started from Shisha's seed", start="shisha")
+def _start_point(name: str):
+    """A start point a plugin adds (``start="shisha"``): an object with ``heuristics`` (the
+    ``seed_heuristic`` values it takes), ``validate(owner, problem)`` and
+    ``__call__(problem, n_stages, heuristic, rng) -> Configuration``."""
+    return resolve(start_points()[name])

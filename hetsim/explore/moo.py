@@ -34,7 +34,6 @@ from hetsim.errors import HetsimError
 from hetsim.explore._checks import check_number
 from hetsim.explore.base import Exploration, Explorer, Session
 from hetsim.explore.problem import PIPELINE_OBJECTIVES, Configuration, PipelineProblem
-from hetsim.explore.registry import register
 
 
 def decode(problem: PipelineProblem, x: Sequence[float]) -> Configuration:
@@ -196,7 +195,3 @@ def plot_front(exploration: Exploration, objectives: Sequence[str], path=None, t
         with atomic_write(path, "wb") as f:
             fig.savefig(f, format="png", dpi=120)
     return fig
-
-
-register("NSGA-II-pipe", NSGA2Pipeline, "pipeline", "baseline (pymoo's NSGA-II, Deb et al. 2002)",
-         "multi-objective genetic search of splits and EP orders (random keys); any objectives")

@@ -1,9 +1,10 @@
 """The one registry of search algorithms: ``hetsim explore``, sweeps and the tournament all read it.
 
-Registering an algorithm is all a paper's module does to make it runnable everywhere::
+The algorithms come from the plugins (:mod:`hetsim.plugins`): each lists its explorers as
+:class:`~hetsim.plugins.ExplorerSpec` rows, whose classes are imported on first use. A script or a
+notebook can add one of its own::
 
-    register("Shisha", Shisha, problem="pipeline", paper="Shisha (seed 000)",
-             summary="seed by layer merging, then move layers out of the slowest stage")
+    register("MySearch", MySearch, problem="pipeline", paper="mine", summary="what it does")
 
 ``make_explorer(name, **params)`` builds one by name, with one-line errors that list the allowed
 names or the algorithm's parameters and their defaults.
@@ -15,10 +16,11 @@ import inspect
 from dataclasses import dataclass
 
 from hetsim.errors import HetsimError
+from hetsim.plugins import explorer_specs, resolve
 
 #: pipeline: stages of layers; placement: op -> EP plans and splits of a DAG; hybrid: a CNN's
-#: vertical + channel-split partitions over edge devices, measured as AutoDiCE's benchmark runs
-#: (:class:`~hetsim.explore.nsga2.HybridProblem`, seed 004).
+#: vertical + channel-split partitions over edge devices, measured as AutoDiCE's benchmark runs (the
+#: hybrid-partitioning plugin's problem).
 PROBLEM_KINDS = ("pipeline", "placement", "hybrid")
 
 
@@ -27,11 +29,16 @@ class Algorithm:
     """One registered algorithm: its name in the papers, how to build it, what it solves."""
 
     name: str
-    cls: type               # the Explorer class
+    ref: type | str         # the Explorer class, or "module:Class" imported on first use
     problem: str            # "pipeline" (stages of layers) or "placement" (op -> EP, plans, splits)
     paper: str              # where it comes from ("Pipe-search (seed 000)", "baseline", ...)
     summary: str            # one line: what it does
     fixed: tuple[tuple[str, object], ...] = ()   # parameters the name fixes (HC_s: start="shisha")
+
+    @property
+    def cls(self) -> type:
+        """The Explorer class (imported now if the plugin named it by a string)."""
+        return resolve(self.ref) if isinstance(self.ref, str) else self.ref
 
     def parameters(self) -> dict[str, object]:
         """Its keyword parameters and their defaults (those the name fixes left out)."""
@@ -48,32 +55,26 @@ class Algorithm:
 ALGORITHMS: dict[str, Algorithm] = {}
 
 
-def register(name: str, cls: type, problem: str, paper: str, summary: str, **fixed) -> None:
-    """Add an algorithm to the registry (a name registered twice is a programming error);
-    ``fixed`` are parameters the name implies (``register("HC_s", HillClimbing, ..., start="shisha")``)."""
+def register(name: str, cls: type | str, problem: str, paper: str, summary: str, **fixed) -> None:
+    """Add an algorithm to the registry (a name registered twice is an error); ``fixed`` are
+    parameters the name implies (``register("HC_s", HillClimbing, ..., start="shisha")``)."""
+    _load()
+    _add(name, cls, problem, paper, summary, fixed)
+
+
+def _add(name: str, cls: type | str, problem: str, paper: str, summary: str, fixed) -> None:
     if problem not in PROBLEM_KINDS:
-        raise ValueError(f"problem {problem!r}: allowed: {PROBLEM_KINDS}")
+        raise HetsimError(f"algorithm {name!r}: problem {problem!r}; allowed: {', '.join(PROBLEM_KINDS)}")
     if name in ALGORITHMS:
-        raise ValueError(f"algorithm {name!r} registered twice")
-    ALGORITHMS[name] = Algorithm(name, cls, problem, paper, summary, tuple(fixed.items()))
-
-
-#: Listing order (whatever order modules were imported in): the papers' algorithms, then the
-#: baselines, then generic searches; modules not named here after them, in registration order.
-_MODULE_ORDER = ("hetsim.explore.pipesearch", "hetsim.explore.shisha", "hetsim.explore.baselines",
-                 "hetsim.explore.moo")
+        raise HetsimError(f"algorithm {name!r} registered twice")
+    ALGORITHMS[name] = Algorithm(name, cls, problem, paper, summary, tuple(dict(fixed).items()))
 
 
 def algorithms(problem: str | None = None) -> list[Algorithm]:
-    """Registered algorithms, optionally only those for one kind of problem, in a fixed order."""
+    """Registered algorithms, optionally only those for one kind of problem: the plugins' in
+    plugin order (hetsim's own first), each plugin's in the order it lists them."""
     _load()
-    found = [a for a in ALGORITHMS.values() if problem is None or a.problem == problem]
-
-    def rank(a: Algorithm) -> int:
-        module = a.cls.__module__
-        return _MODULE_ORDER.index(module) if module in _MODULE_ORDER else len(_MODULE_ORDER)
-
-    return sorted(found, key=rank)
+    return [a for a in ALGORITHMS.values() if problem is None or a.problem == problem]
 
 
 def get_algorithm(name: str) -> Algorithm:
@@ -158,13 +159,13 @@ def _short(value) -> str:
     return text if len(text) <= 60 else text[:60] + "..."
 
 
+_LOADED: list[bool] = []
+
+
 def _load() -> None:
-    """Import the modules that register algorithms (each registers on import)."""
-    import hetsim.explore.baselines  # noqa: F401
-    import hetsim.explore.hope  # noqa: F401
-    import hetsim.explore.moo  # noqa: F401
-    import hetsim.explore.nsga2  # noqa: F401
-    import hetsim.explore.pim  # noqa: F401
-    import hetsim.explore.pipeit  # noqa: F401
-    import hetsim.explore.pipesearch  # noqa: F401
-    import hetsim.explore.shisha  # noqa: F401
+    """Register the plugins' explorers (once)."""
+    if _LOADED:
+        return
+    _LOADED.append(True)
+    for plug, spec in explorer_specs():
+        _add(spec.name, spec.cls, spec.problem, spec.paper or plug.title, spec.summary, spec.fixed)

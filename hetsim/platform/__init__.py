@@ -9,9 +9,10 @@ from hetsim.platform.loader import (
     platform_from_dict,
     validate_file,
 )
+from hetsim.platform.params import by_cores
 from hetsim.platform.places import ExecutionPlace, Route
 from hetsim.platform.plausibility import plausibility_warnings
-from hetsim.platform.schema import SCHEMA_VERSION, Platform, by_cores
+from hetsim.platform.schema import SCHEMA_VERSION, Platform
 
 __all__ = [
     "SCHEMA_VERSION", "ExecutionPlace", "Platform", "Route", "apply_override", "by_cores", "json_schema",

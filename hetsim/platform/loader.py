@@ -76,29 +76,29 @@ def platform_from_dict(data: dict, source: str = "<platform>") -> Platform:
         raise one_line(source, e) from None
 
 
-#: Schema 1 kept every cost model's parameters at the top of a core type or accelerator; schema 2
-#: moves them into one block per cost model: section -> block -> the fields it took from the top.
-V1_MOVES: dict[str, dict[str, tuple[str, ...]]] = {
-    "core_types": {
-        "roofline": ("gemm_efficiency", "dw_efficiency", "parallel_efficiency", "gemm_tile_rows",
-                     "op_overhead_us", "gemm_overhead_us", "gemm_pack_GBps", "im2col_GBps", "kind_GBps"),
-        "pipeit": ("gemm_tile_cols", "gemv_GBps_per_core"),
-    },
-    "accelerators": {"roofline": ("efficiency", "op_overhead_us")},
-}
+def v1_moves() -> dict[str, dict[str, tuple[str, ...]]]:
+    """Schema 1 kept every cost model's parameters at the top of a core type or accelerator; schema
+    2 moves them into one block per cost model: section -> block -> the fields it took from the top
+    (each block's ``v1_fields``)."""
+    from hetsim.platform.params import cost_blocks
+    from hetsim.platform.schema import Accelerator, CoreType
+
+    return {section: {key: block.v1_fields for key, block in cost_blocks(model).items() if block.v1_fields}
+            for section, model in (("core_types", CoreType), ("accelerators", Accelerator))}
 
 
 def migrate(data: dict) -> str | None:
     """Bring a platform dict of an older schema version to the current one, in place.
 
-    Version 1 -> 2 moves each cost model's parameters into its block (:data:`V1_MOVES`). Returns a
+    Version 1 -> 2 moves each cost model's parameters into its block (:func:`v1_moves`). Returns a
     one-line note of what was done (None for a current file). Malformed parts are left for the
     validation to report; a field that its block already sets stays where it is (and is reported).
     """
     if not _is_v1(data):
         return None
     moved = 0
-    for section, blocks in V1_MOVES.items():
+    moves = v1_moves()
+    for section, blocks in moves.items():
         entries = data.get(section)
         for entry in entries if isinstance(entries, list) else ():
             if not isinstance(entry, dict):
@@ -115,7 +115,7 @@ def migrate(data: dict) -> str | None:
                         target[f] = entry.pop(f)
                         moved += 1
     data["schema"] = SCHEMA_VERSION
-    names = sorted({b for section in V1_MOVES.values() for b in section})
+    names = sorted({b for section in moves.values() for b in section})
     return (f"schema 1, migrated to {SCHEMA_VERSION} on load: {moved} cost-model parameters moved into "
             f"their blocks ({', '.join(names)})")
 

@@ -4,7 +4,8 @@ Concerns are split the way ASTRA-sim / Timeloop split hardware configs: memories
 their DVFS levels), clusters (cores of one type sharing a memory port), accelerators, links and
 devices. Units are in the key names (``bandwidth_GBps``, ``latency_ns``, ``freq_MHz``). The
 ``schema`` key versions the format. A core type or accelerator holds hardware facts at the top and
-each cost model's fitted parameters in its own block (``roofline:``, ``pipeit:``; see CostParams).
+each cost model's fitted parameters in its own block (``roofline:``, ``gemm2:``, and the blocks
+plugins add; :mod:`hetsim.platform.params`).
 
 Example::
 
@@ -14,24 +15,20 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Annotated, Any, ClassVar, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import Field, PrivateAttr, model_validator
 
 from hetsim.bounds import (
     Bandwidth_GBps,
     Count,
     Cycles,
-    ElementBytes,
     Energy_pJ_per_byte,
-    Factor,
     Fraction,
     Freq_MHz,
     Latency_ns,
     LossPerFlow,
     MacsPerCycle,
-    Memory_MiB,
     OptBandwidth_GBps,
     OptCache_KiB,
     OptCapacity_GiB,
@@ -51,54 +48,24 @@ from hetsim.bounds import (
     PerCoresCycles,
     PerCoresOverhead_us,
     PerUnit_ns,
-    PosPerUnit_ns,
     Power_W,
-    Speedup,
-    UnitInterval,
-    WinogradTile,
     schema_version,
 )
-from hetsim.errors import HetsimError
-from hetsim.workload.ops import DTYPE_BYTES, OpKind
+from hetsim.platform.params import (
+    KIND_OVERHEAD_US,
+    OP_KINDS,
+    CostParams,
+    check_kinds,
+    misplaced_parameter,
+    with_blocks,
+)
+from hetsim.platform.params import Strict as _Strict
+from hetsim.workload.ops import DTYPE_BYTES
 
 SCHEMA_VERSION = 2
 
 # Every number is strict (no strings or booleans) and inside its physical range: hetsim.bounds.
 Name = Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z][A-Za-z0-9_.+-]*$")]
-
-#: Op kinds (hetsim's one vocabulary, :class:`hetsim.workload.ops.OpKind`). ``kinds`` lists in core
-#: types and accelerators restrict what an EP may run; a mapping that places an op elsewhere is
-#: rejected.
-OP_KINDS = tuple(k.value for k in OpKind)
-
-
-def by_cores(value: float | Sequence[float], n: int, scale_past_end: bool) -> float:
-    """The value of a per-core-count parameter on ``n`` cores.
-
-    A list holds entry n-1 for n cores (as measured); past its end the last entry holds
-    (``scale_past_end=False``: efficiencies, fixed costs) or scales with the cores, last x n / len
-    (``True``: rates, of which n cores do n times as much). A single value is a one-entry list: the
-    value itself, or n x it::
-
-        by_cores([1.0, 0.9], 4, scale_past_end=False)   # 0.9
-        by_cores([5.0, 9.0], 4, scale_past_end=True)    # 18.0
-        by_cores(2.0, 3, scale_past_end=True)           # 6.0
-    """
-    if n < 1:
-        raise HetsimError(f"core count {n}: must be at least 1")
-    if isinstance(value, int | float):
-        return value * n if scale_past_end else value
-    last = len(value)
-    if not last:
-        raise HetsimError("a per-core-count list needs at least one entry")
-    if n <= last:
-        return value[n - 1]
-    return value[-1] * n / last if scale_past_end else value[-1]
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
-
 
 class Saturation(_Strict):
     """What a memory delivers past saturation: with n flows active, more than ``knee_flows`` of
@@ -154,26 +121,15 @@ class AcceleratorDvfsLevel(_Strict):
 # out of a file takes its defaults, a block no cost model in use reads is kept as data.
 
 
-class CostParams(_Strict):
-    """Base of a cost model's parameter block. ``readers`` names the cost models that read it."""
-
-    readers: ClassVar[tuple[str, ...]] = ()
-
-
-#: ``kind_overhead_us`` of the roofline and gemm2 blocks: the same field in both.
-_KIND_OVERHEAD_US: Any = Field(
-    default_factory=dict, description="Fixed cost per op of a kind on top of op_overhead_us, us: one "
-    "value or a list whose entry n-1 holds on an EP of n cores. For kernels whose time in a running "
-    "network is a few cold calls rather than bytes (the softmax over a classifier's outputs, "
-    "docs/fidelity.md 1.6). Default: none.")
-
-
 class RooflineCoreParams(CostParams):
     """``core_types[].roofline``: the fitted terms of the GEMM/roofline model
     (:class:`hetsim.cost.RooflineCostModel`, docs/model.md), also read by the Pipe-it ground truth,
     a fitted variant of it."""
 
     readers: ClassVar[tuple[str, ...]] = ("roofline", "pipeit-ground-truth")
+    v1_fields: ClassVar[tuple[str, ...]] = (
+        "gemm_efficiency", "dw_efficiency", "parallel_efficiency", "gemm_tile_rows", "op_overhead_us",
+        "gemm_overhead_us", "gemm_pack_GBps", "im2col_GBps", "kind_GBps")
 
     gemm_efficiency: Fraction = Field(
         default=1.0, description="Fraction of the peak MAC rate a single-core GEMM sustains.")
@@ -240,71 +196,20 @@ class RooflineCoreParams(CostParams):
         default=0.0, description="Fixed cost of a fully connected layer on cold weights on top of "
         "op_overhead_us and gemm_overhead_us, us: one value or a list, entry n-1 for n cores. Read "
         "only with gemv_GBps. Default 0.")
-    kind_overhead_us: dict[str, PerCoresOverhead_us] = _KIND_OVERHEAD_US
+    kind_overhead_us: dict[str, PerCoresOverhead_us] = KIND_OVERHEAD_US
 
     @model_validator(mode="after")
     def _check(self) -> RooflineCoreParams:
-        _check_kinds(list(self.kind_GBps))
-        _check_kinds(list(self.kind_overhead_us))
+        check_kinds(list(self.kind_GBps))
+        check_kinds(list(self.kind_overhead_us))
         return self
-
-
-class PipeitCoreParams(CostParams):
-    """``core_types[].pipeit``: what only the Pipe-it ground truth (:class:`hetsim.cost.pipeit.PipeitGroundTruth`)
-    reads on top of the roofline block."""
-
-    readers: ClassVar[tuple[str, ...]] = ("pipeit-ground-truth",)
-
-    gemm_tile_cols: OptCount = Field(
-        default=None, description="If set, a GEMM's M columns are computed in blocks of this many (arm_gemm's "
-        "output block width), so M is padded up to a multiple of it.")
-    gemv_GBps_per_core: OptBandwidth_GBps = Field(
-        default=None, description="Rate at which one core streams the weights of a fully connected layer (a GEMV at "
-        "batch 1, memory-bound), GB/s (default: bandwidth_GBps_per_core).")
-
-
-class HopeCoreParams(CostParams):
-    """``core_types[].hope``: what HOPE's cost model (:class:`hetsim.cost.hope.HopeCostModel`)
-    adds to the roofline block for a CPU: how an op's time scales with the core clock (HOPE
-    digest §5.5, ``cl(f) = cl(f_max) [alpha f_max / f + 1 - alpha]``)."""
-
-    readers: ClassVar[tuple[str, ...]] = ("hope",)
-
-    alpha_memory: UnitInterval = Field(
-        default=0.5, description="Compute-bound fraction alpha of a memory-bound op (and of a layout "
-        "transform): the share of its time at f_max that scales with 1 / f. A compute-bound op's "
-        "alpha is 1; an op between the two has alpha = max(compute time / roofline time, this).")
-
-
-class HopeAcceleratorParams(CostParams):
-    """``accelerators[].hope``: HOPE's cost model for a GPU: op kinds it runs poorly, and the cost
-    of handing a tensor between it and a CPU cluster, C = sync + copy + layout transform (HOPE
-    digest §5.2, §5.5)."""
-
-    readers: ClassVar[tuple[str, ...]] = ("hope",)
-
-    dw_efficiency: OptFraction = Field(
-        default=None, description="Fraction of peak_GMACps a depthwise convolution sustains on this "
-        "accelerator (default: roofline.efficiency).")
-    sync_us: Overhead_us = Field(
-        default=0.0, description="Fixed cost of one hand-off to or from a CPU cluster (map/unmap the "
-        "buffer, wait for the event), us.")
-    zero_copy: bool = Field(
-        default=True, description="Buffers shared with the CPU (CL_MEM_ALLOC_HOST_PTR + "
-        "clEnqueueMapBuffer, HOPE §4.4): no copy, only the layout transform.")
-    copy_GBps: OptBandwidth_GBps = Field(
-        default=None, description="Copy rate of a hand-off when zero_copy is false, GB/s (default: the "
-        "memory's bandwidth).")
-    layout_GBps: OptBandwidth_GBps = Field(
-        default=None, description="Rate of the layout transform of a hand-off (MNN: NC4HW4 on the CPU, "
-        "an OpenCL image on the GPU), done by the CPU at its maximum frequency, GB/s of tensor; slower "
-        "CPU clocks scale it by the core type's hope.alpha_memory (default: no transform).")
 
 
 class RooflineAcceleratorParams(CostParams):
     """``accelerators[].roofline``: the roofline model's fitted terms of an accelerator."""
 
     readers: ClassVar[tuple[str, ...]] = ("roofline",)
+    v1_fields: ClassVar[tuple[str, ...]] = ("efficiency", "op_overhead_us")
 
     efficiency: Fraction = Field(
         default=1.0, description="Fraction of peak_GMACps sustained.")
@@ -349,12 +254,12 @@ class Gemm2CoreParams(CostParams):
     kernel_efficiency: Annotated[float, Field(gt=0, le=1)] = Field(
         default=1.0, description="Fraction of macs_per_cycle the GEMM micro-kernel sustains on operands "
         "in L1/L2.")
-    tile_rows: Annotated[int, Field(ge=1)] = Field(
+    tile_rows: Count = Field(
         default=1, description="Output rows (N) of a micro-kernel tile (arm_gemm sgemm_12x8: 8; "
         "OpenBLAS: its UNROLL_N); the N rows go to threads in whole tiles.")
-    tile_cols: Annotated[int, Field(ge=1)] = Field(
+    tile_cols: Count = Field(
         default=1, description="Output columns (M) of a micro-kernel tile (arm_gemm sgemm_12x8: 12).")
-    block_k: Annotated[int, Field(ge=1)] | None = Field(
+    block_k: OptCount = Field(
         default=None, description="K block of the GEMM (kc): a tile's accumulators are loaded and stored "
         "once per block (tile_overhead_cycles each). None: one block.")
     tile_overhead_cycles: Cycles = Field(
@@ -366,7 +271,7 @@ class Gemm2CoreParams(CostParams):
     gemm_call_us: PerCoresOverhead_us = Field(
         default=0.0, description="Fixed cost of one GEMM call (buffers, thread hand-out), us: one value or "
         "a list, entry n-1 for n threads. Clock-independent.")
-    gemm_macs_per_thread: Annotated[int, Field(ge=1)] | None = Field(
+    gemm_macs_per_thread: OptCount = Field(
         default=None, description="A GEMM uses at most ceil(MACs / this) threads (OpenBLAS: "
         "SMP_THRESHOLD_MIN x GEMM_MULTITHREAD_THRESHOLD = 262144, interface/gemm.c). None: all cores.")
     gemv_efficiency: Annotated[float, Field(gt=0, le=1)] | None = Field(
@@ -412,7 +317,7 @@ class Gemm2CoreParams(CostParams):
     # -- other kernels -----------------------------------------------------------------------------
     op_overhead_us: Overhead_us = Field(default=0.0, description="Fixed cost of every op that runs a "
                                         "kernel (dispatch), us. Clock-independent.")
-    kernel_threads: Annotated[int, Field(ge=1)] | None = Field(
+    kernel_threads: OptCount = Field(
         default=None, description="Threads of the kernels that are not GEMMs (im2col, depthwise, pools, "
         "element-wise): None all the EP's cores (ARM-CL splits every kernel), 1 the host executor.")
     im2col_cycles_per_byte: Cycles = Field(
@@ -431,7 +336,7 @@ class Gemm2CoreParams(CostParams):
     kind_cycles_per_byte: dict[str, Cycles] = Field(
         default_factory=dict, description="Core cycles per byte read and written by the kernels of a kind "
         "(LRN's powers, pooling windows): {lrn: 1.2}. Kinds not listed cost only their traffic.")
-    kind_overhead_us: dict[str, PerCoresOverhead_us] = _KIND_OVERHEAD_US
+    kind_overhead_us: dict[str, PerCoresOverhead_us] = KIND_OVERHEAD_US
     conv_policy: Literal["im2col", "armcl"] = Field(
         default="im2col", description="How the framework picks a conv's algorithm (hetsim.platform.schema."
         "CONV_POLICIES): im2col (every conv an image matrix + GEMM) or armcl (FP32 3x3 stride-1 convs "
@@ -452,8 +357,8 @@ class Gemm2CoreParams(CostParams):
 
     @model_validator(mode="after")
     def _check(self) -> Gemm2CoreParams:
-        _check_kinds(list(self.kind_cycles_per_byte))
-        _check_kinds(list(self.kind_overhead_us))
+        check_kinds(list(self.kind_cycles_per_byte))
+        check_kinds(list(self.kind_overhead_us))
         return self
 
 
@@ -473,122 +378,6 @@ class Gemm2AcceleratorParams(CostParams):
                                         "(driver, clock-independent).")
     overlap: Annotated[float, Field(ge=0, le=1)] = Field(
         default=1.0, description="Combine rule of compute and memory time (1: max, 0: sum).")
-
-
-class PimCpuParams(CostParams):
-    """``core_types[].pim``: the CPU side of the PIM paper's per-op model (:class:`hetsim.cost.pim.PimCostModel`,
-    seed 003, docs/papers/pim.md). A one-core EP is the paper's CPU_S (ONNX Runtime kernels run
-    serially); an EP of more cores is CPU_P (its thread-parallel kernels, for the op types in
-    ``parallel_op_types`` only)."""
-
-    readers: ClassVar[tuple[str, ...]] = ("pim",)
-
-    op_overhead_us: Overhead_us = Field(
-        default=0.0, description="Fixed cost of every ONNX Runtime node on the CPU (kernel dispatch), us; "
-        "all that a view or shape node costs.")
-    elementwise_ns: PosPerUnit_ns = Field(
-        default=1.0, description="One core's time per output element of an element-wise op (add, sub, mul; "
-        "copies per element moved; reductions per element read), ns.")
-    function_factor: Factor = Field(
-        default=1.0, description="Element-wise ops that evaluate a function (Div, Pow, Sqrt, Erf, Tanh, "
-        "Exp, Softmax...) take this many times elementwise_ns per element.")
-    matmul_ns_per_weight: PerUnit_ns = Field(
-        default=0.0, description="One core's MatMul/Gemm cost per element of the second operand (the "
-        "weight, loaded once and then reused from cache), ns.")
-    matmul_ns_per_mac: PosPerUnit_ns = Field(
-        default=1.0, description="One core's MatMul/Gemm cost per multiply-accumulate, ns.")
-    parallel_speedup_elementwise: Speedup = Field(
-        default=1.0, description="A multi-core EP divides the per-element part of an element-wise op by "
-        "this (CPU_P's thread-parallel kernels).")
-    parallel_overhead_elementwise_us: Overhead_us = Field(
-        default=0.0, description="Fork/join cost a multi-core EP adds to an element-wise op, us.")
-    parallel_speedup_matmul: Speedup = Field(
-        default=1.0, description="A multi-core EP divides the variable part of a MatMul/Gemm by this.")
-    parallel_overhead_matmul_us: Overhead_us = Field(
-        default=0.0, description="Fork/join cost a multi-core EP adds to a MatMul/Gemm, us.")
-    parallel_op_types: list[str] | None = Field(
-        default=None, description="ONNX op types a multi-core EP runs thread-parallel (any other op is not "
-        "capable there); default: the paper's set (MatMul, Gemm, Add, Sub, Mul, Div: "
-        "hetsim.workload.zoo.transformers.CPU_P_OP_TYPES).")
-    handoff_us: Overhead_us = Field(
-        default=0.0, description="Cost of handing a tensor between two CPU EPs on one memory (CPU_S <-> "
-        "CPU_P: no copy, an optional synchronisation), us.")
-
-
-class PimUnitParams(CostParams):
-    """``accelerators[].pim``: the PIM unit of the PIM paper's model (:class:`hetsim.cost.pim.PimCostModel`):
-    its per-op costs (a MatMul or Gemm streams the weight once per row of the activation at
-    ``peak_GMACps``) and the CPU <-> PIM copy (a CPU-side type conversion, then a DMA over the
-    link at its bandwidth, slower out of the PIM's uncacheable memory)."""
-
-    readers: ClassVar[tuple[str, ...]] = ("pim",)
-
-    op_overhead_us: Overhead_us = Field(default=0.0, description="Fixed cost of every op on the PIM unit, us.")
-    elementwise_ns: PerUnit_ns = Field(
-        default=0.0, description="The PIM unit's time per output element of an element-wise op, ns.")
-    transpose_ns_per_weight: PerUnit_ns = Field(
-        default=0.0, description="Extra cost of a Gemm whose weight must be transposed first ((p,q)x(r,q)^T, "
-        "Table 2 Gemm (2)), per weight element, ns.")
-    wire_bytes_per_element: ElementBytes = Field(
-        default=2.0, description="Bytes per element the DMA moves after the type conversion (bfloat16: 2).")
-    host_bytes_per_element: ElementBytes = Field(
-        default=4.0, description="Bytes per element of a tensor on the CPU side (float32: 4).")
-    conversion_ns_per_element: PerUnit_ns = Field(
-        default=0.0, description="CPU time of the fp32 <-> bf16 conversion per element, either direction, ns.")
-    uncacheable_read_ns_per_byte: PerUnit_ns = Field(
-        default=0.0, description="Extra DMA time per wire byte of a PIM -> CPU copy, which reads the PIM's "
-        "uncacheable memory (a CPU -> PIM copy reads cacheable memory at the link's bandwidth), ns.")
-    copy_setup_us: Overhead_us = Field(default=0.0, description="Fixed cost of every CPU <-> PIM copy, us.")
-
-
-class NcnnParams(CostParams):
-    """``core_types[].ncnn`` / ``accelerators[].ncnn``: what the ncnn runtime model of the hybrid
-    partitioning reproduction (:class:`hetsim.cost.nsga2.NcnnCostModel`: the Jetson cluster that
-    AutoDiCE deploys on, seed 004) reads on top of the roofline block: Winograd convolutions, the
-    runtime's own memory, and the power drawn by kind of work."""
-
-    readers: ClassVar[tuple[str, ...]] = ("ncnn",)
-
-    winograd_efficiency: OptFraction = Field(
-        default=None, description="Fraction of the peak MAC rate a Winograd convolution's batched GEMMs "
-        "sustain on its reduced MACs. None: every convolution runs as im2col + GEMM.")
-    winograd_tile: WinogradTile = Field(
-        default=6, description="Output tile m of Winograd F(m x m, 3 x 3): a 3x3 convolution costs "
-        "(m+2)^2 / (9 m^2) of its direct MACs (F(6,3): 0.198).")
-    winograd_min_channels: Count = Field(
-        default=16, description="A 3x3 stride-1 ungrouped convolution with at least this many input and "
-        "output channels runs as Winograd.")
-    runtime_MiB: Memory_MiB = Field(
-        default=0.0, description="Memory the runtime process holds besides tensors and weights (libraries, "
-        "MPI, allocator pools, a GPU context), MiB.")
-    memory_bound_W: OptPower_W = Field(
-        default=None, description="Power of the whole place while it runs a memory-bound op, W (default: "
-        "its active power).")
-    comm_W: OptPower_W = Field(
-        default=None, description="Power of the whole place while it is blocked in a send or receive, W "
-        "(MPI busy-polls; default: memory_bound_W).")
-
-
-def cost_blocks(owner: type[BaseModel]) -> dict[str, type[CostParams]]:
-    """The cost-model parameter blocks of ``owner`` (CoreType or Accelerator): YAML key -> model."""
-    out = {}
-    for key, info in owner.model_fields.items():
-        if isinstance(info.annotation, type) and issubclass(info.annotation, CostParams):
-            out[key] = info.annotation
-    return out
-
-
-def _misplaced_parameter(owner: type[BaseModel], where: str, data: Any) -> None:
-    """A block's parameter written at the top (a schema 1 habit, an old --set path) is an error
-    that names the block it belongs in."""
-    if not isinstance(data, dict):
-        return
-    for block, model in cost_blocks(owner).items():
-        for key in model.model_fields:
-            if key in data and key not in owner.model_fields:
-                name = data.get("name", "<name>")
-                raise ValueError(f"{key} is a parameter of the {block} cost model: since schema 2 it goes "
-                                 f"in the {block} block ({where}.{name}.{block}.{key})")
 
 
 # -- hardware ------------------------------------------------------------------------------------------
@@ -611,22 +400,14 @@ class CoreType(_Strict):
     roofline: RooflineCoreParams = Field(
         default_factory=RooflineCoreParams, description="Parameters of the roofline cost model "
         "(also read by the Pipe-it ground truth).")
-    pipeit: PipeitCoreParams = Field(
-        default_factory=PipeitCoreParams, description="Parameters only the Pipe-it ground truth reads.")
     gemm2: Gemm2CoreParams = Field(
         default_factory=Gemm2CoreParams, description="Parameters of the gemm2 cost model (shape-, "
         "cache- and algorithm-aware).")
-    pim: PimCpuParams = Field(
-        default_factory=PimCpuParams, description="Parameters of the PIM paper's cost model (CPU side).")
-    hope: HopeCoreParams = Field(
-        default_factory=HopeCoreParams, description="Parameters HOPE's cost model adds (frequency scaling).")
-    ncnn: NcnnParams = Field(
-        default_factory=NcnnParams, description="Parameters of the ncnn runtime model (seed 004).")
 
     @model_validator(mode="before")
     @classmethod
     def _no_misplaced(cls, data: Any) -> Any:
-        _misplaced_parameter(cls, "core_types", data)
+        misplaced_parameter(cls, "core_types", data)
         return data
 
     @model_validator(mode="after")
@@ -635,8 +416,11 @@ class CoreType(_Strict):
         _unique(names, f"core_types.{self.name}.dvfs")
         if self.default_dvfs is not None and self.default_dvfs not in names:
             raise ValueError(f"default_dvfs {self.default_dvfs!r} is not one of its dvfs levels {names}")
-        _check_kinds(self.kinds)
+        check_kinds(self.kinds)
         return self
+
+    if TYPE_CHECKING:   # a plugin's parameter block (``core_type.hope``): a field with_blocks adds
+        def __getattr__(self, name: str) -> Any: ...
 
     def level(self, name: str | None) -> DvfsLevel:
         if name is None:
@@ -647,6 +431,9 @@ class CoreType(_Strict):
             if lvl.name == name:
                 return lvl
         raise KeyError(name)
+
+
+CoreType = with_blocks(CoreType, "core_types")  # type: ignore[misc,assignment]   # the plugins' blocks
 
 
 class Cluster(_Strict):
@@ -732,24 +519,16 @@ class Accelerator(_Strict):
         default_factory=RooflineAcceleratorParams, description="Parameters of the roofline cost model.")
     gemm2: Gemm2AcceleratorParams = Field(
         default_factory=Gemm2AcceleratorParams, description="Parameters of the gemm2 cost model.")
-    pim: PimUnitParams = Field(
-        default_factory=PimUnitParams, description="Parameters of the PIM paper's cost model (the PIM unit "
-        "and its copies).")
-    hope: HopeAcceleratorParams = Field(
-        default_factory=HopeAcceleratorParams, description="Parameters HOPE's cost model adds "
-        "(depthwise efficiency, hand-off costs).")
-    ncnn: NcnnParams = Field(
-        default_factory=NcnnParams, description="Parameters of the ncnn runtime model (seed 004).")
 
     @model_validator(mode="before")
     @classmethod
     def _no_misplaced(cls, data: Any) -> Any:
-        _misplaced_parameter(cls, "accelerators", data)
+        misplaced_parameter(cls, "accelerators", data)
         return data
 
     @model_validator(mode="after")
     def _check(self) -> Accelerator:
-        _check_kinds(self.kinds)
+        check_kinds(self.kinds)
         dtypes = [p.dtype for p in self.precisions]
         _unique(dtypes, f"accelerators.{self.name}.precisions")
         if self.compute_dtype is not None and self.compute_dtype not in dtypes:
@@ -767,6 +546,9 @@ class Accelerator(_Strict):
         if self.default_dvfs is not None and self.default_dvfs not in names:
             raise ValueError(f"default_dvfs {self.default_dvfs!r} is not one of its dvfs levels {names}")
         return self
+
+    if TYPE_CHECKING:   # a plugin's parameter block (``accelerator.hope``): a field with_blocks adds
+        def __getattr__(self, name: str) -> Any: ...
 
     def precision(self, dtype: str) -> Precision | None:
         """The listed precision of ``dtype``, or None."""
@@ -801,6 +583,9 @@ class Accelerator(_Strict):
             return self.active_W, self.idle_W
         return (lvl.active_W if lvl.active_W is not None else self.active_W,
                 lvl.idle_W if lvl.idle_W is not None else self.idle_W)
+
+
+Accelerator = with_blocks(Accelerator, "accelerators")  # type: ignore[misc,assignment]   # the plugins' blocks
 
 
 class Link(_Strict):
@@ -839,24 +624,15 @@ class Power(_Strict):
         "(snoops over the CCI, the DRAM traffic they cause), W. Pipe-it Table VIII.")
 
 
-#: The cost models by name: the one registry (``runtime.cost_model``, ``--cost-model``,
-#: ``hetsim.cost.make_cost_model``): the roofline, HOPE's, the PIM paper's, ncnn's and gemm2.
-CostModelName = Literal["roofline", "hope", "pim", "ncnn", "gemm2"]
-COST_MODELS: tuple[str, ...] = get_args(CostModelName)
-#: The cost models a measured table can fall back on (``--fallback``): those that price any op from
-#: the platform alone (the PIM paper's needs the workload's Table 2 forms, HOPE's and ncnn's
-#: refuse what their papers' runtimes do not run).
-FALLBACK_COST_MODELS: tuple[str, ...] = ("roofline", "gemm2")
-
-
 class Runtime(_Strict):
     """How the platform's software runs a network: the cost model its parameter blocks are fitted
     for, and how the one DAG engine executes a placement by default (:class:`hetsim.evaluate.DagOptions`).
     The PIM paper's ONNX Runtime runs one node at a time, copies before the node that needs them,
     one copy per tensor and memory space: ``{cost_model: pim, serial: true, residency: memory}``."""
 
-    cost_model: CostModelName = Field(
-        default="roofline", description="The cost model hetsim uses by default on this platform.")
+    cost_model: str = Field(
+        default="roofline", description="The cost model hetsim uses by default on this platform: roofline, "
+        "gemm2 or one a plugin adds (hetsim.cost.cost_model_names()).")
     serial: bool = Field(default=False, description="DAG placements run one task at a time (ops and copies).")
     caching: bool = Field(default=True, description="A copied tensor is reused by every consumer where it landed.")
     residency: Literal["ep", "memory"] = Field(
@@ -865,6 +641,15 @@ class Runtime(_Strict):
     comm: Literal["free", "consumer", "copy", "mpi"] = Field(
         default="free", description="Which lane a copy holds (none, the consumer's EP, a copy lane, both "
         "ends: a blocking MPI send/receive).")
+
+    @model_validator(mode="after")
+    def _known_cost_model(self) -> Runtime:
+        from hetsim.plugins import cost_model_specs
+
+        if self.cost_model not in cost_model_specs():
+            raise ValueError(f"unknown cost model {self.cost_model!r}; allowed: "
+                             f"{', '.join(cost_model_specs())}")
+        return self
 
 
 class Platform(_Strict):
@@ -988,10 +773,3 @@ def _unique(names: list[str], where: str) -> None:
         if n in seen:
             raise ValueError(f"duplicate name {n!r} in {where}")
         seen.add(n)
-
-
-def _check_kinds(kinds: list[str] | None) -> None:
-    for k in kinds or ():
-        if k not in OP_KINDS:
-            raise ValueError(f"unknown op kind {k!r}; allowed: {', '.join(OP_KINDS)}")
-

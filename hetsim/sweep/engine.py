@@ -322,17 +322,17 @@ def _run_cells(todo: list[Cell], cells: list[Cell], records: dict[str, dict], ou
 
 
 def _write_outputs(result: SweepResult, out_dir: Path, records: dict[str, dict], plots: bool) -> None:
-    """results.csv, the default plots and, for a tournament, its report; each file in
-    ``result.files``."""
+    """results.csv, the default plots and the SPEC's ``report`` (a plugin's, e.g. the tournament's);
+    each file in ``result.files``."""
     result.files.append(_write_table(out_dir, result.cells, records))
     if plots:
         from hetsim.sweep.plot import default_plots
 
         result.files.extend(default_plots(result.table, result.spec, out_dir / "plots"))
-    if result.spec.report == "tournament":
-        from hetsim.experiments.tournament import write_report
+    if result.spec.report is not None:
+        from hetsim.plugins import resolve, sweep_reports
 
-        result.files.extend(write_report(result, out_dir))
+        result.files.extend(resolve(sweep_reports()[result.spec.report])(result, out_dir))
 
 
 def _write_table(out_dir: Path, cells: list[Cell], records: dict[str, dict]) -> Path:

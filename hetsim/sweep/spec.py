@@ -237,8 +237,9 @@ class SweepSpec(_Strict):
                                  description="Groups of axis names that vary together (equal lengths).")
     max_cells: Annotated[int, B._number((1, 10 ** 9), "cells", integer=True)] = Field(
         DEFAULT_MAX_CELLS, description="Refuse more cells than this unless --force.")
-    report: Literal["tournament"] | None = Field(
-        None, description="An extra report written after the sweep (the tournament of explorers).")
+    report: str | None = Field(
+        None, description="An extra report written after the sweep, by name: one a plugin adds "
+        "(hetsim.plugins.sweep_reports(); the tournament of explorers).")
 
     _source: str = PrivateAttr(default="<spec>")
 
@@ -281,16 +282,16 @@ class SweepSpec(_Strict):
 # -- loading ----------------------------------------------------------------------------------------
 def spec_search_path() -> list[Path]:
     """Where named SPECs are looked up: ``$HETSIM_SWEEPS``, the repository's ``sweeps/``, the
-    packaged copy, and the experiments' own SPECs (``hetsim/experiments/*.yaml``)."""
+    packaged copy, and the plugins' ``sweeps`` folders."""
     from hetsim.paths import search_path
 
-    return [*search_path("sweeps"), Path(__file__).resolve().parent.parent / "experiments"]
+    return search_path("sweeps")
 
 
 def list_specs() -> list[str]:
     names: set[str] = set()
     for d in spec_search_path():
-        names.update(p.stem for p in d.glob("*.yaml") if p.stem != "known_disagreements")
+        names.update(p.stem for p in d.glob("*.yaml"))
     return sorted(names)
 
 
@@ -322,6 +323,12 @@ def spec_from_dict(data: dict, source: str = "<spec>") -> SweepSpec:
         raise HetsimError(_first_error(source, e)) from None
     spec._source = source
     _check_names(spec, source)
+    if spec.report is not None:
+        from hetsim.plugins import sweep_reports
+
+        if spec.report not in sweep_reports():
+            raise HetsimError(f"{source}: report: {spec.report!r} is no report an installed plugin writes; "
+                              f"allowed: {', '.join(sweep_reports()) or 'none'}")
     return spec
 
 

@@ -85,7 +85,7 @@ def search_path() -> list[Path]:
 
 def list_workloads() -> list[str]:
     """Names of all workloads on the search path, sorted (the zoo's generated networks are
-    listed by :data:`hetsim.workload.zoo.GENERATORS`)."""
+    listed by :data:`hetsim.workload.networks.generated()`)."""
     names: set[str] = set()
     for d in search_path():
         names.update(p.stem for p in d.iterdir() if p.suffix in (".yaml", ".yml"))
@@ -105,7 +105,7 @@ def resolve_workload(name_or_path: str | os.PathLike) -> Path:
                 return p
     raise HetsimError(f"unknown workload {text!r}; available: "
                       f"{', '.join(list_workloads()) or 'none (check $HETSIM_WORKLOADS)'} "
-                      f"(and the generated networks of hetsim.workload.zoo, '+mnn' for MNN's fusions)")
+                      f"(and the generated networks of the installed plugins, '+mnn' for MNN's fusions)")
 
 
 def load_workload(name_or_path: str | os.PathLike) -> Workload:
@@ -135,27 +135,27 @@ ZOO_PASSES = ("mnn",)
 
 
 def _zoo_names() -> frozenset[str]:
-    from hetsim.workload.zoo import GENERATORS
+    from hetsim.workload.networks import generated
 
-    return frozenset(GENERATORS)
+    return frozenset(generated())
 
 
 @lru_cache(maxsize=32)
 def generated_workload(name: str) -> Workload:
-    """A network of :data:`hetsim.workload.zoo.GENERATORS` as a workload: built, imported from
+    """A network of :data:`hetsim.workload.networks.generated()` as a workload: built, imported from
     ONNX (:func:`~hetsim.workload.onnx_import.import_onnx`) and cached; ``<name>+mnn`` after MNN's
     converter fusions. ``load_workload`` falls back to this for names no file has."""
+    from hetsim.workload.networks import generated
     from hetsim.workload.onnx_fuse import fuse_mnn
     from hetsim.workload.onnx_import import import_onnx
-    from hetsim.workload.zoo import GENERATORS
 
     base, plus, passes = name.partition("+")
-    if base not in GENERATORS:
-        raise HetsimError(f"unknown generated network {base!r}; allowed: {', '.join(sorted(GENERATORS))}")
+    if base not in generated():
+        raise HetsimError(f"unknown generated network {base!r}; allowed: {', '.join(sorted(generated()))}")
     if plus and passes not in ZOO_PASSES:
         raise HetsimError(f"workload {name!r}: unknown pass {passes!r} after '+'; allowed: "
                           f"{', '.join(ZOO_PASSES)}")
-    model = GENERATORS[base]()
+    model = generated()[base]()
     if passes == "mnn":
         model = fuse_mnn(model)
     return import_onnx(model, name, source=f"<zoo {name}>").workload

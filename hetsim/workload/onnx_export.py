@@ -24,8 +24,8 @@ from typing import Any
 
 from hetsim.errors import HetsimError
 from hetsim.workload.model import Workload
+from hetsim.workload.onnx_graph import OnnxGraph
 from hetsim.workload.ops import OpKind
-from hetsim.workload.zoo.onnx_graph import OnnxGraph
 
 
 def workload_to_onnx(workload: Workload, weights: str = "external", seed: int = 0) -> Any:

@@ -36,8 +36,8 @@ depthwise) convs, which these networks do not have.
 Weights keep their shapes: a folded conv gets new initializers named after the conv; their data
 is computed when the model carries data and is left absent (external) when it does not.
 
->>> from hetsim.workload.zoo import GENERATORS
->>> fused = fuse_mnn(GENERATORS["squeezenet-hope"]())
+>>> from hetsim.workload.networks import generated
+>>> fused = fuse_mnn(generated()["squeezenet-hope"]())
 >>> mnn_op_count(fused)            # 39 kernels + the Input op
 40
 """

@@ -15,7 +15,7 @@ from pathlib import Path
 import onnx
 from onnx import helper
 
-from hetsim.workload.zoo.onnx_graph import OnnxGraph
+from hetsim.workload.onnx_graph import OnnxGraph
 
 HERE = Path(__file__).resolve().parent
 

@@ -1,0 +1,93 @@
+"""The schedules HOPE's figures read, cached: each (setting, model, version) is scheduled and
+simulated once per process (everything is deterministic), whichever figure asks first.
+
+A *setting* is a phone (calibrated, :func:`~hetsim_papers.hope.experiments.calibration.phone`), a DVFS
+preset, the devices (EPs) the schedulers may use, and the cost model's switches: ``acl`` (one
+layout on CPU and GPU: Fig. 6) and μLayer's per-layer synchronisation. Every version runs on HOPE's
+runtime as the one DAG engine replays it: one queue per device in plan order, a tensor moved to a
+device once (tensor caching is on for every version, §5.2), its transfer and layout transform
+charged to the device that needs it (``DagOptions(comm="consumer")``, digest §1.3), no memory
+contention (the closed-form schedule, which the DES reproduces exactly without contention;
+``Setting(contention=True)`` measures with the DES and the shared memory instead).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from hetsim.evaluate import DagOptions
+from hetsim.explore import Measurement, PlacementProblem, explore, make_explorer
+from hetsim.sim.tasks import Comm
+from hetsim.workload import load_workload
+from hetsim_papers.hope.cost import HopeCostModel
+from hetsim_papers.hope.experiments.calibration import phone
+from hetsim_papers.hope.experiments.paper import MODELS, PLATFORMS
+
+#: Fig. 4's six versions, and the explorer each one is.
+VERSIONS = {"CPU": "CPU-only", "GPU": "GPU-only", "MOSAIC": "MOSAIC", "StarPU": "StarPU-DMDAR",
+            "HOPE:GS": "HOPE:GS", "HOPE:LP": "HOPE:LP"}
+#: Every algorithm a figure may run, by its label in the figures.
+ALGORITHMS = {**VERSIONS, "HEFT": "HEFT", "muLayer": "muLayer", "ILP-exact": "ILP-exact"}
+#: Where HOPE's runtime charges a transfer (digest §1.3, §11.3: the consumer's device).
+COMM: Comm = "consumer"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """Phone, DVFS preset, devices and cost-model switches of a run."""
+
+    platform: str
+    dvfs: str | None = None
+    eps: tuple[str, ...] = ()
+    acl: bool = False
+    split_sync_s: float = 0.0
+    comm: Comm = COMM
+    #: How a plan is measured: the closed form (no contention), or the DES with the memory shared
+    #: by CPU and GPU as a bandwidth server (an ablation).
+    contention: bool = False
+
+    def devices(self) -> tuple[str, ...]:
+        return self.eps or (PLATFORMS[self.platform][1], "gpu")
+
+
+@dataclass(frozen=True)
+class Run:
+    """One version on one model in one setting: the simulated latency of one inference (s), the
+    scheduler's wall time (s), the peak memory of each device during the inference (bytes: weights
+    resident, every buffer and cached copy until its last reader) and what the scheduler reported."""
+
+    latency_s: float
+    wall_s: float
+    placement: object = field(repr=False, compare=False)
+    info: dict = field(repr=False, compare=False, default_factory=dict)
+    peak_memory_bytes: dict = field(repr=False, compare=False, default_factory=dict)
+
+
+@lru_cache(maxsize=256)
+def problem(setting: Setting, model: str) -> PlacementProblem:
+    p = phone(setting.platform, setting.dvfs)
+    cost = HopeCostModel(p, same_layout=setting.acl, split_sync_s=setting.split_sync_s)
+    measurement = Measurement(mode="stream", frames_per_trial=1,
+                              engine="des" if setting.contention else "analytic", contention=setting.contention)
+    return PlacementProblem(p, load_workload(MODELS[model]), cost, eps=list(setting.devices()),
+                            dag=DagOptions(comm=setting.comm), measurement=measurement)
+
+
+@lru_cache(maxsize=4096)
+def run(setting: Setting, model: str, version: str, params: tuple[tuple[str, Any], ...] = ()) -> Run:
+    """Schedule ``model`` with ``version`` (a label of :data:`ALGORITHMS`) and simulate the plan."""
+    r = explore(problem(setting, model), make_explorer(ALGORITHMS[version], **dict(params)), seed=0)
+    metrics = r.best_result.metrics
+    return Run(r.best_value, float(r.info["schedule_wall_s"]), r.best, dict(r.info),
+               dict(metrics.ep_peak_memory_bytes or {}))
+
+
+def latency(setting: Setting, model: str, version: str, **params) -> float:
+    return run(setting, model, version, tuple(sorted(params.items()))).latency_s
+
+
+def reduction_pct(hope_s: float, baseline_s: float) -> float:
+    """The paper's convention: (L_baseline - L_HOPE) / L_baseline, in % (digest §9)."""
+    return 100.0 * (baseline_s - hope_s) / baseline_s

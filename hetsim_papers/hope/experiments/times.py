@@ -1,0 +1,41 @@
+"""``hope:times``: the schedulers' own wall time on this machine (cl and C tables built), per model
+and phone: HOPE:GS "less than one second", HOPE:LP "several seconds" (§1, §3)."""
+
+from __future__ import annotations
+
+from hetsim.experiment import Context
+from hetsim_papers.hope.experiments._common import PREDICTION, artifact, figure, models
+from hetsim_papers.hope.experiments.overall import latency_table, settings_fig4
+from hetsim_papers.hope.experiments.paper import GS_MAX_S, LP_SECONDS
+
+SCHEDULERS = ("MOSAIC", "StarPU", "HOPE:GS", "HOPE:LP")
+
+
+def times(ctx: Context):
+    model_list = models(ctx)
+    table = latency_table(settings_fig4(), model_list, SCHEDULERS)
+    gs = table[table.version == "HOPE:GS"]
+    lp = table[table.version == "HOPE:LP"]
+    largest = "NAS-L" if "NAS-L" in model_list else max(model_list, key=lambda m: gs[gs.model == m].latency_ms.max())
+    lp_largest = float(lp[lp.model == largest].schedule_s.max())
+    claims = [
+        ctx.true("HOPE:GS schedules in less than one second (slowest model and phone, s)", "< 1",
+             round(float(gs.schedule_s.max()), 3), bool(gs.schedule_s.max() < GS_MAX_S), "< 1 s", kind=PREDICTION),
+        ctx.true("HOPE:LP is slower than HOPE:GS on every model and phone", "yes",
+             "yes" if all(lp.schedule_s.to_numpy() > gs.schedule_s.to_numpy()) else "no",
+             bool(all(lp.schedule_s.to_numpy() > gs.schedule_s.to_numpy())), "every run", kind=PREDICTION),
+    ]
+    if not ctx.quick:
+        claims.append(ctx.within(f"HOPE:LP takes several seconds ({largest}, slowest phone, s)", "several",
+                             round(lp_largest, 2), *LP_SECONDS, kind=PREDICTION))
+    fig, axes = figure(1, 1, (9, 4))
+    for v in SCHEDULERS:
+        sub = table[table.version == v].groupby("model").schedule_s.max().reindex(model_list)
+        axes[0, 0].semilogy(model_list, sub.to_numpy(), "o-", label=v)
+    axes[0, 0].axhline(GS_MAX_S, color="gray", ls=":", lw=1, label="1 s")
+    axes[0, 0].set_ylabel("scheduling wall time (s, log), slowest phone")
+    axes[0, 0].set_title("Scheduling time on this machine (tables built)")
+    axes[0, 0].legend(fontsize=8)
+    notes = ["Wall time of the scheduler alone on this machine (2 shared cores), one run, tables (cl, C) "
+             "already built; CP-SAT with one worker. The paper's machine is not named."]
+    return artifact(table, fig, claims, notes)

@@ -1,0 +1,284 @@
+"""HOPE's schedulers and its baselines on random DAGs (as saga validates its schedulers): every
+plan places each op once on an EP that can run it, respects precedence and never runs two tasks
+of a lane at once; the schedulers that score with the engine's rules predict its latency exactly;
+the exact model bounds them all; CP-SAT and HiGHS agree on HOPE's ILP; Algorithm 1 on Fig. 1."""
+
+from __future__ import annotations
+
+import math
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hetsim.cost import MeasuredCostModel
+from hetsim.errors import HetsimError
+from hetsim.evaluate import DagOptions
+from hetsim.explore import PlacementProblem, explore, make_explorer
+from hetsim.platform import platform_from_dict
+from hetsim.sim.tasks import build_tasks, list_schedule
+from hetsim.workload import workload_from_dict
+from hetsim_papers.hope.baselines import starpu_dmdar
+from hetsim_papers.hope.gs import hope_gs
+from hetsim_papers.hope.milp import Instance, solve_paper_cpsat, solve_paper_highs
+from hetsim_papers.hope.partition import bisect, partition, upranks
+from hetsim_papers.hope.view import SchedView, merge_short_ops
+
+#: The schedulers whose own estimate is the engine's latency of their plan (they score with it).
+EXACT = ("CPU-only", "GPU-only", "MOSAIC", "StarPU-DMDAR", "HOPE:GS", "muLayer")
+ALL = EXACT + ("HEFT", "HOPE:LP")
+
+
+def soc(n_clusters: int = 1):
+    """A phone-like SoC: a CPU cluster (and a LITTLE one), a GPU, one memory, no links."""
+    clusters = [{"name": "cpu", "core_type": "c", "cores": 2, "memory": "dram"}]
+    if n_clusters > 1:
+        clusters.append({"name": "little", "core_type": "c", "cores": 4, "memory": "dram"})
+    return platform_from_dict({
+        "schema": 2, "name": "soc", "memories": [{"name": "dram", "bandwidth_GBps": 10}],
+        "core_types": [{"name": "c", "macs_per_cycle": 8, "dvfs": [{"name": "max", "freq_MHz": 2000}]}],
+        "clusters": clusters,
+        "accelerators": [{"name": "gpu", "kind": "gpu", "peak_GMACps": 100, "memory": "dram",
+                          "kinds": ["conv", "add"]}]})
+
+
+def random_dag(rng: np.random.Generator, n: int, name: str = "dag"):
+    """A random DAG of convs and adds (every op reachable from the input)."""
+    ops = [{"name": "op0", "kind": "conv", "kernel": 3, "pad": 1, "out_c": 8, "inputs": []}]
+    for i in range(1, n):
+        if i >= 2 and rng.random() < 0.35:
+            a, b = rng.choice(i, size=2, replace=False)
+            ops.append({"name": f"op{i}", "kind": "add", "inputs": [f"op{a}", f"op{b}"]})
+        else:
+            ops.append({"name": f"op{i}", "kind": "conv", "kernel": 3, "pad": 1, "out_c": 8,
+                        "inputs": [f"op{int(rng.integers(max(0, i - 4), i))}"]})
+    return workload_from_dict({"schema": 1, "name": name, "input": {"h": 8, "w": 8, "c": 8},
+                               "layer_kinds": ["conv"], "ops": ops}, name)
+
+
+def random_costs(rng, platform, workload, eps, incapable: float = 0.15) -> MeasuredCostModel:
+    """Random op times (ms-scale), some ops not capable on the GPU; a random copy cost per byte."""
+    rows = []
+    for op in workload.ops:
+        for ep in eps:
+            if ep == "gpu" and op.name != "op0" and rng.random() < incapable:
+                continue
+            rows.append({"op": op.name, "ep": ep, "time_s": float(rng.uniform(0.1e-3, 3e-3))})
+    nbytes = workload.ops[0].output_bytes
+    trans = [{"src": a, "dst": b, "bytes": nbytes, "time_s": float(rng.uniform(0.05e-3, 1e-3))}
+             for a in eps for b in eps if a != b]
+    return MeasuredCostModel(platform, pd.DataFrame(rows), pd.DataFrame(trans))
+
+
+def problem(seed: int, n: int, comm: str = "consumer", caching: bool = True, three: bool = False):
+    rng = np.random.default_rng(seed)
+    platform = soc(2 if three else 1)
+    workload = random_dag(rng, n)
+    eps = ["cpu", "little", "gpu"] if three else ["cpu", "gpu"]
+    cost = random_costs(rng, platform, workload, eps)
+    return PlacementProblem(platform, workload, cost, eps=eps, dag=DagOptions(comm=comm, caching=caching))
+
+
+def check_schedule(prob: PlacementProblem, placement) -> float:
+    """Validate a plan the way saga does and return its closed-form latency."""
+    tg = build_tasks(prob.platform, prob.workload, placement, prob.cost, comm=prob.dag.comm,
+                     caching=prob.dag.caching)
+    start, finish = list_schedule(tg)
+    computed = {t.op for t in tg.tasks if t.kind == "compute"}
+    assert computed == {op.name for op in prob.workload.ops}                  # each op placed
+    for op in prob.workload.ops:
+        eps = [s.ep for s in placement.splits.get(op.name, ())] or [placement.ep_of[op.name]]
+        assert all(prob.cost.supports(op, ep) for ep in eps)                  # where it can run
+    whole = [t for t in tg.tasks if t.kind == "compute" and t.name == t.op]
+    assert len(whole) + len(placement.splits) == len(prob.workload.ops)        # ... exactly once
+    for t in tg.tasks:                                                          # precedence
+        for d in t.deps:
+            assert start[t.index] >= finish[d] - 1e-12
+    for order in tg.lanes.values():                                            # one task at a time
+        spans = sorted((start[i], finish[i]) for i in order)
+        for (_, a1), (b0, _) in zip(spans, spans[1:], strict=False):
+            assert b0 >= a1 - 1e-12
+    return float(finish.max())
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 10**6), st.integers(3, 12), st.sampled_from(["consumer", "copy", "free"]),
+       st.booleans(), st.booleans())
+def test_every_scheduler_gives_a_valid_plan_on_random_dags(seed, n, comm, caching, three):
+    prob = problem(seed, n, comm, caching, three)
+    for name in ALL:
+        if name == "muLayer" and three:
+            continue
+        params = {"time_limit_s": 5.0} if name == "HOPE:LP" else {}
+        result = explore(prob, make_explorer(name, **params), seed=0)
+        latency = check_schedule(prob, result.best)
+        assert latency == pytest.approx(result.best_value, rel=1e-12)
+        if name in EXACT:   # scored with the engine's rules: the prediction is the engine's latency
+            assert result.info["predicted_latency_s"] == pytest.approx(latency, rel=1e-9, abs=1e-12)
+        assert result.info["schedule_wall_s"] >= 0
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_exact_model_bounds_every_scheduler(seed):
+    prob = problem(seed, 8, three=seed % 2 == 1)
+    exact = explore(prob, make_explorer("ILP-exact", time_limit_s=10.0), seed=0)
+    assert exact.info["optimal"]
+    bound = exact.info["lower_bound_s"]
+    assert bound == pytest.approx(exact.info["model_latency_s"], abs=1e-6)
+    assert exact.best_value >= bound - 8e-6            # its plan, replayed, is no better than it
+    for name in ALL:
+        if name == "muLayer" and seed % 2:
+            continue
+        value = explore(prob, make_explorer(name), seed=0).best_value
+        assert value >= bound - 8e-6, name            # 1 us rounding per op at most
+
+
+def test_gs_with_a_window_of_one_and_no_merging_is_starpu():
+    """Digest §10: HOPE:GS with K = 1 is a greedy earliest-finish list scheduler, StarPU's."""
+    for seed in range(15):
+        view = SchedView(problem(seed, 12, three=seed % 3 == 0))
+        a, b = hope_gs(view, k=1, merge_threshold_s=None), starpu_dmdar(view)
+        assert a.dev == b.dev and a.order == b.order
+
+
+def test_lp_with_one_module_replays_no_later_than_its_ilp():
+    """A module as large as the graph is HOPE's ILP on the whole graph: the engine runs its plan at
+    least as fast as the ILP says (it caches tensors and starts transfers as soon as it can)."""
+    for seed in range(6):
+        prob = problem(seed, 9)
+        r = explore(prob, make_explorer("HOPE:LP", nt=50, merge_threshold_s=None), seed=0)
+        assert r.info["modules"] == 1 and r.info["modules_proven_optimal"] == 1
+        view = SchedView(prob)
+        inst = Instance(view.cl.tolist(), [(k, i, view.comm_table(k)) for i in range(view.n)
+                                           for k in view.preds[i]])
+        ilp = solve_paper_cpsat(inst)
+        assert r.best_value <= ilp.makespan_s + 9e-6
+
+
+# -- HOPE's ILP: CP-SAT against HiGHS ------------------------------------------------------------------
+def random_instance(rng, n: int, D: int) -> Instance:
+    cl = [[float(rng.uniform(0.5, 5.0)) if (d == 0 or rng.random() > 0.2) else math.inf for d in range(D)]
+          for _ in range(n)]
+    edges = []
+    for i in range(1, n):
+        for k in rng.choice(i, size=min(i, int(rng.integers(1, 3))), replace=False):
+            c = [[0.0 if a == b else float(rng.uniform(0.1, 2.0)) for b in range(D)] for a in range(D)]
+            edges.append((int(k), i, c))
+    release = [float(rng.uniform(0, 2)) if rng.random() < 0.3 else 0.0 for _ in range(n)]
+    ext = [[float(rng.uniform(0, 1)) if rng.random() < 0.3 else 0.0 for _ in range(D)] for _ in range(n)]
+    avail = [float(rng.uniform(0, 3)) for _ in range(D)]
+    return Instance(cl, edges, release, ext, avail)
+
+
+@pytest.mark.parametrize("seed, n, D", [(s, 4 + s % 4, 2 + s % 2) for s in range(8)])
+def test_cpsat_and_highs_find_the_same_optimum_of_hopes_ilp(seed, n, D):
+    inst = random_instance(np.random.default_rng(seed), n, D)
+    a = solve_paper_cpsat(inst, unit_s=1e-4)
+    b = solve_paper_highs(inst)
+    assert a.optimal and b.optimal
+    assert a.makespan_s == pytest.approx(b.makespan_s, abs=n * 1e-4)
+    # both are schedules of the model: each vertex after its predecessors, one at a time per device
+    for sol in (a, b):
+        for k, i, _ in inst.edges:
+            assert sol.start[i] >= sol.end[k] - 1e-6
+        for d in range(D):
+            spans = sorted((sol.start[i], sol.end[i]) for i in range(n) if sol.dev[i] == d)
+            for (_, a1), (b0, _) in zip(spans, spans[1:], strict=False):
+                assert b0 >= a1 - 1e-6
+
+
+def test_an_infeasible_or_timed_out_ilp_is_one_line():
+    inst = Instance([[math.inf, math.inf]], [])
+    with pytest.raises(HetsimError, match="module 3: vertex 0 can run on no device"):
+        solve_paper_cpsat(inst, where="module 3")
+    big = random_instance(np.random.default_rng(1), 40, 3)
+    with pytest.raises(HetsimError, match=r"CP-SAT found no schedule within 1e-06 s"):
+        solve_paper_cpsat(big, time_limit_s=1e-6, where="module 1")
+
+
+# -- Algorithm 1 ---------------------------------------------------------------------------------------
+FIG1 = {"a": [], "b": ["a"], "c": ["a"], "d": ["b", "c"], "e": ["d"], "f": ["e"], "g": ["f"], "h": ["f"],
+        "i": ["g"], "j": ["h"], "k": ["i"], "l": ["j"], "m": ["k", "l"]}
+
+
+def test_fig1_cuts_the_13_vertex_example_at_uprank_5():
+    """HOPE Fig. 1: 6 vertices have uprank <= 5 and 7 more; 7 <= (1 + 0.2) 13 / 2 = 7.8 and the
+    vertex cut is 1; the coarse graph is acyclic."""
+    names = list(FIG1)
+    idx = {v: i for i, v in enumerate(names)}
+    preds = [[idx[p] for p in FIG1[v]] for v in names]
+    succs = [[idx[w] for w in names if v in FIG1[w]] for v in names]
+    nodes = list(range(13))
+    up = upranks(nodes, preds)
+    assert [up[idx[v]] for v in names] == [1, 2, 2, 3, 4, 5, 6, 6, 7, 7, 8, 8, 9]
+    for cut in ("level", "exact"):
+        v0, v1, info = bisect(nodes, preds, succs, cut=cut)
+        assert (len(v0), len(v1), info["level"], info["cut"]) == (6, 7, 5, 1)
+        assert max(len(v0), len(v1)) <= (1 + 0.2) * 13 / 2
+        assert all(idx_ not in v0 for a in v1 for idx_ in succs[a])        # no edge V1 -> V0
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_partition_gives_small_modules_in_an_order_every_edge_respects(seed):
+    rng = np.random.default_rng(seed)
+    g = nx.gnp_random_graph(60, 0.08, seed=seed, directed=True)
+    dag = nx.DiGraph([(u, v) for u, v in g.edges if u < v])
+    dag.add_nodes_from(range(60))
+    preds = [sorted(dag.predecessors(v)) for v in range(60)]
+    succs = [sorted(dag.successors(v)) for v in range(60)]
+    nt = int(rng.integers(3, 15))
+    modules = partition(list(range(60)), preds, succs, nt=nt, cut="exact" if seed % 2 else "level")
+    assert sorted(v for m in modules for v in m) == list(range(60))
+    assert all(len(m) < nt for m in modules)
+    where = {v: j for j, m in enumerate(modules) for v in m}
+    assert all(where[u] <= where[v] for u, v in dag.edges)
+
+
+def test_an_antichain_is_split_in_the_middle():
+    preds = [[] for _ in range(20)]
+    modules = partition(list(range(20)), preds, preds, nt=12)
+    assert [len(m) for m in modules] == [10, 10]
+
+
+# -- node merging ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("seed", range(8))
+def test_super_ops_enter_at_their_root_and_stay_acyclic(seed):
+    view = SchedView(problem(seed, 14))
+    groups = merge_short_ops(view, 2e-3)   # most ops are short at this threshold
+    assert sorted(i for m in groups.members for i in m) == list(range(view.n))
+    for m in groups.members:
+        for i in m[1:]:
+            assert len(view.preds[i]) == 1 and view.preds[i][0] in m
+        common = set.intersection(*(set(view.capable[i]) for i in m))
+        assert common
+    g = nx.DiGraph([(a, b) for a in range(groups.n) for b in groups.succs[a]])
+    assert nx.is_directed_acyclic_graph(g)
+    assert all(a < b for a, b in g.edges)       # super-ops numbered in a topological order
+
+
+def test_no_merging_below_the_shortest_op():
+    view = SchedView(problem(0, 10))
+    assert merge_short_ops(view, None).n == view.n
+    assert merge_short_ops(view, 1e-9).n == view.n
+
+
+# -- bad input -----------------------------------------------------------------------------------------
+def test_schedulers_refuse_what_they_cannot_do():
+    prob = problem(0, 5)
+    with pytest.raises(HetsimError, match="HOPE:GS: k=0 is out of range"):
+        explore(prob, make_explorer("HOPE:GS", k=0))
+    with pytest.raises(HetsimError, match="HOPE:LP: cut='x' is not allowed"):
+        explore(prob, make_explorer("HOPE:LP", cut="x"))
+    with pytest.raises(HetsimError, match="ILP-exact: .* has 5 ops; the exact model is for graphs of at most "
+                                          "max_ops=3"):
+        explore(prob, make_explorer("ILP-exact", max_ops=3))
+    serial = PlacementProblem(prob.platform, prob.workload, prob.cost, eps=["cpu", "gpu"],
+                              dag=DagOptions(serial=True))
+    with pytest.raises(HetsimError, match="nothing to schedule"):
+        explore(serial, make_explorer("StarPU-DMDAR"))
+    cpu_only = PlacementProblem(prob.platform, prob.workload, prob.cost, eps=["cpu"])
+    with pytest.raises(HetsimError, match="include no accelerator"):
+        explore(cpu_only, make_explorer("GPU-only"))

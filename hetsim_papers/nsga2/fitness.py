@@ -1,0 +1,237 @@
+"""The thesis's analytical model (Savva §4.3, eqs. 4.7-4.10) for a whole population at once.
+
+For every individual the model runs the mapping's schedule as AutoDiCE's ranks would: each
+device takes its work in ONNX layer order; a layer's inputs reach each of its devices first (a
+transfer blocks its sender and its receiver, MPI's blocking send/receive); a split layer's shares
+compute (eq. 4.7, MACs x share), then their slices go to the Concat device, a slice that is late
+for it paying the sync penalty of §4.3.2; communication takes bytes / the medium's speed (eq. 4.8).
+Then, per device d that the mapping uses:
+
+* latency: T_d = the time d finishes its last task; the inference latency = max_d T_d;
+* energy (eq. 4.10): E_d = c_E[unit] x T_d; objective = max_d E_d;
+* memory (eq. 4.9): M_d = (weights of its layers or slices + the tensors it produces and the network
+  inputs it reads + every byte it sends + every byte it receives) x c_M[unit] + b_M[unit], in MiB;
+  objective = max_d M_d.
+
+This is the DAG engine's list schedule of the same placement under
+:class:`~hetsim_papers.nsga2.cost.ThesisCostModel` with ``comm="mpi"`` (tests check they agree to
+1e-9), computed with numpy over the population instead of task by task, so that NSGA-II's
+10^5 evaluations take seconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from hetsim_papers.nsga2.cost import Coefficients, MiB, ThesisCostModel, link_class, unit_of
+from hetsim_papers.nsga2.space import Decoded, HybridSpace
+
+#: The three objectives, in the order of the fitness matrix F (all minimised).
+OBJECTIVES = ("energy_J", "memory_MiB", "latency_s")
+
+
+@dataclass
+class Fitness:
+    """The model's answer for a population: the objectives and their per-device parts."""
+
+    energy_J: np.ndarray          # (P,) max over used devices of c_E x T_d
+    memory_MiB: np.ndarray        # (P,) max over used devices of eq. 4.9
+    latency_s: np.ndarray         # (P,) max over devices of T_d
+    device_time_s: np.ndarray     # (P, n) T_d (0 for unused devices)
+    device_energy_J: np.ndarray   # (P, n)
+    device_memory_MiB: np.ndarray  # (P, n) (0 for unused devices)
+    used: np.ndarray              # (P, n) bool
+
+    @property
+    def F(self) -> np.ndarray:
+        """(P, 3): energy (J), memory (MiB), latency (s)."""
+        return np.column_stack([self.energy_J, self.memory_MiB, self.latency_s])
+
+
+class ThesisModel:
+    """The analytical model of a :class:`HybridSpace` with one :class:`Coefficients` JSON.
+
+    model = ThesisModel(space, coefficients)
+    model.evaluate(chromosome.decode(X)).F       # (P, 3) objectives
+    """
+
+    def __init__(self, space: HybridSpace, coefficients: Coefficients, sync_penalty: bool = True):
+        self.space = space
+        self.coefficients = coefficients
+        self.sync_penalty_s = coefficients.sync_penalty_s if sync_penalty else 0.0
+        cost = ThesisCostModel(space.platform, coefficients)
+        ops, devs = space.workload.ops, space.devices
+        #: eq. 4.7: the whole layer on each device, s
+        self.time = np.array([[cost.op_time(op, ep) for ep in devs] for op in ops])
+        #: eq. 4.8: bytes/s between every pair of devices
+        n = space.n_devices
+        self.speed = np.ones((n, n))
+        for a in range(n):
+            for b in range(n):
+                if a != b:
+                    self.speed[a, b] = coefficients.links_Bps[link_class(devs[a], devs[b], space.platform)]
+        self.out_bytes = np.array([float(op.output_bytes) for op in ops])
+        self.weight_bytes = np.array([float(op.weight_bytes) for op in ops])
+        units = [coefficients.unit(ep) for ep in devs]
+        self.c_E = np.array([u.energy_W for u in units])
+        self.c_M = np.array([u.memory_coefficient for u in units])
+        self.b_M = np.array([u.memory_bias_MiB for u in units])
+        self.units = [unit_of(ep) for ep in devs]
+
+    def evaluate(self, decoded: Decoded) -> Fitness:
+        """The three objectives of every individual: replay its schedule layer by layer (module
+        docstring), then read eqs. 4.9-4.10 off the devices' clocks and bytes."""
+        replay = _Replay(self, decoded)
+        for i in range(decoded.slots.shape[1]):
+            replay.layer(i)
+        return replay.fitness()
+
+    def predict(self, placement) -> dict[str, float]:
+        """The model's three objectives for one placement (its devices must be the space's)."""
+        f = self.evaluate(self.space.decode_placement(placement))
+        return {"energy_J": float(f.energy_J[0]), "memory_MiB": float(f.memory_MiB[0]),
+                "latency_s": float(f.latency_s[0])}
+
+
+class _Replay:
+    """One population's schedule under the model, advanced layer by layer: each device's clock
+    (its lane is free then), eq. 4.9's expected bytes per device, and when every layer's output
+    (and network input) is ready on each device."""
+
+    def __init__(self, model: ThesisModel, decoded: Decoded) -> None:
+        self.model, self.space = model, model.space
+        self.slots, self.frac, self.home = decoded.slots, decoded.frac, decoded.home
+        P, L, _ = self.slots.shape
+        n = self.space.n_devices
+        self.rows = np.arange(P)
+        self.T = np.zeros((P, n))                       # each device's clock (its lane is free then)
+        self.mem = np.zeros((P, n))                     # eq. 4.9's expected bytes
+        self.avail = np.zeros((P, L))                   # when a layer's output is ready on its home device
+        self.have = np.full((P, L, n), np.inf)          # when a layer's output has reached a device
+        self.have_input = {name: np.full((P, n), np.inf) for name in self.space.input_owner}
+        self.primary = self.slots[:, :, 0]
+        self.widths = (self.slots >= 0).sum(axis=2).max(axis=0)
+
+    def layer(self, i: int) -> None:
+        """Layer i's shares, each after its inputs reach its device, then its slices' gather."""
+        width = int(self.widths[i])
+        P = self.rows.size
+        fin = np.zeros((P, width))
+        for k in range(width):
+            fin[:, k] = self._share(i, k)
+        if width > 1:
+            self._gather(i, width, fin)
+        else:
+            self.avail[:, i] = fin[:, 0]
+
+    def _share(self, i: int, k: int) -> np.ndarray:
+        """Share k of layer i on its device (slot k): when it is done, per individual."""
+        m, T, mem, rows = self.model, self.T, self.mem, self.rows
+        d = self.slots[:, i, k]
+        valid = d >= 0
+        every = bool(valid.all())
+        dd = d if every else np.where(valid, d, 0)
+        ready = self._layer_inputs(i, dd, valid, every)
+        ready = self._net_inputs(i, dd, valid, ready)
+        share = self.frac[:, i, k]
+        done = np.maximum(T[rows, dd], ready) + m.time[i, dd] * share
+        held = (m.weight_bytes[i] + m.out_bytes[i]) * share
+        if every:
+            T[rows, dd] = done
+            mem[rows, dd] += held
+        else:
+            T[rows[valid], dd[valid]] = done[valid]
+            mem[rows[valid], dd[valid]] += held[valid]
+        return done
+
+    def _layer_inputs(self, i: int, dd: np.ndarray, valid: np.ndarray, every: bool) -> np.ndarray:
+        """When the outputs of layer i's predecessors are on device dd: each moved there once
+        (a blocking transfer on both ends' lanes) where its home is elsewhere."""
+        m, T, mem, rows, avail, have = self.model, self.T, self.mem, self.rows, self.avail, self.have
+        ready = np.zeros(rows.size)
+        for p in self.space.preds[i]:
+            h = self.home[:, p]
+            moved = (h != dd) if every else valid & (h != dd)
+            if not moved.any():          # the input is where the layer runs (the usual case)
+                ready = np.maximum(ready, avail[:, p] if every else np.where(valid, avail[:, p], 0.0))
+                continue
+            r, hs, ds = rows[moved], h[moved], dd[moved]
+            got = have[r, p, ds]
+            new = np.isinf(got)
+            if new.any():
+                r2, h2, d2 = r[new], hs[new], ds[new]
+                nbytes = m.out_bytes[p]
+                xs = np.maximum(np.maximum(avail[r2, p], T[r2, h2]), T[r2, d2])
+                xe = xs + nbytes / m.speed[h2, d2]
+                T[r2, h2] = xe
+                T[r2, d2] = xe
+                have[r2, p, d2] = xe
+                mem[r2, h2] += nbytes
+                mem[r2, d2] += nbytes
+                got[new] = xe
+            arrived = avail[:, p].copy()
+            arrived[moved] = got
+            ready = np.maximum(ready, arrived if every else np.where(valid, arrived, 0.0))
+        return ready
+
+    def _net_inputs(self, i: int, dd: np.ndarray, valid: np.ndarray, ready: np.ndarray) -> np.ndarray:
+        """``ready`` after layer i's network inputs reach device dd from their owner's device."""
+        m, T, mem, rows = self.model, self.T, self.mem, self.rows
+        for name, nbytes in self.space.net_inputs[i]:
+            src = self.primary[:, self.space.input_owner[name]]
+            got_in = self.have_input[name]
+            need = valid & (src != dd) & np.isinf(got_in[rows, dd])
+            if need.any():
+                r, ss, ds = rows[need], src[need], dd[need]
+                xs = np.maximum(T[r, ss], T[r, ds])
+                xe = xs + nbytes / m.speed[ss, ds]
+                T[r, ss] = xe
+                T[r, ds] = xe
+                got_in[r, ds] = xe
+                mem[r, ss] += nbytes
+                mem[r, ds] += nbytes
+            local = valid & (src == dd)
+            mem[rows[local], dd[local]] += nbytes
+            ready = np.maximum(ready, np.where(valid & (src != dd), got_in[rows, dd], 0.0))
+        return ready
+
+    def _gather(self, i: int, width: int, fin: np.ndarray) -> None:
+        """A split layer's slices go to its Concat (home) device; a slice late for it pays the
+        sync penalty of §4.3.2."""
+        m, T, mem, rows, slots, frac = self.model, self.T, self.mem, self.rows, self.slots, self.frac
+        split = slots[:, i, 1] >= 0
+        c = self.home[:, i]
+        for k in range(width):
+            d = slots[:, i, k]
+            need = split & (d >= 0) & (d != c)
+            if not need.any():
+                continue
+            r, ds, cs = rows[need], d[need], c[need]
+            late = fin[need, k] > T[r, cs]            # the Concat device is kept waiting
+            nbytes = m.out_bytes[i] * frac[need, i, k]
+            xs = np.maximum(np.maximum(fin[need, k], T[r, ds]), T[r, cs])
+            xe = xs + np.where(late, m.sync_penalty_s, 0.0) + nbytes / m.speed[ds, cs]
+            T[r, ds] = xe
+            T[r, cs] = xe
+            mem[r, ds] += nbytes
+            mem[r, cs] += nbytes
+        sr = rows[split]
+        mem[sr, c[split]] += m.out_bytes[i]          # the Concat's output
+        self.avail[:, i] = np.where(split, T[rows, c], fin[:, 0])
+
+    def fitness(self) -> Fitness:
+        """Eqs. 4.9-4.10 over the devices each individual uses."""
+        m, T, rows, slots = self.model, self.T, self.rows, self.slots
+        P, _, K = slots.shape
+        used = np.zeros((P, self.space.n_devices), dtype=bool)
+        for k in range(K):
+            d = slots[:, :, k]
+            ok = d >= 0
+            used[np.broadcast_to(rows[:, None], d.shape)[ok], d[ok]] = True
+        device_time = np.where(used, T, 0.0)
+        energy = m.c_E[None, :] * device_time                   # eq. 4.10
+        memory = np.where(used, self.mem / MiB * m.c_M[None, :] + m.b_M[None, :], 0.0)   # eq. 4.9
+        return Fitness(energy.max(axis=1), memory.max(axis=1), T.max(axis=1), device_time, energy,
+                       memory, used)

@@ -1,0 +1,15 @@
+"""The hybrid-partitioning notebook runs top to bottom in a real kernel."""
+
+from pathlib import Path
+
+import pytest
+from helpers import execute_notebook
+
+NOTEBOOK = Path(__file__).parents[1] / "notebook.ipynb"
+
+
+@pytest.mark.slow
+def test_nsga2_notebook_executes(tmp_path):
+    _, outputs, text = execute_notebook(NOTEBOOK, tmp_path)
+    assert "AlexNet on one CPU" in text
+    assert any("image/png" in o.get("data", {}) for o in outputs)

@@ -1,0 +1,305 @@
+"""The tournament: every registered explorer on equal terms (hetsim_papers/tournament/sweeps/tournament.yaml).
+
+Every algorithm of the registry (:func:`hetsim.explore.algorithms`, so registering one adds it with
+no other change) runs on the same platforms and workloads, with the same cost model, measurement
+noise, trial budget and seeds, as one sweep (:mod:`hetsim.sweep`). Pipeline algorithms explore a
+:class:`~hetsim.explore.PipelineProblem`, placement algorithms (DAG schedulers) a
+:class:`~hetsim.explore.PlacementProblem` of the same platform and workload; each kind gets its own
+table. An algorithm that refuses a problem (Shisha on a space of core groups, exhaustive search on
+a space past the enumeration limit) is recorded with its one-line reason, not run.
+
+*Quality* is the noise-free objective of the configuration an explorer settles on, relative to the
+reference of its problem: for pipelines the exact optimum of the space
+(:meth:`~hetsim.explore.PipelineProblem.optimum`, a min-max dynamic programme over every EP
+assignment), else (a DES measurement, or a placement) the best value any explorer found. It is
+reported beside the trials used, the tuning clock (what the search would take on the machine) and
+the wall time of the exploration.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from hetsim.errors import HetsimError  # noqa: E402
+from hetsim.experiment import STRUCTURAL, Artifact, Context, experiment  # noqa: E402
+from hetsim.validation import atomic_write, read_yaml  # noqa: E402
+
+PAPER = "tournament"
+SPEC = Path(__file__).resolve().parent / "sweeps" / "tournament.yaml"
+#: The quick version (the test suite's): three platforms (one with a GPU, for the DAG schedulers
+#: that need an accelerator), two workloads, two seeds, 300 trials.
+QUICK_PLATFORMS = ["chiplet-c2", "hikey970", "hope-he"]
+QUICK_WORKLOADS = ["synthnet", "alexnet"]
+QUICK_SEEDS = 2
+QUICK_MAX_TRIALS = 300
+#: Relative slack when checking that nothing beats the optimum (float sums in another order).
+OPTIMUM_RTOL = 1e-9
+KINDS = ("pipeline", "placement")
+
+
+def tournament_spec(quick: bool = False, seed: int = 0):
+    """The shipped SPEC, seeds starting at ``seed``; narrowed to the QUICK_* values when ``quick``."""
+    from hetsim.sweep import spec_from_dict
+
+    data = read_yaml(SPEC)
+    seeds = data["axes"]["seed"]
+    n = QUICK_SEEDS if quick else len(seeds)
+    data["axes"]["seed"] = [seed + i for i in range(n)]
+    if quick:
+        data["axes"]["platform"] = list(QUICK_PLATFORMS)
+        data["axes"]["workload"] = list(QUICK_WORKLOADS)
+        data["base"]["termination"]["max_trials"] = QUICK_MAX_TRIALS
+        data["name"] = "tournament-quick"
+    return spec_from_dict(data, str(SPEC) + (" (quick)" if quick else ""))
+
+
+# -- the report ------------------------------------------------------------------------------------
+def _problem_columns(table: pd.DataFrame, axes: list[str]) -> list[str]:
+    return [a for a in axes if a not in ("algorithm", "seed")]
+
+
+def score(result) -> dict[str, pd.DataFrame]:
+    """Per problem kind, one row per cell with its quality: the sweep's columns plus ``kind``,
+    ``reference`` (``optimum`` or ``best known``), ``reference_value`` and ``quality``."""
+    from hetsim.sweep.cells import make_problem, problem_kind
+
+    table = result.table.copy()
+    if table.empty:
+        return {}
+    cells = {c.index: c for c in result.cells}
+    axes = list(cells[int(table["cell"].iloc[0])].axes)
+    group_cols = _problem_columns(table, axes)
+    table["kind"] = [problem_kind(cells[int(i)].config) for i in table["cell"]]
+    table["algorithm_name"] = [cells[int(i)].config["algorithm"] for i in table["cell"]]
+    out = {}
+    for kind in KINDS:
+        part = table[table["kind"] == kind].copy()
+        if part.empty:
+            continue
+        column = "fps" if kind == "pipeline" else _objective_column(part)
+        maximize = kind == "pipeline" or column == "throughput_fps"
+        true = f"true_{column}"
+        if true not in part:
+            part[true] = math.nan
+        refs, kinds_ = [], []
+        for _, g in part.groupby(group_cols, sort=False, dropna=False):
+            ref, what = math.nan, "best known"
+            if kind == "pipeline":
+                try:
+                    _, ref = make_problem(cells[int(g["cell"].iloc[0])].config, noise_free=True).optimum()
+                    what = "optimum"
+                except HetsimError:
+                    ref = math.nan
+            ok = g[(g["status"] == "ok") & g[true].notna()]
+            if what == "best known" and not ok.empty:
+                ref = float(ok[true].max() if maximize else ok[true].min())
+            refs.append(pd.Series(ref, index=g.index))
+            kinds_.append(pd.Series(what, index=g.index))
+        part["reference"] = pd.concat(kinds_)
+        part["reference_value"] = pd.concat(refs)
+        v = pd.to_numeric(part[true], errors="coerce")
+        part["quality"] = v / part["reference_value"] if maximize else part["reference_value"] / v
+        out[kind] = part
+    return out
+
+
+def _objective_column(part: pd.DataFrame) -> str:
+    objectives = part.loc[part["status"] == "ok", "objective"].dropna().unique() if "objective" in part else []
+    if len(objectives) > 1:
+        raise HetsimError(f"placement tournament: explorers optimise different objectives {list(objectives)}")
+    objective = objectives[0] if len(objectives) else "latency"
+    return {"latency": "latency_s", "energy": "energy_J", "throughput": "throughput_fps"}[objective]
+
+
+def per_problem(scored: pd.DataFrame, group_cols: list[str]) -> pd.DataFrame:
+    """One row per algorithm x problem: seeds run and failed, quality (mean, min, max), trials,
+    tuning clock and wall time (means), the reference and the first error."""
+    rows = []
+    for keys, g in scored.groupby(["algorithm", *group_cols], sort=False, dropna=False):
+        ok = g[g["status"] == "ok"]
+        errors = g.loc[g["status"] != "ok", "error"].dropna()
+        row = dict(zip(["algorithm", *group_cols], keys if isinstance(keys, tuple) else (keys,),
+                       strict=True))
+        row.update({
+            "seeds": len(g), "failed": int((g["status"] != "ok").sum()),
+            "quality_mean": ok["quality"].mean(), "quality_min": ok["quality"].min(),
+            "quality_max": ok["quality"].max(),
+            "trials_mean": ok["trials"].mean() if "trials" in ok else math.nan,
+            "clock_mean_s": ok["clock_s"].mean() if "clock_s" in ok else math.nan,
+            "wall_mean_s": ok["wall_s"].mean() if "wall_s" in ok else math.nan,
+            "reference": g["reference"].iloc[0], "reference_value": g["reference_value"].iloc[0],
+            "error": errors.iloc[0] if len(errors) else "",
+        })
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def per_algorithm(scored: pd.DataFrame, group_cols: list[str]) -> pd.DataFrame:
+    """One row per algorithm over every problem: the summary of the tournament."""
+    rows = []
+    n_problems = scored.groupby(group_cols, dropna=False).ngroups
+    for name, g in scored.groupby("algorithm", sort=False):
+        ok = g[g["status"] == "ok"]
+        ran = ok.groupby(group_cols, dropna=False).ngroups if not ok.empty else 0
+        errors = g.loc[g["status"] != "ok", "error"].dropna()
+        rows.append({
+            "algorithm": name, "problems_run": ran, "problems": n_problems, "cells": len(g),
+            "failed": int((g["status"] != "ok").sum()),
+            "quality_mean": ok["quality"].mean(), "quality_min": ok["quality"].min(),
+            "trials_median": ok["trials"].median() if not ok.empty else math.nan,
+            "clock_median_s": ok["clock_s"].median() if not ok.empty else math.nan,
+            "wall_median_s": ok["wall_s"].median() if not ok.empty else math.nan,
+            "not_run_because": errors.value_counts().index[0] if len(errors) else "",
+        })
+    return pd.DataFrame(rows)
+
+
+def markdown(summary: pd.DataFrame, kind: str) -> str:
+    """The summary as a table in the scorecard's style."""
+    what = "throughput" if kind == "pipeline" else "objective"
+    lines = [f"| algorithm | problems run | {what} / reference: mean | worst | trials (median) | "
+             "tuning clock (median) | wall (median) | when not run |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in summary.itertuples():
+        reason = str(r.not_run_because).replace("|", "\\|")
+        if len(reason) > 90:
+            reason = reason[:87] + "..."
+        lines.append(f"| {r.algorithm} | {r.problems_run}/{r.problems} | {_pct(r.quality_mean)} | "
+                     f"{_pct(r.quality_min)} | {_num(r.trials_median)} | {_dur(r.clock_median_s)} | "
+                     f"{_dur(r.wall_median_s)} | {reason} |")
+    return "\n".join(lines)
+
+
+def _pct(x: float) -> str:
+    return "–" if not isinstance(x, float) or math.isnan(x) else f"{100 * x:.1f} %"
+
+
+def _num(x: float) -> str:
+    return "–" if math.isnan(x) else f"{x:g}"
+
+
+def _dur(s: float) -> str:
+    if math.isnan(s):
+        return "–"
+    if s >= 3600:
+        return f"{s / 3600:.3g} h"
+    if s >= 1:
+        return f"{s:.3g} s"
+    return f"{1e3 * s:.3g} ms"
+
+
+def figure(summary: pd.DataFrame, kind: str):
+    """Quality against search cost: the mean quality of each algorithm at its median tuning clock
+    and median trials (log scales)."""
+    data = summary.dropna(subset=["quality_mean"])
+    fig, axs = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    for ax, col, xlabel in ((axs[0], "clock_median_s", "tuning clock, median (s)"),
+                            (axs[1], "trials_median", "trials, median")):
+        for r in data.itertuples():
+            x = getattr(r, col)
+            if not x > 0:
+                continue
+            ax.scatter(x, 100 * r.quality_mean, s=30)
+            ax.annotate(r.algorithm, (x, 100 * r.quality_mean), fontsize=7, xytext=(3, 3),
+                        textcoords="offset points")
+        ax.set_xscale("log")
+        ax.set_xlabel(xlabel)
+        ax.grid(alpha=0.3)
+    ref = "the optimum" if kind == "pipeline" else "the best known"
+    axs[0].set_ylabel(f"{'throughput' if kind == 'pipeline' else 'objective'} / {ref}, mean (%)")
+    fig.suptitle(f"{kind} tournament: quality vs search cost", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def write_report(result, out_dir: Path) -> list[Path]:
+    """``hetsim sweep`` with ``report: tournament``: per kind, tournament-<kind>.csv (per problem),
+    tournament-<kind>.md (the summary) and tournament-<kind>.png."""
+    scored = score(result)
+    written = []
+    axes = list(result.cells[0].axes) if result.cells else []
+    group_cols = _problem_columns(result.table, axes)
+    for kind, part in scored.items():
+        table = per_problem(part, group_cols)
+        summary = per_algorithm(part, group_cols)
+        with atomic_write(out_dir / f"tournament-{kind}.csv") as f:
+            table.to_csv(f, index=False)
+        with atomic_write(out_dir / f"tournament-{kind}.md") as f:
+            f.write(f"# {kind} tournament\n\n{_explain(kind)}\n\n{markdown(summary, kind)}\n")
+        fig = figure(summary, kind)
+        with atomic_write(out_dir / f"tournament-{kind}.png", "wb") as f:
+            fig.savefig(f, format="png", dpi=110, bbox_inches="tight")
+        plt.close(fig)
+        written += [out_dir / f"tournament-{kind}.{ext}" for ext in ("csv", "md", "png")]
+    return written
+
+
+def _explain(kind: str) -> str:
+    if kind == "pipeline":
+        return ("Quality: the noise-free throughput of the configuration each explorer settles on / the "
+                "exact optimum of the space (a min-max dynamic programme over every EP assignment), or / "
+                "the best any explorer found where the optimum has no closed form. Means over seeds and "
+                "problems; trials, tuning clock and wall time are medians.")
+    return ("Quality: the best objective any explorer found on the problem / this explorer's noise-free "
+            "objective (1 = the best known). Means over seeds and problems; trials, tuning clock and "
+            "wall time are medians.")
+
+
+# -- the experiments -------------------------------------------------------------------------------
+@lru_cache(maxsize=2)
+def _run(quick: bool, seed: int):
+    from hetsim.sweep import run_sweep
+
+    return run_sweep(tournament_spec(quick, seed))
+
+
+def artifact(result, kind: str, ctx: Context) -> Artifact:
+    """The table, figure, claims and summary of one kind of tournament."""
+    from hetsim.explore import algorithms
+
+    scored = score(result).get(kind)
+    registered = [a.name for a in algorithms(kind)]
+    axes = list(result.cells[0].axes)
+    group_cols = _problem_columns(result.table, axes)
+    spec = result.spec
+    setup = (f"{len(spec.axes.platform or [])} platforms x {len(spec.axes.workload or [])} workloads x "
+             f"{len(spec.axes.seed or [])} seeds, {result.spec.base.termination.max_trials} trials at "
+             f"most, noise sigma {result.spec.base.measurement.noise_sigma}")
+    if scored is None:
+        note = (f"No {kind} algorithm is registered yet ({setup}); registering one "
+                f"(hetsim.explore.register(..., problem={kind!r}, ...)) adds it here.")
+        return Artifact(pd.DataFrame(columns=["algorithm", *group_cols]), None, [], [note])
+    table = per_problem(scored, group_cols)
+    summary = per_algorithm(scored, group_cols)
+    claims = []
+    ran = sorted(set(scored.loc[scored["status"] == "ok", "algorithm_name"]))
+    claims.append(ctx.true(f"every registered {kind} explorer runs on at least one problem",
+                           len(registered), len(ran), set(registered) <= set(ran), "all registered",
+                           kind=STRUCTURAL))
+    exact = scored[(scored["reference"] == "optimum") & (scored["status"] == "ok")]
+    if not exact.empty:
+        worst = float(exact["quality"].max())
+        claims.append(ctx.true("no explorer's configuration beats the exact optimum of its space",
+                               "<= 1", round(worst, 12), worst <= 1 + OPTIMUM_RTOL,
+                               f"quality <= 1 + {OPTIMUM_RTOL:g}", kind=STRUCTURAL))
+    notes = [f"{kind.capitalize()} tournament ({setup}). {_explain(kind)}", markdown(summary, kind)]
+    return Artifact(table, figure(summary, kind), claims, notes)
+
+
+@experiment(PAPER, "pipeline", "Tournament: every registered pipeline explorer, equal terms")
+def pipeline(ctx: Context) -> Artifact:
+    return artifact(_run(ctx.quick, ctx.seed), "pipeline", ctx)
+
+
+@experiment(PAPER, "placement", "Tournament: every registered placement explorer (DAG schedulers)")
+def placement(ctx: Context) -> Artifact:
+    return artifact(_run(ctx.quick, ctx.seed), "placement", ctx)
+

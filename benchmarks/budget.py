@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 
 from hetsim.cost import RooflineCostModel
-from hetsim.evaluate import simulate
+from hetsim.evaluation import simulate
 from hetsim.mapping import load_mapping, make_placement
 from hetsim.options import RunOptions
 from hetsim.platform import load_platform

@@ -16,7 +16,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from hetsim.evaluate import simulate  # noqa: E402
+from hetsim.evaluation import simulate  # noqa: E402
 from hetsim.mapping import load_mapping  # noqa: E402
 from hetsim.platform import load_platform  # noqa: E402
 from hetsim.workload import load_workload  # noqa: E402

@@ -27,10 +27,10 @@ sys.path.insert(0, str(ROOT))
 
 from hetsim.cost import RooflineCostModel  # noqa: E402
 from hetsim.errors import HetsimError  # noqa: E402
-from hetsim.explore import MaxTrials, PipelineProblem, explore, make_explorer  # noqa: E402
-from hetsim.explore.guide import MEASURED, replace_section  # noqa: E402
-from hetsim.explore.registry import algorithms  # noqa: E402
-from hetsim.explore.space import default_eps  # noqa: E402
+from hetsim.exploration import MaxTrials, PipelineProblem, explore, make_explorer  # noqa: E402
+from hetsim.exploration.guide import MEASURED, replace_section  # noqa: E402
+from hetsim.exploration.registry import algorithms  # noqa: E402
+from hetsim.exploration.space import default_eps  # noqa: E402
 from hetsim.platform import load_platform  # noqa: E402
 from hetsim.workload import load_workload  # noqa: E402
 

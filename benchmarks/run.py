@@ -262,7 +262,7 @@ def bench_recurrence(repeat: int, frames: int = 100_000, noise_sigma: float = 0.
 
 
 def bench_explorers(repeat: int) -> dict:
-    from hetsim.explore import PipelineProblem, explore, make_explorer
+    from hetsim.exploration import PipelineProblem, explore, make_explorer
 
     platform = load_platform("chiplet-c2")
     workload = load_workload("resnet50-shisha")
@@ -494,8 +494,8 @@ def print_sweep(f: dict) -> None:
 
 
 def bench_hope(repeat: int) -> dict:
-    from hetsim.evaluate import DagOptions
-    from hetsim.explore import PlacementProblem, explore, make_explorer
+    from hetsim.evaluation import DagOptions
+    from hetsim.exploration import PlacementProblem, explore, make_explorer
     from hetsim.options import RunOptions
     from hetsim.sim.dag import run_dag
     from hetsim.sim.tasks import build_tasks

@@ -11,7 +11,7 @@ The top-level API, in the order of a study::
     m.throughput_fps, m.latency_s["p99"], m.energy_J
 
     problem = hetsim.PipelineProblem(platform, workload, depths=[3])
-    result = hetsim.explore(problem, hetsim.make_explorer("Shisha"), seed=0)  # -> Exploration
+    result = hetsim.explore(problem, hetsim.make_explorer("HC"), seed=0)     # -> Exploration
     [a.name for a in hetsim.algorithms()]                     # every registered algorithm
 
 Everything a user can get wrong raises :class:`HetsimError` with one line. The command line
@@ -27,10 +27,10 @@ from hetsim.errors import HetsimError
 #: Where each name of the API lives; imported on first use, so that ``import hetsim`` (and the
 #: command line's start-up) does not pay for pandas, SimPy and networkx until they are needed.
 _API = {
-    "DagOptions": "hetsim.evaluate", "Result": "hetsim.evaluate", "evaluate": "hetsim.evaluate",
-    "simulate": "hetsim.evaluate", "Exploration": "hetsim.explore", "Measurement": "hetsim.explore",
-    "PipelineProblem": "hetsim.explore", "PlacementProblem": "hetsim.explore",
-    "algorithms": "hetsim.explore", "explore": "hetsim.explore", "make_explorer": "hetsim.explore",
+    "DagOptions": "hetsim.evaluation", "Result": "hetsim.evaluation", "evaluate": "hetsim.evaluation",
+    "simulate": "hetsim.evaluation", "Exploration": "hetsim.exploration", "Measurement": "hetsim.exploration",
+    "PipelineProblem": "hetsim.exploration", "PlacementProblem": "hetsim.exploration",
+    "algorithms": "hetsim.exploration", "explore": "hetsim.exploration", "make_explorer": "hetsim.exploration",
     "Pipeline": "hetsim.mapping", "Placement": "hetsim.mapping", "load_mapping": "hetsim.mapping",
     "Metrics": "hetsim.metrics", "RunOptions": "hetsim.options", "Platform": "hetsim.platform",
     "load_platform": "hetsim.platform", "Workload": "hetsim.workload",
@@ -38,8 +38,8 @@ _API = {
 }
 
 if TYPE_CHECKING:
-    from hetsim.evaluate import DagOptions, Result, evaluate, simulate
-    from hetsim.explore import (
+    from hetsim.evaluation import DagOptions, Result, evaluate, simulate
+    from hetsim.exploration import (
         Exploration,
         Measurement,
         PipelineProblem,

@@ -24,7 +24,7 @@ import numpy as np
 from hetsim.analytic import SplitScorer
 from hetsim.cost import CostModel, fallback_names, make_cost_model
 from hetsim.errors import HetsimError
-from hetsim.evaluate import simulate
+from hetsim.evaluation import simulate
 from hetsim.mapping import Pipeline, load_mapping
 from hetsim.validation import atomic_write
 from hetsim_host.executor import HostRun, WorkloadRef, run_on_host

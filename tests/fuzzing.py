@@ -676,7 +676,7 @@ _PARAM_RUNS = {
 
 
 def _problem_run(algorithm: str) -> str:
-    from hetsim.explore.registry import get_algorithm
+    from hetsim.exploration.registry import get_algorithm
 
     a = get_algorithm(algorithm)
     if a.problem == "placement":
@@ -687,7 +687,7 @@ def _problem_run(algorithm: str) -> str:
 def _algorithm_params() -> list[tuple[str, str]]:
     """(algorithm, parameter) of every registered algorithm (its fixed ones and the hybrid search's
     population sizes aside)."""
-    from hetsim.explore.registry import algorithms
+    from hetsim.exploration.registry import algorithms
 
     out = []
     for a in algorithms():

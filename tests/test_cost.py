@@ -10,7 +10,7 @@ from helpers import chain_workload, two_cluster_platform
 
 from hetsim.cost import MeasuredCostModel, RooflineCostModel
 from hetsim.errors import HetsimError
-from hetsim.evaluate import evaluate
+from hetsim.evaluation import evaluate
 from hetsim.mapping import load_mapping
 from hetsim.platform import load_platform
 from hetsim.workload import load_workload

@@ -17,7 +17,7 @@ from helpers import chain_workload, two_cluster_platform
 from hetsim.cli import cli
 from hetsim.cost import ZERO, CostModel, Demand, EpRates, RooflineCostModel
 from hetsim.errors import HetsimError
-from hetsim.evaluate import simulate
+from hetsim.evaluation import simulate
 from hetsim.mapping import make_placement
 from hetsim.platform import by_cores, load_platform, migrate, platform_from_dict, validate_file
 from hetsim.platform.loader import v1_moves

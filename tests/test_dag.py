@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from hetsim.cost import RooflineCostModel
 from hetsim.errors import HetsimError
-from hetsim.evaluate import DagOptions, simulate
+from hetsim.evaluation import DagOptions, simulate
 from hetsim.mapping import make_placement
 from hetsim.options import RunOptions
 from hetsim.sim.dag import run_dag

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from hetsim.analytic import SplitScorer, evaluate_pipeline
 from hetsim.cost import RooflineCostModel
 from hetsim.errors import HetsimError
-from hetsim.evaluate import evaluate, simulate
+from hetsim.evaluation import evaluate, simulate
 from hetsim.mapping import load_mapping, pipeline_from_split, placement_from_dict
 from hetsim.sim import BandwidthServer, FrameSource
 

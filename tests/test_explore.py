@@ -10,7 +10,7 @@ import pytest
 
 from hetsim.analytic import SplitScorer
 from hetsim.errors import HetsimError
-from hetsim.explore import (
+from hetsim.exploration import (
     Configuration,
     MaxClock,
     MaxTrials,
@@ -23,9 +23,14 @@ from hetsim.explore import (
     make_explorer,
     summarize,
 )
-from hetsim.explore.baselines import ExhaustiveSearch, HillClimbing, RandomWalk, SimulatedAnnealing
-from hetsim.explore.database import generate_database
-from hetsim.explore.problem import CoreGroups
+from hetsim.exploration.baselines import (
+    ExhaustiveSearch,
+    HillClimbing,
+    RandomWalk,
+    SimulatedAnnealing,
+)
+from hetsim.exploration.database import generate_database
+from hetsim.exploration.problem import CoreGroups
 from hetsim.platform import load_platform
 from hetsim.workload import load_workload
 from hetsim.workload.splits import count_compositions, count_eq4_with_dups, cv_rank

@@ -14,8 +14,8 @@ from helpers import assert_one_line_error, chain_workload, two_cluster_platform
 from hetsim.analytic import stage_costs, steady_energy_per_frame
 from hetsim.cost import RooflineCostModel
 from hetsim.errors import HetsimError
-from hetsim.evaluate import evaluate
-from hetsim.explore import (
+from hetsim.evaluation import evaluate
+from hetsim.exploration import (
     Configuration,
     MaxTrials,
     PipelineProblem,
@@ -23,8 +23,8 @@ from hetsim.explore import (
     explore,
     make_explorer,
 )
-from hetsim.explore.moo import decode, pareto_front
-from hetsim.explore.space import cap_depths, default_eps
+from hetsim.exploration.moo import decode, pareto_front
+from hetsim.exploration.space import cap_depths, default_eps
 from hetsim.platform import load_platform
 from hetsim.workload import load_workload
 

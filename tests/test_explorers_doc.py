@@ -6,15 +6,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from hetsim.explore.guide import MEASURED, PARAMETERS, parameters_markdown, section
-from hetsim.explore.registry import algorithms
+from hetsim.exploration.guide import MEASURED, PARAMETERS, parameters_markdown, section
+from hetsim.exploration.registry import algorithms
 
 DOC = Path(__file__).parents[1] / "docs" / "explorers.md"
 
 
 def test_parameter_tables_are_generated_from_the_registry():
     assert section(DOC.read_text(), PARAMETERS) == parameters_markdown(), (
-        "docs/explorers.md is stale: run python -m hetsim.explore.guide docs/explorers.md")
+        "docs/explorers.md is stale: run python -m hetsim.exploration.guide docs/explorers.md")
 
 
 def test_every_registered_algorithm_is_in_the_guide():

@@ -16,7 +16,7 @@ from helpers import chain_workload
 from hetsim.cost import Gemm2CostModel, MeasuredCostModel, RooflineCostModel, make_cost_model
 from hetsim.cost.gemm2 import Access, Level, combine, conv_algorithm, memory_time, op_table
 from hetsim.errors import HetsimError
-from hetsim.evaluate import evaluate
+from hetsim.evaluation import evaluate
 from hetsim.mapping import load_mapping
 from hetsim.platform import platform_from_dict
 from hetsim.platform.loader import apply_dvfs

@@ -16,7 +16,7 @@ from hetsim.cli import main
 from hetsim.cost import MeasuredCostModel
 from hetsim.cost.ort_profile import import_ort_profiles, read_ort_profile
 from hetsim.errors import HetsimError
-from hetsim.evaluate import evaluate, simulate
+from hetsim.evaluation import evaluate, simulate
 from hetsim.mapping import load_mapping, placement_from_dict
 from hetsim.platform import load_platform, platform_from_dict
 from hetsim.workload import load_workload, workload_from_dict

@@ -225,7 +225,7 @@ def test_layer_tables_are_1_based(tmp_path):
 def test_gantt_says_how_many_frames_it_draws_and_shows_layers():
     import matplotlib.pyplot as plt
 
-    from hetsim.evaluate import simulate
+    from hetsim.evaluation import simulate
     from hetsim.sim.trace import plot_gantt, stage_layers
 
     p = load_platform("hikey970")

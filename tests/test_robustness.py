@@ -195,7 +195,7 @@ def test_the_max_plus_path_is_counted_cheaper_than_simpy():
 @pytest.mark.parametrize("contention", [True, False])
 def test_progress_is_reported_without_changing_the_run(contention):
     from hetsim.cost import RooflineCostModel
-    from hetsim.evaluate import simulate
+    from hetsim.evaluation import simulate
     from hetsim.mapping import load_mapping
     from hetsim.sim.pipeline import run_pipeline
     from hetsim.workload import load_workload

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from hetsim.explore.database import generate_database
+from hetsim.exploration.database import generate_database
 from hetsim.workload import load_workload
 from hetsim.workload.splits import count_compositions, count_eq4_with_dups
 from hetsim_papers.pipeit.pipeit import n_design_points, n_pipelines

@@ -14,7 +14,7 @@ from hetsim.cli._common import console, print_metrics
 def demo(out) -> None:
     """Pipe-it's B4-s2-s2 ResNet50 pipeline on hikey970: table, Gantt PNG and Perfetto trace."""
     from hetsim.cost import RooflineCostModel
-    from hetsim.evaluate import simulate as run_simulation
+    from hetsim.evaluation import simulate as run_simulation
     from hetsim.mapping import load_mapping
     from hetsim.platform import load_platform
     from hetsim.sim.trace import plot_gantt, write_chrome_trace

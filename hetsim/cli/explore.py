@@ -1,7 +1,7 @@
 """``hetsim explore``: search mappings with one of the registered algorithms.
 
 A pipeline algorithm (Shisha, Pipe-search, ES, NSGA-II-pipe, ...) searches stages of layers; with
-no ``--eps`` the candidate EPs are derived (:func:`hetsim.explore.space.default_eps`: each cluster
+no ``--eps`` the candidate EPs are derived (:func:`hetsim.exploration.space.default_eps`: each cluster
 whole and each accelerator, fastest first) and a note on stderr says what was chosen, so the command
 works on every platform. A placement algorithm (HOPE:GS, HOPE:LP, StarPU-DMDAR, MOSAIC, HEFT,
 CPU-only, GPU-only, muLayer, ILP-exact; the PIM paper's OPT, OPT-path, MILP, DUET, Priority) places
@@ -52,7 +52,7 @@ def _parse_params(params) -> dict:
 
 def _algorithm(name: str, params: dict):
     """The explorer, with errors that name --algorithm / --param and list what is allowed."""
-    from hetsim.explore.registry import algorithms, make_explorer
+    from hetsim.exploration.registry import algorithms, make_explorer
 
     pipeline = [a for a in algorithms("pipeline")]
     names = [a.name for a in pipeline]
@@ -168,8 +168,8 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
                 target_fps, noise_sigma, seed, dvfs, overrides, force, cost_model, comm, no_caching, plan_out,
                 trials_out, plot_out, export_dir, as_json):
     """Search mappings of a workload with one of the registered algorithms."""
-    from hetsim.explore import explore
-    from hetsim.explore.moo import pareto_front
+    from hetsim.exploration import explore
+    from hetsim.exploration.moo import pareto_front
 
     _NOTES.clear()
     _check_ranges_and_outputs(max_trials, max_clock, target_fps, noise_sigma, seed, cores, frames, depths,
@@ -315,7 +315,7 @@ def _pipeline_problem(platform, workload, cost, algorithm, eps, cores, assignmen
                       frames, noise_sigma, force, objective, track):
     """The design space (the stages' EPs, the depths) and how a trial is measured, as a
     :class:`PipelineProblem`."""
-    from hetsim.explore import Measurement, PipelineProblem
+    from hetsim.exploration import Measurement, PipelineProblem
 
     assignment, names, n_eps = _stage_eps(platform, workload, cost, algorithm, eps, cores, assignment_kind)
     depth_list = _depths(depths, algorithm, n_eps, cores, names, workload)
@@ -332,8 +332,8 @@ def _pipeline_problem(platform, workload, cost, algorithm, eps, cores, assignmen
 def _stage_eps(platform, workload, cost, algorithm, eps, cores, assignment_kind):
     """How stages get EPs (whole EPs, disjoint core groups, or Paper I's first N cores), the EP
     names given or derived, and how many stages they allow at most."""
-    from hetsim.explore import core_groups
-    from hetsim.explore.space import default_eps
+    from hetsim.exploration import core_groups
+    from hetsim.exploration.space import default_eps
 
     if cores is not None and eps is not None:
         raise HetsimError("--cores and --eps both choose the stages' EPs: give one of them")
@@ -373,7 +373,7 @@ def _stage_eps(platform, workload, cost, algorithm, eps, cores, assignment_kind)
 def _depths(depths, algorithm, n_eps: int, cores, names, workload) -> list[int] | None:
     """The pipeline depths to search (None: PipelineProblem's default, 2..the number of EPs), the
     ones given capped at what the EPs and layers allow."""
-    from hetsim.explore.space import cap_depths
+    from hetsim.exploration.space import cap_depths
 
     depth_list = list(depths) or None
     if depth_list is None and algorithm == "Pipe-it":
@@ -392,7 +392,7 @@ def _depths(depths, algorithm, n_eps: int, cores, names, workload) -> list[int] 
 
 def _terminations(max_trials, max_clock, target_fps) -> list:
     """The stopping rules given (--max-trials, --max-clock, --target-fps)."""
-    from hetsim.explore import MaxClock, MaxTrials, TargetThroughput
+    from hetsim.exploration import MaxClock, MaxTrials, TargetThroughput
 
     return [t for t in (MaxTrials(max_trials) if max_trials is not None else None,
                         MaxClock(max_clock) if max_clock is not None else None,
@@ -402,7 +402,7 @@ def _terminations(max_trials, max_clock, target_fps) -> list:
 
 def _write_pipeline_files(result, algorithm, workload, platform, pareto, trials_out, plot_out) -> None:
     """The trial table (CSV) and the plot: the Pareto front with --pareto, else the convergence."""
-    from hetsim.explore.moo import plot_front
+    from hetsim.exploration.moo import plot_front
     from hetsim.validation import atomic_write
 
     if trials_out:
@@ -463,7 +463,7 @@ def _print_pipeline_result(result, problem, front, workload, platform, platform_
 
 
 def _is_placement(name: str) -> bool:
-    from hetsim.explore.registry import algorithms
+    from hetsim.exploration.registry import algorithms
 
     return any(a.name == name and a.problem in ("placement", "hybrid") for a in algorithms())
 
@@ -474,8 +474,8 @@ def _explore_placement(platform, workload, cost, algorithm, kwargs, eps, objecti
     """``hetsim explore`` with a placement algorithm: a :class:`PlacementProblem` over the given EPs
     (default: each cluster whole and each accelerator), the plan measured once, its summary, what
     the scheduler reports (wall time, prediction, ...), and the plan as a mapping file."""
-    from hetsim.explore import explore
-    from hetsim.explore.registry import get_algorithm, make_explorer
+    from hetsim.exploration import explore
+    from hetsim.exploration.registry import get_algorithm, make_explorer
 
     _check_params(algorithm, get_algorithm(algorithm).parameters(), kwargs)
     explorer = make_explorer(algorithm, **kwargs)
@@ -542,8 +542,8 @@ def _placement_problem(platform, workload, cost, eps, objective, engine, frames,
     platform's DAG execution."""
     from dataclasses import replace
 
-    from hetsim.evaluate import DagOptions
-    from hetsim.explore import Measurement, PlacementProblem
+    from hetsim.evaluation import DagOptions
+    from hetsim.exploration import Measurement, PlacementProblem
 
     names = None
     if eps is not None:

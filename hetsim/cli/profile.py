@@ -144,7 +144,7 @@ def _end_to_end(platform, spec: dict, measured, out_dir: Path, wname: str, count
     """The end-to-end check: every op on one EP, in order (a sequential run), simulated with the
     measured costs, against ONNX Runtime's own end-to-end time of the same runs."""
     from hetsim.cost import MeasuredCostModel
-    from hetsim.evaluate import evaluate
+    from hetsim.evaluation import evaluate
     from hetsim.mapping import load_mapping
     from hetsim.workload import workload_from_dict
 

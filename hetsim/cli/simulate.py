@@ -64,8 +64,8 @@ def simulate(ctx, platform_name, workload_name, mapping, engine, frames, no_cont
              no_caching, as_json, trace, gantt, gantt_frames, gantt_layers, force):
     """Simulate one mapping of a workload on a platform."""
     from hetsim.cost import make_cost_model
-    from hetsim.evaluate import DagOptions
-    from hetsim.evaluate import simulate as run_simulation
+    from hetsim.evaluation import DagOptions
+    from hetsim.evaluation import simulate as run_simulation
     from hetsim.mapping import Placement, load_mapping
     from hetsim.platform import load_platform
     from hetsim.sim.trace import plot_gantt, write_chrome_trace

@@ -626,7 +626,7 @@ class Power(_Strict):
 
 class Runtime(_Strict):
     """How the platform's software runs a network: the cost model its parameter blocks are fitted
-    for, and how the one DAG engine executes a placement by default (:class:`hetsim.evaluate.DagOptions`).
+    for, and how the one DAG engine executes a placement by default (:class:`hetsim.evaluation.DagOptions`).
     The PIM paper's ONNX Runtime runs one node at a time, copies before the node that needs them,
     one copy per tensor and memory space: ``{cost_model: pim, serial: true, residency: memory}``."""
 

@@ -2,9 +2,9 @@
 
 A cell's ``config`` (:func:`hetsim.sweep.spec.expand`) is plain JSON: the worker loads the platform
 (with the cell's ``--set`` overrides and DVFS preset), the workload and the cost model, then either
-evaluates one mapping (``kind="mapping"``: :func:`hetsim.evaluate.simulate` with the cell's
+evaluates one mapping (``kind="mapping"``: :func:`hetsim.evaluation.simulate` with the cell's
 :class:`~hetsim.options.RunOptions`) or runs one exploration (``kind="explorer"``:
-:func:`hetsim.explore.explore` of a registered algorithm, seeded by the cell). Platforms, workloads,
+:func:`hetsim.exploration.explore` of a registered algorithm, seeded by the cell). Platforms, workloads,
 cost models and problems are cached per process, so the cells of a sweep that share them pay once.
 
 A cell whose input is bad (a mapping that does not fit, an override of a missing field, an algorithm
@@ -73,7 +73,7 @@ def workload_of(config: dict):
 
 # -- mapping cells -------------------------------------------------------------------------------------
 def run_mapping(config: dict) -> dict[str, Any]:
-    from hetsim.evaluate import simulate
+    from hetsim.evaluation import simulate
     from hetsim.mapping import load_mapping
     from hetsim.options import RunOptions
 
@@ -94,7 +94,7 @@ def run_mapping(config: dict) -> dict[str, Any]:
 
 # -- explorer cells ------------------------------------------------------------------------------------
 def problem_kind(config: dict) -> str:
-    from hetsim.explore.registry import get_algorithm
+    from hetsim.exploration.registry import get_algorithm
 
     return get_algorithm(config["algorithm"]).problem
 
@@ -118,8 +118,8 @@ def _measurement_fields(config: dict, noise_free: bool) -> dict:
 @lru_cache(maxsize=64)
 def _problem(problem_json: str, measurement_json: str, kind: str, platform: str,
              overrides: tuple[str, ...], dvfs: str | None, workload: str):
-    from hetsim.explore import Measurement, PipelineProblem, PlacementProblem
-    from hetsim.explore.problem import DEFAULT_SPACE_LIMIT
+    from hetsim.exploration import Measurement, PipelineProblem, PlacementProblem
+    from hetsim.exploration.problem import DEFAULT_SPACE_LIMIT
     spec = json.loads(problem_json)
     fields = json.loads(measurement_json)
     p = _platform(platform, overrides, dvfs)
@@ -142,7 +142,7 @@ def _problem(problem_json: str, measurement_json: str, kind: str, platform: str,
 
 
 def _terminations(spec: dict):
-    from hetsim.explore import MaxClock, MaxTrials, TargetThroughput, Termination
+    from hetsim.exploration import MaxClock, MaxTrials, TargetThroughput, Termination
 
     out: list[Termination] = []
     if spec.get("max_trials") is not None:
@@ -155,7 +155,7 @@ def _terminations(spec: dict):
 
 
 def run_explorer(config: dict) -> dict[str, Any]:
-    from hetsim.explore import explore, make_explorer
+    from hetsim.exploration import explore, make_explorer
 
     problem = make_problem(config)
     explorer = make_explorer(config["algorithm"], **config["params"])

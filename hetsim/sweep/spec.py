@@ -154,7 +154,7 @@ class ProblemSpec(_Strict):
 
 
 class MeasurementSpec(_Strict):
-    """How a trial is measured (:class:`hetsim.explore.Measurement`; unset fields keep the
+    """How a trial is measured (:class:`hetsim.exploration.Measurement`; unset fields keep the
     problem's default: Paper I's stages for pipelines, one closed-form inference for placements)."""
 
     mode: Literal["stages", "stream"] | None = None
@@ -447,7 +447,7 @@ def _check_base_options(spec: SweepSpec, source: str) -> None:
 
 def _check_algorithms(spec: SweepSpec, source: str) -> None:
     """An explorer sweep's algorithms and their parameters are the registry's."""
-    from hetsim.explore.registry import ALGORITHMS, algorithms
+    from hetsim.exploration.registry import ALGORITHMS, algorithms
 
     algorithms()   # load the registry
     entries = algorithm_entries(spec)
@@ -502,7 +502,7 @@ def algorithm_entries(spec: SweepSpec) -> list[AlgorithmEntry]:
         return [AlgorithmEntry(name=spec.base.algorithm, params=dict(spec.base.params),
                                label=spec.base.algorithm)]
     if ax == "all":
-        from hetsim.explore.registry import algorithms
+        from hetsim.exploration.registry import algorithms
 
         entries = [AlgorithmEntry(name=a.name) for a in algorithms()]
     else:

@@ -1,4 +1,4 @@
-"""The DAG schedulers as explorers of a :class:`~hetsim.explore.placement.PlacementProblem`.
+"""The DAG schedulers as explorers of a :class:`~hetsim.exploration.placement.PlacementProblem`.
 
 Each one computes a plan (or μLayer's split mapping) from the problem's cost tables, measures it
 once (``session.measure``: the one DAG engine replays it) and returns it. ``Exploration.info``
@@ -20,9 +20,9 @@ import time
 from typing import Any
 
 from hetsim.errors import HetsimError
-from hetsim.explore._checks import check_choice, check_number
-from hetsim.explore.base import Explorer, Session
-from hetsim.explore.placement import PlacementProblem
+from hetsim.exploration._checks import check_choice, check_number
+from hetsim.exploration.base import Explorer, Session
+from hetsim.exploration.placement import PlacementProblem
 from hetsim_papers.hope.baselines import heft, mosaic, single_device, starpu_dmdar
 from hetsim_papers.hope.gs import hope_gs
 from hetsim_papers.hope.lp import ILPS, hope_lp

@@ -1,7 +1,7 @@
 """What DAG schedulers read and how they try a placement: HOPE's cl and C tables, super-ops, and
 an incremental replay of a plan with the engine's exact semantics.
 
-:class:`SchedView` is a :class:`~hetsim.explore.placement.PlacementProblem` seen as HOPE's
+:class:`SchedView` is a :class:`~hetsim.exploration.placement.PlacementProblem` seen as HOPE's
 system model (digest §1): ops in the workload's topological order, ``cl[i][d]`` (inf where EP d
 cannot run op i), and ``C(i, a, d)``, the time to move op i's output tensor from EP a to EP d, as
 the DAG engine prices it (:func:`hetsim.sim.tasks.build_tasks`: a measured copy, else the cost

@@ -30,8 +30,8 @@ from pathlib import Path
 import numpy as np
 
 from hetsim.errors import HetsimError
-from hetsim.explore._checks import check_choice
-from hetsim.explore.base import Explorer, Session
+from hetsim.exploration._checks import check_choice
+from hetsim.exploration.base import Explorer, Session
 from hetsim_papers.nsga2.cost import Coefficients
 from hetsim_papers.nsga2.encoding import (
     CHROMOSOMES,

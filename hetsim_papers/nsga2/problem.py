@@ -1,6 +1,6 @@
 """The thesis's problem: a CNN over edge devices, measured on the "real" cluster.
 
-:class:`HybridProblem` is a :class:`~hetsim.explore.placement.PlacementProblem` whose candidates
+:class:`HybridProblem` is a :class:`~hetsim.exploration.placement.PlacementProblem` whose candidates
 are hybrid partitions (:class:`~hetsim.mapping.Placement` with splits) over a device view of the
 platform, and whose trial runs AutoDiCE's benchmark mode on the DES: 24 inferences one after
 another (4 warm-up + 20 measured, thesis §5.1) with the ncnn cost model, blocking MPI transfers
@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from hetsim.errors import HetsimError
-from hetsim.explore.placement import PlacementProblem, PlacementResult
-from hetsim.explore.problem import Measurement
+from hetsim.exploration.placement import PlacementProblem, PlacementResult
+from hetsim.exploration.problem import Measurement
 from hetsim.mapping import Placement, hybrid_placement
 from hetsim_papers.nsga2.cost import MiB, NcnnCostModel, device_metrics, link_class
 from hetsim_papers.nsga2.space import HybridSpace, device_view
@@ -72,7 +72,7 @@ class HybridProblem(PlacementProblem):
                  cost: NcnnCostModel | None = None, frames: int = 24, warmup: int = 4,
                  noise_sigma: float = 0.02, contention: bool = True, objective: str = "latency",
                  state=None):
-        from hetsim.evaluate import DagOptions
+        from hetsim.evaluation import DagOptions
 
         if isinstance(platform, str):
             from hetsim.platform import load_platform

@@ -116,7 +116,7 @@ class Dcg:
     # -- construction -------------------------------------------------------------------------
     @classmethod
     def from_problem(cls, problem, devices: Sequence[str] | None = None) -> Dcg:
-        """The DCG of a :class:`~hetsim.explore.PlacementProblem`: its ops in workload order (a
+        """The DCG of a :class:`~hetsim.exploration.PlacementProblem`: its ops in workload order (a
         topological order), its EPs as devices (or the subset ``devices``), capability and node
         costs from ``op_times()``, copy costs from ``transfer_time``."""
         names = list(problem.eps) if devices is None else list(devices)

@@ -24,9 +24,9 @@ from functools import lru_cache
 import numpy as np
 
 from hetsim.errors import HetsimError
-from hetsim.explore._checks import check_choice, check_number
-from hetsim.explore.base import Explorer, Session
-from hetsim.explore.placement import PlacementProblem
+from hetsim.exploration._checks import check_choice, check_number
+from hetsim.exploration.base import Explorer, Session
+from hetsim.exploration.placement import PlacementProblem
 from hetsim.mapping import Placement
 from hetsim_papers.pim.dcg import Dcg, assignment_names
 from hetsim_papers.pim.dp import MODES, als_dp

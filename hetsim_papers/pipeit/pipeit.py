@@ -285,9 +285,9 @@ def pipeit_design(platform, workload, cost: CostModel, h_big: int | None = None,
 # -- as explorers of a PipelineProblem -----------------------------------------------------------------
 # Imported here, not at the top: the functions above are used by the reproduction without the
 # explorer machinery.
-from hetsim.explore._checks import check_choice as _check_choice  # noqa: E402
-from hetsim.explore.base import Explorer, Session  # noqa: E402
-from hetsim.explore.problem import Configuration, PipelineProblem, Problem  # noqa: E402
+from hetsim.exploration._checks import check_choice as _check_choice  # noqa: E402
+from hetsim.exploration.base import Explorer, Session  # noqa: E402
+from hetsim.exploration.problem import Configuration, PipelineProblem, Problem  # noqa: E402
 
 PREDICTIONS = ("measured", "predictor")
 
@@ -460,7 +460,7 @@ class PipeItA2(PipeIt):
         return "Pipe-it-A2"
 
     def validate(self, problem: Problem) -> None:
-        from hetsim.explore._checks import check_number
+        from hetsim.exploration._checks import check_number
 
         problem = self._check_prediction(problem)
         check_number(type(self).__name__, "max_assignments", self.max_assignments, low=1, integer=True)

@@ -21,10 +21,10 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 
 from hetsim.errors import HetsimError
-from hetsim.explore._checks import check_choice, check_number
-from hetsim.explore.base import Explorer, Session
-from hetsim.explore.database import TIE_ORDERS, generate_database
-from hetsim.explore.problem import Configuration, PipelineProblem
+from hetsim.exploration._checks import check_choice, check_number
+from hetsim.exploration.base import Explorer, Session
+from hetsim.exploration.database import TIE_ORDERS, generate_database
+from hetsim.exploration.problem import Configuration, PipelineProblem
 from hetsim.workload.splits import (
     count_compositions,
 )
@@ -45,7 +45,7 @@ class PipeSearch(Explorer[PipelineProblem]):
         (Paper I's "Pipe-search (no hints)", Table 5).
     stage_eps : callable depth -> EP names, dict {depth: EP names} or None
         Which EP runs each stage. None: :meth:`PipelineProblem.stage_eps` (the problem's
-        assignment rule when it has one, e.g. :func:`~hetsim.explore.problem.core_groups`, digest
+        assignment rule when it has one, e.g. :func:`~hetsim.exploration.problem.core_groups`, digest
         §8 item 6; Paper I's core groups over every core for ``assignment="cores"``; else stage i
         on the i-th candidate EP, Paper II's use of PS as a baseline, digest §5.5).
     tie_order : {"eq4", "eq4-reversed", "lexicographic"}, default "eq4"

@@ -9,10 +9,10 @@ plugin = Plugin(
     explorers=[
         ExplorerSpec("Shisha", "hetsim_papers.shisha.shisha:Shisha", "pipeline",
                      "seed by merging light layers and ranking EPs, then move layers out of the slowest stage"),
-        ExplorerSpec("HC_s", "hetsim.explore.baselines:HillClimbing", "pipeline",
+        ExplorerSpec("HC_s", "hetsim.exploration.baselines:HillClimbing", "pipeline",
                      "hill climbing started from Shisha's seed", paper="baseline (Paper II)",
                      fixed={"start": "shisha"}),
-        ExplorerSpec("SA_s", "hetsim.explore.baselines:SimulatedAnnealing", "pipeline",
+        ExplorerSpec("SA_s", "hetsim.exploration.baselines:SimulatedAnnealing", "pipeline",
                      "simulated annealing started from Shisha's seed", paper="baseline (Paper II)",
                      fixed={"start": "shisha"}),
     ],

@@ -33,9 +33,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from hetsim.errors import HetsimError
-from hetsim.explore._checks import check_choice, check_number
-from hetsim.explore.base import Explorer, Session
-from hetsim.explore.problem import Configuration, PipelineProblem
+from hetsim.exploration._checks import check_choice, check_number
+from hetsim.exploration.base import Explorer, Session
+from hetsim.exploration.problem import Configuration, PipelineProblem
 
 HEURISTICS = {
     "H1": ("layers", "nlFEP"), "H2": ("layers", "nFEP"),

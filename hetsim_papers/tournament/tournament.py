@@ -1,16 +1,16 @@
 """The tournament: every registered explorer on equal terms (hetsim_papers/tournament/sweeps/tournament.yaml).
 
-Every algorithm of the registry (:func:`hetsim.explore.algorithms`, so registering one adds it with
+Every algorithm of the registry (:func:`hetsim.exploration.algorithms`, so registering one adds it with
 no other change) runs on the same platforms and workloads, with the same cost model, measurement
 noise, trial budget and seeds, as one sweep (:mod:`hetsim.sweep`). Pipeline algorithms explore a
-:class:`~hetsim.explore.PipelineProblem`, placement algorithms (DAG schedulers) a
-:class:`~hetsim.explore.PlacementProblem` of the same platform and workload; each kind gets its own
+:class:`~hetsim.exploration.PipelineProblem`, placement algorithms (DAG schedulers) a
+:class:`~hetsim.exploration.PlacementProblem` of the same platform and workload; each kind gets its own
 table. An algorithm that refuses a problem (Shisha on a space of core groups, exhaustive search on
 a space past the enumeration limit) is recorded with its one-line reason, not run.
 
 *Quality* is the noise-free objective of the configuration an explorer settles on, relative to the
 reference of its problem: for pipelines the exact optimum of the space
-(:meth:`~hetsim.explore.PipelineProblem.optimum`, a min-max dynamic programme over every EP
+(:meth:`~hetsim.exploration.PipelineProblem.optimum`, a min-max dynamic programme over every EP
 assignment), else (a DES measurement, or a placement) the best value any explorer found. It is
 reported beside the trials used, the tuning clock (what the search would take on the machine) and
 the wall time of the exploration.
@@ -263,7 +263,7 @@ def _run(quick: bool, seed: int):
 
 def artifact(result, kind: str, ctx: Context) -> Artifact:
     """The table, figure, claims and summary of one kind of tournament."""
-    from hetsim.explore import algorithms
+    from hetsim.exploration import algorithms
 
     scored = score(result).get(kind)
     registered = [a.name for a in algorithms(kind)]
@@ -275,7 +275,7 @@ def artifact(result, kind: str, ctx: Context) -> Artifact:
              f"most, noise sigma {result.spec.base.measurement.noise_sigma}")
     if scored is None:
         note = (f"No {kind} algorithm is registered yet ({setup}); registering one "
-                f"(hetsim.explore.register(..., problem={kind!r}, ...)) adds it here.")
+                f"(hetsim.exploration.register(..., problem={kind!r}, ...)) adds it here.")
         return Artifact(pd.DataFrame(columns=["algorithm", *group_cols]), None, [], [note])
     table = per_problem(scored, group_cols)
     summary = per_algorithm(scored, group_cols)

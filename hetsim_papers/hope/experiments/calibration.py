@@ -23,8 +23,8 @@ from functools import lru_cache
 
 from scipy.optimize import brentq, minimize_scalar
 
-from hetsim.evaluate import DagOptions
-from hetsim.explore import PlacementProblem, explore, make_explorer
+from hetsim.evaluation import DagOptions
+from hetsim.exploration import PlacementProblem, explore, make_explorer
 from hetsim.platform import Platform, load_platform
 from hetsim.workload import load_workload
 from hetsim_papers.hope.cost import HopeCostModel

@@ -9,9 +9,9 @@ from functools import lru_cache
 
 import pandas as pd
 
-from hetsim.evaluate import DagOptions
+from hetsim.evaluation import DagOptions
 from hetsim.experiment import Context
-from hetsim.explore import PlacementProblem, explore, make_explorer
+from hetsim.exploration import PlacementProblem, explore, make_explorer
 from hetsim.workload import load_workload
 from hetsim_papers.hope.cost import HopeCostModel
 from hetsim_papers.hope.experiments._common import STRUCTURAL, artifact, figure

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from hetsim.evaluate import DagOptions
-from hetsim.explore import Measurement, PlacementProblem, explore, make_explorer
+from hetsim.evaluation import DagOptions
+from hetsim.exploration import Measurement, PlacementProblem, explore, make_explorer
 from hetsim.sim.tasks import Comm
 from hetsim.workload import load_workload
 from hetsim_papers.hope.cost import HopeCostModel

@@ -12,8 +12,8 @@ import yaml
 
 from hetsim.cost import make_cost_model
 from hetsim.errors import HetsimError
-from hetsim.evaluate import DagOptions, simulate
-from hetsim.explore import PlacementProblem, explore, make_explorer
+from hetsim.evaluation import DagOptions, simulate
+from hetsim.exploration import PlacementProblem, explore, make_explorer
 from hetsim.mapping import load_mapping, placement_dict
 from hetsim.platform import load_platform
 from hetsim.workload import load_workload

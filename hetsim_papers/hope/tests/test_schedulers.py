@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from hetsim.cost import MeasuredCostModel
 from hetsim.errors import HetsimError
-from hetsim.evaluate import DagOptions
-from hetsim.explore import PlacementProblem, explore, make_explorer
+from hetsim.evaluation import DagOptions
+from hetsim.exploration import PlacementProblem, explore, make_explorer
 from hetsim.platform import platform_from_dict
 from hetsim.sim.tasks import build_tasks, list_schedule
 from hetsim.workload import workload_from_dict

@@ -1,6 +1,6 @@
 """The NSGA-II runs every experiment of the reproduction reads, cached per process.
 
-A run is an exploration (:func:`hetsim.explore.explore`) of the thesis's problem on the
+A run is an exploration (:func:`hetsim.exploration.explore`) of the thesis's problem on the
 calibrated cluster with :class:`~hetsim_papers.nsga2.explorers.HybridNSGA2`: the analytical model's
 coefficients come from the thesis's tuning procedure on that cluster (one tuning per network and
 device view, :func:`coefficients`), then NSGA-II searches and the Pareto extremes are deployed.
@@ -17,7 +17,7 @@ from functools import lru_cache
 import numpy as np
 
 from hetsim.experiment import Context
-from hetsim.explore import Exploration, explore
+from hetsim.exploration import Exploration, explore
 from hetsim_papers.nsga2.cost import Coefficients
 from hetsim_papers.nsga2.experiments.calibration import LABEL, NETWORKS, calibrated_platform
 from hetsim_papers.nsga2.explorers import HybridNSGA2, HybridProblem, ThesisModel, tune

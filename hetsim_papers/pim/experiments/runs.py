@@ -4,7 +4,7 @@ A *model* is one of the paper's three transformers (``bert-small``, ``roberta-ba
 sequence length p; its problem is the placement problem on pim-zynq's three devices with the
 paper's executor (the platform's ``runtime``: one op at a time, copies before the op that needs
 them, one copy per tensor and memory space) and the PIM cost model with the model's Table 2 forms.
-The seven schemes of §4.3 are the registered explorers, run through :func:`hetsim.explore.explore`.
+The seven schemes of §4.3 are the registered explorers, run through :func:`hetsim.exploration.explore`.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from hetsim.evaluate import DagOptions
-from hetsim.explore import Exploration, PlacementProblem, explore, make_explorer
+from hetsim.evaluation import DagOptions
+from hetsim.exploration import Exploration, PlacementProblem, explore, make_explorer
 from hetsim.platform import Platform, load_platform
 from hetsim_papers.pim.cost import PimCostModel
 from hetsim_papers.pim.dcg import Dcg

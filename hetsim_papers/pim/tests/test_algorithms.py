@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hetsim.errors import HetsimError
-from hetsim.explore import explore, make_explorer
-from hetsim.explore.registry import get_algorithm
+from hetsim.exploration import explore, make_explorer
+from hetsim.exploration.registry import get_algorithm
 from hetsim_papers.pim.dcg import Dcg
 from hetsim_papers.pim.dp import als_dp
 from hetsim_papers.pim.duet import duet, fastest
@@ -287,7 +287,7 @@ def test_explorer_parameters_are_checked(bert8):
 
 def test_the_schemes_run_on_any_placement_problem():
     """OPT on hikey970's two clusters with the roofline: a DCG over whatever EPs the problem has."""
-    from hetsim.explore import PlacementProblem
+    from hetsim.exploration import PlacementProblem
 
     problem = PlacementProblem("hikey970", "googlenet", eps=["B4", "s4"])
     r = explore(problem, make_explorer("OPT-path", profile=False), seed=0)

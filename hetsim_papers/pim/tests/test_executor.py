@@ -9,7 +9,7 @@ import pytest
 
 from hetsim.cost import make_cost_model
 from hetsim.errors import HetsimError
-from hetsim.evaluate import DagOptions, simulate
+from hetsim.evaluation import DagOptions, simulate
 from hetsim.platform import load_platform
 from hetsim.sim.tasks import DMA_LANE, build_tasks, list_schedule, task_time_s
 from hetsim_papers.pim.cost import PimCostModel

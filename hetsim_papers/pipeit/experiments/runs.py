@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from hetsim.analytic import SplitScorer
-from hetsim.evaluate import simulate
+from hetsim.evaluation import simulate
 from hetsim.mapping import Pipeline, parse_pipeline
 from hetsim.platform import Platform
 from hetsim.workload import load_workload

@@ -3,7 +3,7 @@ inputs, never typed numbers).
 
 :func:`calibration_fit` fits the TX2's Denver and A57 GEMM efficiencies and the A57 two-core
 parallel efficiency to the four throughputs of Table 6, each measured on the configuration the
-paper states, mapped with Paper I's core rule (:func:`hetsim.explore.core_groups`), by least squares
+paper states, mapped with Paper I's core rule (:func:`hetsim.exploration.core_groups`), by least squares
 on log throughput (:func:`hetsim.calibrate.fit_platform`). Every other number is a prediction of the
 fitted platform. docs/papers/pipesearch.md ("Calibration") explains each parameter.
 """
@@ -17,7 +17,7 @@ from hetsim.calibrate import Fit, Observation, fit_platform
 from hetsim.cost import CostModel, Gemm2CostModel, make_cost_model
 from hetsim.cost.gemm2 import GeometryCache
 from hetsim.errors import HetsimError
-from hetsim.explore import Configuration, core_groups
+from hetsim.exploration import Configuration, core_groups
 from hetsim.mapping import Pipeline, load_mapping
 from hetsim.platform import Platform, load_platform
 from hetsim.workload import load_workload

@@ -6,7 +6,7 @@ from __future__ import annotations
 import collections
 from functools import lru_cache
 
-from hetsim.explore import (
+from hetsim.exploration import (
     Configuration,
     Exploration,
     Measurement,
@@ -17,8 +17,8 @@ from hetsim.explore import (
     explore,
     explore_seeds,
 )
-from hetsim.explore.baselines import ExhaustiveSearch, RandomWalk
-from hetsim.explore.database import ConfigurationDatabase, generate_database
+from hetsim.exploration.baselines import ExhaustiveSearch, RandomWalk
+from hetsim.exploration.database import ConfigurationDatabase, generate_database
 from hetsim.workload import load_workload
 from hetsim.workload.splits import eq4_with_dups
 from hetsim_papers.pipesearch.experiments.calibration import calibrated_tx2, cost_model, split_text

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from hetsim.experiment import PREDICTION, Artifact, Context
-from hetsim.explore import Exploration
+from hetsim.exploration import Exploration
 from hetsim_papers.pipesearch.experiments._common import figure
 from hetsim_papers.pipesearch.experiments.calibration import split_text
 from hetsim_papers.pipesearch.experiments.paper import BAND_ABS_TOL, BANDS, TABLE3, TABLE4, TABLE6

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from hetsim.experiment import VECTOR, Artifact, Context
-from hetsim.explore.database import generate_database
+from hetsim.exploration.database import generate_database
 from hetsim.workload import load_workload
 from hetsim.workload.splits import count_compositions, count_eq4_with_dups
 from hetsim_papers.pipesearch.experiments.calibration import split_text

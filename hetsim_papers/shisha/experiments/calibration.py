@@ -18,7 +18,7 @@ from functools import lru_cache
 from hetsim.analytic import evaluate_pipeline
 from hetsim.calibrate import Fit, Observation, fit_platform
 from hetsim.cost import RooflineCostModel
-from hetsim.explore import Measurement, PipelineProblem, explore, make_explorer
+from hetsim.exploration import Measurement, PipelineProblem, explore, make_explorer
 from hetsim.mapping import Pipeline, load_mapping
 from hetsim.platform import Platform, load_platform
 from hetsim.platform.schema import CoreType

@@ -4,7 +4,7 @@ Paper II's ES (§5.5) measures every configuration of the design space after the
 generation. On chiplet-c5 (8 EPs) that is 41,225 splits x up to 8! EP orders; grouping EPs that are
 interchangeable (same layer times, same routes) leaves only their FEP/SEP patterns, scored at once
 with :class:`~hetsim.analytic.SplitScorer`. Its optimum equals
-:class:`~hetsim.explore.baselines.ExhaustiveSearch` over every permutation (tests).
+:class:`~hetsim.exploration.baselines.ExhaustiveSearch` over every permutation (tests).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from hetsim.analytic import SplitScorer
-from hetsim.explore import Configuration, PipelineProblem
-from hetsim.explore.database import generate_database
+from hetsim.exploration import Configuration, PipelineProblem
+from hetsim.exploration.database import generate_database
 
 
 def ep_classes(scorer: SplitScorer) -> list[list[int]]:

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from hetsim.cost import RooflineCostModel
-from hetsim.explore import Exploration, MaxClock, PipelineProblem, explore, make_explorer
+from hetsim.exploration import Exploration, MaxClock, PipelineProblem, explore, make_explorer
 from hetsim.sim.stream import cache_mode_time_s, one_memory_time_s, split_time_s
 from hetsim.workload import load_workload
 from hetsim_papers.shisha.experiments.calibration import (

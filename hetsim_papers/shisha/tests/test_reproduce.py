@@ -16,8 +16,8 @@ from helpers import assert_quick_claims, quick_outcomes  # noqa: E402
 
 from hetsim.analytic import SplitScorer  # noqa: E402
 from hetsim.experiment import run_experiment, select  # noqa: E402
-from hetsim.explore import explore  # noqa: E402
-from hetsim.explore.baselines import ExhaustiveSearch  # noqa: E402
+from hetsim.exploration import explore  # noqa: E402
+from hetsim.exploration.baselines import ExhaustiveSearch  # noqa: E402
 from hetsim.platform import load_platform  # noqa: E402
 from hetsim_papers.shisha.experiments.calibration import calibration, chiplet, problem  # noqa: E402
 from hetsim_papers.shisha.experiments.exhaustive import class_orders, ep_classes, exhaustive  # noqa: E402

@@ -13,7 +13,7 @@ import pytest
 from hetsim.analytic import SplitScorer
 from hetsim.errors import HetsimError
 from hetsim.experiment import Context, claim_problems, run_experiment, select
-from hetsim.explore import (
+from hetsim.exploration import (
     ALGORITHMS,
     Explorer,
     MaxTrials,
@@ -24,7 +24,7 @@ from hetsim.explore import (
     make_explorer,
     register,
 )
-from hetsim.explore.baselines import random_neighbour
+from hetsim.exploration.baselines import random_neighbour
 from hetsim_papers.pipeit.pipeit import all_configurations, n_pipelines
 
 

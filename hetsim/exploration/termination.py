@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hetsim.explore._checks import check_number as _number
+from hetsim.exploration._checks import check_number as _number
 
 
 class Termination:

@@ -1,7 +1,7 @@
 """Explorers: search algorithms behind one interface (pymoo's problem / algorithm / termination
 triad, scikit-learn's parameter conventions).
 
-    >>> from hetsim.explore import PipelineProblem, explore, make_explorer
+    >>> from hetsim.exploration import PipelineProblem, explore, make_explorer
     >>> problem = PipelineProblem("hikey970", "alexnet", depths=[2])
     >>> result = explore(problem, make_explorer("ES"), seed=0)
     >>> result.best_mapping, result.n_trials
@@ -11,13 +11,13 @@ triad, scikit-learn's parameter conventions).
     >>> list(result.trials.columns[:3])    # tidy: one row per trial, best-so-far columns
     ['trial', ...]
 
-Every algorithm is registered by its name in the papers (:mod:`hetsim.explore.registry`):
+Every algorithm is registered by its name in the papers (:mod:`hetsim.exploration.registry`):
 ``algorithms()`` lists them, ``make_explorer(name, **params)`` builds one. hetsim's own baselines
-live in :mod:`hetsim.explore.baselines` and :mod:`hetsim.explore.moo`; the papers' algorithms in
+live in :mod:`hetsim.exploration.baselines` and :mod:`hetsim.exploration.moo`; the papers' algorithms in
 their plugins (:mod:`hetsim.plugins`); docs/explorers.md describes every one.
 """
 
-from hetsim.explore.base import (
+from hetsim.exploration.base import (
     Exploration,
     Explorer,
     Session,
@@ -26,8 +26,8 @@ from hetsim.explore.base import (
     explore_seeds,
     summarize,
 )
-from hetsim.explore.placement import PlacementProblem, PlacementResult
-from hetsim.explore.problem import (
+from hetsim.exploration.placement import PlacementProblem, PlacementResult
+from hetsim.exploration.problem import (
     DEFAULT_SPACE_LIMIT,
     Configuration,
     Measurement,
@@ -36,7 +36,7 @@ from hetsim.explore.problem import (
     TrialResult,
     core_groups,
 )
-from hetsim.explore.registry import (
+from hetsim.exploration.registry import (
     ALGORITHMS,
     Algorithm,
     algorithms,
@@ -44,7 +44,7 @@ from hetsim.explore.registry import (
     make_explorer,
     register,
 )
-from hetsim.explore.termination import MaxClock, MaxTrials, TargetThroughput, Termination
+from hetsim.exploration.termination import MaxClock, MaxTrials, TargetThroughput, Termination
 
 __all__ = [
     "ALGORITHMS", "DEFAULT_SPACE_LIMIT", "Algorithm", "Configuration", "Exploration", "Explorer",
@@ -53,7 +53,3 @@ __all__ = [
     "TargetThroughput", "Termination", "TrialResult", "algorithms", "all_trials", "core_groups",
     "explore", "explore_seeds", "get_algorithm", "make_explorer", "register", "summarize",
 ]
-
-from hetsim._callable import make_callable  # noqa: E402
-
-make_callable(__name__, explore)   # ``hetsim.explore(...)`` whichever import bound the module first

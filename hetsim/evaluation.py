@@ -138,8 +138,3 @@ def evaluate(platform, workload, mapping: Pipeline | Placement, options: RunOpti
     if options is None:
         fields.setdefault("engine", "analytic")
     return simulate(platform, workload, mapping, options, intervals=False, **fields).metrics
-
-
-from hetsim._callable import make_callable  # noqa: E402
-
-make_callable(__name__, evaluate)   # ``hetsim.evaluate(...)`` whichever import bound the module first

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from hetsim.errors import HetsimError
-from hetsim.explore._checks import check_choice
+from hetsim.exploration._checks import check_choice
 from hetsim.workload.splits import (
     compositions,
     count_eq4_with_dups,

@@ -30,8 +30,8 @@ import numpy as np
 from hetsim.analytic import stage_costs, stage_peak_memory, steady_energy_per_frame
 from hetsim.cost import CostModel, DvfsState, RooflineCostModel
 from hetsim.errors import HetsimError
-from hetsim.explore._checks import check_choice as _choice
-from hetsim.explore._checks import check_number as _number
+from hetsim.exploration._checks import check_choice as _choice
+from hetsim.exploration._checks import check_number as _number
 from hetsim.mapping import Pipeline, pipeline_from_split, validate_pipeline
 from hetsim.workload.splits import count_compositions, count_eq4_with_dups
 
@@ -286,11 +286,11 @@ def core_groups(platform, cores: int | None = None, clusters: Sequence[str] | No
 
 # -- the problem -----------------------------------------------------------------------------
 class Problem:
-    """What every exploration problem tells the :class:`~hetsim.explore.base.Session`: how to key,
+    """What every exploration problem tells the :class:`~hetsim.exploration.base.Session`: how to key,
     check and measure a candidate, which objective is best, and the columns of its trial table.
 
     Subclasses: :class:`PipelineProblem` (pipeline mappings, throughput) and
-    :class:`~hetsim.explore.placement.PlacementProblem` (DAG placements and plans, latency).
+    :class:`~hetsim.exploration.placement.PlacementProblem` (DAG placements and plans, latency).
     """
 
     kind: str = ""
@@ -355,7 +355,7 @@ class PipelineProblem(Problem):
     eps
         Candidate EP names (default: every EP of the platform when each is a whole cluster or
         accelerator, as on the chiplets; else, for permutations, each cluster whole and each
-        accelerator, fastest first: :func:`hetsim.explore.space.default_eps`, and for cores every
+        accelerator, fastest first: :func:`hetsim.exploration.space.default_eps`, and for cores every
         EP ``B1..B4, s1..s4``).
     depths
         Pipeline depths in the space (default: 2..number of EPs, 2..the most stages the cores
@@ -452,9 +452,9 @@ class PipelineProblem(Problem):
                           ("permutations" if len(set(given)) == len(given) else "cores"))
         names = list(eps) if eps is not None else every
         if eps is None and assignment == "permutations" and shared:
-            # The derived space, each place whole, fastest first (hetsim.explore.space; on the
+            # The derived space, each place whole, fastest first (hetsim.exploration.space; on the
             # chiplets every EP is a place already).
-            from hetsim.explore.space import default_eps
+            from hetsim.exploration.space import default_eps
 
             names = default_eps(platform, self.workload, self.cost, self.state)[0]
         resolved = [platform.ep(n) for n in names]  # unknown names -> one-line HetsimError
@@ -812,7 +812,7 @@ class PipelineProblem(Problem):
                                1.0 / slowest if slowest > 0 else math.inf,
                                float(runs.sum()) + m.trial_overhead_s, float(times.sum()), energy,
                                self._memory(pipe))
-        from hetsim.evaluate import evaluate
+        from hetsim.evaluation import evaluate
         seed = int(rng.integers(2**31)) if (rng is not None and m.noise_sigma > 0) else 0
         metrics = evaluate(self.platform, self.workload, pipe, engine=m.engine, cost=self.cost,
                            frames=m.frames, state=self.state, contention=m.contention,

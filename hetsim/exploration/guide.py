@@ -4,7 +4,7 @@ algorithm wins where (written by ``benchmarks/explorer_guide.py``).
 
 A generated part sits between ``<!-- begin NAME -->`` and ``<!-- end NAME -->`` lines::
 
-    python -m hetsim.explore.guide docs/explorers.md      # rewrite the parameter tables in place
+    python -m hetsim.exploration.guide docs/explorers.md      # rewrite the parameter tables in place
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import re
 import sys
 from pathlib import Path
 
-from hetsim.explore.registry import algorithms
+from hetsim.exploration.registry import algorithms
 
 PARAMETERS = "parameters"
 MEASURED = "measured"

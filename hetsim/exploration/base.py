@@ -28,8 +28,8 @@ import numpy as np
 import pandas as pd
 
 from hetsim.errors import HetsimError
-from hetsim.explore.problem import Problem
-from hetsim.explore.termination import MaxTrials, Termination, as_terminations
+from hetsim.exploration.problem import Problem
+from hetsim.exploration.termination import MaxTrials, Termination, as_terminations
 
 #: The problem an explorer solves (PipelineProblem, PlacementProblem, ...).
 P = TypeVar("P", bound=Problem)
@@ -328,7 +328,7 @@ def explore(problem: Problem, explorer: Explorer, termination=None, seed: int = 
             progress: bool = False) -> Exploration:
     """Run ``explorer`` on ``problem`` until it converges or a ``termination`` fires.
 
-    ``termination``: None, a :class:`~hetsim.explore.termination.Termination`
+    ``termination``: None, a :class:`~hetsim.exploration.termination.Termination`
     (``MaxTrials``, ``MaxClock``, ``TargetThroughput``) or a list of them (any one stops).
     ``seed`` drives every random choice of the algorithm (and the measurement noise unless the
     measurement fixes ``noise_seed``). ``progress=True`` shows a rich progress bar.
@@ -342,7 +342,7 @@ def explore(problem: Problem, explorer: Explorer, termination=None, seed: int = 
         raise HetsimError(f"explore: seed={seed!r} must be an integer >= 0")
     terms = as_terminations(termination)
     if explorer.supported_objectives is not None and problem.objective not in explorer.supported_objectives:
-        from hetsim.explore.registry import algorithms
+        from hetsim.exploration.registry import algorithms
 
         others = [a.name for a in algorithms(problem.kind)
                   if (allowed := getattr(a.cls, "supported_objectives", None)) is None

@@ -19,10 +19,10 @@ import numpy as np
 
 from hetsim.analytic import SplitScorer, split_boundaries
 from hetsim.errors import HetsimError
-from hetsim.explore._checks import check_choice, check_number
-from hetsim.explore.base import Explorer, Session
-from hetsim.explore.database import TIE_ORDERS, generate_database
-from hetsim.explore.problem import Configuration, PipelineProblem, TrialResult
+from hetsim.exploration._checks import check_choice, check_number
+from hetsim.exploration.base import Explorer, Session
+from hetsim.exploration.database import TIE_ORDERS, generate_database
+from hetsim.exploration.problem import Configuration, PipelineProblem, TrialResult
 from hetsim.plugins import resolve, start_points
 
 

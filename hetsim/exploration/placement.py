@@ -1,7 +1,7 @@
 """The placement problem: which execution place runs each op of a DAG (and in which order).
 
 The second problem of hetsim's problem / algorithm / termination triad, beside
-:class:`~hetsim.explore.problem.PipelineProblem`: a candidate is a
+:class:`~hetsim.exploration.problem.PipelineProblem`: a candidate is a
 :class:`~hetsim.mapping.Placement` (op -> EP; with an ``order`` it is a plan, with ``splits`` some
 ops are divided by channel over several EPs), measured by the one DAG engine (closed-form list
 schedule, or the DES with contention and noise) for the latency of one inference, its energy and
@@ -25,7 +25,7 @@ import numpy as np
 
 from hetsim.cost import CostModel, DvfsState, make_cost_model
 from hetsim.errors import HetsimError
-from hetsim.explore.problem import Measurement, Problem
+from hetsim.exploration.problem import Measurement, Problem
 from hetsim.mapping import Placement, Share, validate_placement
 from hetsim.metrics import Metrics
 
@@ -56,7 +56,7 @@ class PlacementProblem(Problem):
     eps
         Candidate EP names (default: every cluster whole, and every accelerator).
     dag
-        How a mapping expands into tasks (:class:`hetsim.evaluate.DagOptions`: communication
+        How a mapping expands into tasks (:class:`hetsim.evaluation.DagOptions`: communication
         lanes, tensor caching, serial execution; default: the platform's ``runtime``).
     measurement
         How a trial runs (default: one inference in closed form, ``Measurement(mode="stream",
@@ -72,7 +72,7 @@ class PlacementProblem(Problem):
     def __init__(self, platform, workload, cost: CostModel | None = None, *,
                  eps: Sequence[str] | None = None, dag=None, measurement: Measurement | None = None,
                  objective: str = "latency", state: DvfsState | None = None):
-        from hetsim.evaluate import DagOptions
+        from hetsim.evaluation import DagOptions
 
         if isinstance(platform, str):
             from hetsim.platform import load_platform
@@ -176,7 +176,7 @@ class PlacementProblem(Problem):
 
     # -- measuring -------------------------------------------------------------------------------
     def measure(self, candidate: Placement, rng: np.random.Generator | None = None) -> PlacementResult:
-        from hetsim.evaluate import simulate
+        from hetsim.evaluation import simulate
 
         m = self.measurement
         seed = int(rng.integers(2**31)) if (rng is not None and m.noise_sigma > 0) else 0

@@ -1,7 +1,7 @@
 """Multi-objective search of pipeline mappings: pymoo's NSGA-II, and Pareto fronts of any search.
 
 :class:`NSGA2Pipeline` (registered as ``NSGA-II-pipe``) runs pymoo's NSGA-II (Deb et al. 2002)
-over the pipeline design space of a :class:`~hetsim.explore.problem.PipelineProblem`, on the
+over the pipeline design space of a :class:`~hetsim.exploration.problem.PipelineProblem`, on the
 objectives the problem measures (``objective`` and ``track``)::
 
     problem = PipelineProblem("rk3588", "resnet50", eps=["npu", "gpu", "big", "little"],
@@ -31,9 +31,9 @@ import numpy as np
 import pandas as pd
 
 from hetsim.errors import HetsimError
-from hetsim.explore._checks import check_number
-from hetsim.explore.base import Exploration, Explorer, Session
-from hetsim.explore.problem import PIPELINE_OBJECTIVES, Configuration, PipelineProblem
+from hetsim.exploration._checks import check_number
+from hetsim.exploration.base import Exploration, Explorer, Session
+from hetsim.exploration.problem import PIPELINE_OBJECTIVES, Configuration, PipelineProblem
 
 
 def decode(problem: PipelineProblem, x: Sequence[float]) -> Configuration:

@@ -230,13 +230,12 @@ def _check_ranges_and_outputs(max_trials, max_clock, target_fps, noise_sigma, se
     """Every number in its range (finite, with an upper end) and every output path writable, before
     anything runs; click's ranges have already refused zeros and negatives."""
     from hetsim import bounds as B
-    from hetsim.options import MAX_NOISE_SIGMA
     from hetsim.validation import check_output_dir, check_output_path
 
     check_flag("--max-trials", max_trials, B.TRIALS, integer=True)
     check_flag("--max-clock", max_clock, B.CLOCK_S, "s", low_open=True)
     check_flag("--target-fps", target_fps, B.FPS, "frames/s", low_open=True)
-    check_flag("--noise", noise_sigma, (0.0, MAX_NOISE_SIGMA))
+    check_flag("--noise", noise_sigma, B.NOISE_SIGMA)
     check_flag("--seed", seed, B.SEED, integer=True)
     check_flag("--cores", cores, B.COUNT, integer=True)
     check_flag("--frames", frames, B.FRAMES, "frames", integer=True)

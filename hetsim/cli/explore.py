@@ -191,29 +191,23 @@ def _given(fields: dict) -> dict:
               help="Placements: write the chosen mapping as AutoDiCE's mapping.json and horizontal.json "
                    "in this directory (hetsim simulate -m DIR/mapping.json).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
-def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, cores, assignment_kind,
-                objective, pareto, engine, frames, cost_table, fallback, max_trials, max_clock,
-                target_fps, noise_sigma, seed, dvfs, overrides, force, cost_model, comm, no_caching, plan_out,
-                trials_out, plot_out, export_dir, as_json):
+def explore_cmd(plan_out, trials_out, plot_out, export_dir, as_json, **flags):
     """Search mappings of a workload with one of the registered algorithms."""
     from hetsim.exploration.spec import build
     from hetsim.validation import check_output_dir, check_output_path
 
-    spec = flags_spec(platform_name, workload_name, algorithm, params, depths, eps, cores, assignment_kind,
-                      objective, pareto, engine, frames, cost_table, fallback, max_trials, max_clock,
-                      target_fps, noise_sigma, seed, dvfs, overrides, force, cost_model, comm, no_caching)
+    spec = flags_spec(**flags)   # every flag but the outputs describes the exploration
     # Every output path writable before anything runs.
     check_output_path(trials_out, "--trials")
     check_output_path(plot_out, "--plot")
     check_output_path(plan_out, "--plan-out")
     check_output_dir(export_dir, "--export-autodice")
     setup = build(spec, names=FLAGS)
+    names = flags["platform_name"], flags["workload_name"]
     if setup.kind == "pipeline":
-        _explore_pipeline(setup, pareto, plan_out, trials_out, plot_out, export_dir, as_json, platform_name,
-                          workload_name)
+        _explore_pipeline(setup, flags["pareto"], plan_out, trials_out, plot_out, export_dir, as_json, *names)
     else:
-        _explore_placement(setup, plan_out, trials_out, plot_out, export_dir, as_json, platform_name,
-                           workload_name)
+        _explore_placement(setup, plan_out, trials_out, plot_out, export_dir, as_json, *names)
 
 
 def _flush_notes(notes: list[str]) -> None:

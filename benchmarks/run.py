@@ -389,12 +389,12 @@ def bench_sweep(dask: bool = True, repeat: int = 1) -> dict:
     """(f): every run in a fresh state (caches cleared; the pool forks this process). With
     ``repeat`` > 1 the runs alternate (loop, pool, pool one per task, Dask, Dask one per task) and
     each figure is the median: on a shared machine the load drifts between runs."""
+    from hetsim.exploration.spec import clear_caches
     from hetsim.sweep import cells as sweep_cells
     from hetsim.sweep import expand, run_sweep, spec_from_dict
 
     def clear() -> None:
-        for fn in (sweep_cells._platform, sweep_cells._cost, sweep_cells._problem, sweep_cells._workload):
-            fn.cache_clear()
+        clear_caches()
 
     spec = sweep_spec()
     cells = expand(spec)

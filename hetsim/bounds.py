@@ -245,7 +245,10 @@ OptInterval_s = Annotated[Annotated[float, _bounds(INTERVAL_S)] | None,
                           _number(INTERVAL_S, "s", optional=True)]
 OptTrials = Annotated[Annotated[int, _bounds(TRIALS)] | None, _number(TRIALS, integer=True, optional=True)]
 Seed = Annotated[int, _bounds(SEED), _number(SEED, integer=True)]
-#: Lognormal noise sigma (hetsim.options.MAX_NOISE_SIGMA = 5).
+#: Lognormal measurement noise sigma: 0 .. 5, the one range of every noise (run options, an
+#: exploration's measurement, the command line). At sigma = 5 the mean-1 factor already has a median
+#: of e^-12.5 and a p99 near e^-0.9: a measurement this noisy carries no information, and past it the
+#: factors overflow (Shisha answered ``best_fps inf`` at sigma 1e6).
 NOISE_SIGMA = (0.0, 5.0)
 OptNoiseSigma = Annotated[Annotated[float, _bounds(NOISE_SIGMA)] | None, _number(NOISE_SIGMA, optional=True)]
 

@@ -7,7 +7,8 @@
     2.875
 
 How the run goes is a :class:`~hetsim.options.RunOptions` (or its fields as keywords), validated
-once: an option the engine or the mapping form would ignore is refused with one line.
+once: an option the engine or the mapping form would ignore is refused with one line. Unless asked
+otherwise (``engine="analytic"``), every entry point runs the DES, RunOptions' default.
 """
 
 from __future__ import annotations
@@ -134,7 +135,10 @@ def _bar(enabled: bool, est: budget.WorkEstimate, frames: int | None) -> Iterato
 
 def evaluate(platform, workload, mapping: Pipeline | Placement, options: RunOptions | None = None,
              **fields) -> Metrics:
-    """The metrics of ``mapping`` (see :func:`simulate`; the engine defaults to analytic)."""
-    if options is None:
-        fields.setdefault("engine", "analytic")
+    """The metrics of ``mapping``: :func:`simulate` without the run's record.
+
+    One default engine whatever the arguments: :class:`~hetsim.options.RunOptions`' own, the DES
+    (as ``hetsim simulate``), so ``evaluate(p, w, m)``, ``evaluate(p, w, m, RunOptions())`` and
+    ``simulate(p, w, m).metrics`` are the same run; ``engine="analytic"`` asks for the closed
+    forms."""
     return simulate(platform, workload, mapping, options, intervals=False, **fields).metrics

@@ -33,9 +33,24 @@ FLAGS = {
     "force": "--force",
 }
 
-#: Lognormal noise sigmas beyond this are refused: at sigma = 5 the mean-1 factor already has a
-#: median of e^-12.5 and a p99 near e^-0.9 (a measurement this noisy carries no information).
-MAX_NOISE_SIGMA = 5.0
+#: Where the frames of a pipeline come from (the vocabulary; :class:`hetsim.sim.source.FrameSource`
+#: runs it): every frame waiting at t = 0, one every ``interval_s``, or Poisson arrivals of mean
+#: ``interval_s``.
+SourceKind = Literal["saturated", "periodic", "poisson"]
+SOURCE_KINDS: tuple[str, ...] = ("saturated", "periodic", "poisson")
+
+
+def check_source(kind: str, interval_s: float | None) -> str | None:
+    """What is wrong with a frame source of ``kind`` and ``interval_s`` (None: nothing): the one
+    rule :class:`RunOptions` and :class:`~hetsim.sim.source.FrameSource` both apply."""
+    if kind not in SOURCE_KINDS:
+        return f"frame source {kind!r}: allowed: {', '.join(SOURCE_KINDS)}"
+    if kind == "saturated" and interval_s is not None:
+        return "a saturated source has no interval"
+    if kind != "saturated" and not (interval_s is not None and interval_s > 0):
+        return f"a {kind} source needs a positive interval"
+    return None
+
 
 Frames = Annotated[int | None, B._number(B.FRAMES, "frames", integer=True, optional=True)]
 QueueFrames = Annotated[int | None, B._number(B.QUEUE_FRAMES, "frames", integer=True, optional=True)]
@@ -64,11 +79,11 @@ class RunOptions(BaseModel):
     engine: Literal["analytic", "des"] = "des"
     frames: Frames = None
     contention: bool = True
-    source: Literal["saturated", "periodic", "poisson"] = "saturated"
+    source: SourceKind = "saturated"
     interval_s: Annotated[float | None, B._number(B.INTERVAL_S, "s", optional=True)] = None
     buffer_frames: QueueFrames = None
     in_flight: QueueFrames = None
-    noise_sigma: Annotated[float, B._number((0.0, MAX_NOISE_SIGMA))] = 0.0
+    noise_sigma: Annotated[float, B._number(B.NOISE_SIGMA)] = 0.0
     seed: Annotated[int, B._number(B.SEED, integer=True)] = 0
     warmup_fraction: Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)] = 0.1
     state: dict[str, str] | None = None
@@ -128,11 +143,11 @@ class RunOptions(BaseModel):
                 refuse("source" if self.source != "saturated" else "interval_s",
                        "frame arrivals apply to pipelines; a placement runs its frames back to back, "
                        "at most --in-flight at once")
-        if self.source == "saturated" and self.interval_s is not None:
-            refuse("interval_s", "a saturated source has no interval; give --source periodic or poisson")
-        if self.source != "saturated" and self.interval_s is None:
-            refuse("source", f"a {self.source} source needs a positive interval: give --interval "
-                   "(interval_s), the mean seconds between frames")
+        wrong = check_source(self.source, self.interval_s)   # interval_s > 0 is its type's range
+        if wrong is not None and self.source == "saturated":
+            refuse("interval_s", f"{wrong}; give --source periodic or poisson")
+        if wrong is not None:
+            refuse("source", f"{wrong}: give --interval (interval_s), the mean seconds between frames")
         if self.engine == "analytic":
             for field in ("noise_sigma", "contention", "warmup_fraction", "flows"):
                 if field in given and getattr(self, field) != RunOptions.model_fields[field].default:
@@ -148,9 +163,3 @@ class RunOptions(BaseModel):
         else:
             update["in_flight"] = self.in_flight or 1
         return self.model_copy(update=update)
-
-    def frame_source(self):
-        """The :class:`~hetsim.sim.source.FrameSource` these options describe."""
-        from hetsim.sim.source import FrameSource
-
-        return FrameSource(self.source, self.interval_s)

@@ -155,7 +155,6 @@ def validate_host_cmd(platform_name, workload_name, mappings, frames, repeats, s
     and pipeline throughput with the DES on the calibrated platform."""
     from hetsim import bounds as B
     from hetsim.cli._common import check_flag
-    from hetsim.options import MAX_NOISE_SIGMA
     from hetsim.platform import load_platform
     from hetsim.platform.loader import resolve_platform
     from hetsim_host.executor import WorkloadRef
@@ -172,7 +171,7 @@ def validate_host_cmd(platform_name, workload_name, mappings, frames, repeats, s
     check_flag("--repeats", repeats, (1, 1000), "runs", integer=True)
     check_flag("--scale", scale, (1e-3, 100.0), "x the input resolution")
     check_flag("--seed", seed, B.SEED, integer=True)
-    check_flag("--noise", noise_sigma, (0.0, MAX_NOISE_SIGMA))
+    check_flag("--noise", noise_sigma, B.NOISE_SIGMA)
     platform = load_platform(platform_name, list(overrides))
     if noise_sigma is None:
         noise_sigma = measured_jitter(resolve_platform(platform_name))

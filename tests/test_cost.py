@@ -71,7 +71,7 @@ def test_measured_table_by_layer_replays_times(tmp_path):
     pd.DataFrame(rows).to_csv(path, index=False)
     cost = MeasuredCostModel(platform, path)
     pipe = load_mapping("B4:1-2|s2:3", platform, wl, cost)
-    m = evaluate(platform, wl, pipe, cost=cost)
+    m = evaluate(platform, wl, pipe, cost=cost, engine="analytic")
     transfer = platform.route(platform.ep("B4"), platform.ep("s2")).time_s(wl.cut_bytes(2))
     assert m.stages[0].time_s == pytest.approx(0.003 + transfer)
     assert m.stages[1].time_s == pytest.approx(0.009)

@@ -199,7 +199,7 @@ def test_transfer_cost_and_cut_bytes_with_skip():
     assert wl.cut_bytes(2) == wl.op("relu2").output_bytes + wl.op("relu1").output_bytes
     cost = RooflineCostModel(platform)
     pipe = load_mapping("B4:1-2|s4:3-4", platform, wl)
-    m = evaluate(platform, wl, pipe, cost=cost)
+    m = evaluate(platform, wl, pipe, cost=cost, engine="analytic")
     assert m.stages[0].transfer_s == pytest.approx(wl.cut_bytes(2) / 5e9)
 
 

@@ -31,6 +31,7 @@ from hetsim.exploration.baselines import (
 )
 from hetsim.exploration.database import generate_database
 from hetsim.exploration.problem import CoreGroups
+from hetsim.options import RunOptions
 from hetsim.platform import load_platform
 from hetsim.workload import load_workload
 from hetsim.workload.splits import count_compositions, count_eq4_with_dups, cv_rank
@@ -322,6 +323,15 @@ def test_problem_and_measurement_validation():
         Measurement(mode="pipelined")
     with pytest.raises(HetsimError, match="noise_sigma"):
         Measurement(noise_sigma=-1)
+    # The one noise range (hetsim.bounds.NOISE_SIGMA), as RunOptions: sigma 1e6 made Shisha answer inf.
+    for sigma in (1e6, 5.0 + 1e-9, math.inf, math.nan):
+        with pytest.raises(HetsimError) as err:
+            Measurement(noise_sigma=sigma)
+        assert str(err.value).count("\n") == 0
+        assert str(err.value).startswith("Measurement: noise_sigma=") and "<= 5.0" in str(err.value)
+    assert Measurement(noise_sigma=5.0).noise_sigma == 5.0
+    with pytest.raises(HetsimError, match="--noise"):
+        RunOptions.make(noise_sigma=1e6)
     with pytest.raises(HetsimError, match="engine"):
         Measurement(engine="des")
     with pytest.raises(HetsimError, match="share clusters"):

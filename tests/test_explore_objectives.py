@@ -116,7 +116,7 @@ def test_energy_per_frame_is_the_steady_state_increment(toy):
         pipe = load_mapping(text, platform, wl, cost)
         e = steady_energy_per_frame(platform, wl, pipe, cost)
         k = len(pipe.stages)
-        energies = [evaluate(platform, wl, pipe, cost=cost, frames=f).energy_J for f in (k, k + 1, k + 2, k + 5)]
+        energies = [evaluate(platform, wl, pipe, cost=cost, engine="analytic", frames=f).energy_J for f in (k, k + 1, k + 2, k + 5)]
         assert e == pytest.approx(energies[1] - energies[0], rel=1e-12)
         assert energies[2] - energies[1] == pytest.approx(e, rel=1e-9)
         assert (energies[3] - energies[0]) / 5 == pytest.approx(e, rel=1e-9)
@@ -132,7 +132,7 @@ def test_memory_objective_is_the_sum_of_stage_peaks(toy):
     platform, wl = toy
     problem = PipelineProblem(platform, wl, depths=[2], objective="memory")
     config = Configuration((3, 5), ("big", "little"))
-    m = evaluate(platform, wl, problem.pipeline(config), buffer_frames=1)
+    m = evaluate(platform, wl, problem.pipeline(config), engine="analytic", buffer_frames=1)
     assert problem.measure(config).memory_bytes == sum(s.peak_memory_bytes for s in m.stages)
 
 

@@ -208,12 +208,30 @@ def test_evaluate_and_explore_are_functions_whatever_was_imported():
 
     platform, workload = hetsim.load_platform("hikey970"), hetsim.load_workload("resnet50")
     pipe = hetsim.load_mapping("B4:1-35|s2:36-44|s2:45-54", platform, workload)
-    assert hetsim.evaluate(platform, workload, pipe).throughput_fps == pytest.approx(2.8748, rel=1e-4)
+    assert hetsim.evaluate(platform, workload, pipe, engine="analytic").throughput_fps == pytest.approx(2.8748, rel=1e-4)
     result = hetsim.explore(hetsim.PipelineProblem(platform, workload, depths=[2]),
                             hetsim.make_explorer("HC"), seed=0)
     assert result.best_mapping == "big:1-44|little:45-54"
     assert hetsim.exploration.PipelineProblem is hetsim.PipelineProblem
     assert callable(hetsim.evaluate) and callable(hetsim.explore)
+
+
+def test_evaluate_has_one_default_engine_with_or_without_options():
+    """evaluate(p, w, m), evaluate(p, w, m, RunOptions()) and simulate(p, w, m) run the same engine,
+    RunOptions' default (the DES); engine="analytic" asks for the closed forms."""
+    from hetsim.options import RunOptions
+
+    platform, workload = load_platform("hikey970"), load_workload("resnet50")
+    pipe = load_mapping("B4:1-35|s2:36-44|s2:45-54", platform, workload)
+    bare = evaluate(platform, workload, pipe, frames=30)
+    with_options = evaluate(platform, workload, pipe, RunOptions(frames=30))
+    assert bare.engine == with_options.engine == simulate(platform, workload, pipe, frames=30).metrics.engine \
+        == RunOptions.model_fields["engine"].default == "des"
+    assert bare.to_json() == with_options.to_json()
+    placement = make_placement({op.name: "B4" for op in workload.ops}, platform, workload)
+    assert evaluate(platform, workload, placement).engine == evaluate(platform, workload, placement,
+                                                                      RunOptions()).engine == "des"
+    assert evaluate(platform, workload, pipe, engine="analytic").engine == "analytic"
 
 
 @settings(max_examples=80, deadline=None)

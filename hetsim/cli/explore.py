@@ -1,12 +1,18 @@
 """``hetsim explore``: search mappings with one of the registered algorithms.
 
+The flags fill an :class:`~hetsim.exploration.spec.ExplorationSpec`, the one description of an
+exploration that ``hetsim sweep`` and the tournament build from too; :func:`~hetsim.exploration.
+spec.build` resolves its defaults and builds the problem, the explorer and the stopping rules (its
+errors name the flags, :data:`FLAGS`), and this module runs it and prints or writes the result.
+
 A pipeline algorithm (Shisha, Pipe-search, ES, NSGA-II-pipe, ...) searches stages of layers; with
 no ``--eps`` the candidate EPs are derived (:func:`hetsim.exploration.space.default_eps`: each cluster
 whole and each accelerator, fastest first) and a note on stderr says what was chosen, so the command
 works on every platform. A placement algorithm (HOPE:GS, HOPE:LP, StarPU-DMDAR, MOSAIC, HEFT,
 CPU-only, GPU-only, muLayer, ILP-exact; the PIM paper's OPT, OPT-path, MILP, DUET, Priority) places
-every op of the DAG on an EP and orders each EP's ops (:func:`_explore_placement`), on the
-platform's DAG execution (its ``runtime``: pim-zynq's ONNX Runtime runs one op at a time). Every error names the flag at fault and what is allowed.
+every op of the DAG on an EP and orders each EP's ops, on the platform's DAG execution (its
+``runtime``: pim-zynq's ONNX Runtime runs one op at a time). Every error names the flag at fault and
+what is allowed.
 """
 
 from __future__ import annotations
@@ -17,25 +23,23 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from hetsim.cli._common import LazyChoice, check_flag, console, fmt
+from hetsim.cli._common import LazyChoice, console, fmt
 from hetsim.errors import HetsimError
 
 OBJECTIVES = ("throughput", "latency", "energy", "memory")
 
-
-_NOTES: list[str] = []
-
-
-def _note(text: str) -> None:
-    """A note on what the command chose; printed (stderr) once the run succeeded, so that an
-    error stays the one line on stderr."""
-    _NOTES.append(text)
-
-
-def _flush_notes() -> None:
-    for text in _NOTES:
-        click.echo(f"hetsim: note: {text}", err=True)
-    _NOTES.clear()
+#: The flag of each setting of the spec (key path -> flag), for messages.
+FLAGS = {
+    "platform": "--platform", "workload": "--workload", "set": "--set", "dvfs": "--dvfs",
+    "cost_model": "--cost-model", "cost_table": "--cost-table", "fallback": "--fallback",
+    "algorithm": "--algorithm", "params": "--param", "seed": "--seed",
+    "problem.assignment": "--assignment", "problem.eps": "--eps", "problem.cores": "--cores",
+    "problem.depths": "--depth", "problem.force": "--force", "problem.objective": "--objective",
+    "problem.track": "--pareto", "problem.comm": "--comm", "problem.caching": "--no-caching",
+    "measurement.engine": "--engine", "measurement.frames_per_trial": "--frames",
+    "measurement.noise_sigma": "--noise", "termination.max_trials": "--max-trials",
+    "termination.max_clock_s": "--max-clock", "termination.target_fps": "--target-fps",
+}
 
 
 def _parse_params(params) -> dict:
@@ -50,47 +54,70 @@ def _parse_params(params) -> dict:
     return out
 
 
-def _algorithm(name: str, params: dict):
-    """The explorer, with errors that name --algorithm / --param and list what is allowed."""
-    from hetsim.exploration.registry import algorithms, make_explorer
+def _parse_sets(overrides) -> dict:
+    """--set key.path=value flags as the spec's ``set``: each value read as YAML (a number is a
+    number, as in a sweep's SPEC); a string keeps its text (``"1"`` quoted stays a string)."""
+    from hetsim.platform.loader import split_override
+    from hetsim.validation import load_yaml
 
-    pipeline = [a for a in algorithms("pipeline")]
-    names = [a.name for a in pipeline]
-    if name not in names:
-        if any(a.name == name for a in algorithms()):
-            raise HetsimError(f"--algorithm: {name!r} maps DAG placements, not pipelines; allowed: "
-                              f"{', '.join(names)}")
-        raise HetsimError(f"--algorithm: unknown algorithm {name!r}; allowed: {', '.join(names)}")
-    algo = next(a for a in pipeline if a.name == name)
-    _check_params(name, algo.parameters(), params)
-    return make_explorer(name, **params)
+    out = {}
+    for text in overrides:
+        key, raw = split_override(text)
+        value = load_yaml(raw, f"--set {key}")
+        out[key] = raw if isinstance(value, str) else value
+    return out
 
 
-def _eps(text: str, platform) -> list[str]:
-    names = [e.strip() for e in text.split(",") if e.strip()]
+def _parse_eps(eps: str | None) -> list[str] | None:
+    if eps is None:
+        return None
+    names = [e.strip() for e in eps.split(",") if e.strip()]
     if not names:
         raise HetsimError("--eps: give comma-separated EP names, e.g. --eps big,little")
-    allowed = ", ".join(platform.topology.ep_forms())
-    seen: dict[str, str] = {}
-    for n in names:
-        try:
-            ep = platform.ep(n)
-        except HetsimError:
-            raise HetsimError(f"--eps {n!r}: no such EP on {platform.name}; allowed: {allowed}") from None
-        if n in seen:
-            raise HetsimError(f"--eps lists {n} twice")
-        if ep.place in seen.values():
-            first = next(k for k, v in seen.items() if v == ep.place)
-            raise HetsimError(f"--eps {first},{n}: both are cores of {ep.place}, and each stage owns a whole "
-                              f"EP; give EPs on distinct clusters or accelerators (e.g. "
-                              f"--eps {','.join(_places(platform))}), or --cores N for Pipe-search's "
-                              f"per-core stages")
-        seen[n] = ep.place
     return names
 
 
-def _places(platform) -> list[str]:
-    return [c.name for c in platform.clusters] + [a.name for a in platform.accelerators]
+def _parse_pareto(pareto: str | None, objective: str | None) -> list[str] | None:
+    """--pareto A,B: two different objectives, --objective (if given) one of them."""
+    if pareto is None:
+        return None
+    pair = [o.strip() for o in pareto.split(",") if o.strip()]
+    if len(pair) != 2 or len(set(pair)) != 2 or any(o not in OBJECTIVES for o in pair):
+        raise HetsimError(f"--pareto {pareto!r}: give two different objectives A,B of "
+                          f"{', '.join(OBJECTIVES)}, e.g. --pareto throughput,energy")
+    if objective is not None and objective not in pair:
+        raise HetsimError(f"--objective {objective} is not one of --pareto {pareto}; drop --objective "
+                          f"(the front's first objective is the one best is judged by)")
+    return pair
+
+
+def flags_spec(platform_name, workload_name, algorithm=None, params=(), depths=(), eps=None, cores=None,
+               assignment_kind=None, objective=None, pareto=None, engine=None, frames=None, cost_table=None,
+               fallback=None, max_trials=None, max_clock=None, target_fps=None, noise_sigma=0.0, seed=0,
+               dvfs=None, overrides=(), force=False, cost_model=None, comm=None, no_caching=False):
+    """The :class:`~hetsim.exploration.spec.ExplorationSpec` of ``hetsim explore``'s flags (only the
+    flags given are set; errors name the flag)."""
+    from hetsim.exploration.spec import ExplorationSpec
+
+    pair = _parse_pareto(pareto, objective)
+    if pair is not None:
+        objective = objective or pair[0]
+    problem = {"assignment": assignment_kind, "eps": _parse_eps(eps), "cores": cores,
+               "depths": list(depths) or None, "force": force or None, "objective": objective,
+               "track": [o for o in pair if o != objective] if pair else None, "comm": comm,
+               "caching": False if no_caching else None}
+    measurement = {"engine": engine, "frames_per_trial": frames, "noise_sigma": noise_sigma or None}
+    termination = {"max_trials": max_trials, "max_clock_s": max_clock, "target_fps": target_fps}
+    data = {"platform": platform_name, "workload": workload_name, "set": _parse_sets(overrides) or None,
+            "dvfs": dvfs, "cost_model": cost_model, "cost_table": cost_table, "fallback": fallback,
+            "algorithm": algorithm, "params": _parse_params(params) or None, "problem": _given(problem),
+            "measurement": _given(measurement), "termination": _given(termination), "seed": seed}
+    return ExplorationSpec.make(FLAGS, **_given(data))
+
+
+def _given(fields: dict) -> dict:
+    """The fields given (a flag left out is a default the spec resolves, not a value)."""
+    return {k: v for k, v in fields.items() if v is not None and v != {}}
 
 
 @click.command("explore")
@@ -113,11 +140,12 @@ def _places(platform) -> list[str]:
                    "each cluster whole and each accelerator, fastest first).")
 @click.option("--cores", type=click.IntRange(min=1), default=None,
               help="Paper I's per-core space: split the first N cores into stages (Pipe-search on TX2).")
-@click.option("--assignment", "assignment_kind", type=click.Choice(["permutations", "cores"]),
+@click.option("--assignment", "assignment_kind", type=click.Choice(["permutations", "cores", "auto"]),
               default=None,
               help="How stages get EPs: distinct whole EPs (permutations, the default) or disjoint "
                    "core groups of the clusters (cores: B2-B2-s3-s1, Pipe-it's space; the default "
-                   "for Pipe-it). With cores, --eps may name core counts of one cluster (B1,B2,...).")
+                   "for Pipe-it); auto: permutations where the EPs lie on distinct clusters or "
+                   "accelerators, else cores. With cores, --eps may name core counts of one cluster (B1,B2,...).")
 @click.option("--objective", type=click.Choice(OBJECTIVES), default=None,
               help="What to optimise (default throughput): latency of a frame, energy per frame "
                    "(needs a power model), memory (peak bytes).")
@@ -163,241 +191,85 @@ def _places(platform) -> list[str]:
               help="Placements: write the chosen mapping as AutoDiCE's mapping.json and horizontal.json "
                    "in this directory (hetsim simulate -m DIR/mapping.json).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
-def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, cores, assignment_kind,
-                objective, pareto, engine, frames, cost_table, fallback, max_trials, max_clock,
-                target_fps, noise_sigma, seed, dvfs, overrides, force, cost_model, comm, no_caching, plan_out,
-                trials_out, plot_out, export_dir, as_json):
+def explore_cmd(plan_out, trials_out, plot_out, export_dir, as_json, **flags):
     """Search mappings of a workload with one of the registered algorithms."""
-    from hetsim.exploration import explore
-    from hetsim.exploration.moo import pareto_front
-
-    _NOTES.clear()
-    _check_ranges_and_outputs(max_trials, max_clock, target_fps, noise_sigma, seed, cores, frames, depths,
-                              trials_out, plot_out, plan_out, export_dir)
-    platform, workload, cost = _load(platform_name, workload_name, overrides, dvfs, cost_table, fallback,
-                                     cost_model)
-
-    if algorithm is not None and _is_placement(algorithm):
-        wrong = _first_given({"--depth": bool(depths), "--cores": cores is not None,
-                              "--assignment": assignment_kind is not None, "--pareto": pareto is not None,
-                              "--target-fps": target_fps is not None, "--force": force,
-                              "--plot": plot_out is not None})
-        if wrong:
-            raise HetsimError(f"{wrong} does not apply to {algorithm}, a placement algorithm (it places "
-                              f"ops on EPs, it does not cut stages)")
-        return _explore_placement(platform, workload, cost, algorithm, _parse_params(params), eps, objective,
-                                  engine, frames, noise_sigma, seed, comm, no_caching, plan_out, trials_out,
-                                  as_json, platform_name, workload_name, export_dir, cost_table is not None)
-    if export_dir is not None:
-        raise HetsimError("--export-autodice applies to placement algorithms (NSGA-II, ...), not to pipelines")
-
-    objective, track = _objectives(platform, objective, pareto)
-    if algorithm is None:
-        algorithm = _default_algorithm(pareto, objective, cores)
-    kwargs = _parse_params(params)
-    wrong = _first_given({"--comm": comm is not None, "--no-caching": no_caching,
-                          "--plan-out": plan_out is not None})
-    if wrong:
-        raise HetsimError(f"{wrong} does not apply to {algorithm}, a pipeline algorithm (placements only: "
-                          f"HOPE:GS, HOPE:LP, StarPU-DMDAR, ...)")
-    explorer = _algorithm(algorithm, kwargs)
-    problem = _pipeline_problem(platform, workload, cost, algorithm, eps, cores, assignment_kind, depths,
-                                engine, frames, noise_sigma, force, objective, track)
-    if cores is not None and (algorithm == "Shisha" or getattr(explorer, "start", None) == "shisha"):
-        raise HetsimError(f"--algorithm {algorithm} gives each stage a whole EP (Shisha's seed), but --cores "
-                          f"fixes the stages' core groups (Paper I); with --cores use PS, PS-nohints, ES, RW, "
-                          f"HC, SA or NSGA-II-pipe")
-    try:
-        explorer.validate(problem)
-    except HetsimError as e:
-        raise HetsimError(f"--algorithm {algorithm} / --param: {e}") from None
-    terms = _terminations(max_trials, max_clock, target_fps)
-    # A progress bar only where someone watches (a terminal), never in a pipe or a captured run.
-    result = explore(problem, explorer, terms or None, seed=seed, progress=not as_json and console.is_terminal)
-    _flush_notes()
-
-    front = pareto_front(result, [objective, *track]) if pareto is not None else None
-    _write_pipeline_files(result, algorithm, workload, platform, pareto, trials_out, plot_out)
-    if as_json:
-        _echo_json(result.summary(), front)
-        return
-    _print_pipeline_result(result, problem, front, workload, platform, platform_name, workload_name,
-                           trials_out, plot_out)
-
-
-def _check_ranges_and_outputs(max_trials, max_clock, target_fps, noise_sigma, seed, cores, frames, depths,
-                              trials_out, plot_out, plan_out, export_dir) -> None:
-    """Every number in its range (finite, with an upper end) and every output path writable, before
-    anything runs; click's ranges have already refused zeros and negatives."""
-    from hetsim import bounds as B
-    from hetsim.options import MAX_NOISE_SIGMA
+    from hetsim.exploration.spec import build
     from hetsim.validation import check_output_dir, check_output_path
 
-    check_flag("--max-trials", max_trials, B.TRIALS, integer=True)
-    check_flag("--max-clock", max_clock, B.CLOCK_S, "s", low_open=True)
-    check_flag("--target-fps", target_fps, B.FPS, "frames/s", low_open=True)
-    check_flag("--noise", noise_sigma, (0.0, MAX_NOISE_SIGMA))
-    check_flag("--seed", seed, B.SEED, integer=True)
-    check_flag("--cores", cores, B.COUNT, integer=True)
-    check_flag("--frames", frames, B.FRAMES, "frames", integer=True)
-    for d in depths:
-        check_flag("--depth", d, (1, 1024), "stages", integer=True)
+    spec = flags_spec(**flags)   # every flag but the outputs describes the exploration
+    # Every output path writable before anything runs.
     check_output_path(trials_out, "--trials")
     check_output_path(plot_out, "--plot")
     check_output_path(plan_out, "--plan-out")
     check_output_dir(export_dir, "--export-autodice")
-
-
-def _load(platform_name, workload_name, overrides, dvfs, cost_table, fallback, cost_model):
-    """The platform, the workload and the cost model; with --cost-table, a note on how much of the
-    workload the table measured (the rest comes from the fallback model)."""
-    from hetsim.cost import CompositeCostModel, make_cost_model
-    from hetsim.platform import load_platform
-    from hetsim.workload import load_workload
-
-    platform = load_platform(platform_name, list(overrides), dvfs)
-    workload = load_workload(workload_name)
-    cost = make_cost_model(platform, cost_table, fallback, cost_model, workload)
-    if isinstance(cost, CompositeCostModel):
-        measured, total = cost.coverage(workload, [platform.ep(n) for n in _places(platform)])
-        _note(f"--cost-table: {measured} of {total} ({cost.keyed_by}, EP) times measured on "
-              f"{', '.join(_places(platform))}; the rest from the {cost.fallback.name} model")
-    return platform, workload, cost
-
-
-def _first_given(flags: dict[str, bool]) -> str | None:
-    """The first of the flags given (the one an error that they do not apply names), else None."""
-    return next((flag for flag, on in flags.items() if on), None)
-
-
-def _objectives(platform, objective, pareto) -> tuple[str, list[str]]:
-    """The objective best is judged by and the tracked ones (--pareto's other objective); energy
-    only on a platform with a power model."""
-    track: list[str] = []
-    if pareto is not None:
-        pair = [o.strip() for o in pareto.split(",") if o.strip()]
-        if len(pair) != 2 or len(set(pair)) != 2 or any(o not in OBJECTIVES for o in pair):
-            raise HetsimError(f"--pareto {pareto!r}: give two different objectives A,B of "
-                              f"{', '.join(OBJECTIVES)}, e.g. --pareto throughput,energy")
-        if objective is not None and objective not in pair:
-            raise HetsimError(f"--objective {objective} is not one of --pareto {pareto}; drop --objective "
-                              f"(the front's first objective is the one best is judged by)")
-        objective = objective or pair[0]
-        track = [o for o in pair if o != objective]
-    objective = objective or "throughput"
-    if "energy" in (objective, *track) and not platform.has_power_model:
-        raise HetsimError(f"--objective/--pareto energy: {platform.name} has no power model (every cluster's "
-                          f"DVFS level and every accelerator needs active and idle watts, docs/platforms.md); "
-                          f"allowed here: throughput, latency, memory")
-    return objective, track
-
-
-def _default_algorithm(pareto, objective: str, cores) -> str:
-    """The default fits the request: Shisha for throughput over whole EPs; Pipe-search over
-    Paper I's per-core stages (--cores); NSGA-II for a front or another objective (Shisha and
-    Pipe-search optimise throughput only)."""
-    if pareto is not None:
-        _note("--pareto: searching with NSGA-II-pipe (pymoo's NSGA-II on both objectives); "
-              "-a chooses another algorithm, whose trials then give the front")
-        return "NSGA-II-pipe"
-    if objective != "throughput":
-        _note(f"--objective {objective}: searching with NSGA-II-pipe (Shisha, the default, optimises "
-              f"throughput only); -a chooses another")
-        return "NSGA-II-pipe"
-    if cores is not None:
-        _note("--cores: searching with PS (Pipe-search, Paper I's per-core space; Shisha gives each "
-              "stage a whole EP); -a chooses another")
-        return "PS"
-    return "Shisha"
-
-
-def _pipeline_problem(platform, workload, cost, algorithm, eps, cores, assignment_kind, depths, engine,
-                      frames, noise_sigma, force, objective, track):
-    """The design space (the stages' EPs, the depths) and how a trial is measured, as a
-    :class:`PipelineProblem`."""
-    from hetsim.exploration import Measurement, PipelineProblem
-
-    assignment, names, n_eps = _stage_eps(platform, workload, cost, algorithm, eps, cores, assignment_kind)
-    depth_list = _depths(depths, algorithm, n_eps, cores, names, workload)
-    if engine == "des":
-        measurement = Measurement(mode="stream", engine="des", frames_per_trial=frames or 20,
-                                  noise_sigma=noise_sigma)
+    setup = build(spec, names=FLAGS)
+    names = flags["platform_name"], flags["workload_name"]
+    if setup.kind == "pipeline":
+        _explore_pipeline(setup, flags["pareto"], plan_out, trials_out, plot_out, export_dir, as_json, *names)
     else:
-        measurement = Measurement(frames_per_trial=frames, noise_sigma=noise_sigma)
-    return PipelineProblem(platform, workload, cost, depths=depth_list, eps=names,
-                           assignment=assignment, measurement=measurement, force=force,
-                           objective=objective, track=track)
+        _explore_placement(setup, plan_out, trials_out, plot_out, export_dir, as_json, *names)
 
 
-def _stage_eps(platform, workload, cost, algorithm, eps, cores, assignment_kind):
-    """How stages get EPs (whole EPs, disjoint core groups, or Paper I's first N cores), the EP
-    names given or derived, and how many stages they allow at most."""
-    from hetsim.exploration import core_groups
-    from hetsim.exploration.space import default_eps
-
-    if cores is not None and eps is not None:
-        raise HetsimError("--cores and --eps both choose the stages' EPs: give one of them")
-    if cores is not None and assignment_kind is not None:
-        raise HetsimError("--cores and --assignment both choose how stages get EPs: give one of them")
-    every = platform.eps()
-    shared = len({ep.place for ep in every}) < len(every)   # core counts of a cluster (B1..B4)
-    if assignment_kind is None and algorithm == "Pipe-it" and cores is None and shared:
-        assignment_kind = "cores"
-        _note("Pipe-it: stages on disjoint core groups (--assignment cores), the space Algorithm 3 "
-              "merges cores in")
-    if assignment_kind == "cores":
-        names = [e.strip() for e in eps.split(",") if e.strip()] if eps is not None else None
-        for n in names or ():
-            platform.ep(n)   # unknown names: one line naming the EP and the forms allowed
-        # The most stages the platform's EPs allow (one per core where a cluster's cores are EPs,
-        # one per whole cluster or accelerator otherwise); PipelineProblem checks the EPs given.
-        smallest: dict[str, int] = {}
-        for ep in every:
-            smallest[ep.place] = min(ep.cores, smallest.get(ep.place, ep.cores))
-        n_eps = sum((platform.cluster(pl).cores if pl in {c.name for c in platform.clusters} else 1) // c
-                    for pl, c in smallest.items())
-        return "cores", names, n_eps
-    if cores is not None:
-        total_cores = sum(c.cores for c in platform.clusters)
-        if cores > total_cores:
-            raise HetsimError(f"--cores {cores}: {platform.name} has {total_cores} cores; allowed: 1..{total_cores}")
-        return core_groups(platform, cores=cores), None, cores
-    if eps is not None:
-        names = _eps(eps, platform)
-    else:
-        names, note = default_eps(platform, workload, cost)
-        _note(f"{platform.name}: {note}")
-    return "permutations", names, len(names)
+def _flush_notes(notes: list[str]) -> None:
+    """Notes on what the command chose, printed (stderr) once the run succeeded, so that an error
+    stays the one line on stderr."""
+    for text in notes:
+        click.echo(f"hetsim: note: {text}", err=True)
 
 
-def _depths(depths, algorithm, n_eps: int, cores, names, workload) -> list[int] | None:
-    """The pipeline depths to search (None: PipelineProblem's default, 2..the number of EPs), the
-    ones given capped at what the EPs and layers allow."""
-    from hetsim.exploration.space import cap_depths
+def _explore_pipeline(setup, pareto, plan_out, trials_out, plot_out, export_dir, as_json, platform_name,
+                      workload_name) -> None:
+    """A pipeline algorithm's exploration, its summary (and Pareto front), how to simulate the best
+    mapping, and the trial table and plot."""
+    from hetsim.exploration.moo import pareto_front
 
-    depth_list = list(depths) or None
-    if depth_list is None and algorithm == "Pipe-it":
-        depth_list = list(range(1, n_eps + 1))   # Algorithm 3 may merge down to one stage
-    if depth_list is not None:
-        depth_list, capped = cap_depths(depth_list, n_eps, workload.num_layers)
-        if capped:
-            _note(capped)
-        if cores is not None:
-            depth_list = [d for d in depth_list if d >= 2] or depth_list
-    elif n_eps < 2 and cores is None:
-        depth_list = [1]
-        _note(f"one candidate EP ({names[0] if names else ''}): a one-stage pipeline")
-    return depth_list
+    algorithm, problem = setup.algorithm, setup.problem
+    if plan_out is not None:
+        raise HetsimError(f"--plan-out does not apply to {algorithm}, a pipeline algorithm (placements only: "
+                          f"HOPE:GS, HOPE:LP, StarPU-DMDAR, ...)")
+    if export_dir is not None:
+        raise HetsimError("--export-autodice applies to placement algorithms (NSGA-II, ...), not to pipelines")
+    try:
+        setup.explorer.validate(problem)
+    except HetsimError as e:
+        raise HetsimError(f"--algorithm {algorithm} / --param: {e}") from None
+    # A progress bar only where someone watches (a terminal), never in a pipe or a captured run.
+    result = setup.run(progress=not as_json and console.is_terminal)
+    _flush_notes(setup.notes)
+    front = pareto_front(result, list(problem.objectives)) if pareto is not None else None
+    _write_pipeline_files(result, algorithm, setup.workload, setup.platform, pareto, trials_out, plot_out)
+    if as_json:
+        _echo_json(result.summary(), front)
+        return
+    _print_pipeline_result(result, problem, front, setup.workload, setup.platform, platform_name, workload_name,
+                           trials_out, plot_out)
 
 
-def _terminations(max_trials, max_clock, target_fps) -> list:
-    """The stopping rules given (--max-trials, --max-clock, --target-fps)."""
-    from hetsim.exploration import MaxClock, MaxTrials, TargetThroughput
-
-    return [t for t in (MaxTrials(max_trials) if max_trials is not None else None,
-                        MaxClock(max_clock) if max_clock is not None else None,
-                        TargetThroughput(target_fps) if target_fps is not None else None)
-            if t is not None]
+def _explore_placement(setup, plan_out, trials_out, plot_out, export_dir, as_json, platform_name,
+                       workload_name) -> None:
+    """A placement algorithm's exploration (the plan measured), its summary with what the scheduler
+    reports (wall time, prediction, ...), and the plan as a mapping file."""
+    algorithm, problem, platform, workload = setup.algorithm, setup.problem, setup.platform, setup.workload
+    if plot_out is not None:
+        raise HetsimError(f"--plot does not apply to {algorithm}, a placement algorithm (it places ops on EPs, "
+                          f"it does not cut stages)")
+    result = setup.run()
+    written = _export_autodice(result, platform, workload, export_dir) if export_dir else []
+    _flush_notes(setup.notes)
+    _write_placement_files(result, algorithm, workload, platform, trials_out, plan_out)
+    summary = _placement_summary(result)
+    if as_json:
+        _echo_json(summary)
+        return
+    _summary_table(result, summary, workload, platform)
+    if plan_out:
+        flags = (f" --cost-model {problem.cost.name}" if problem.cost.name in ("hope", "ncnn") else "") + (
+            f" --comm {problem.dag.comm}" if problem.dag.comm != "free" else "")
+        console.print(f"simulate it: hetsim simulate -p {platform_name} -w {workload_name} -m {plan_out}{flags}",
+                      soft_wrap=True)
+    for path in [trials_out, plan_out, *written]:
+        if path:
+            console.print(f"wrote {path}")
 
 
 def _write_pipeline_files(result, algorithm, workload, platform, pareto, trials_out, plot_out) -> None:
@@ -460,112 +332,6 @@ def _print_pipeline_result(result, problem, front, workload, platform, platform_
     for path in (trials_out, plot_out):
         if path:
             console.print(f"wrote {path}")
-
-
-def _is_placement(name: str) -> bool:
-    from hetsim.exploration.registry import algorithms
-
-    return any(a.name == name and a.problem in ("placement", "hybrid") for a in algorithms())
-
-
-def _explore_placement(platform, workload, cost, algorithm, kwargs, eps, objective, engine, frames, noise_sigma,
-                       seed, comm, no_caching, plan_out, trials_out, as_json, platform_name, workload_name,
-                       export_dir=None, measured=False):
-    """``hetsim explore`` with a placement algorithm: a :class:`PlacementProblem` over the given EPs
-    (default: each cluster whole and each accelerator), the plan measured once, its summary, what
-    the scheduler reports (wall time, prediction, ...), and the plan as a mapping file."""
-    from hetsim.exploration import explore
-    from hetsim.exploration.registry import get_algorithm, make_explorer
-
-    _check_params(algorithm, get_algorithm(algorithm).parameters(), kwargs)
-    explorer = make_explorer(algorithm, **kwargs)
-    factory = getattr(type(explorer), "make_problem", None)
-    problem = None
-    if factory is not None:
-        problem = _own_problem(factory, platform, workload, cost, algorithm, eps, objective, engine, frames,
-                               noise_sigma, comm, no_caching, measured)
-    allowed_objectives = ("latency", "energy", "throughput", "memory") if problem is not None else (
-        "latency", "energy", "throughput")
-    objective = objective or "latency"
-    if objective not in allowed_objectives:
-        raise HetsimError(f"--objective {objective}: a placement is judged by {', '.join(allowed_objectives)}")
-    if problem is None:
-        problem = _placement_problem(platform, workload, cost, eps, objective, engine, frames, noise_sigma,
-                                     comm, no_caching)
-    result = explore(problem, explorer, None, seed=seed, progress=False)
-    written = _export_autodice(result, platform, workload, export_dir) if export_dir else []
-    _flush_notes()
-    _write_placement_files(result, algorithm, workload, platform, trials_out, plan_out)
-    summary = _placement_summary(result)
-    if as_json:
-        _echo_json(summary)
-        return
-    _summary_table(result, summary, workload, platform)
-    if plan_out:
-        flags = (f" --cost-model {problem.cost.name}" if problem.cost.name in ("hope", "ncnn") else "") + (
-            f" --comm {problem.dag.comm}" if problem.dag.comm != "free" else "")
-        console.print(f"simulate it: hetsim simulate -p {platform_name} -w {workload_name} -m {plan_out}{flags}",
-                      soft_wrap=True)
-    for path in [trials_out, plan_out, *written]:
-        if path:
-            console.print(f"wrote {path}")
-
-
-def _check_params(name: str, allowed: dict, params) -> None:
-    """Every --param is one of the algorithm's parameters; the error lists them with defaults."""
-    for key in params:
-        if key not in allowed:
-            listing = ", ".join(f"{k}={v!r}" for k, v in allowed.items()) or "none"
-            raise HetsimError(f"--param {key}: {name} has no parameter {key!r}; its parameters (with "
-                              f"defaults): {listing}")
-
-
-def _own_problem(factory, platform, workload, cost, algorithm, eps, objective, engine, frames, noise_sigma,
-                 comm, no_caching, measured):
-    """The problem of an algorithm with its own (the hybrid-partitioning NSGA-II: the ncnn cluster,
-    MPI transfers, AutoDiCE's benchmark runs); --eps is a device view or EP names."""
-    wrong = _first_given({"--comm": comm is not None, "--no-caching": no_caching,
-                          "--engine": engine is not None, "--frames": frames is not None,
-                          "--cost-table": measured, "--cost-model": cost.name not in ("roofline", "ncnn")})
-    if wrong:
-        raise HetsimError(f"{wrong} does not apply to {algorithm}: it measures on its own problem "
-                          f"(the ncnn model, MPI transfers, AutoDiCE's benchmark mode)")
-    views = ("cpu", "cpu+gpu")
-    devices = eps if eps in views else ([e.strip() for e in eps.split(",") if e.strip()] if eps else None)
-    return factory(platform, workload, eps=devices, noise_sigma=noise_sigma or None,
-                   objective=objective or "latency")
-
-
-def _placement_problem(platform, workload, cost, eps, objective, engine, frames, noise_sigma, comm,
-                       no_caching):
-    """A :class:`PlacementProblem` over the EPs given (each known, none twice), measured on the
-    platform's DAG execution."""
-    from dataclasses import replace
-
-    from hetsim.evaluation import DagOptions
-    from hetsim.exploration import Measurement, PlacementProblem
-
-    names = None
-    if eps is not None:
-        names = [e.strip() for e in eps.split(",") if e.strip()]
-        for n in names:
-            try:
-                platform.ep(n)
-            except HetsimError:
-                raise HetsimError(f"--eps {n!r}: no such EP on {platform.name}; allowed: "
-                                  f"{', '.join(platform.topology.ep_forms())}") from None
-        if len(set(names)) != len(names):
-            raise HetsimError(f"--eps lists an EP twice: {','.join(names)}")
-    engine = engine or ("des" if noise_sigma > 0 else "analytic")
-    if objective == "energy" and not platform.has_power_model:
-        raise HetsimError(f"--objective energy: {platform.name} has no power model (docs/platforms.md); "
-                          "allowed here: latency, throughput")
-    # The platform's runtime (pim-zynq: ONNX Runtime's serial executor), --comm / --no-caching on top.
-    base = DagOptions.for_platform(platform)
-    dag = replace(base, comm=comm or base.comm, caching=base.caching and not no_caching)
-    return PlacementProblem(platform, workload, cost, eps=names, objective=objective, dag=dag,
-                            measurement=Measurement(mode="stream", frames_per_trial=frames or 1,
-                                                    engine=engine, noise_sigma=noise_sigma))
 
 
 def _write_placement_files(result, algorithm, workload, platform, trials_out, plan_out) -> None:

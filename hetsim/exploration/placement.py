@@ -28,6 +28,7 @@ from hetsim.errors import HetsimError
 from hetsim.exploration.problem import Measurement, Problem
 from hetsim.mapping import Placement, Share, validate_placement
 from hetsim.metrics import Metrics
+from hetsim.sim.noise import trial_seed
 
 OBJECTIVES = {"latency": ("latency_s", "s", False), "energy": ("energy_J", "J", False),
               "throughput": ("throughput_fps", "f/s", True)}
@@ -179,7 +180,7 @@ class PlacementProblem(Problem):
         from hetsim.evaluation import simulate
 
         m = self.measurement
-        seed = int(rng.integers(2**31)) if (rng is not None and m.noise_sigma > 0) else 0
+        seed = trial_seed(rng, m.noise_sigma)
         fields: dict[str, Any] = {"engine": m.engine, "frames": m.frames, "state": self.state}
         if m.engine == "des":
             fields.update(contention=m.contention, noise_sigma=m.noise_sigma, seed=seed)

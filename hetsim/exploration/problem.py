@@ -28,11 +28,13 @@ from typing import Literal
 import numpy as np
 
 from hetsim.analytic import stage_costs, stage_peak_memory, steady_energy_per_frame
+from hetsim.bounds import NOISE_SIGMA
 from hetsim.cost import CostModel, DvfsState, RooflineCostModel
 from hetsim.errors import HetsimError
 from hetsim.exploration._checks import check_choice as _choice
 from hetsim.exploration._checks import check_number as _number
 from hetsim.mapping import Pipeline, pipeline_from_split, validate_pipeline
+from hetsim.sim.noise import lognormal_factors, trial_seed
 from hetsim.workload.splits import count_compositions, count_eq4_with_dups
 
 #: Refuse to enumerate design spaces larger than this unless ``force=True``.
@@ -170,7 +172,7 @@ class Measurement:
         _choice("Measurement", "engine", self.engine, ("analytic", "des"))
         if self.frames_per_trial is not None:
             _number("Measurement", "frames_per_trial", self.frames_per_trial, low=1, integer=True)
-        _number("Measurement", "noise_sigma", self.noise_sigma, low=0.0)
+        _number("Measurement", "noise_sigma", self.noise_sigma, low=NOISE_SIGMA[0], high=NOISE_SIGMA[1])
         _number("Measurement", "trial_overhead_s", self.trial_overhead_s, low=0.0)
         _number("Measurement", "database_cost_per_config_s", self.database_cost_per_config_s, low=0.0)
         if self.database_cost_s is not None:
@@ -802,7 +804,7 @@ class PipelineProblem(Problem):
             runs = np.tile(base, (m.frames, 1))
             if m.noise_sigma > 0:
                 rng = rng if rng is not None else np.random.default_rng(0)
-                runs = runs * rng.lognormal(-0.5 * m.noise_sigma**2, m.noise_sigma, size=runs.shape)
+                runs = runs * lognormal_factors(rng, m.noise_sigma, runs.shape)
             times = runs.mean(axis=0)
             slowest = float(times.max())
             energy = (steady_energy_per_frame(self.platform, self.workload, pipe, self.cost, self.state,
@@ -813,10 +815,9 @@ class PipelineProblem(Problem):
                                float(runs.sum()) + m.trial_overhead_s, float(times.sum()), energy,
                                self._memory(pipe))
         from hetsim.evaluation import evaluate
-        seed = int(rng.integers(2**31)) if (rng is not None and m.noise_sigma > 0) else 0
         metrics = evaluate(self.platform, self.workload, pipe, engine=m.engine, cost=self.cost,
                            frames=m.frames, state=self.state, contention=m.contention,
-                           noise_sigma=m.noise_sigma, seed=seed)
+                           noise_sigma=m.noise_sigma, seed=trial_seed(rng, m.noise_sigma))
         # [choice] A stream's energy per frame is its energy over its frames, fill and drain included.
         energy = (metrics.energy_J / metrics.frames
                   if "energy_J" in self._extra and metrics.energy_J is not None else None)

@@ -66,17 +66,18 @@ def _example(platform) -> str:
     return f" (e.g. core groups {','.join(halves)})" if halves else ""
 
 
-def cap_depths(depths: Sequence[int], n_eps: int, n_layers: int) -> tuple[list[int], str | None]:
+def cap_depths(depths: Sequence[int], n_eps: int, n_layers: int,
+               name: str = "--depth") -> tuple[list[int], str | None]:
     """Requested depths with those above the number of EPs (or layers) capped, and a note saying
-    so (None when nothing was capped); the cap serves a script that asks for "up to 8 stages" on
-    a platform of 4 EPs."""
+    so (None when nothing was capped; ``name``: the setting's name in it); the cap serves a script
+    that asks for "up to 8 stages" on a platform of 4 EPs."""
     top = min(n_eps, n_layers)
     capped = sorted({min(d, top) for d in depths})
     over = sorted(d for d in depths if d > top)
     if not over:
         return capped, None
     what = f"{n_eps} candidate EPs" if n_eps <= n_layers else f"{n_layers} layers"
-    return capped, (f"--depth {', '.join(map(str, over))} is more than the {what} "
+    return capped, (f"{name} {', '.join(map(str, over))} is more than the {what} "
                     f"(a stage owns its EP): capped at {top}")
 
 

@@ -147,11 +147,17 @@ def validate_file(path: str | os.PathLike, notes: list[str] | None = None,
     return []
 
 
-def apply_override(data: dict, text: str, source: str = "<platform>") -> None:
-    """Set one value in the raw platform dict: ``clusters.big.cores=3``."""
+def split_override(text: str) -> tuple[str, str]:
+    """``key.path=value`` as (key path, the value's YAML text)."""
     key, eq, raw = text.partition("=")
     if not eq or not key:
         raise HetsimError(f"--set {text!r}: expected key.path=value, e.g. links.nop.latency_ns=1e6")
+    return key, raw
+
+
+def apply_override(data: dict, text: str, source: str = "<platform>") -> None:
+    """Set one value in the raw platform dict: ``clusters.big.cores=3``."""
+    key, raw = split_override(text)
     value = load_yaml(raw, f"--set {key}")
     parts = key.split(".")
     node: Any = data

@@ -37,6 +37,7 @@ from hetsim.options import RunOptions
 from hetsim.power import energy_J
 from hetsim.sim.bandwidth import BandwidthServer, FlowProfile
 from hetsim.sim.noise import lognormal_factors
+from hetsim.sim.source import FrameSource
 
 
 @dataclass
@@ -75,7 +76,7 @@ def run_pipeline(platform, workload, pipe: Pipeline, cost: CostModel, options: R
         from hetsim.sim.recurrence import run_pipeline_recurrence
 
         return run_pipeline_recurrence(compute, transfer, frames, options.buffer_frames,
-                                       options.frame_source(), options.noise_sigma, options.seed,
+                                       FrameSource.of(options), options.noise_sigma, options.seed,
                                        stage_names=[s.ep.name for s in stages], progress=progress)
     rng = np.random.default_rng(options.seed)
     env = simpy.Environment()
@@ -93,7 +94,7 @@ def run_pipeline(platform, workload, pipe: Pipeline, cost: CostModel, options: R
     queues = [simpy.Store(env, capacity=options.buffer_frames) for _ in range(k)]
     record = np.zeros((k, frames)), np.zeros((k, frames)), np.zeros((k, frames))   # start, compute_end, end
     arrival = np.zeros(frames)
-    env.process(options.frame_source().process(env, queues[0], frames, arrival, rng))
+    env.process(FrameSource.of(options).process(env, queues[0], frames, arrival, rng))
     for i in range(k):
         route = routes[i]
         mem = memories.get(stages[i].ep.memory)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 import simpy
 
 from hetsim.errors import HetsimError
+from hetsim.options import RunOptions, SourceKind, check_source
 
 
 @dataclass(frozen=True)
@@ -24,14 +24,18 @@ class FrameSource:
     counts from its arrival.
     """
 
-    kind: Literal["saturated", "periodic", "poisson"] = "saturated"
+    kind: SourceKind = "saturated"
     interval_s: float | None = None
 
     def __post_init__(self):
-        if self.kind not in ("saturated", "periodic", "poisson"):
-            raise HetsimError(f"frame source {self.kind!r}: allowed: saturated, periodic, poisson")
-        if self.kind != "saturated" and not (self.interval_s and self.interval_s > 0):
-            raise HetsimError(f"a {self.kind} frame source needs a positive interval (got {self.interval_s})")
+        wrong = check_source(self.kind, self.interval_s)   # the rule RunOptions applies too
+        if wrong is not None:
+            raise HetsimError(f"{wrong} (got interval_s={self.interval_s})")
+
+    @classmethod
+    def of(cls, options: RunOptions) -> FrameSource:
+        """The source run options describe (``source``, ``interval_s``)."""
+        return cls(options.source, options.interval_s)
 
     def arrival_gaps_s(self, frames: int, rng: np.random.Generator) -> np.ndarray | None:
         """Time from each frame's arrival to the next one's, s (``gaps[0] = 0``: the first frame

@@ -3,9 +3,10 @@
 A cell's ``config`` (:func:`hetsim.sweep.spec.expand`) is plain JSON: the worker loads the platform
 (with the cell's ``--set`` overrides and DVFS preset), the workload and the cost model, then either
 evaluates one mapping (``kind="mapping"``: :func:`hetsim.evaluation.simulate` with the cell's
-:class:`~hetsim.options.RunOptions`) or runs one exploration (``kind="explorer"``:
-:func:`hetsim.exploration.explore` of a registered algorithm, seeded by the cell). Platforms, workloads,
-cost models and problems are cached per process, so the cells of a sweep that share them pay once.
+:class:`~hetsim.options.RunOptions`) or runs one exploration (``kind="explorer"``: the cell is an
+:class:`~hetsim.exploration.spec.ExplorationSpec`, built by :func:`hetsim.exploration.spec.build` as
+``hetsim explore`` builds its own, seeded by the cell). Platforms, workloads, cost models and
+problems are cached per process, so the cells of a sweep that share them pay once.
 
 A cell whose input is bad (a mapping that does not fit, an override of a missing field, an algorithm
 that refuses the problem) gives ``status="error"`` and its one-line message; any other exception is
@@ -14,10 +15,8 @@ recorded the same way with its type, so one cell never stops a sweep.
 
 from __future__ import annotations
 
-import json
 import math
 import time
-from functools import lru_cache
 from typing import Any
 
 from hetsim.errors import HetsimError
@@ -27,48 +26,29 @@ MAPPING_METRICS = ("throughput_fps", "stream_throughput_fps", "latency_mean_s", 
                    "latency_p99_s", "makespan_s", "energy_J", "energy_per_frame_J", "bottleneck_stage")
 
 
-@lru_cache(maxsize=128)
-def _platform(name: str, overrides: tuple[str, ...], dvfs: str | None):
-    from hetsim.platform import load_platform
-
-    return load_platform(name, list(overrides), dvfs)
-
-
-@lru_cache(maxsize=128)
-def _cost(name: str, overrides: tuple[str, ...], dvfs: str | None):
-    from hetsim.cost import RooflineCostModel
-
-    return RooflineCostModel(_platform(name, overrides, dvfs))
-
-
 def _overrides(config: dict) -> tuple[str, ...]:
-    return tuple(f"{k}={_yaml_scalar(v)}" for k, v in config["set"])
+    from hetsim.exploration.spec import overrides
 
-
-def _yaml_scalar(v: Any) -> str:
-    """A value as the right-hand side of ``--set key=value`` (which is read as YAML)."""
-    if isinstance(v, str):
-        return v
-    return json.dumps(v)   # numbers, booleans and null read back as themselves
+    return overrides(dict(config["set"]))
 
 
 def platform_of(config: dict):
-    return _platform(config["platform"], _overrides(config), config["dvfs"])
+    from hetsim.exploration.spec import cached_platform
+
+    return cached_platform(config["platform"], _overrides(config), config["dvfs"])
 
 
 def cost_of(config: dict):
-    return _cost(config["platform"], _overrides(config), config["dvfs"])
+    from hetsim.exploration.spec import cached_cost
 
-
-@lru_cache(maxsize=64)
-def _workload(name: str):
-    from hetsim.workload import load_workload
-
-    return load_workload(name)
+    return cached_cost((config["platform"], _overrides(config), config["dvfs"]), config["workload"],
+                       config.get("cost_model"), config.get("cost_table"), config.get("fallback"))
 
 
 def workload_of(config: dict):
-    return _workload(config["workload"])
+    from hetsim.exploration.spec import cached_workload
+
+    return cached_workload(config["workload"])
 
 
 # -- mapping cells -------------------------------------------------------------------------------------
@@ -93,6 +73,23 @@ def run_mapping(config: dict) -> dict[str, Any]:
 
 
 # -- explorer cells ------------------------------------------------------------------------------------
+def exploration_spec(config: dict):
+    """The :class:`~hetsim.exploration.spec.ExplorationSpec` an explorer cell runs (its config
+    without the cell's kind and label)."""
+    from hetsim.exploration.spec import ExplorationSpec
+
+    return ExplorationSpec.make(**{k: v for k, v in config.items() if k not in ("kind", "label")})
+
+
+def _setup(config: dict, noise_free: bool = False):
+    """The cell's exploration, built as ``hetsim explore`` builds its own (hetsim.exploration.spec):
+    the base's settings that do not apply to the cell's algorithm left out, the inputs and
+    problems shared with the process's other cells."""
+    from hetsim.exploration.spec import build
+
+    return build(exploration_spec(config), strict=False, noise_free=noise_free, cache=True)
+
+
 def problem_kind(config: dict) -> str:
     from hetsim.exploration.registry import get_algorithm
 
@@ -102,65 +99,14 @@ def problem_kind(config: dict) -> str:
 def make_problem(config: dict, noise_free: bool = False):
     """The problem an explorer cell explores (``noise_free``: the same with ``noise_sigma=0``, which
     answers what the chosen candidate is really worth)."""
-    return _problem(json.dumps(config["problem"], sort_keys=True),
-                    json.dumps(_measurement_fields(config, noise_free), sort_keys=True),
-                    problem_kind(config), config["platform"], _overrides(config), config["dvfs"],
-                    config["workload"])
-
-
-def _measurement_fields(config: dict, noise_free: bool) -> dict:
-    fields = dict(config["measurement"])
-    if noise_free:
-        fields["noise_sigma"] = 0.0
-    return fields
-
-
-@lru_cache(maxsize=64)
-def _problem(problem_json: str, measurement_json: str, kind: str, platform: str,
-             overrides: tuple[str, ...], dvfs: str | None, workload: str):
-    from hetsim.exploration import Measurement, PipelineProblem, PlacementProblem
-    from hetsim.exploration.problem import DEFAULT_SPACE_LIMIT
-    spec = json.loads(problem_json)
-    fields = json.loads(measurement_json)
-    p = _platform(platform, overrides, dvfs)
-    cost = _cost(platform, overrides, dvfs)
-    w = _workload(workload)
-    if kind == "placement":
-        # A placement trial is one inference (PlacementProblem's default); [choice] a noisy one runs
-        # in the DES, without contention unless asked (the closed form has no noise).
-        defaults = {"mode": "stream", "frames_per_trial": 1}
-        if fields.get("noise_sigma", 0) > 0 and "engine" not in fields:
-            defaults.update(engine="des", contention=False)
-        if fields.get("mode") == "stages":
-            del fields["mode"]   # Paper I's per-stage trial has no meaning for a placement
-        measurement = Measurement(**{**defaults, **fields})
-        return PlacementProblem(p, w, cost, eps=spec["eps"], measurement=measurement,
-                                objective=spec["objective"])
-    return PipelineProblem(p, w, cost, eps=spec["eps"], depths=spec["depths"], assignment=spec["assignment"],
-                           measurement=Measurement(**fields),
-                           limit=spec["space_limit"] or DEFAULT_SPACE_LIMIT, force=spec["force"])
-
-
-def _terminations(spec: dict):
-    from hetsim.exploration import MaxClock, MaxTrials, TargetThroughput, Termination
-
-    out: list[Termination] = []
-    if spec.get("max_trials") is not None:
-        out.append(MaxTrials(spec["max_trials"]))
-    if spec.get("max_clock_s") is not None:
-        out.append(MaxClock(spec["max_clock_s"]))
-    if spec.get("target_fps") is not None:
-        out.append(TargetThroughput(spec["target_fps"]))
-    return out or None
+    return _setup(config, noise_free).problem
 
 
 def run_explorer(config: dict) -> dict[str, Any]:
-    from hetsim.exploration import explore, make_explorer
-
-    problem = make_problem(config)
-    explorer = make_explorer(config["algorithm"], **config["params"])
+    setup = _setup(config)
+    problem = setup.problem
     t0 = time.perf_counter()
-    r = explore(problem, explorer, _terminations(config["termination"]), seed=config["seed"])
+    r = setup.run()
     wall_s = time.perf_counter() - t0
     column = problem.objective_column
     true = r.best_value

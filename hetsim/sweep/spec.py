@@ -47,18 +47,16 @@ from pydantic import (
 from hetsim import bounds as B
 from hetsim.bounds import (
     FiniteReal,
-    OptClock_s,
-    OptCost_s,
-    OptFps,
     OptFrames,
     OptInterval_s,
     OptNoiseSigma,
     OptQueueFrames,
-    OptTrials,
     Seed,
     schema_version,
 )
 from hetsim.errors import HetsimError
+from hetsim.exploration.spec import MeasurementSpec, ProblemSpec, TerminationSpec
+from hetsim.options import SourceKind
 from hetsim.validation import read_yaml
 
 SCHEMA_VERSION = 1
@@ -70,8 +68,9 @@ Scalar = str | int | float | bool | None
 RUN_FIELDS = ("engine", "frames", "contention", "source", "interval_s", "buffer_frames",
               "in_flight", "noise_sigma", "warmup_fraction", "fast")
 #: Measurement fields an explorer cell takes from ``measurement`` or a ``measurement`` axis.
-MEASUREMENT_FIELDS = ("mode", "frames_per_trial", "engine", "noise_sigma", "remeasure", "contention",
-                      "trial_overhead_s", "database_cost_s", "database_cost_per_config_s")
+MEASUREMENT_FIELDS = tuple(MeasurementSpec.model_fields)
+#: Problem kinds of registered algorithms (hetsim.exploration.registry.PROBLEM_KINDS).
+ProblemKind = Literal["pipeline", "placement", "hybrid"]
 
 
 class _Strict(BaseModel):
@@ -136,44 +135,11 @@ class AlgorithmEntry(_Strict):
     label: str | None = None
 
 
-class ProblemSpec(_Strict):
-    """The design space of an explorer cell (PipelineProblem / PlacementProblem arguments)."""
+class AllOf(_Strict):
+    """Every registered algorithm of the problem kinds listed, in registry order
+    (``{all: [pipeline, placement]}``)."""
 
-    assignment: Literal["auto", "permutations", "cores"] = Field(
-        "auto", description="Pipelines: 'permutations' (stages on distinct whole EPs, Shisha's space), "
-        "'cores' (stages on disjoint core groups, Pipe-it's), 'auto' (permutations where every EP "
-        "is a whole cluster or accelerator, else cores).")
-    eps: list[str] | None = Field(None, description="Candidate EP names (default: every EP).")
-    depths: list[Annotated[int, B._number((1, 1024), "stages", integer=True)]] | None = Field(
-        None, description="Pipeline depths.")
-    space_limit: Annotated[int | None, B._number((1, B.SEED[1]), integer=True, optional=True)] = Field(
-        None, description="Refuse to enumerate larger spaces (default: hetsim's 2,000,000).")
-    force: StrictBool = Field(False, description="Enumerate past space_limit.")
-    objective: Literal["latency", "energy", "throughput"] = Field(
-        "latency", description="Placements: the objective.")
-
-
-class MeasurementSpec(_Strict):
-    """How a trial is measured (:class:`hetsim.exploration.Measurement`; unset fields keep the
-    problem's default: Paper I's stages for pipelines, one closed-form inference for placements)."""
-
-    mode: Literal["stages", "stream"] | None = None
-    frames_per_trial: OptFrames = None
-    engine: Literal["analytic", "des"] | None = None
-    noise_sigma: OptNoiseSigma = None
-    remeasure: StrictBool | None = None
-    contention: StrictBool | None = None
-    trial_overhead_s: OptCost_s = None
-    database_cost_s: OptCost_s = None
-    database_cost_per_config_s: OptCost_s = None
-
-
-class TerminationSpec(_Strict):
-    """Outside limits of every exploration (any one stops it)."""
-
-    max_trials: OptTrials = None
-    max_clock_s: OptClock_s = None
-    target_fps: OptFps = None
+    all: list[ProblemKind] = Field(min_length=1)
 
 
 class Base(_Strict):
@@ -184,20 +150,23 @@ class Base(_Strict):
     set: dict[str, Scalar] = Field(default_factory=dict,
                                    description="--set overrides of platform fields: key.path: value.")
     dvfs: str | None = Field(None, description="DVFS preset (or cluster=level,...).")
+    cost_model: str | None = Field(None, description="The cost model (default: the platform's).")
+    cost_table: str | None = Field(None, description="Measured times (a CSV or a profile directory).")
+    fallback: str | None = Field(None, description="The model pricing what cost_table lacks.")
     # a mapping cell
     mapping: str | None = Field(None, description="Pipeline string or mapping file.")
     engine: Literal["analytic", "des"] | None = None
     # Numbers strict and in the ranges of RunOptions (hetsim.bounds), checked when the SPEC loads.
     frames: OptFrames = None
     contention: StrictBool | None = None
-    source: Literal["saturated", "periodic", "poisson"] | None = None
+    source: SourceKind | None = None
     interval_s: OptInterval_s = None
     buffer_frames: OptQueueFrames = None
     in_flight: OptQueueFrames = None
     noise_sigma: OptNoiseSigma = None
     warmup_fraction: Annotated[float | None, B._number((0.0, 0.999999), optional=True)] = None
     fast: StrictBool | None = None
-    # an explorer cell
+    # an explorer cell: the fields of hetsim.exploration.spec.ExplorationSpec
     algorithm: str | None = Field(None, description="A registered algorithm (hetsim explore --algorithm).")
     params: dict[str, Any] = Field(default_factory=dict, description="The algorithm's parameters.")
     problem: ProblemSpec = Field(default_factory=lambda: ProblemSpec.model_validate({}))
@@ -219,8 +188,9 @@ class Axes(_Strict):
     run: dict[str, Values] = Field(default_factory=dict, description="RunOptions fields of mapping cells.")
     measurement: dict[str, Values] = Field(default_factory=dict,
                                            description="Measurement fields of explorer cells.")
-    algorithm: Literal["all"] | list[str | AlgorithmEntry] | None = Field(
-        None, description="'all' (every registered algorithm) or names / {name, params, label}.")
+    algorithm: Literal["all"] | AllOf | list[str | AlgorithmEntry] | None = Field(
+        None, description="'all' (every registered algorithm), {all: [kinds]} (every registered "
+        "algorithm of these problem kinds) or names / {name, params, label}.")
     params: dict[str, dict[str, Values]] = Field(
         default_factory=dict, description="Parameter grids per algorithm name: each combination "
         "becomes an entry of the algorithm axis.")
@@ -471,7 +441,7 @@ def _unknown(source: str, where: str, key: str, allowed) -> str:
     return f"{source}: {where}: unknown {key!r}{hint}; allowed: {', '.join(map(str, allowed)) or 'none'}"
 
 
-_MODELS = (Range, AlgorithmEntry, ProblemSpec, MeasurementSpec, TerminationSpec, Base, Axes, SweepSpec)
+_MODELS = (Range, AlgorithmEntry, AllOf, ProblemSpec, MeasurementSpec, TerminationSpec, Base, Axes, SweepSpec)
 
 
 def json_schema() -> str:
@@ -501,10 +471,11 @@ def algorithm_entries(spec: SweepSpec) -> list[AlgorithmEntry]:
         assert spec.base.algorithm is not None
         return [AlgorithmEntry(name=spec.base.algorithm, params=dict(spec.base.params),
                                label=spec.base.algorithm)]
-    if ax == "all":
+    if ax == "all" or isinstance(ax, AllOf):
         from hetsim.exploration.registry import algorithms
 
-        entries = [AlgorithmEntry(name=a.name) for a in algorithms()]
+        kinds = ax.all if isinstance(ax, AllOf) else None
+        entries = [AlgorithmEntry(name=a.name) for a in algorithms() if kinds is None or a.problem in kinds]
     else:
         entries = [AlgorithmEntry(name=e) if isinstance(e, str) else e for e in ax]
     out = []
@@ -635,17 +606,21 @@ def _config(spec: SweepSpec, kind: str, base: Base, values: dict[str, Any],
         "workload": values.get("workload", base.workload),
         "seed": int(values.get("seed", base.seed)),
     }
+    # The cost model, where the SPEC names one (default: the platform's).
+    config.update({k: getattr(base, k) for k in ("cost_model", "cost_table", "fallback")
+                   if getattr(base, k) is not None})
     if kind == "mapping":
         run = {f: getattr(base, f) for f in RUN_FIELDS if getattr(base, f) is not None}
         run.update({k: values[k] for k in spec.axes.run})
         config.update(mapping=values.get("mapping", base.mapping), run=run)
     else:
+        # An explorer cell is an ExplorationSpec (hetsim.exploration.spec), plus its label.
         entry = values.get("algorithm") or default
         assert entry is not None
         measurement = base.measurement.model_dump(exclude_none=True)
         measurement.update({k: values[k] for k in spec.axes.measurement})
-        config.update(algorithm=entry.name, label=entry.label, params=dict(entry.params),
-                      problem=base.problem.model_dump(), measurement=measurement,
+        config.update(set=sets, algorithm=entry.name, label=entry.label, params=dict(entry.params),
+                      problem=base.problem.model_dump(exclude_none=True), measurement=measurement,
                       termination=base.termination.model_dump(exclude_none=True))
     return config
 

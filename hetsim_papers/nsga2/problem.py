@@ -26,6 +26,7 @@ from hetsim.errors import HetsimError
 from hetsim.exploration.placement import PlacementProblem, PlacementResult
 from hetsim.exploration.problem import Measurement
 from hetsim.mapping import Placement, hybrid_placement
+from hetsim.sim.noise import trial_seed
 from hetsim_papers.nsga2.cost import MiB, NcnnCostModel, device_metrics, link_class
 from hetsim_papers.nsga2.space import HybridSpace, device_view
 
@@ -125,7 +126,7 @@ class HybridProblem(PlacementProblem):
         from hetsim.sim.tasks import build_tasks
 
         m = self.measurement
-        seed = int(rng.integers(2**31)) if (rng is not None and m.noise_sigma > 0) else 0
+        seed = trial_seed(rng, m.noise_sigma)
         tg = build_tasks(self.platform, self.workload, candidate, self.cost, self.state, comm="mpi")
         options = RunOptions.make(engine="des", frames=m.frames, contention=m.contention,
                                   noise_sigma=m.noise_sigma, seed=seed, in_flight=1,

@@ -19,6 +19,7 @@ their plugins (:mod:`hetsim.plugins`); docs/explorers.md describes every one.
 
 from hetsim.exploration.base import (
     Exploration,
+    ExplorationRun,
     Explorer,
     Session,
     all_trials,
@@ -47,7 +48,7 @@ from hetsim.exploration.registry import (
 from hetsim.exploration.termination import MaxClock, MaxTrials, TargetThroughput, Termination
 
 __all__ = [
-    "ALGORITHMS", "DEFAULT_SPACE_LIMIT", "Algorithm", "Configuration", "Exploration", "Explorer",
+    "ALGORITHMS", "DEFAULT_SPACE_LIMIT", "Algorithm", "Configuration", "Exploration", "ExplorationRun", "Explorer",
     "MaxClock", "MaxTrials", "Measurement", "PipelineProblem", "PlacementProblem", "PlacementResult",
     "Problem", "Session",
     "TargetThroughput", "Termination", "TrialResult", "algorithms", "all_trials", "core_groups",

@@ -163,6 +163,23 @@ def test_an_explorers_error_reaches_the_loop(noisy):
     assert not live_explorer_threads()
 
 
+class _Stubborn(Explorer):
+    """Swallows every exception around its trials (the stop included) and measures on."""
+
+    def run(self, session):
+        for _ in range(50):
+            try:
+                session.measure(session.problem.random_configuration(session.rng))
+            except Exception:
+                pass
+
+
+def test_an_explorer_that_swallows_the_stop_still_ends(noisy):
+    part, told = by_hand(noisy, _Stubborn(), stop_after=2)
+    assert told == 2 and part.n_measured == 2 and part.stop_reason == "stopped"
+    assert not live_explorer_threads()
+
+
 def test_no_thread_is_left_behind(noisy):
     before = set(threading.enumerate())
     # closed by with, by result(), by close() twice, never started

@@ -41,9 +41,12 @@ DISABLE_ENV = "HETSIM_DISABLE_PLUGINS"
 
 @dataclass(frozen=True)
 class ExplorerSpec:
-    """A search algorithm: its name in the papers, the Explorer class (``"module:Class"``), the
-    problem kind it solves (``pipeline``, ``placement``, ``hybrid``), where it comes from, one line
-    on what it does, and parameters the name fixes (``HC_s``: HillClimbing with ``start="shisha"``)."""
+    """A search algorithm: its name in the papers, the Explorer class (``"module:Class"``) or, for
+    a placement problem, a DAG scheduling function ``f(view, **params) -> Plan``
+    (``"module:function"``, made an explorer by :class:`~hetsim.exploration.dag.explorer.DagScheduler`),
+    the problem kind it solves (``pipeline``, ``placement``, ``hybrid``), where it comes from, one
+    line on what it does, and parameters the name fixes (``HC_s``: HillClimbing with
+    ``start="shisha"``)."""
 
     name: str
     cls: str
@@ -123,8 +126,9 @@ class Plugin:
         return Path(str(spec.origin)).parent / rel if spec.origin else None
 
 
-#: hetsim's own generic parts: the baselines and generic searches, the generic cost models and
-#: their parameter blocks. Registered like any plugin, listed first.
+_DAG = "hetsim.exploration.dag"
+#: hetsim's own generic parts: the baselines and generic searches, the generic DAG schedulers, the
+#: generic cost models and their parameter blocks. Registered like any plugin, listed first.
 CORE = Plugin(
     "core", "hetsim",
     explorers=[
@@ -141,6 +145,27 @@ CORE = Plugin(
         ExplorerSpec("NSGA-II-pipe", "hetsim.exploration.moo:NSGA2Pipeline", "pipeline",
                      "pymoo's NSGA-II over pipelines: a Pareto front of two or more objectives",
                      paper="baseline (pymoo's NSGA-II, Deb et al. 2002)"),
+        ExplorerSpec("CPU-only", f"{_DAG}.single:single_device", "placement",
+                     "every op on the first CPU cluster, one at a time", paper="baseline (HOPE Fig. 4)",
+                     fixed={"device": "cpu"}),
+        ExplorerSpec("GPU-only", f"{_DAG}.single:single_device", "placement",
+                     "every op on the first accelerator, the ones it cannot run on the CPU",
+                     paper="baseline (HOPE Fig. 4)", fixed={"device": "gpu"}),
+        ExplorerSpec("MOSAIC", f"{_DAG}.mosaic:mosaic", "placement",
+                     "linear slicing of the topological order by dynamic programming, slices one after another",
+                     paper="baseline (HOPE Fig. 4: Han et al., PACT 2019)"),
+        ExplorerSpec("StarPU-DMDAR", f"{_DAG}.dmda:dmdar", "placement",
+                     "each ready op to the EP where it ends first, with exact cost tables",
+                     paper="baseline (HOPE Fig. 4: StarPU's dmdar policy)"),
+        ExplorerSpec("HEFT", f"{_DAG}.heft:heft", "placement",
+                     "upward-rank list scheduling with insertion-based earliest finish time",
+                     paper="baseline (Topcuoglu et al., TPDS 2002)"),
+        ExplorerSpec("muLayer", f"{_DAG}.mulayer:mulayer", "placement",
+                     "layer by layer, each compute op's channels split between CPU and GPU",
+                     paper="baseline (HOPE Fig. 6: Kim et al., EuroSys 2019)"),
+        ExplorerSpec("ILP-exact", f"{_DAG}.exact:exact", "placement",
+                     "optimal plan of a small whole graph under the engine's rules, with its lower bound",
+                     paper="baseline (exact, CP-SAT)"),
     ],
     cost_models=[
         CostModelSpec("roofline", "hetsim.cost.roofline:RooflineCostModel",

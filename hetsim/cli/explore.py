@@ -17,7 +17,7 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from hetsim.cli._common import LazyChoice, check_flag, console, fmt
+from hetsim.cli._common import LazyChoice, PluginHelpOption, check_flag, console, fmt
 from hetsim.errors import HetsimError
 
 OBJECTIVES = ("throughput", "latency", "energy", "memory")
@@ -96,13 +96,10 @@ def _places(platform) -> list[str]:
 @click.command("explore")
 @click.option("--platform", "-p", "platform_name", required=True, help="Platform name or YAML path.")
 @click.option("--workload", "-w", "workload_name", required=True, help="Workload name or YAML path.")
-@click.option("--algorithm", "-a", default=None,
-              help="A pipeline algorithm of the registry (default Shisha; NSGA-II-pipe with --pareto): "
-                   "Shisha, PS, PS-nohints, ES, RW, HC, SA, HC_s, SA_s, NSGA-II-pipe, ... "
-                   "(docs/explorers.md says which fits which platform); or a placement algorithm "
-                   "(op -> EP plans of the DAG): HOPE:GS, HOPE:LP, StarPU-DMDAR, MOSAIC, HEFT, CPU-only, "
-                   "GPU-only, muLayer, ILP-exact (docs/papers/hope.md); OPT, OPT-path, MILP, DUET, Priority "
-                   "(docs/papers/pim.md).")
+@click.option("--algorithm", "-a", default=None, cls=PluginHelpOption, listing="hetsim.cli.explore:_installed",
+              help="An algorithm of the registry (default: one that fits the request, said in a note; "
+                   "NSGA-II-pipe with --pareto; docs/explorers.md says which fits which platform). "
+                   "{installed}")
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
               help="An algorithm parameter, e.g. heuristic=H1 or alpha=15 (repeatable; "
                    "docs/explorers.md lists each algorithm's).")
@@ -292,10 +289,26 @@ def _objectives(platform, objective, pareto) -> tuple[str, list[str]]:
     return objective, track
 
 
+def _installed() -> str:
+    """The registered algorithms by problem kind (the --algorithm help): hetsim's and every
+    installed plugin's."""
+    from hetsim.exploration.registry import PROBLEM_KINDS, algorithms
+
+    what = {"pipeline": "stages of layers", "placement": "op -> EP plans of the DAG",
+            "hybrid": "partitions over devices"}
+    text = "; ".join(f"{kind} ({what.get(kind, kind)}): {', '.join(a.name for a in found)}"
+                     for kind in PROBLEM_KINDS if (found := algorithms(kind)))
+    return text[:1].upper() + text[1:] + "."
+
+
 def _default_algorithm(pareto, objective: str, cores) -> str:
     """The default fits the request: Shisha for throughput over whole EPs; Pipe-search over
     Paper I's per-core stages (--cores); NSGA-II for a front or another objective (Shisha and
-    Pipe-search optimise throughput only)."""
+    Pipe-search optimise throughput only). Without the paper that adds Shisha or Pipe-search,
+    hetsim's own hill climbing."""
+    from hetsim.exploration.registry import algorithms
+
+    installed = {a.name for a in algorithms("pipeline")}
     if pareto is not None:
         _note("--pareto: searching with NSGA-II-pipe (pymoo's NSGA-II on both objectives); "
               "-a chooses another algorithm, whose trials then give the front")
@@ -305,10 +318,17 @@ def _default_algorithm(pareto, objective: str, cores) -> str:
               f"throughput only); -a chooses another")
         return "NSGA-II-pipe"
     if cores is not None:
-        _note("--cores: searching with PS (Pipe-search, Paper I's per-core space; Shisha gives each "
-              "stage a whole EP); -a chooses another")
-        return "PS"
-    return "Shisha"
+        if "PS" in installed:
+            _note("--cores: searching with PS (Pipe-search, Paper I's per-core space; Shisha gives each "
+                  "stage a whole EP); -a chooses another")
+            return "PS"
+        _note("--cores: searching with HC (hill climbing; PS, the default here, is not installed); "
+              "-a chooses another")
+        return "HC"
+    if "Shisha" in installed:
+        return "Shisha"
+    _note("searching with HC (hill climbing; Shisha, the default, is not installed); -a chooses another")
+    return "HC"
 
 
 def _pipeline_problem(platform, workload, cost, algorithm, eps, cores, assignment_kind, depths, engine,

@@ -73,12 +73,13 @@ class Plugin:
     - ``explorers``: :class:`ExplorerSpec` rows, listed in this order.
     - ``cost_models``: :class:`CostModelSpec` rows (``--cost-model NAME``, ``runtime.cost_model``).
     - ``parameter_blocks``: ``{"core_types": {"key": "module:Class"}, "accelerators": {...}}``: the
-      pydantic models (subclasses of :class:`hetsim.platform.schema.CostParams`) that validate a cost
+      pydantic models (subclasses of :class:`hetsim.platform.params.CostParams`) that validate a cost
       model's block of a platform YAML, under that key.
     - ``networks``: generated workloads: a ``"module:attribute"`` naming a mapping ``name -> builder``
       (a zero-argument function that returns an ``onnx.ModelProto``), imported when a name is needed.
-    - ``mapping_formats``: keys of a mapping file, ``key -> "module:loader"``; the loader is called
-      ``loader(value, platform, workload, source, cost)`` and returns a mapping.
+    - ``mapping_formats``: keys of a mapping file, ``key -> "module:loader"``; a file with that key is
+      read by ``loader(data, platform, workload, source, cost)`` (``data``: the whole file's mapping,
+      ``source``: its name for errors), which returns a mapping.
     - ``start_points``: named starting configurations for local searches (HC, SA),
       ``name -> "module:factory"``.
     - ``sweep_reports``: ``name -> "module:writer"``, a SPEC's ``report:`` written after the sweep.

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import tomllib
 from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 
@@ -36,8 +37,11 @@ def test_it_is_found_through_its_entry_point_and_no_core_file_names_it():
     assert (p.package, p.distribution) == ("hetsim_example", "hetsim-example")
     assert "RRHC" in [a.name for a in algorithms("pipeline")] and get_algorithm("RRHC").plugin == "example"
     assert "sustained" in cost_model_names()
-    core = [*(REPO / "hetsim").rglob("*.py"), REPO / "pyproject.toml"]
+    core = list((REPO / "hetsim").rglob("*.py"))
     assert not [f for f in core if "hetsim_example" in f.read_text() or "RRHC" in f.read_text()]
+    with open(REPO / "pyproject.toml", "rb") as f:                # hetsim's own entry points: not it
+        declared = tomllib.load(f)["project"]["entry-points"]["hetsim.plugins"]
+    assert "example" not in declared and not [v for v in declared.values() if "hetsim_example" in v]
 
 
 def test_the_cli_lists_what_it_adds(hetsim):

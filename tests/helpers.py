@@ -169,6 +169,29 @@ def check_schedule(prob, placement) -> float:
             assert b0 >= a1 - 1e-12
     return float(finish.max())
 
+def add_plugins(monkeypatch, *added) -> None:
+    """Install ``added`` (:class:`hetsim.plugins.Plugin` objects) next to the discovered plugins for
+    one test of this process, as an entry point would; what the core reads of a plugin as it is
+    needed (experiments, known disagreements, folders) then sees them. Explorers and parameter
+    blocks, read once per process, do not."""
+    import hetsim.plugins as hp
+
+    real = hp._discover
+    monkeypatch.setattr(hp, "_discover", lambda disabled: tuple(
+        sorted((*real(disabled), *added), key=lambda p: (p.order, p.name))))
+
+
+def missing_shipped_plugins() -> set[str]:
+    """hetsim's own plugins (the entry points of its pyproject.toml: the papers, the host tool) that
+    are not loaded, left out by HETSIM_DISABLE_PLUGINS or deleted. What shows the full installation
+    (the README's outputs) is compared with today's only when none is missing."""
+    from importlib.metadata import distribution
+
+    from hetsim.plugins import GROUP, plugins
+
+    declared = {ep.name for ep in distribution("hetsim").entry_points if ep.group == GROUP}
+    return declared - {p.name for p in plugins()}
+
 
 def assert_one_line_error(run, fragment: str) -> None:
     """A user error: exit 2 and exactly one stderr line ``hetsim: error: ...`` naming
@@ -191,6 +214,20 @@ def subprocess_env() -> dict[str, str]:
     env = {k: v for k, v in {**os.environ, **CLI_ENV}.items() if v is not None}
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
     return env
+
+
+def cli_corpus(path: Path) -> list[dict]:
+    """A corpus of command lines that must each end in one error line (tests/malformed/cli.yaml,
+    a plugin's tests/malformed_cli.yaml): entries ``id``, ``args`` ({tmp}: a fresh folder, {repo}:
+    the repository) and ``expect``, a fragment of the error."""
+    import yaml
+
+    return yaml.safe_load(path.read_text())
+
+
+def check_cli_corpus_entry(hetsim, tmp_path: Path, entry: dict) -> None:
+    args = [a.replace("{tmp}", str(tmp_path)).replace("{repo}", str(REPO)) for a in entry["args"]]
+    assert_one_line_error(hetsim(*args), entry["expect"])
 
 
 def check_complete(path: Path) -> None:

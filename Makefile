@@ -44,7 +44,7 @@ fuzz: $(VENV)/.installed-dev
 	$(BIN)/python tests/fuzzing.py --cases $(FUZZ_CASES) --seed $(FUZZ_SEED) --strict
 
 lint: $(VENV)/.installed-dev
-	$(BIN)/ruff check hetsim benchmarks tests workloads platforms notebooks examples
+	$(BIN)/ruff check hetsim hetsim_papers hetsim_host benchmarks tests workloads platforms notebooks examples conftest.py
 
 types: $(VENV)/.installed-dev
 	$(BIN)/mypy

@@ -56,13 +56,14 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 import simpy  # noqa: E402
 
-from hetsim.analytic import SplitScorer, stage_costs  # noqa: E402
+from hetsim.analytic import SplitScorer  # noqa: E402
 from hetsim.cost import RooflineCostModel  # noqa: E402
 from hetsim.mapping import load_mapping  # noqa: E402
 from hetsim.options import RunOptions  # noqa: E402
 from hetsim.platform import load_platform  # noqa: E402
 from hetsim.sim.pipeline import simulate_pipeline  # noqa: E402
 from hetsim.sim.recurrence import run_pipeline_recurrence  # noqa: E402
+from hetsim.tasks import stage_costs, stage_demands  # noqa: E402
 from hetsim.workload import load_workload  # noqa: E402
 
 
@@ -194,9 +195,8 @@ def _median_times(fns: dict, repeat: int) -> dict:
 def _peak_op_rates_GBps(platform, workload, pipe, cost) -> list[float]:
     """Each stage's largest per-op memory rate (bytes / uncontended time of its roofline part)."""
     from hetsim.sim.bandwidth import FlowProfile
-    from hetsim.sim.pipeline import _demands
 
-    demands = _demands(workload, cost, pipe.stages, _opts(pipe, flows="op"))
+    demands = stage_demands(pipe, workload, cost, per_op=True)
     return [max(FlowProfile.from_demands(parts).caps_Bps) / 1e9 for parts in demands]
 
 
@@ -205,11 +205,11 @@ def _per_op_work(platform, workload, pipe, cost, frames: int) -> dict:
     stage processes, the server's timers including superseded ones), the server's timers, its
     exact segment steps and leaps, and the segments of a stage execution (what the per-op engine
     before profile flows stepped through with one SimPy timeout or transfer each)."""
-    from hetsim.sim.bandwidth import BandwidthServer, FlowProfile
-    from hetsim.sim.pipeline import _demands, run_pipeline
+    from hetsim.sim.bandwidth import BandwidthResource, FlowProfile
+    from hetsim.sim.pipeline import run_pipeline
 
-    servers: list[BandwidthServer] = []
-    made = BandwidthServer.for_memory
+    servers: list[BandwidthResource] = []
+    made = BandwidthResource.for_memory
     step = simpy.Environment.step
     events = [0]
 
@@ -221,17 +221,17 @@ def _per_op_work(platform, workload, pipe, cost, frames: int) -> dict:
         servers.append(made(env, memory))
         return servers[-1]
 
-    BandwidthServer.for_memory = keep    # type: ignore[method-assign]
+    BandwidthResource.for_memory = keep    # type: ignore[method-assign]
     simpy.Environment.step = counting_step    # type: ignore[method-assign]
     try:
         run_pipeline(platform, workload, pipe, cost, _opts(pipe, frames=frames, flows="op"))
     finally:
-        BandwidthServer.for_memory = made    # type: ignore[method-assign]
+        BandwidthResource.for_memory = made    # type: ignore[method-assign]
         simpy.Environment.step = step        # type: ignore[method-assign]
     runs = frames * len(pipe.stages)
     mem = servers[0]
     segments = [FlowProfile.from_demands(parts).segments
-                for parts in _demands(workload, cost, pipe.stages, _opts(pipe, flows="op"))]
+                for parts in stage_demands(pipe, workload, cost, per_op=True)]
     return {"frames": frames, "simpy_events": events[0] / runs, "timers": mem.timers / runs,
             "segment_steps": mem.segment_steps / runs, "leaps": mem.leaps / runs,
             "segments": sum(segments) / len(segments)}
@@ -327,7 +327,7 @@ def bench_nsga2(repeat: int) -> dict:
 def bench_hybrid_des(repeat: int) -> dict:
     from hetsim.mapping import hybrid_placement
     from hetsim.sim.dag import run_dag
-    from hetsim.sim.tasks import build_tasks
+    from hetsim.tasks import build_tasks
     from hetsim_papers.nsga2.cost import NcnnCostModel
 
     platform = load_platform("xavier-nx-x8")
@@ -498,7 +498,7 @@ def bench_hope(repeat: int) -> dict:
     from hetsim.exploration import PlacementProblem, explore, make_explorer
     from hetsim.options import RunOptions
     from hetsim.sim.dag import run_dag
-    from hetsim.sim.tasks import build_tasks
+    from hetsim.tasks import build_tasks
     from hetsim_papers.hope.cost import HopeCostModel
 
     platform = load_platform("hope-he")

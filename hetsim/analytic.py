@@ -5,8 +5,10 @@ layers' times on its EP plus the transfer of every tensor that crosses the cut a
 is 1 / the slowest stage. A stage hands its output over before it takes the next frame (the sender
 pays the transfer), so the transfer belongs to the stage time.
 
+The stage costs and the task graph are :mod:`hetsim.tasks`'s, which the DES reads too.
+
 DAG mappings: one inference by list scheduling of the mapping's task graph
-(:mod:`hetsim.sim.tasks`): every lane runs its tasks in order, each starting when its lane is free
+(:mod:`hetsim.tasks`): every lane runs its tasks in order, each starting when its lane is free
 and its inputs have arrived.
 
 :class:`SplitScorer` scores every contiguous k-stage split x every EP assignment at once with prefix
@@ -38,54 +40,21 @@ from hetsim.metrics import (
 from hetsim.options import RunOptions
 from hetsim.platform import ExecutionPlace
 from hetsim.power import energy_J
-from hetsim.sim.tasks import (
+from hetsim.tasks import (
     TaskGraph,
     ep_peak_memory,
     ep_units,
     lane_busy_s,
     list_schedule,
+    pipeline_link_bytes,
+    stage_costs,
+    stage_peak_memory,
     task_time_s,
 )
 from hetsim.workload.splits import count_compositions
 
 
 # -- pipelines ----------------------------------------------------------------------------------
-def stage_costs(pipe: Pipeline, workload, cost: CostModel,
-                state: DvfsState | None = None) -> tuple[list[float], list[float]]:
-    """(compute_s, transfer_s) of every stage for one frame."""
-    compute, transfer = [], []
-    stages = pipe.stages
-    for i, s in enumerate(stages):
-        t = cost.layer_times(workload, s.ep, state)
-        compute.append(float(t[s.first - 1:s.last].sum()))
-        if i + 1 < len(stages):
-            transfer.append(cost.transfer_time(workload.cut_bytes(s.last), s.ep, stages[i + 1].ep))
-        else:
-            transfer.append(0.0)
-    return compute, transfer
-
-
-def stage_peak_memory(pipe: Pipeline, workload, buffer_frames: int = 1) -> list[float]:
-    """Weights of the stage's layers + its largest op working set (inputs, outputs, im2col) + the
-    input buffer of ``buffer_frames`` frames."""
-    out = []
-    for s in pipe.stages:
-        layers = workload.layers[s.first - 1:s.last]
-        weights = sum(layer.weight_bytes for layer in layers)
-        work = max(op.input_bytes + op.output_bytes + op.im2col_bytes for layer in layers for op in layer.ops)
-        inbuf = workload.cut_bytes(s.first - 1) * buffer_frames if s.first > 1 else 0
-        out.append(float(weights + work + inbuf))
-    return out
-
-
-def pipeline_link_bytes(platform, workload, pipe: Pipeline, frames: int) -> dict[str, float]:
-    """Bytes each link carries over ``frames`` frames: every cut's tensors over its route."""
-    out: dict[str, float] = {}
-    for i, s in enumerate(pipe.stages[:-1]):
-        add_bytes(out, platform.route(s.ep, pipe.stages[i + 1].ep).links, workload.cut_bytes(s.last) * frames)
-    return out
-
-
 def periodic_schedule(times: Sequence[float], period_s: float, frames: int) -> tuple[np.ndarray, np.ndarray]:
     """(start, end) arrays (stages, frames) of the closed-form schedule: frame f enters at f x
     period and never waits (every stage time <= the period), so stage i runs it from
@@ -164,7 +133,7 @@ def steady_energy_per_frame(platform, workload, pipe: Pipeline, cost: CostModel,
 # -- DAG mappings -------------------------------------------------------------------------------
 def evaluate_placement(platform, workload, placement: Placement, tg: TaskGraph,
                        options: RunOptions) -> Metrics:
-    """One inference by list scheduling of the task graph (:func:`~hetsim.sim.tasks.list_schedule`);
+    """One inference by list scheduling of the task graph (:func:`~hetsim.tasks.list_schedule`);
     a stream of F frames ends after latency + (F - 1) x the busiest lane's time (the stream bound,
     reached only when the lanes overlap across frames)."""
     frames = options.frames or 1

@@ -1,8 +1,12 @@
-"""Profile flows (issue 15, per-op flows): a stage execution's per-op flows as ONE flow that the
-bandwidth server steps through itself must give the same fluid max-min trajectory as today's
-primitive, a SimPy process doing a timeout or ``BandwidthServer.transfer`` per op."""
+"""The fluid bandwidth resource: its rates (:func:`max_min_rates`, a pure function) are max-min
+fair, on one server and across several; and profile flows (issue 15, per-op flows), a stage
+execution's per-op flows as ONE flow that the resource steps through itself, give the same fluid
+max-min trajectory as the general path, a SimPy process doing a timeout or
+``BandwidthResource.transfer`` per op."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
@@ -16,17 +20,100 @@ from hetsim.mapping import load_mapping
 from hetsim.options import RunOptions
 from hetsim.platform import load_platform
 from hetsim.sim import pipeline as pipeline_module
-from hetsim.sim.bandwidth import BandwidthServer, FlowProfile
+from hetsim.sim.bandwidth import BandwidthResource, FlowProfile, Server, max_min_rates
 from hetsim.sim.pipeline import run_pipeline
 from hetsim.workload import load_workload
 
 REL = 1e-9
 
 
+# -- the rates: a pure function ---------------------------------------------------------------------
+
+def _progressive_filling(caps, servers, routes):
+    """The textbook definition: every rate rises at one pace until a server is full or the flow
+    reaches its cap; those flows freeze, the rest rise on (exact rationals, no float residue)."""
+    from fractions import Fraction
+
+    n = len(caps)
+    cap = [Fraction(c) if math.isfinite(c) else Fraction(10**30) for c in caps]    # inf: no cap
+    users = [sum(1 for r in routes if s in r) for s in range(len(servers))]
+    left = [Fraction(server.capacity_Bps(users[s])) for s, server in enumerate(servers)]
+    rate = [Fraction(0)] * n
+    active = set(range(n))
+    while active:
+        on = [sum(1 for i in active if s in routes[i]) for s in range(len(servers))]
+        step = min([left[s] / on[s] for s in range(len(servers)) if on[s]]
+                   + [cap[i] - rate[i] for i in active])
+        for i in active:
+            rate[i] += step
+        for s in range(len(servers)):
+            left[s] -= step * on[s]
+        active = {i for i in active if rate[i] < cap[i] and all(left[s] > 0 for s in routes[i])}
+    return [float(r) for r in rate]
+
+
+_caps = st.lists(st.one_of(st.floats(0.1, 100.0), st.just(float("inf"))), min_size=1, max_size=7)
+
+
+@settings(max_examples=300, deadline=None)
+@given(caps=_caps, bandwidth=st.floats(1.0, 200.0))
+def test_one_server_rates_are_water_filling_and_the_general_path_agrees_bit_for_bit(caps, bandwidth):
+    server = [Server("dram", bandwidth)]
+    rates = max_min_rates(caps, server)
+    assert rates == max_min_rates(caps, server, [[0]] * len(caps))      # the same float operations
+    assert rates == pytest.approx(_progressive_filling(caps, server, [[0]] * len(caps)), rel=1e-12)
+    assert sum(rates) <= bandwidth * (1 + 1e-12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), caps=_caps, bandwidths=st.lists(st.floats(1.0, 200.0), min_size=1, max_size=4))
+def test_network_rates_are_max_min_fair(data, caps, bandwidths):
+    servers = [Server(f"s{k}", b) for k, b in enumerate(bandwidths)]
+    route = st.lists(st.integers(0, len(servers) - 1), min_size=1, max_size=len(servers), unique=True)
+    routes = [data.draw(route) for _ in caps]
+    rates = max_min_rates(caps, servers, routes)
+    assert rates == pytest.approx(_progressive_filling(caps, servers, routes), rel=1e-12)
+    # feasible, and every flow is at its cap or crosses a full server where nobody gets more
+    load = [sum(r for r, route in zip(rates, routes, strict=True) if s in route) for s in range(len(servers))]
+    assert all(x <= b * (1 + 1e-12) for x, b in zip(load, bandwidths, strict=True))
+    for i, route in enumerate(routes):
+        assert rates[i] == pytest.approx(caps[i], rel=1e-12) or any(
+            load[s] == pytest.approx(bandwidths[s], rel=1e-12)
+            and all(rates[k] <= rates[i] * (1 + 1e-12) for k, other in enumerate(routes) if s in other)
+            for s in route)
+
+
+def test_rates_past_a_knee_share_the_reduced_capacity():
+    dram = Server("dram", 10.0, knee_flows=2, loss_per_flow=0.5)
+    assert max_min_rates([9.0, 9.0], [dram]) == [5.0, 5.0]
+    assert sum(max_min_rates([9.0] * 4, [dram])) == pytest.approx(10.0 / 2.0)
+    with pytest.raises(ValueError, match="at least one server"):
+        max_min_rates([1.0], [dram], [[]])
+    with pytest.raises(ValueError, match="positive"):
+        Server("x", 0.0)
+
+
+def test_a_resource_of_several_servers_needs_each_flow_to_name_them():
+    env = simpy.Environment()
+    net = BandwidthResource(env)
+    net.add("a>", 1.0)
+    net.add(">b", 2.0)
+    with pytest.raises(ValueError, match="2 servers"):
+        net.transfer(1.0)
+    with pytest.raises(KeyError, match="'c>'"):
+        net.transfer(1.0, via=["c>"])
+    done = net.transfer(4.0, via=["a>", ">b"])
+    env.run(done)
+    assert env.now == pytest.approx(4.0)
+    assert net.bytes_moved == {"a>": 4.0, ">b": 4.0}
+
+
+# -- profile flows against the general path -------------------------------------------------------
+
 def _server(env, bandwidth_Bps, knee):
     if knee is None:
-        return BandwidthServer(env, bandwidth_Bps)
-    return BandwidthServer(env, bandwidth_Bps, knee_flows=knee[0], loss_per_flow=knee[1])
+        return BandwidthResource(env, bandwidth_Bps)
+    return BandwidthResource(env, bandwidth_Bps, knee_flows=knee[0], loss_per_flow=knee[1])
 
 
 def _per_op(env, mem, demands, scale):
@@ -58,7 +145,7 @@ def _reference(flows, bandwidth_Bps, knee) -> list[float]:
     return finish
 
 
-def _profiled(flows, bandwidth_Bps, knee) -> tuple[list[float], BandwidthServer]:
+def _profiled(flows, bandwidth_Bps, knee) -> tuple[list[float], BandwidthResource]:
     env = simpy.Environment()
     mem = _server(env, bandwidth_Bps, knee)
     finish = [0.0] * len(flows)
@@ -127,7 +214,7 @@ def test_two_profile_servers_on_one_environment_each_equal_the_per_op_primitive(
     demands = [Demand(0.0, 0.5, 1e9), Demand(0.1, 0.2, 0.0), Demand(0.0, 0.5, 1e9)]
     flows = [(0.0, demands, 1.0), (0.3, demands, 1.2), (0.3, demands[::-1], 0.9)]
     env = simpy.Environment()
-    servers = [BandwidthServer(env, 2.5e9), BandwidthServer(env, 1.5e9)]
+    servers = [BandwidthResource(env, 2.5e9), BandwidthResource(env, 1.5e9)]
     finish: dict = {}
 
     def proc(s, k, arrival_s, demands, scale):
@@ -167,7 +254,7 @@ def test_next_higher_segment_is_the_first_later_one_with_a_larger_cap():
 
 def test_one_server_carries_one_kind_of_flow_at_a_time():
     env = simpy.Environment()
-    mem = BandwidthServer(env, 1e9)
+    mem = BandwidthResource(env, 1e9)
     mem.transfer(1e9)
     with pytest.raises(RuntimeError, match="one kind"):
         mem.run(FlowProfile([1.0], [1e8]))
@@ -215,14 +302,14 @@ def _runs(monkeypatch, dram_GBps, frames=40, noise_sigma=0.05, saturation=None):
     options = RunOptions.make(engine="des", frames=frames, flows="op", noise_sigma=noise_sigma,
                               seed=4).resolve(pipe)
     servers = []
-    made = BandwidthServer.for_memory
+    made = BandwidthResource.for_memory
 
     def keep(env, memory):
         servers.append(made(env, memory))
         return servers[-1]
 
     with monkeypatch.context() as m:
-        m.setattr(BandwidthServer, "for_memory", keep)
+        m.setattr(BandwidthResource, "for_memory", keep)
         new = run_pipeline(platform, workload, pipe, cost, options)
     with monkeypatch.context() as m:
         m.setattr(pipeline_module, "_stage_proc", _old_stage_proc)

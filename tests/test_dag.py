@@ -15,7 +15,7 @@ from hetsim.evaluation import DagOptions, simulate
 from hetsim.mapping import make_placement
 from hetsim.options import RunOptions
 from hetsim.sim.dag import run_dag
-from hetsim.sim.tasks import build_tasks, list_schedule
+from hetsim.tasks import build_tasks, list_schedule
 from hetsim.workload import workload_from_dict
 
 

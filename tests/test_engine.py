@@ -18,15 +18,15 @@ from hetsim.cost import RooflineCostModel
 from hetsim.errors import HetsimError
 from hetsim.evaluation import evaluate, simulate
 from hetsim.mapping import load_mapping, pipeline_from_split, placement_from_dict
-from hetsim.sim import BandwidthServer, FrameSource
+from hetsim.sim import BandwidthResource, FrameSource
 
-# -- bandwidth server ------------------------------------------------------------------------
+# -- bandwidth resource ----------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 7])
 def test_equal_flows_finish_together_at_n_bytes_over_b(n):
     env = simpy.Environment()
-    server = BandwidthServer(env, 10e9)
+    server = BandwidthResource(env, 10e9)
     finish = []
 
     def flow():
@@ -44,7 +44,7 @@ def test_equal_flows_finish_together_at_n_bytes_over_b(n):
 def test_capped_flow_leaves_the_rest_to_others():
     # One flow capped at 2 GB/s, one uncapped, on 10 GB/s: max-min gives 2 and 8.
     env = simpy.Environment()
-    server = BandwidthServer(env, 10e9)
+    server = BandwidthResource(env, 10e9)
     done = {}
 
     def flow(name, nbytes, cap):
@@ -60,7 +60,7 @@ def test_capped_flow_leaves_the_rest_to_others():
 
 def test_late_flow_slows_the_first():
     env = simpy.Environment()
-    server = BandwidthServer(env, 1e9)
+    server = BandwidthResource(env, 1e9)
     done = {}
 
     def first():
@@ -292,7 +292,7 @@ def test_op_an_ep_cannot_run_is_rejected():
 @pytest.mark.parametrize("n,knee,loss", [(2, 4, 0.5), (6, 4, 0.5), (8, 2, 0.25), (3, 1, 1.0)])
 def test_equal_flows_past_the_knee_share_a_reduced_bandwidth(n, knee, loss):
     env = simpy.Environment()
-    mem = BandwidthServer(env, 10e9, knee_flows=knee, loss_per_flow=loss)
+    mem = BandwidthResource(env, 10e9, knee_flows=knee, loss_per_flow=loss)
     done = [mem.transfer(1e9) for _ in range(n)]
     env.run()
     assert all(d.processed for d in done)

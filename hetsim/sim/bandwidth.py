@@ -1,26 +1,34 @@
-"""A bandwidth server: one memory or link shared fluidly by the flows active on it.
+"""One fluid bandwidth resource: memories and links shared by the flows active on them.
 
-Each flow moves ``nbytes`` and may be capped at ``cap_Bps`` (a compute-bound op cannot use more than
-its own bytes / uncontended time). Whenever a flow starts or ends the rates are recomputed by
-max-min fair sharing (water-filling), so n equal uncapped flows on bandwidth B each get B/n and all
-finish at n * bytes / B. Built on SimPy events, the way ``simpy.Store`` is: ``transfer`` returns an
-event that succeeds when the flow's last byte has moved.
+A *server* is a memory, a link, or one port of a switch; a *flow* moves ``nbytes`` through one or
+more servers at once (a transfer through a switch holds its sender's send port and its receiver's
+receive port) and may be capped at ``cap_Bps`` (a compute-bound op cannot use more than its own
+bytes / uncontended time). Whenever a flow starts or ends, the rates are recomputed by
+:func:`max_min_rates`, a pure function of the active flows' caps and routes and of the servers:
+max-min fair sharing, so n equal uncapped flows on bandwidth B each get B/n and all finish at
+n * bytes / B. :class:`BandwidthResource` is built on SimPy events, the way ``simpy.Store`` is:
+:meth:`~BandwidthResource.transfer` returns an event that succeeds when the flow's last byte has
+moved.
 
-    >>> env = simpy.Environment(); mem = BandwidthServer(env, 10e9)
+    >>> env = simpy.Environment(); mem = BandwidthResource(env, 10e9)
     >>> done = mem.transfer(1e9)             # 0.1 s alone, 0.2 s if another equal flow joins
 
-A *profile flow* (:meth:`BandwidthServer.run`, :class:`FlowProfile`) is a whole stage execution of
-per-op flows as one flow: its segments in op order, each a plain delay (an op's fixed overhead, or
-an op that moves no bytes) or a byte phase capped at the op's bytes / uncontended time. The server
-advances it through its segments itself and succeeds one event when the last segment ends: the same
-fluid max-min trajectory as a SimPy process doing a timeout or a :meth:`~BandwidthServer.transfer`
-per op, without a SimPy event per op (docs/model.md, docs/performance.md).
+A *profile flow* (:meth:`BandwidthResource.run`, :class:`FlowProfile`) is a whole stage execution
+of per-op flows as one flow: its segments in op order, each a plain delay (an op's fixed overhead,
+or an op that moves no bytes) or a byte phase capped at the op's bytes / uncontended time. The
+resource advances it through its segments itself and succeeds one event when the last segment
+ends: the same fluid max-min trajectory as a SimPy process doing a timeout or a
+:meth:`~BandwidthResource.transfer` per op (tested against it), without a SimPy event per op
+(docs/model.md, docs/performance.md). It is an accelerator of that general path, on a resource
+of one server.
 """
 
 from __future__ import annotations
 
 import math
 from bisect import bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import simpy
@@ -42,15 +50,92 @@ class _EndOfInstant(simpy.Event):
         env.schedule(self, _AFTER_NORMAL)  # type: ignore[arg-type]
 
 
-class _Flow:
-    __slots__ = ("remaining", "size", "cap", "rate", "event")
+@dataclass(frozen=True)
+class Server:
+    """A memory, a link or a switch port. ``knee_flows``/``loss_per_flow``: past ``knee_flows``
+    flows on it, it delivers ``bandwidth / (1 + loss_per_flow x (n - knee_flows))`` in all (a
+    memory's row-buffer and bank conflicts; :class:`hetsim.platform.schema.Saturation`); without
+    them, the full bandwidth."""
 
-    def __init__(self, nbytes: float, cap: float, event: simpy.Event):
+    name: str
+    bandwidth_Bps: float
+    knee_flows: int | None = None
+    loss_per_flow: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not self.bandwidth_Bps > 0:
+            raise ValueError("bandwidth must be positive")
+
+    def capacity_Bps(self, flows: int) -> float:
+        """What the server delivers in all while ``flows`` flows are active on it."""
+        if self.knee_flows is None or flows <= self.knee_flows:
+            return self.bandwidth_Bps
+        return self.bandwidth_Bps / (1.0 + self.loss_per_flow * (flows - self.knee_flows))
+
+
+def max_min_rates(caps_Bps: Sequence[float], servers: Sequence[Server],
+                  routes: Sequence[Sequence[int]] | None = None) -> list[float]:
+    """The max-min fair rate of every flow, B/s: flow i, capped at ``caps_Bps[i]``, crosses the
+    servers ``routes[i]`` (indices into ``servers``; None: every flow crosses ``servers[0]``).
+
+    Water-filling generalised to several servers: the flows are served one at a time in order of
+    their caps; the next is the one whose cap, or fair share of a server it crosses (the server's
+    capacity left / its flows not yet served), is the smallest: it gets that, which leaves its
+    servers' capacity less and flows fewer. On one server this is the classic water-filling, every
+    flow min(cap, capacity left / flows left); on several, the rates progressive filling reaches
+    (all rates rise together until a server is full or a flow reaches its cap).
+
+        >>> max_min_rates([1.0, 8.0, 8.0], [Server("dram", 10.0)])
+        [1.0, 4.5, 4.5]
+        >>> max_min_rates([9.0, 9.0], [Server("a>", 2.0), Server(">b", 10.0)], [[0, 1], [1]])
+        [2.0, 8.0]
+    """
+    n = len(caps_Bps)
+    order = sorted(range(n), key=caps_Bps.__getitem__)
+    rates = [0.0] * n
+    if routes is None:
+        capacity = servers[0].capacity_Bps(n)
+        for k, i in enumerate(order):
+            rate = rates[i] = min(caps_Bps[i], capacity / (n - k))
+            capacity -= rate
+        return rates
+    users = [0] * len(servers)
+    for route in routes:
+        if not route:
+            raise ValueError("a flow needs at least one server")
+        for s in route:
+            users[s] += 1
+    left = [server.capacity_Bps(users[s]) for s, server in enumerate(servers)]
+    active = order                  # the flows not yet served, in order of their caps
+    while active:
+        bottleneck, share = -1, math.inf
+        for s, u in enumerate(users):
+            if u and left[s] / u < share:
+                bottleneck, share = s, left[s] / u
+        first = active[0]
+        if caps_Bps[first] <= share:        # a cap binds before any server fills
+            pick, rate = 0, caps_Bps[first]
+        else:                               # the bottleneck's flow with the smallest cap
+            pick = next(k for k, i in enumerate(active) if bottleneck in routes[i])
+            rate = share
+        i = active.pop(pick)
+        rates[i] = rate
+        for s in routes[i]:
+            left[s] -= rate
+            users[s] -= 1
+    return rates
+
+
+class _Flow:
+    __slots__ = ("remaining", "size", "cap", "rate", "event", "route")
+
+    def __init__(self, nbytes: float, cap: float, event: simpy.Event, route: tuple[int, ...] | None):
         self.remaining = nbytes
         self.size = nbytes
         self.cap = cap
         self.rate = 0.0
         self.event = event
+        self.route = route
 
 
 class FlowProfile:
@@ -145,20 +230,30 @@ class _ProfileFlow:
         self.event = event
 
 
-class BandwidthServer:
-    """``knee_flows``/``loss_per_flow``: past ``knee_flows`` active flows the server delivers
-    ``bandwidth / (1 + loss_per_flow x (n - knee_flows))`` in all (a memory's row-buffer and bank
-    conflicts; :class:`hetsim.platform.schema.Saturation`); without them, the full bandwidth."""
+class BandwidthResource:
+    """Servers (:class:`Server`) shared fluidly by the flows on them, max-min fairly
+    (:func:`max_min_rates`); rates change only when a flow starts or ends, and between changes
+    each flow's remaining bytes fall linearly, so the next completion is known in closed form and
+    one SimPy timer waits for it.
 
-    def __init__(self, env: simpy.Environment, bandwidth_Bps: float, name: str = "",
+    ``BandwidthResource(env, bandwidth_Bps, name, knee_flows, loss_per_flow)`` is a resource of one
+    server (a memory, a link); ``BandwidthResource(env)`` and :meth:`add` declare several (a
+    network of links and switch ports), each flow naming the ones it crosses:
+
+        >>> env = simpy.Environment()
+        >>> net = BandwidthResource(env); net.add("eth:a>", 0.1e9); net.add("eth:>b", 0.1e9)
+        >>> done = net.transfer(1e6, via=["eth:a>", "eth:>b"])
+        >>> env.run(done); env.now                              # 10 ms alone
+        0.01
+    """
+
+    def __init__(self, env: simpy.Environment, bandwidth_Bps: float | None = None, name: str = "",
                  knee_flows: int | None = None, loss_per_flow: float = 0.0):
-        if bandwidth_Bps <= 0:
-            raise ValueError("bandwidth must be positive")
         self.env = env
-        self.bandwidth_Bps = bandwidth_Bps
-        self.name = name
-        self.knee_flows = knee_flows
-        self.loss_per_flow = loss_per_flow
+        self.servers: list[Server] = []
+        self._index: dict[str, int] = {}
+        #: bytes each server has been asked to carry
+        self.bytes_moved: dict[str, float] = {}
         self.flows: list[_Flow] = []
         self._last = 0.0
         self._generation = 0
@@ -173,61 +268,102 @@ class BandwidthServer:
         self.timers = 0
         self.segment_steps = 0
         self.leaps = 0
+        if bandwidth_Bps is not None:
+            self.add(name, bandwidth_Bps, knee_flows, loss_per_flow)
 
     @classmethod
-    def for_memory(cls, env: simpy.Environment, memory) -> BandwidthServer:
-        """The server of a platform memory, with its saturation if it has one."""
+    def for_memory(cls, env: simpy.Environment, memory) -> BandwidthResource:
+        """The resource of a platform memory, with its saturation if it has one."""
         sat = memory.saturation
         return cls(env, memory.bandwidth_GBps * 1e9, memory.name,
                    sat.knee_flows if sat else None, sat.loss_per_flow if sat else 0.0)
 
-    def capacity_Bps(self, flows: int) -> float:
-        """What the server delivers in all while ``flows`` flows are active."""
-        if self.knee_flows is None or flows <= self.knee_flows:
-            return self.bandwidth_Bps
-        return self.bandwidth_Bps / (1.0 + self.loss_per_flow * (flows - self.knee_flows))
+    def add(self, name: str, bandwidth_Bps: float, knee_flows: int | None = None,
+            loss_per_flow: float = 0.0) -> None:
+        """Declare a server (declaring one twice keeps the first)."""
+        server = Server(name, float(bandwidth_Bps), knee_flows, loss_per_flow)
+        if name not in self._index:
+            self._index[name] = len(self.servers)
+            self.servers.append(server)
 
-    def transfer(self, nbytes: float, cap_Bps: float = math.inf) -> simpy.Event:
-        """Start a flow of ``nbytes``; the returned event succeeds when it completes."""
+    @property
+    def name(self) -> str:
+        return ",".join(s.name for s in self.servers)
+
+    @property
+    def bandwidth_Bps(self) -> float:
+        """The bandwidth of a one-server resource."""
+        return self._only().bandwidth_Bps
+
+    def capacity_Bps(self, flows: int) -> float:
+        """What a one-server resource delivers in all while ``flows`` flows are active."""
+        return self._only().capacity_Bps(flows)
+
+    def transfer(self, nbytes: float, cap_Bps: float = math.inf,
+                 via: Sequence[str] | None = None) -> simpy.Event:
+        """Start a flow of ``nbytes`` through every server named in ``via`` (default: the one
+        server); the returned event succeeds when it completes."""
+        route: tuple[int, ...] | None = None
+        if via is not None:
+            names = tuple(via)
+            if not names:
+                raise ValueError("a flow needs at least one server")
+            unknown = [n for n in names if n not in self._index]
+            if unknown:
+                raise KeyError(f"unknown server {unknown[0]!r}")
+            route = tuple(self._index[n] for n in names)
+        else:
+            self._only()
         event = self.env.event()
         if nbytes <= 0:
             event.succeed()
             return event
         if self.pflows:
-            raise RuntimeError(f"server {self.name!r}: a transfer while profile flows are active "
-                               "(a server carries one kind of flow at a time)")
+            raise RuntimeError(f"resource {self.name!r}: a transfer while profile flows are active "
+                               "(a resource carries one kind of flow at a time)")
         self._advance()
-        self.flows.append(_Flow(float(nbytes), cap_Bps, event))
+        self.flows.append(_Flow(float(nbytes), cap_Bps, event, route))
+        for s in (route if route is not None else (0,)):
+            name = self.servers[s].name
+            self.bytes_moved[name] = self.bytes_moved.get(name, 0.0) + nbytes
         self._reschedule()
         return event
 
     def run(self, profile: FlowProfile, scale: float = 1.0) -> simpy.Event:
         """Start a profile flow (a stage execution's per-op flows in turn, each segment's time x
-        ``scale``, each cap / ``scale``); the returned event succeeds when its last segment ends.
+        ``scale``, each cap / ``scale``) on a one-server resource; the returned event succeeds
+        when its last segment ends.
 
         Exact: the fluid max-min trajectory of doing ``timeout`` or :meth:`transfer` per segment,
         to float rounding. While nobody can be throttled (the sum over the flows present of the
         largest cap each has met so far is within ``capacity_Bps(flows present)``: capacity only
         falls with more flows, so this bound is safe past a saturation knee), every flow runs at
-        its uncontended pace and the server leaps ahead, to the earliest completion or to where a
-        flow's next higher cap would break the bound, found from the profiles' ``higher`` indices
-        without per-op work; elsewhere it steps from segment boundary to segment boundary, max-min
-        shares recomputed at each, in a plain loop. SimPy sees, per instant where flows arrive or
-        complete, one end-of-instant event (the way forward is computed once, after that instant's
-        other events) and one timer for the earliest completion."""
+        its uncontended pace and the resource leaps ahead, to the earliest completion or to where
+        a flow's next higher cap would break the bound, found from the profiles' ``higher``
+        indices without per-op work; elsewhere it steps from segment boundary to segment
+        boundary, rates recomputed at each, in a plain loop. SimPy sees, per instant where flows
+        arrive or complete, one end-of-instant event (the way forward is computed once, after that
+        instant's other events) and one timer for the earliest completion."""
+        self._only()
         event = self.env.event()
         if profile.total_s <= 0:
             event.succeed()
             return event
         if self.flows:
-            raise RuntimeError(f"server {self.name!r}: a profile flow while transfers are active "
-                               "(a server carries one kind of flow at a time)")
+            raise RuntimeError(f"resource {self.name!r}: a profile flow while transfers are active "
+                               "(a resource carries one kind of flow at a time)")
         self._psync()
         self.pflows.append(_ProfileFlow(profile, float(scale), event))
         self._preschedule()
         return event
 
     # -- internals --------------------------------------------------------------------------
+    def _only(self) -> Server:
+        if len(self.servers) != 1:
+            raise ValueError(f"resource {self.name!r} has {len(self.servers)} servers: name the ones "
+                             "a flow crosses (via=...)")
+        return self.servers[0]
+
     def _advance(self) -> None:
         dt = self.env.now - self._last
         if dt > 0:
@@ -235,7 +371,34 @@ class BandwidthServer:
                 f.remaining -= f.rate * dt
         self._last = self.env.now
 
-    # -- profile flows -------------------------------------------------------------------
+    def _reschedule(self) -> None:
+        flows = self.flows
+        routes = [f.route for f in flows]
+        rates = max_min_rates([f.cap for f in flows], self.servers,
+                              None if len(self.servers) == 1 else routes)   # type: ignore[arg-type]
+        for f, rate in zip(flows, rates, strict=True):
+            f.rate = rate
+        self._generation += 1
+        if not flows:
+            return
+        dt = min(max(f.remaining, 0.0) / f.rate for f in flows)
+        timer = self.env.timeout(dt)
+        generation = self._generation
+        timer.callbacks.append(lambda _ev: self._on_timer(generation))
+
+    def _on_timer(self, generation: int) -> None:
+        if generation != self._generation:
+            return  # a newer start or end superseded this wake-up
+        self._advance()
+        done = [f for f in self.flows if f.remaining <= _REL_EPS * f.size]
+        if not done:  # float residue: finish the nearest flow
+            done = [min(self.flows, key=lambda f: f.remaining / f.rate)]
+        for f in done:
+            self.flows.remove(f)
+            f.event.succeed()
+        self._reschedule()
+
+    # -- profile flows ------------------------------------------------------------------------
     def _psync(self) -> None:
         """Commit the profile flows' state up to now (an arrival: the forward run stops here)."""
         now = self.env.now
@@ -375,7 +538,7 @@ class BandwidthServer:
         (:meth:`_safe`), exact steps elsewhere. ``js`` are lower bounds of the segment indices (a
         leap moves positions only; ``_safe`` and ``_pstep`` find the segments)."""
         flows = self.pflows
-        capacity = self.capacity_Bps(len(flows))   # capacity never rises with more flows: safe
+        capacity = self.servers[0].capacity_Bps(len(flows))   # never rises with more flows: safe
         while True:
             # the earliest completion if nobody were throttled
             h = math.inf
@@ -420,9 +583,9 @@ class BandwidthServer:
     def _pstep(self, t: float, ps: list, js: list, t_stop: float,
                capacity: float) -> tuple[float, list]:
         """Exact steps, while the current segments' caps could overflow ``capacity`` (the bound
-        of :meth:`_safe`): max-min shares of the flows in byte phases (water-filling, as
-        :meth:`_share`), then on to the nearest segment boundary (or ``t_stop``). Returns the time
-        reached and the flows complete then."""
+        of :meth:`_safe`): the flows in byte phases at their :func:`max_min_rates`, then on to the
+        nearest segment boundary (or ``t_stop``). Returns the time reached and the flows complete
+        then."""
         flows = self.pflows
         n = len(flows)
         inv = [1.0 / f.scale for f in flows]
@@ -434,7 +597,7 @@ class BandwidthServer:
                     return t, [i]
         caps = [f.caps[js[i]] * inv[i] for i, f in enumerate(flows)]    # scaled, B/s (0: delay)
         ends = [f.ends for f in flows]
-        capacity_of = [self.capacity_Bps(m) if m else 0.0 for m in range(n + 1)]
+        server = self.servers[0]
         indices = range(n)
         first_step = True
         while True:
@@ -445,18 +608,11 @@ class BandwidthServer:
             self.segment_steps += 1
             speed = inv[:]       # progress (uncontended s) per second: unthrottled
             active = [i for i in indices if caps[i] > 0]
-            m = len(active)
-            left = capacity_of[m]
-            if busy > left:      # water-filling, smallest cap first
-                if m > 1:
-                    active.sort(key=caps.__getitem__)
-                for k, i in enumerate(active):
-                    share = left / (m - k)
-                    if caps[i] > share:     # this one and all larger ones get the share
-                        for i2 in active[k:]:
-                            speed[i2] = share / caps[i2] * inv[i2]
-                        break
-                    left -= caps[i]
+            if busy > server.capacity_Bps(len(active)):
+                rates = max_min_rates([caps[i] for i in active], [server])
+                for i, rate in zip(active, rates, strict=True):
+                    if rate < caps[i]:
+                        speed[i] = rate / caps[i] * inv[i]
             dt = t_stop - t
             first = -1
             for i in indices:
@@ -484,140 +640,3 @@ class BandwidthServer:
             t += dt
             if done:
                 return t, done
-
-    def _share(self) -> None:
-        """Max-min fair rates: serve the smallest caps first, split the rest evenly."""
-        left = self.capacity_Bps(len(self.flows))
-        flows = sorted(self.flows, key=lambda f: f.cap)
-        n = len(flows)
-        for i, f in enumerate(flows):
-            f.rate = min(f.cap, left / (n - i))
-            left -= f.rate
-
-    def _reschedule(self) -> None:
-        self._share()
-        self._generation += 1
-        if not self.flows:
-            return
-        dt = min(max(f.remaining, 0.0) / f.rate for f in self.flows)
-        timer = self.env.timeout(dt)
-        generation = self._generation
-        timer.callbacks.append(lambda _ev: self._on_timer(generation))
-
-    def _on_timer(self, generation: int) -> None:
-        if generation != self._generation:
-            return  # a newer start or end superseded this wake-up
-        self._advance()
-        done = [f for f in self.flows if f.remaining <= _REL_EPS * f.size]
-        if not done:  # float residue: finish the nearest flow
-            done = [min(self.flows, key=lambda f: f.remaining / f.rate)]
-        for f in done:
-            self.flows.remove(f)
-            f.event.succeed()
-        self._reschedule()
-
-
-class FlowNetwork:
-    """Bandwidth servers whose flows may hold several servers at once (a transfer through a
-    switch holds its sender's send port and its receiver's receive port), shared max-min fairly
-    across the whole network by progressive filling: all flows' rates rise together until a
-    server is full or a flow reaches its cap, those flows are frozen, and the rest go on rising.
-    With one server per flow this is :class:`BandwidthServer`'s water-filling.
-
-        >>> env = simpy.Environment()
-        >>> net = FlowNetwork(env); net.add("eth:a>", 0.1e9); net.add("eth:>b", 0.1e9)
-        >>> done = net.transfer(1e6, ["eth:a>", "eth:>b"])
-        >>> env.run(done); env.now                              # 10 ms alone
-        0.01
-    """
-
-    def __init__(self, env: simpy.Environment):
-        self.env = env
-        self.capacity: dict[str, float] = {}
-        self.flows: list[tuple[_Flow, tuple[str, ...]]] = []
-        self.bytes_moved: dict[str, float] = {}
-        self._last = 0.0
-        self._generation = 0
-
-    def add(self, name: str, bandwidth_Bps: float) -> None:
-        """Declare a server (declaring one twice keeps the first bandwidth)."""
-        if bandwidth_Bps <= 0:
-            raise ValueError("bandwidth must be positive")
-        self.capacity.setdefault(name, float(bandwidth_Bps))
-
-    def transfer(self, nbytes: float, servers, cap_Bps: float = math.inf) -> simpy.Event:
-        """Start a flow of ``nbytes`` through every server named in ``servers``."""
-        event = self.env.event()
-        names = tuple(servers)
-        if not names:
-            raise ValueError("a flow needs at least one server")
-        if nbytes <= 0:
-            event.succeed()
-            return event
-        unknown = [n for n in names if n not in self.capacity]
-        if unknown:
-            raise KeyError(f"unknown server {unknown[0]!r}")
-        self._advance()
-        self.flows.append((_Flow(float(nbytes), cap_Bps, event), names))
-        for n in names:
-            self.bytes_moved[n] = self.bytes_moved.get(n, 0.0) + nbytes
-        self._reschedule()
-        return event
-
-    # -- internals --------------------------------------------------------------------------
-    def _advance(self) -> None:
-        dt = self.env.now - self._last
-        if dt > 0:
-            for f, _ in self.flows:
-                f.remaining -= f.rate * dt
-        self._last = self.env.now
-
-    def _share(self) -> None:
-        left = dict(self.capacity)
-        active = list(range(len(self.flows)))
-        level = 0.0
-        while active:
-            users: dict[str, int] = {}
-            for i in active:
-                for n in self.flows[i][1]:
-                    users[n] = users.get(n, 0) + 1
-            step = min((left[n] / k for n, k in users.items()), default=math.inf)
-            step = min(step, min(self.flows[i][0].cap - level for i in active))
-            level += step
-            for n, k in users.items():
-                left[n] -= step * k
-            full = {n for n in users if left[n] <= 1e-9 * self.capacity[n]}
-            still = []
-            for i in active:
-                f, names = self.flows[i]
-                if f.cap <= level * (1 + 1e-12) or any(n in full for n in names):
-                    f.rate = level
-                else:
-                    still.append(i)
-            if len(still) == len(active):   # nothing froze (float residue): freeze them all
-                for i in still:
-                    self.flows[i][0].rate = level
-                break
-            active = still
-
-    def _reschedule(self) -> None:
-        self._share()
-        self._generation += 1
-        if not self.flows:
-            return
-        dt = min(max(f.remaining, 0.0) / f.rate for f, _ in self.flows)
-        timer = self.env.timeout(dt)
-        generation = self._generation
-        timer.callbacks.append(lambda _ev: self._on_timer(generation))
-
-    def _on_timer(self, generation: int) -> None:
-        if generation != self._generation:
-            return
-        self._advance()
-        done = [x for x in self.flows if x[0].remaining <= _REL_EPS * x[0].size]
-        if not done:
-            done = [min(self.flows, key=lambda x: x[0].remaining / x[0].rate)]
-        for x in done:
-            self.flows.remove(x)
-            x[0].event.succeed()
-        self._reschedule()

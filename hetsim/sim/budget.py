@@ -96,11 +96,11 @@ def estimate_pipeline(platform, workload, pipe, cost, options) -> WorkEstimate:
         return WorkEstimate(stage_runs * ANALYTIC_STAGE_RUN_EVENTS, "analytic schedule",
                             f"{k} stages x {frames:,} frames (the periodic schedule of every frame)",
                             stage_runs * BYTES_PER_STAGE_RUN)
-    from hetsim.sim.pipeline import _shared
+    from hetsim.sim.pipeline import shared_memories_and_links
 
     routes = [platform.route(s.ep, pipe.stages[i + 1].ep) if i + 1 < k else None
               for i, s in enumerate(pipe.stages)]
-    shared_mems, shared_links = _shared(platform, pipe, routes) if options.contention else ((), ())
+    shared_mems, shared_links = shared_memories_and_links(platform, pipe, routes) if options.contention else ((), ())
     if options.fast and not shared_mems and not shared_links:
         # Phase 1 pushes (stages + 1) x (buffer + 1) + 1 columns through every stage and frame,
         # phase 3 about 6 operations per stage and frame (hetsim.sim.recurrence).
@@ -140,23 +140,24 @@ def _profile_steps(platform, workload, pipe, cost, options, shared_mems) -> list
     """Segment steps per stage execution of per-op flows (flows="op") on a contended memory.
 
     The server steps only while the current segments' caps of the flows on it could overflow its
-    capacity (:meth:`~hetsim.sim.bandwidth.BandwidthServer.run`). How often they do is estimated
+    capacity (:meth:`~hetsim.sim.bandwidth.BandwidthResource.run`). How often they do is estimated
     by sampling the stages' profiles at independent uniform phases (:data:`PROFILE_SAMPLES`, a
     fixed seed: the estimate is deterministic); none where even the largest caps fit."""
     import numpy as np
     import simpy
 
-    from hetsim.sim.bandwidth import BandwidthServer, FlowProfile
-    from hetsim.sim.pipeline import _demands
+    from hetsim.sim.bandwidth import BandwidthResource, FlowProfile
+    from hetsim.tasks import stage_demands
 
     steps = [0.0] * len(pipe.stages)
     if options.flows != "op" or not shared_mems:
         return steps
-    profiles = [FlowProfile.from_demands(parts) for parts in _demands(workload, cost, pipe.stages, options)]
+    profiles = [FlowProfile.from_demands(parts)
+                for parts in stage_demands(pipe, workload, cost, options.state, per_op=True)]
     rng = np.random.default_rng(0)
     for name in shared_mems:
         users = [i for i, s in enumerate(pipe.stages) if s.ep.memory == name and profiles[i].segments]
-        server = BandwidthServer.for_memory(simpy.Environment(), platform.memory(name))
+        server = BandwidthResource.for_memory(simpy.Environment(), platform.memory(name))
         capacity = server.capacity_Bps(len(users))
         if sum(max(profiles[i].caps_Bps) for i in users) <= capacity:
             continue

@@ -1,21 +1,19 @@
 """Discrete-event simulation of a DAG mapping (placement, plan or split) with SimPy.
 
-The mapping is first expanded into its task graph (:mod:`hetsim.sim.tasks`); every lane (an EP, a
+The mapping is first expanded into its task graph (:mod:`hetsim.tasks`); every lane (an EP, a
 copy lane, or the one serial lane) is a SimPy process that runs its tasks in lane order, frame after
 frame, each task once its dependencies are done; a task without a lane (a transfer by DMA) is a
 process of its own. With one frame this is the latency of one inference and, without contention
-and noise, equals :func:`~hetsim.sim.tasks.list_schedule` exactly. With several frames at most
+and noise, equals :func:`~hetsim.tasks.list_schedule` exactly. With several frames at most
 ``in_flight`` frames are inside the platform at once.
 
 With contention on, a compute task's roofline part is a fluid flow on its EP's memory and a
 transfer a flow through every bandwidth server of its route at once (a plain link, or a switch's
-send and receive ports), shared max-min fairly (:class:`~hetsim.sim.bandwidth.FlowNetwork`).
+send and receive ports), shared max-min fairly (:class:`~hetsim.sim.bandwidth.BandwidthResource`).
 A transfer that holds two lanes (``comm="mpi"``) starts when both lanes have reached it.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 import simpy
@@ -31,18 +29,10 @@ from hetsim.metrics import (
 )
 from hetsim.options import RunOptions
 from hetsim.power import energy_J
-from hetsim.sim.bandwidth import BandwidthServer, FlowNetwork
+from hetsim.sim.bandwidth import BandwidthResource
 from hetsim.sim.noise import lognormal_factors
-from hetsim.sim.tasks import Task, TaskGraph, ep_peak_memory, ep_units, task_time_s
-
-
-@dataclass
-class DagRun:
-    tasks: TaskGraph
-    start: np.ndarray      # (frames, tasks)
-    end: np.ndarray
-    arrival: np.ndarray    # (frames,)
-    done: np.ndarray       # (frames,)
+from hetsim.sim.runs import DagRun
+from hetsim.tasks import Task, TaskGraph, ep_peak_memory, ep_units, task_time_s
 
 
 def simulate_dag(platform, workload, mapping, tg: TaskGraph, options: RunOptions,
@@ -72,23 +62,23 @@ def run_dag(platform, tg: TaskGraph, options: RunOptions, progress=None) -> DagR
 
 
 def _servers(env, platform, tasks: list[Task], contention: bool
-             ) -> tuple[dict[str, BandwidthServer], FlowNetwork | None]:
-    """With contention on, a bandwidth server per memory an EP task reads and a flow network of
-    every server on a (simulated, not measured) transfer's route; with it off, neither."""
-    memories: dict[str, BandwidthServer] = {}
-    network: FlowNetwork | None = None
+             ) -> tuple[dict[str, BandwidthResource], BandwidthResource | None]:
+    """With contention on, a bandwidth resource per memory an EP task reads and one of every
+    server on a (simulated, not measured) transfer's route; with it off, neither."""
+    memories: dict[str, BandwidthResource] = {}
+    network: BandwidthResource | None = None
     if contention:
-        network = FlowNetwork(env)
+        network = BandwidthResource(env)
         for t in tasks:
             if t.ep is not None and t.ep.memory not in memories:
-                memories[t.ep.memory] = BandwidthServer.for_memory(env, platform.memory(t.ep.memory))
+                memories[t.ep.memory] = BandwidthResource.for_memory(env, platform.memory(t.ep.memory))
             if t.route is not None and not t.measured:
                 for name, bw in t.route.servers:
                     network.add(name, bw)
     return memories, network
 
 
-def _executor(env, noise, memories: dict[str, BandwidthServer], network: FlowNetwork | None,
+def _executor(env, noise, memories: dict[str, BandwidthResource], network: BandwidthResource | None,
               start: np.ndarray, end: np.ndarray, finished):
     """``execute(t, f)``: task t of frame f, recorded in start/end; a closure over the run's state
     (built once per run, so a task's execution looks up nothing more than before)."""
@@ -116,7 +106,7 @@ def _executor(env, noise, memories: dict[str, BandwidthServer], network: FlowNet
             else:
                 assert network is not None and t.route is not None
                 yield env.timeout(t.fixed_s)
-                yield network.transfer(t.nbytes, [name for name, _ in servers], t.route.bandwidth_Bps)
+                yield network.transfer(t.nbytes, t.route.bandwidth_Bps, via=[name for name, _ in servers])
         end[f, t.index] = env.now
         finished[f][t.index].succeed()
 

@@ -4,11 +4,11 @@ an incremental replay of a plan with the engine's exact semantics.
 :class:`SchedView` is a :class:`~hetsim.exploration.placement.PlacementProblem` seen as HOPE's
 system model (digest §1): ops in the workload's topological order, ``cl[i][d]`` (inf where EP d
 cannot run op i), and ``C(i, a, d)``, the time to move op i's output tensor from EP a to EP d, as
-the DAG engine prices it (:func:`hetsim.sim.tasks.build_tasks`: a measured copy, else the cost
+the DAG engine prices it (:func:`hetsim.tasks.build_tasks`: a measured copy, else the cost
 model's ``transfer_time``; nothing for an empty tensor or on one EP).
 
 :class:`PlanState` appends ops to the EPs' queues one at a time and computes each op's start and
-finish exactly as the engine's closed form (:func:`hetsim.sim.tasks.list_schedule`) will when it
+finish exactly as the engine's closed form (:func:`hetsim.tasks.list_schedule`) will when it
 replays the plan: one lane per EP in plan order, a tensor crossing to an EP once (``caching``),
 its transfer on the consumer's lane (``comm="consumer"``), on a copy lane (``"copy"``) or on none
 (``"free"``), one op at a time for a ``sequential`` plan. A scheduler that scores its choices with

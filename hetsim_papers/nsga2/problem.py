@@ -122,7 +122,7 @@ class HybridProblem(PlacementProblem):
         from hetsim.metrics import latency_stats
         from hetsim.options import RunOptions
         from hetsim.sim.dag import dag_metrics, run_dag
-        from hetsim.sim.tasks import build_tasks
+        from hetsim.tasks import build_tasks
 
         m = self.measurement
         seed = int(rng.integers(2**31)) if (rng is not None and m.noise_sigma > 0) else 0

@@ -19,7 +19,7 @@ from hetsim.errors import HetsimError
 from hetsim.evaluation import DagOptions
 from hetsim.exploration import PlacementProblem, explore, make_explorer
 from hetsim.platform import platform_from_dict
-from hetsim.sim.tasks import build_tasks, list_schedule
+from hetsim.tasks import build_tasks, list_schedule
 from hetsim.workload import workload_from_dict
 from hetsim_papers.hope.baselines import starpu_dmdar
 from hetsim_papers.hope.gs import hope_gs

@@ -60,6 +60,7 @@ from hetsim.platform.params import (
     with_blocks,
 )
 from hetsim.platform.params import Strict as _Strict
+from hetsim.platform.places import Topology
 from hetsim.workload.ops import DTYPE_BYTES
 
 SCHEMA_VERSION = 2
@@ -674,14 +675,12 @@ class Platform(_Strict):
     runtime: Runtime = Field(default_factory=Runtime, description="The software that runs networks: "
                              "default cost model and DAG execution.")
 
-    _topology: object = PrivateAttr(default=None)
+    _topology: Topology | None = PrivateAttr(default=None)
 
     # -- conveniences; EP parsing and routing live in places.py --------------------------------
     @property
-    def topology(self):
+    def topology(self) -> Topology:
         if self._topology is None:
-            from hetsim.platform.places import Topology
-
             self._topology = Topology(self)
         return self._topology
 

@@ -165,10 +165,16 @@ def evaluate_placement(platform, workload, placement: Placement, tg: TaskGraph,
 def split_boundaries(n_layers: int, k: int) -> np.ndarray:
     """Every k-stage split as boundaries [0, c1, ..., c_{k-1}, n] (rows in lexicographic order of
     the cut points). k = 1 is the one-stage pipeline [0, n]."""
-    combos = list(itertools.combinations(range(1, n_layers), k - 1))
-    cuts = np.array(combos, dtype=np.int64).reshape(len(combos), k - 1)
-    n = cuts.shape[0]
-    return np.hstack([np.zeros((n, 1), np.int64), cuts, np.full((n, 1), n_layers, np.int64)])
+    n = math.comb(n_layers - 1, k - 1) if k >= 1 else 0
+    out = np.empty((n, k + 1), np.int64)
+    out[:, 0] = 0
+    out[:, k] = n_layers
+    if k > 1 and n:
+        # the cut points straight into one flat buffer (no list of tuples: ~3x faster)
+        flat = np.fromiter(itertools.chain.from_iterable(itertools.combinations(range(1, n_layers), k - 1)),
+                           np.int64, count=n * (k - 1))
+        out[:, 1:k] = flat.reshape(n, k - 1)
+    return out
 
 
 @dataclass

@@ -63,6 +63,7 @@ from typing import Literal
 import networkx as nx
 import numpy as np
 
+from hetsim.collector import gc_paused
 from hetsim.cost import ZERO, CostModel, Demand, DvfsState
 from hetsim.errors import HetsimError
 from hetsim.mapping import Pipeline, Placement, Share
@@ -200,13 +201,14 @@ def build_tasks(platform, workload, placement: Placement, cost: CostModel,
     # fetched before the first of its consumers there.
     op_order = _op_order(workload, placement, serial)
     cost.bind(workload)   # models whose op costs depend on the network (gemm2's cache reuse)
-    for op in (workload.op(name) for name in op_order):
-        shares = placement.splits.get(op.name)
-        if shares is None:
-            b.whole_op(op)
-        else:
-            b.split_op(op, shares)
-    return b.task_graph(op_order, serial, overlap)
+    with gc_paused():
+        for op in (workload.op(name) for name in op_order):
+            shares = placement.splits.get(op.name)
+            if shares is None:
+                b.whole_op(op)
+            else:
+                b.split_op(op, shares)
+        return b.task_graph(op_order, serial, overlap)
 
 
 class _TaskBuilder:

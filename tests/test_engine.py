@@ -3,6 +3,7 @@ shared fairly, frames are conserved, utilisation stays <= 1, runs are reproducib
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 
@@ -13,7 +14,7 @@ from helpers import chain_workload, two_cluster_platform
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hetsim.analytic import SplitScorer, evaluate_pipeline
+from hetsim.analytic import SplitScorer, evaluate_pipeline, split_boundaries
 from hetsim.cost import RooflineCostModel
 from hetsim.errors import HetsimError
 from hetsim.evaluation import evaluate, simulate
@@ -229,6 +230,14 @@ def test_placement_des_equals_list_schedule():
 
 
 # -- vectorised scorer ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("n,k", [(1, 1), (2, 1), (2, 2), (3, 4), (7, 3), (12, 5), (18, 1), (18, 18)])
+def test_split_boundaries_are_every_split_in_lexicographic_order(n, k):
+    want = [[0, *cuts, n] for cuts in itertools.combinations(range(1, n), k - 1)]
+    got = split_boundaries(n, k)
+    assert got.dtype == np.int64 and got.shape == (len(want), k + 1)
+    assert got.tolist() == want
+
 
 def test_split_scorer_matches_evaluate_pipeline():
     platform = two_cluster_platform(link_latency_ns=5e4)

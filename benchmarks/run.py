@@ -151,10 +151,9 @@ def print_des(d: dict) -> None:
         print(f"    {what} {d[f'dram_GBps{suffix}']:g} GB/s: per-stage flows "
               f"{d[f'hetsim_contention_s{suffix}']:.3f} s (x{d[f'ratio_contention{suffix}']:.2f}), "
               f"per-op flows {d[f'hetsim_contention_per_op_s{suffix}']:.3f} s "
-              f"(x{d[f'ratio_contention_per_op{suffix}']:.2f}, goal <= 4); per stage execution "
-              f"{w['simpy_events']:.2f} SimPy events, {w['timers']:.2f} server timers, "
-              f"{w['segment_steps']:.2f} segment steps, {w['leaps']:.2f} leaps "
-              f"({w['segments']:.1f} segments)")
+              f"(x{d[f'ratio_contention_per_op{suffix}']:.2f}, goal <= 4): {w['path']}; per stage execution "
+              f"{w['boundaries']:.2f} segment boundaries, {w['rate_changes']:.2f} rate recomputations "
+              f"({w['throttled_steps']:.2f} throttled) ({w['segments']:.1f} segments)")
 
 
 def _opts(pipe, **fields) -> RunOptions:
@@ -171,7 +170,7 @@ def bench_des(repeat: int, frames: int = 10_000) -> dict:
     them, so that no op is slowed by the memory alone but any two memory-bound ops of the big
     stages that overlap saturate it (their peaks sum to 36 GB/s). For each: per-stage and per-op
     flows against the bare SimPy pipeline, and the work per stage execution of the per-op run
-    (SimPy events, the server's timers, exact segment steps and leaps). The variants run
+    (the path that answered, segment boundaries, rate recomputations). The variants run
     round-robin, one of each per round, so that a load change on the shared machine hits them
     alike; medians over the rounds."""
     platform = load_platform("hikey970")
@@ -233,39 +232,32 @@ def _peak_op_rates_GBps(platform, workload, pipe, cost) -> list[float]:
 
 
 def _per_op_work(platform, workload, pipe, cost, frames: int) -> dict:
-    """Work per stage execution of a per-op run: SimPy events processed (all of them: queues,
-    stage processes, the server's timers including superseded ones), the server's timers, its
-    exact segment steps and leaps, and the segments of a stage execution (what the per-op engine
-    before profile flows stepped through with one SimPy timeout or transfer each)."""
-    from hetsim.sim.bandwidth import BandwidthResource, FlowProfile
+    """Work per stage execution of a per-op run: the path that answered (the max-plus recurrence
+    where contention cannot bind, else the pipeline's event loop), and in the loop the segment
+    boundaries crossed, the events that recomputed every rate (the rest updated in place) and
+    those with someone throttled; the segments of a stage execution."""
+    from hetsim.sim import bandwidth
+    from hetsim.sim.bandwidth import FlowProfile
     from hetsim.sim.pipeline import run_pipeline
 
-    servers: list[BandwidthResource] = []
-    made = BandwidthResource.for_memory
-    step = simpy.Environment.step
-    events = [0]
+    solvers: list = []
+    made = bandwidth.ProfileSolver.__init__
 
-    def counting_step(env):
-        events[0] += 1
-        return step(env)
+    def keep(self, server):
+        made(self, server)
+        solvers.append(self)
 
-    def keep(env, memory):
-        servers.append(made(env, memory))
-        return servers[-1]
-
-    BandwidthResource.for_memory = keep    # type: ignore[method-assign]
-    simpy.Environment.step = counting_step    # type: ignore[method-assign]
+    bandwidth.ProfileSolver.__init__ = keep    # type: ignore[method-assign]
     try:
         run_pipeline(platform, workload, pipe, cost, _opts(pipe, frames=frames, flows="op"))
     finally:
-        BandwidthResource.for_memory = made    # type: ignore[method-assign]
-        simpy.Environment.step = step        # type: ignore[method-assign]
+        bandwidth.ProfileSolver.__init__ = made    # type: ignore[method-assign]
     runs = frames * len(pipe.stages)
-    mem = servers[0]
-    segments = [FlowProfile.from_demands(parts).segments
-                for parts in stage_demands(pipe, workload, cost, per_op=True)]
-    return {"frames": frames, "simpy_events": events[0] / runs, "timers": mem.timers / runs,
-            "segment_steps": mem.segment_steps / runs, "leaps": mem.leaps / runs,
+    segments = [FlowProfile.from_demands(parts).segments for parts in stage_demands(pipe, workload, cost, per_op=True)]
+    return {"frames": frames, "path": "event loop" if solvers else "max-plus recurrence",
+            "boundaries": sum(x.boundaries for x in solvers) / runs,
+            "rate_changes": sum(x.rate_changes for x in solvers) / runs,
+            "throttled_steps": sum(x.throttled_steps for x in solvers) / runs,
             "segments": sum(segments) / len(segments)}
 
 

@@ -24,7 +24,7 @@ from hetsim.metrics import (
     Metrics,
     add_bytes,
     busy_summary,
-    coherent_time_s,
+    coherent_time_arrays,
     latency_stats,
     per_second,
     steady_state,
@@ -315,8 +315,13 @@ def dag_metrics(platform, workload, mapping, run: DagRun, options: RunOptions,
     for t in tg.tasks:
         if t.kind == "transfer" and t.route is not None:
             add_bytes(link_bytes, t.route.links, t.nbytes * frames)
-    coherent = coherent_time_s((t.ep, float(run.start[f, t.index]), float(run.end[f, t.index]))
-                               for t in tg.tasks if t.ep is not None for f in range(frames))
+    # every frame's busy intervals per cluster, task by task as coherent_time_s would list them
+    columns: dict[str, list[int]] = {}
+    for t in tg.tasks:
+        if t.ep is not None and t.ep.cluster:
+            columns.setdefault(t.ep.cluster, []).append(t.index)
+    coherent = coherent_time_arrays({c: (run.start[:, cols].T.ravel(), run.end[:, cols].T.ravel())
+                                     for c, cols in columns.items()})
     return Metrics(
         engine=engine, platform=platform.name, workload=workload.name, mapping=str(mapping),
         throughput_fps=float(throughput), latency_s=latency_stats(run.done - run.arrival),

@@ -32,7 +32,8 @@ from hetsim.metrics import (
 )
 from hetsim.options import RunOptions
 from hetsim.power import energy_J
-from hetsim.sim.bandwidth import BandwidthResource, FlowProfile
+from hetsim.sim.bandwidth import BandwidthResource, FlowProfile, Server, never_throttled
+from hetsim.sim.fluid import run_pipeline_fluid
 from hetsim.sim.noise import lognormal_factors
 from hetsim.sim.recurrence import run_pipeline_recurrence
 from hetsim.sim.runs import PipelineRun
@@ -51,8 +52,11 @@ def run_pipeline(platform, workload, pipe: Pipeline, cost: CostModel, options: R
                  progress=None) -> PipelineRun:
     """The frame times of ``pipe``. Where no memory or link is shared by two stages (or contention
     is off) every service time is its closed form and the max-plus recurrence
-    (:mod:`hetsim.sim.recurrence`) gives SimPy's run to 1e-12, much faster; ``options.fast=False``
-    runs SimPy anyway."""
+    (:mod:`hetsim.sim.recurrence`) gives SimPy's run to 1e-12, much faster. With per-op flows
+    (``flows="op"``) and no shared link, the recurrence answers too where its schedule never asks
+    a shared memory for more than it delivers (:func:`~hetsim.sim.bandwidth.never_throttled`),
+    and the pipeline's own event loop (:mod:`hetsim.sim.fluid`) where it does, SimPy's run to
+    1e-12 as well. ``options.fast=False`` runs SimPy anyway."""
     frames = options.frames
     assert frames is not None and options.buffer_frames is not None, "options not resolved"
     stages = pipe.stages
@@ -60,18 +64,47 @@ def run_pipeline(platform, workload, pipe: Pipeline, cost: CostModel, options: R
     compute, transfer = stage_costs(pipe, workload, cost, options.state)
     routes = [platform.route(s.ep, stages[i + 1].ep) if i + 1 < k else None for i, s in enumerate(stages)]
     shared_mems, shared_links = shared_memories_and_links(platform, pipe, routes) if options.contention else ((), ())
+    names = [s.ep.name for s in stages]
     if options.fast and not shared_mems and not shared_links:
         return run_pipeline_recurrence(compute, transfer, frames, options.buffer_frames,
                                        options.frame_source(), options.noise_sigma, options.seed,
-                                       stage_names=[s.ep.name for s in stages], progress=progress)
+                                       stage_names=names, progress=progress)
+    demands = stage_demands(pipe, workload, cost, options.state, per_op=options.flows == "op")
+    # flows="op": each stage execution is one profile flow of its ops' segments (precomputed once)
+    op_profiles = [FlowProfile.from_demands(parts) for parts in demands] if options.flows == "op" else []
+    profiles: list[FlowProfile | None] = list(op_profiles) or [None] * k
+    if options.fast and options.flows == "op" and not shared_links:
+        # Where the closed-form schedule never asks a shared memory for more than it delivers,
+        # nobody is throttled and it is the contended run too (the max-plus path where contention
+        # provably cannot bind).
+        run = run_pipeline_recurrence(compute, transfer, frames, options.buffer_frames,
+                                      options.frame_source(), options.noise_sigma, options.seed,
+                                      stage_names=names)
+        noise = lognormal_factors(np.random.default_rng(options.seed), options.noise_sigma, (k, frames))
+
+        def fits(upto: int) -> bool:
+            return all(never_throttled(
+                Server.of_memory(platform.memory(name)),
+                [op_profiles[i] for i, s in enumerate(stages) if s.ep.memory == name],
+                [run.start[i, :upto] for i, s in enumerate(stages) if s.ep.memory == name],
+                [noise[i, :upto] if noise is not None else None for i, s in enumerate(stages) if s.ep.memory == name])
+                for name in shared_mems)
+
+        # the first frames first: a contended run usually shows it there, at a fraction of the cost
+        if fits(min(frames, 64)) and fits(frames):
+            if progress is not None:
+                progress(frames)
+            return run
+        # contended: the pipeline's own event loop, each shared memory's flows one solver's
+        servers = [Server.of_memory(platform.memory(name)) for name in shared_mems]
+        memory_of = [shared_mems.index(s.ep.memory) if s.ep.memory in shared_mems else None for s in stages]
+        return run_pipeline_fluid(compute, transfer, frames, options.buffer_frames, servers, memory_of, op_profiles,
+                                  options.frame_source(), options.noise_sigma, options.seed,
+                                  stage_names=names, progress=progress)
     rng = np.random.default_rng(options.seed)
     env = simpy.Environment()
     # Seeded multiplicative noise per stage execution, drawn before the source's arrivals.
     noise = lognormal_factors(rng, options.noise_sigma, (k, frames))
-    demands = stage_demands(pipe, workload, cost, options.state, per_op=options.flows == "op")
-    # flows="op": each stage execution is one profile flow of its ops' segments (precomputed once)
-    profiles = ([FlowProfile.from_demands(parts) for parts in demands] if options.flows == "op"
-                else [None] * k)
     cut = [workload.cut_bytes(s.last) if i + 1 < k else 0 for i, s in enumerate(stages)]
     memories = {name: BandwidthResource.for_memory(env, platform.memory(name)) for name in shared_mems}
     links = {lk.name: BandwidthResource(env, lk.bandwidth_GBps * 1e9, lk.name)
@@ -90,7 +123,7 @@ def run_pipeline(platform, workload, pipe: Pipeline, cost: CostModel, options: R
         env.process(_stage_proc(env, i, frames, queues, compute[i], demands[i], profiles[i], mem,
                                 transfer[i], route, link, cut[i], noise, record, progress))
     env.run()
-    return PipelineRun(*record, arrival, [s.ep.name for s in stages])
+    return PipelineRun(*record, arrival, names)
 
 
 def _stage_proc(env, i: int, frames: int, queues, compute_s: float, parts, profile, mem, xfer_s: float,

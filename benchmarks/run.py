@@ -4,7 +4,8 @@
     python benchmarks/run.py [--json] [--repeat N]
 
 (a) analytic: candidates scored per second by the vectorised scorer on ResNet50 (54 layers) x all
-    4-stage splits x the 24 EP orders of chiplet-c2 (goal >= 1,000,000/s on one core);
+    4-stage splits x the 24 EP orders of chiplet-c2 (goal >= 1,000,000/s on one core), and per CPU
+    second in a depth sweep (every split into k = 3..6 stages on one EP order each);
 (b) DES: wall time of 10,000 frames through a 4-stage pipeline divided by that of a bare SimPy
     pipeline of the same shape (goal <= 2 with contention off, <= 4 with it on, per-stage or per-op
     flows), on the shipped DRAM and on a contended one, with the per-op run's work per stage
@@ -34,7 +35,13 @@
     size, population 1000 x 100 generations, Advanced-2 on AlexNet (goal: under 60 s on one core);
 (j) seed 004's "real" cluster: DES evaluations per second of a hybrid AlexNet mapping (conv1 and the
     FC layers split over 2 CPUs), one inference, contention on, MPI transfers. `--only i` runs (i)
-    and (j).
+    and (j); (i) against pymoo's NSGA-II alone on a free fitness, in the same run.
+(k) scale, CPU time: the DAG DES (task-graph build and one frame) of a synthetic DAG of 2,500 to
+    20,000 ops against a heapq event loop over the same graph (goal: 10,000 ops in < 0.5 s), and its
+    growth exponent in ops; a stream of frames through the 10,000-op graph (op executions per CPU
+    second, goal >= 1e5) and the memory a frame adds; a 100,000-op graph, one frame; the growth
+    exponent of the pipeline DES (b's pipeline, contention on) in frames. `--only k` runs (k);
+    `--only a,b,k,i` several figures in one process (issue 32's).
 
 Medians over --repeat runs; the machines are shared and noisy, so quote ratios from one run.
 """
@@ -771,14 +778,14 @@ def bench_scale(repeat: int) -> dict:
 
 def print_scale(k: dict) -> None:
     d = k["dag"]
-    rows = ", ".join(f"{n:,} ops {v['build_cpu_s']:.2f} + {v['run_cpu_s']:.2f} s (x{v['ratio_total_to_heapq']:.0f} "
+    rows = ", ".join(f"{n:,} ops {v['build_cpu_s']:.2f} + {v['run_cpu_s']:.3f} s (x{v['ratio_total_to_heapq']:.1f} "
                      f"heapq)" for n, v in d.items())
     ten = d[10_000]
     print(f"(k) DAG DES, synthetic DAG, one frame, CPU build + run: {rows}; growth exponent "
           f"{k['dag_growth_exponent']:.2f} (run alone {k['dag_run_growth_exponent']:.2f})")
     print(f"    10,000 ops: {ten['total_cpu_s']:.2f} s CPU (goal < 0.5 s; load {ten['load_cpu_s']:.2f} s not "
           f"counted), contention on {ten['run_contention_cpu_s']:.2f} s; heapq loop {ten['heapq_loop_cpu_s']:.3f} s "
-          f"(x{ten['ratio_run_to_heapq']:.0f} the run)")
+          f"(the run x{ten['ratio_run_to_heapq']:.2f} of it)")
     st, mem, big = k["stream"], k["memory"], k["dag_100k"]
     print(f"    stream of {st['frames']} frames x {st['ops']:,} ops: {st['op_executions_per_cpu_s']:,.0f} op "
           f"executions per CPU s (goal >= 1e5); memory a frame adds: {mem['bytes_per_frame_and_task']:.0f} B "

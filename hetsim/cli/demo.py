@@ -17,7 +17,7 @@ def demo(out) -> None:
     from hetsim.evaluation import simulate as run_simulation
     from hetsim.mapping import load_mapping
     from hetsim.platform import load_platform
-    from hetsim.sim.trace import plot_gantt, write_chrome_trace
+    from hetsim.sim.trace import plot_gantt, write_trace
     from hetsim.workload import load_workload
 
     platform = load_platform("hikey970")
@@ -35,7 +35,7 @@ def demo(out) -> None:
         fps = run_simulation(platform, workload, alone, engine="des", cost=cost, frames=50).metrics
         console.print(f"{single} alone: {fps.throughput_fps:.3f} frames/s")
     out = Path(out)
-    write_chrome_trace(result.intervals, out / "demo_trace.json", f"resnet50 on hikey970: {pipe}")
+    write_trace(out / "demo_trace.json", result.run, platform, workload, pipe, cost, title=f"resnet50 on hikey970: {pipe}")
     plot_gantt(result.intervals, out / "demo_gantt.png", f"ResNet50 on hikey970: {pipe}")
     console.print(f"wrote {out / 'demo_gantt.png'} and {out / 'demo_trace.json'} "
                   "(open the trace in ui.perfetto.dev)")

@@ -51,7 +51,8 @@ from hetsim.errors import HetsimError
 @click.option("--no-caching", is_flag=True, help="DAG mappings: move a tensor once per consuming op, "
               "not once per destination EP.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@click.option("--trace", type=click.Path(dir_okay=False), default=None, help="Write a Chrome/Perfetto trace.")
+@click.option("--trace", type=click.Path(dir_okay=False), default=None, help="Write a Perfetto trace (JSON; ui.perfetto.dev): a track per EP, link and memory, "
+              "flows for transfers, counters for bandwidth, queues and memory held.")
 @click.option("--gantt", type=click.Path(dir_okay=False), default=None, help="Write a Gantt chart PNG.")
 @click.option("--gantt-frames", type=click.IntRange(min=1), default=12, show_default=True,
               help="Frames the Gantt chart draws (the first ones).")
@@ -68,7 +69,7 @@ def simulate(ctx, platform_name, workload_name, mapping, engine, frames, no_cont
     from hetsim.evaluation import simulate as run_simulation
     from hetsim.mapping import Placement, load_mapping
     from hetsim.platform import load_platform
-    from hetsim.sim.trace import plot_gantt, write_chrome_trace
+    from hetsim.sim.trace import plot_gantt, write_trace
     from hetsim.validation import check_output_path
     from hetsim.workload import load_workload
 
@@ -92,7 +93,8 @@ def simulate(ctx, platform_name, workload_name, mapping, engine, frames, no_cont
                          residency=base.residency)
     result = run_simulation(platform, workload, m, options, cost=cost, dag=dag, progress=True)
     if trace:
-        write_chrome_trace(result.intervals, trace, f"{workload.name} on {platform.name}: {m}")
+        write_trace(trace, result.run, platform, workload, m, cost, options.state,
+                    f"{workload.name} on {platform.name}: {m}")
     if gantt:
         from hetsim.mapping import Pipeline
         from hetsim.sim.trace import stage_layers

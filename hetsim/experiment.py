@@ -351,12 +351,9 @@ def write_outcome(outcome: Outcome, out: Path) -> list[Path]:
         art.table.to_csv(f, index=False)
     written.append(base / f"{exp.id}.csv")
     if art.figure is not None:
-        import matplotlib.pyplot as plt
+        from hetsim.figures import save_figure
 
-        with atomic_write(base / f"{exp.id}.png", "wb") as f:
-            art.figure.savefig(f, format="png", dpi=110, bbox_inches="tight")
-        plt.close(art.figure)
-        written.append(base / f"{exp.id}.png")
+        written.append(save_figure(art.figure, base / f"{exp.id}.png", dpi=110, bbox_inches="tight"))
     return written
 
 

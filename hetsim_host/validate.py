@@ -338,10 +338,9 @@ def report_markdown(r: Report) -> str:
 
 
 def plot_report(r: Report, path: str | os.PathLike) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    from hetsim.figures import save_figure
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 4.5), gridspec_kw={"width_ratios": [2, 1]})
     x = np.arange(1, len(r.layer_names) + 1)
@@ -365,9 +364,7 @@ def plot_report(r: Report, path: str | os.PathLike) -> None:
     ax2.set_title("pipeline throughput")
     ax2.legend(fontsize=8)
     fig.tight_layout()
-    with atomic_write(path, "wb") as f:
-        fig.savefig(f, format="png", dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
 
 
 def write_report(r: Report, out_dir: str | os.PathLike) -> list[Path]:

@@ -7,6 +7,7 @@ script call it with ``sys.argv``.
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -21,6 +22,9 @@ def _fail(message: str) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the click group and turn every user error into one line and exit 2."""
+    # The command line draws to files only: matplotlib's file backend unless the user names one
+    # (the library itself never picks a backend, so a notebook keeps its inline plots).
+    os.environ.setdefault("MPLBACKEND", "agg")
     try:
         cli.main(args=argv, prog_name="hetsim", standalone_mode=False)
     except HetsimError as e:

@@ -183,7 +183,8 @@ def _given(fields: dict) -> dict:
 @click.option("--trials", "trials_out", type=click.Path(dir_okay=False), default=None,
               help="Write the trial table as CSV.")
 @click.option("--plot", "plot_out", type=click.Path(dir_okay=False), default=None,
-              help="Write a PNG: the Pareto front with --pareto, else the best-so-far convergence.")
+              help="Write a figure (.png, .pdf or .svg: the suffix sets the format): the Pareto front with "
+              "--pareto, else the best-so-far convergence.")
 @click.option("--export-autodice", "export_dir", type=click.Path(file_okay=False), default=None,
               help="Placements: write the chosen mapping as AutoDiCE's mapping.json and horizontal.json "
                    "in this directory (hetsim simulate -m DIR/mapping.json).")
@@ -191,12 +192,13 @@ def _given(fields: dict) -> dict:
 def explore_cmd(plan_out, trials_out, plot_out, export_dir, as_json, **flags):
     """Search mappings of a workload with one of the registered algorithms."""
     from hetsim.exploration.spec import build
+    from hetsim.figures import check_figure_path
     from hetsim.validation import check_output_dir, check_output_path
 
     spec = flags_spec(**flags)   # every flag but the outputs describes the exploration
     # Every output path writable before anything runs.
     check_output_path(trials_out, "--trials")
-    check_output_path(plot_out, "--plot")
+    check_figure_path(plot_out, "--plot")
     check_output_path(plan_out, "--plan-out")
     check_output_dir(export_dir, "--export-autodice")
     setup = build(spec, names=FLAGS)
@@ -388,7 +390,7 @@ def _plot_convergence(result, path, title: str) -> None:
     """The best-so-far objective against the tuning clock (every improvement and the last trial)."""
     import matplotlib.pyplot as plt
 
-    from hetsim.validation import atomic_write
+    from hetsim.figures import save_figure
 
     problem = result.problem
     column = result.trials.columns[-2]
@@ -400,9 +402,7 @@ def _plot_convergence(result, path, title: str) -> None:
     ax.set_title(title)
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    with atomic_write(path, "wb") as f:
-        fig.savefig(f, format="png", dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, "--plot", dpi=120)
 
 
 def _installed() -> str:

@@ -53,7 +53,7 @@ from hetsim.errors import HetsimError
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--trace", type=click.Path(dir_okay=False), default=None, help="Write a Perfetto trace (JSON; ui.perfetto.dev): a track per EP, link and memory, "
               "flows for transfers, counters for bandwidth, queues and memory held.")
-@click.option("--gantt", type=click.Path(dir_okay=False), default=None, help="Write a Gantt chart PNG.")
+@click.option("--gantt", type=click.Path(dir_okay=False), default=None, help="Write a Gantt chart (.png, .pdf or .svg: the suffix sets the format).")
 @click.option("--gantt-frames", type=click.IntRange(min=1), default=12, show_default=True,
               help="Frames the Gantt chart draws (the first ones).")
 @click.option("--gantt-layers", is_flag=True, help="Show each pipeline stage's layers in the Gantt chart.")
@@ -67,6 +67,7 @@ def simulate(ctx, platform_name, workload_name, mapping, engine, frames, no_cont
     from hetsim.cost import make_cost_model
     from hetsim.evaluation import DagOptions
     from hetsim.evaluation import simulate as run_simulation
+    from hetsim.figures import check_figure_path
     from hetsim.mapping import Placement, load_mapping
     from hetsim.platform import load_platform
     from hetsim.sim.trace import plot_gantt, write_trace
@@ -77,7 +78,7 @@ def simulate(ctx, platform_name, workload_name, mapping, engine, frames, no_cont
                           noise_sigma=noise_sigma, source=source, interval_s=interval_s,
                           buffer_frames=buffer_frames, in_flight=in_flight, force=force)
     check_output_path(trace, "--trace")
-    check_output_path(gantt, "--gantt")
+    check_figure_path(gantt, "--gantt")
     if (trace is not None or gantt is not None) and engine != "des":
         raise HetsimError("--trace and --gantt need the des engine (--engine des; the analytic engine has no timeline)")
     platform = load_platform(platform_name, list(overrides), dvfs)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hetsim.figures import save_figure
 from hetsim.sim.runs import DagRun, PipelineRun
 from hetsim.validation import atomic_write
 
@@ -415,8 +416,9 @@ def plot_gantt(intervals: list[Interval], path=None, title: str = "", max_frames
     frames are drawn and the title says how many of how many. ``layers`` (:func:`stage_layers`)
     divides each compute bar of a lane into its layers, in proportion to their cost-model times
     [choice: the DES times a stage as a whole; contention stretches its layers alike], with
-    thin separators and, where a layer is wide enough, its number. Written as a PNG to ``path``
-    when given (and the figure closed), else returned (a notebook shows it inline).
+    thin separators and, where a layer is wide enough, its number. Written to ``path`` when given
+    (PNG, PDF or SVG as its suffix says; the figure closed), else returned (a notebook shows it
+    inline).
     :func:`draw_gantt` draws the same on given axes."""
     import matplotlib.pyplot as plt
 
@@ -426,7 +428,5 @@ def plot_gantt(intervals: list[Interval], path=None, title: str = "", max_frames
     fig.tight_layout()
     if path is None:
         return fig
-    with atomic_write(path, "wb") as f:
-        fig.savefig(f, format="png", dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, "--gantt", dpi=120)
     return None

@@ -22,15 +22,13 @@ import math
 from functools import lru_cache
 from pathlib import Path
 
-import matplotlib
+import matplotlib.pyplot as plt
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from hetsim.errors import HetsimError  # noqa: E402
-from hetsim.experiment import STRUCTURAL, Artifact, Context, experiment  # noqa: E402
-from hetsim.validation import atomic_write, read_yaml  # noqa: E402
+from hetsim.errors import HetsimError
+from hetsim.experiment import STRUCTURAL, Artifact, Context, experiment
+from hetsim.figures import save_figure
+from hetsim.validation import atomic_write, read_yaml
 
 PAPER = "tournament"
 SPEC = Path(__file__).resolve().parent / "sweeps" / "tournament.yaml"
@@ -234,10 +232,7 @@ def write_report(result, out_dir: Path) -> list[Path]:
             table.to_csv(f, index=False)
         with atomic_write(out_dir / f"tournament-{kind}.md") as f:
             f.write(f"# {kind} tournament\n\n{_explain(kind)}\n\n{markdown(summary, kind)}\n")
-        fig = figure(summary, kind)
-        with atomic_write(out_dir / f"tournament-{kind}.png", "wb") as f:
-            fig.savefig(f, format="png", dpi=110, bbox_inches="tight")
-        plt.close(fig)
+        save_figure(figure(summary, kind), out_dir / f"tournament-{kind}.png", dpi=110, bbox_inches="tight")
         written += [out_dir / f"tournament-{kind}.{ext}" for ext in ("csv", "md", "png")]
     return written
 

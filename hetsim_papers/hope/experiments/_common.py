@@ -4,13 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import matplotlib
+import matplotlib.pyplot as plt
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from hetsim.experiment import (  # noqa: E402
+from hetsim.experiment import (
     FIT_DEPENDENT,
     FIT_INPUT,
     PREDICTION,
@@ -19,7 +16,7 @@ from hetsim.experiment import (  # noqa: E402
     Artifact,
     Context,
 )
-from hetsim_papers.hope.experiments.paper import MODELS, QUICK_FEW, QUICK_MODELS  # noqa: E402
+from hetsim_papers.hope.experiments.paper import MODELS, QUICK_FEW, QUICK_MODELS
 
 __all__ = ["FIT_DEPENDENT", "FIT_INPUT", "PREDICTION", "STRUCTURAL", "VECTOR", "artifact", "figure",
            "grouped_bars", "models"]

@@ -54,6 +54,9 @@ class ExplorerSpec:
     summary: str
     paper: str = ""                       # default: the plugin's title
     fixed: Mapping[str, Any] = field(default_factory=dict)
+    #: The optional dependency it needs, as hetsim's pip extra (``"saga"``): a sweep's ``all`` leaves
+    #: it out, so that what a sweep (the tournament) runs does not depend on what is installed.
+    extra: str = ""
 
 
 @dataclass(frozen=True)
@@ -164,6 +167,10 @@ CORE = Plugin(
         ExplorerSpec("HEFT", f"{_DAG}.heft:heft", "placement",
                      "upward-rank list scheduling with insertion-based earliest finish time",
                      paper="baseline (Topcuoglu et al., TPDS 2002)"),
+        ExplorerSpec("saga", f"{_DAG}.saga_schedulers:saga_schedule", "placement",
+                     "saga's list schedulers (scheduler=HEFT, CPOP, ETF, MinMin, ...) on a related-machines "
+                     "fit of the cost tables; needs pip install 'hetsim[saga]'",
+                     paper="saga (Coleman et al.: the anrg-saga package)", extra="saga"),
         ExplorerSpec("muLayer", f"{_DAG}.mulayer:mulayer", "placement",
                      "layer by layer, each compute op's channels split between CPU and GPU",
                      paper="baseline (HOPE Fig. 6: Kim et al., EuroSys 2019)"),

@@ -189,8 +189,8 @@ class Axes(_Strict):
     measurement: dict[str, Values] = Field(default_factory=dict,
                                            description="Measurement fields of explorer cells.")
     algorithm: Literal["all"] | AllOf | list[str | AlgorithmEntry] | None = Field(
-        None, description="'all' (every registered algorithm), {all: [kinds]} (every registered "
-        "algorithm of these problem kinds) or names / {name, params, label}.")
+        None, description="'all' (every registered algorithm but those needing an optional package), "
+        "{all: [kinds]} (the same, of these problem kinds) or names / {name, params, label}.")
     params: dict[str, dict[str, Values]] = Field(
         default_factory=dict, description="Parameter grids per algorithm name: each combination "
         "becomes an entry of the algorithm axis.")
@@ -475,7 +475,10 @@ def algorithm_entries(spec: SweepSpec) -> list[AlgorithmEntry]:
         from hetsim.exploration.registry import algorithms
 
         kinds = ax.all if isinstance(ax, AllOf) else None
-        entries = [AlgorithmEntry(name=a.name) for a in algorithms() if kinds is None or a.problem in kinds]
+        # an algorithm that needs an optional package (a.extra) is not part of "all": a sweep's cells
+        # must not depend on what is installed
+        entries = [AlgorithmEntry(name=a.name) for a in algorithms()
+                   if (kinds is None or a.problem in kinds) and not a.extra]
     else:
         entries = [AlgorithmEntry(name=e) if isinstance(e, str) else e for e in ax]
     out = []

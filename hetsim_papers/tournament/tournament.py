@@ -261,7 +261,7 @@ def artifact(result, kind: str, ctx: Context) -> Artifact:
     from hetsim.exploration import algorithms
 
     scored = score(result).get(kind)
-    registered = [a.name for a in algorithms(kind)]
+    registered = [a.name for a in algorithms(kind) if not a.extra]   # the SPEC's "all"
     axes = list(result.cells[0].axes)
     group_cols = _problem_columns(result.table, axes)
     spec = result.spec

@@ -164,3 +164,52 @@ def show(platform_name, workload_name, ep_names, dvfs, overrides, layers, csv_pa
         console.print(f"{name}: {df[df.ep == name]['time_s'].sum() * 1e3:.2f} ms per frame")
     if csv_path:
         console.print(f"wrote {csv_path}")
+
+
+@costs.command("import-starpu")
+@click.option("--platform", "-p", "platform_name", required=True, help="Platform name or YAML path (the EPs named).")
+@click.option("--workload", "-w", "workload_name", required=True, help="Workload name or YAML path (the ops priced).")
+@click.option("--model", "models", multiple=True, required=True, metavar="KIND=FILE",
+              help="A StarPU performance model file (sampling/codelets/<version>/<symbol>.<host>) for the ops "
+              "of one kind (conv, fc, matmul...; repeatable).")
+@click.option("--device", "devices", multiple=True, required=True, metavar="DEVICE=EP",
+              help="A StarPU device combination (cpu0, cpu0x4, cuda0, opencl0, cpu0+cuda0) and the EP or "
+              "place of the platform it measured (repeatable; combinations not named are left out).")
+@click.option("--impl", type=click.IntRange(min=0), default=0, show_default=True,
+              help="The codelet implementation whose model is read.")
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False),
+              help="Directory for costs.csv (then: hetsim simulate --cost-table DIR).")
+def import_starpu(platform_name, workload_name, models, devices, impl, out) -> None:
+    """Measured per-op times per device from StarPU performance models (history, else regression)."""
+    from hetsim.cost.measured import COSTS_FILE
+    from hetsim.cost.starpu_perfmodel import import_starpu_perfmodels
+    from hetsim.platform import load_platform
+    from hetsim.validation import atomic_write, check_output_dir
+    from hetsim.workload import load_workload
+
+    check_output_dir(out, "--out")
+    platform = load_platform(platform_name)
+    workload = load_workload(workload_name)
+    device_eps = dict(_pairs(devices, "--device"))
+    for dev, ep in device_eps.items():
+        try:
+            platform.ep(ep)
+        except HetsimError as e:
+            raise HetsimError(f"--device {dev}={ep}: {e}") from None
+    by_kind: dict[str, str] = {}
+    for kind, path in _pairs(models, "--model"):
+        if kind in by_kind:
+            raise HetsimError(f"--model {kind}={path}: kind {kind!r} already has {by_kind[kind]}")
+        by_kind[kind] = path
+    table, notes = import_starpu_perfmodels(workload, by_kind, device_eps, impl)
+    if table.empty:
+        raise HetsimError(f"no op of {workload.name} was priced by the models on {', '.join(device_eps)}: "
+                          "check --model kinds and --device names")
+    out_dir = Path(out)
+    with atomic_write(out_dir / COSTS_FILE) as f:
+        table.to_csv(f, index=False, float_format="%.9g")
+    for note in notes:
+        console.print(escape(note), soft_wrap=True)
+    priced = table.groupby("ep")["op"].nunique()
+    console.print(f"wrote {out_dir / COSTS_FILE}: " + ", ".join(f"{n} ops on {ep}" for ep, n in priced.items())
+                  + f" of {len(workload.ops)}")

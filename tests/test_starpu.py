@@ -11,7 +11,11 @@ import pytest
 import yaml
 from helpers import assert_one_line_error
 
-from hetsim.cost.starpu_perfmodel import import_starpu_perfmodels, op_task_bytes, read_starpu_perfmodel
+from hetsim.cost.starpu_perfmodel import (
+    import_starpu_perfmodels,
+    op_task_bytes,
+    read_starpu_perfmodel,
+)
 from hetsim.workload import load_workload
 
 OPS = [{"name": "conv1", "kind": "conv", "kernel": 3, "pad": 1, "out_c": 8},

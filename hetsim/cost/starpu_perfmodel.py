@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -182,7 +183,7 @@ def op_task_bytes(op) -> int:
     return int(op.input_bytes + op.weight_bytes + op.output_bytes)
 
 
-def import_starpu_perfmodels(workload, models: dict[str, str | os.PathLike], devices: dict[str, str],
+def import_starpu_perfmodels(workload, models: Mapping[str, str | os.PathLike], devices: Mapping[str, str],
                              impl: int = 0) -> tuple[pd.DataFrame, list[str]]:
     """The measured cost table (``op, ep, time_s, source, symbol, size_bytes``) of ``workload``
     from StarPU performance model files ``models`` (op kind -> file) on ``devices`` (StarPU device

@@ -1,10 +1,10 @@
 """A GEMM timed back to back and right after a 1-thread numpy kernel that ran for a given time.
 
-The probe of docs/fidelity.md 1.7's 2-core conv lead: in a network a GEMM follows other kernels
+The probe of docs/fidelity.md#a-gemm-inside-a-network (the 2-core conv lead): in a network a GEMM follows other kernels
 (relu, pooling, im2col), in ``calibrate host`` it follows other GEMMs. Prints, per GEMM shape, the
 median time (µs) after each gap (0 = back to back).
 
-    python benchmarks/gemm_after_gap.py [--reps 61] [--threads 2]
+    python -m hetsim_host.probes.gemm_after_gap [--reps 61] [--threads 2]
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import os
 import time
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 SHAPES = [(196, 576, 64), (784, 576, 128), (49, 2304, 256), (3136, 147, 64)]   # N, K, M
 GAPS_MS = (0.0, 0.05, 0.2, 1.0, 5.0)
@@ -25,6 +24,9 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=61)
     ap.add_argument("--threads", type=int, default=2)
     a = ap.parse_args()
+    # imported after --help: threadpoolctl sets KMP_DUPLICATE_LIB_OK in the environment on import
+    from threadpoolctl import threadpool_limits
+
     os.sched_setaffinity(0, set(range(min(a.threads, os.cpu_count() or 1))))
     rng = np.random.default_rng(0)
     src = rng.standard_normal(1 << 18, dtype=np.float32)   # 1 MB in, 1 MB out: the kernel between

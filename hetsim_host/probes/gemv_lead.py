@@ -1,10 +1,10 @@
-"""docs/fidelity.md 1.5's classifier lead, measured: the executor's fc (``x @ W``, a GEMV) on W of
+"""The classifier lead of docs/fidelity.md#the-classifier-gemv-and-softmax, measured: the executor's fc (``x @ W``, a GEMV) on W of
 1-256 MB, warm and cold, on 4 KiB and 2 MiB pages, on 1 and 2 BLAS threads.
 
-    python benchmarks/gemv_lead.py --out results/gemv_lead.json [--reps 9] [--threads 1]
-    python benchmarks/gemv_lead.py --summary results/gemv_lead.json
-    python benchmarks/gemv_lead.py --series cold | --series cold+tlb
-    python benchmarks/gemv_lead.py --in-network googlenet,resnet50,mobilenet,alexnet
+    python -m hetsim_host.probes.gemv_lead --out results/gemv_lead.json [--reps 9] [--threads 1]
+    python -m hetsim_host.probes.gemv_lead --summary results/gemv_lead.json
+    python -m hetsim_host.probes.gemv_lead --series cold | --series cold+tlb
+    python -m hetsim_host.probes.gemv_lead --in-network googlenet,resnet50,mobilenet,alexnet
 
 Every case is the executor's fc code path (``_fc``: ``x.reshape(k) @ w``, its ``_weights``), in a
 process set up as a stage is (pinned, ``steady_allocator``, threadpoolctl). W's pages:
@@ -20,7 +20,7 @@ caches, :func:`hetsim_host.microbench.flush_bytes`, and a tiny GEMM: only the da
 ``cold+tlb`` (cold, and one float read per 4 KiB page of a 256 MiB buffer on 4 KiB pages: the
 TLBs cold too). The executor's softmax of 1000 values, warm and cold+tlb.
 
-Measured caveat (docs/fidelity.md 1.6): here W was read twice (warm) right before the flush, and
+Measured caveat (docs/fidelity.md#the-classifier-gemv-and-softmax): here W was read twice (warm) right before the flush, and
 its cold runs came out 10-30 % faster than in ``calibrate host``'s GEMV phase
 (:func:`hetsim_host.microbench.bench_gemv`), where W was last read a whole round earlier, as in a
 network; the calibration's context is the network's, this script's is for the page and orientation

@@ -1,10 +1,11 @@
-"""Issue 14's host measurements: calibrate this machine and validate both cost models on real runs,
-several times, each run waiting for a quiet machine first (other engineers share its 2 CPUs).
+"""The host fidelity runs: calibrate this machine and validate both cost models on real runs,
+several times, each run waiting for a quiet machine first (the machine's 2 CPUs are shared). This
+is the command that regenerates the measurements behind docs/fidelity.md's host tables.
 
-    python benchmarks/fidelity_host.py --runs 3 --out results/fidelity/host
-    python benchmarks/fidelity_host.py --summary results/fidelity/host     # the tables of docs/fidelity.md
-    python benchmarks/fidelity_host.py --analyse DIR | --heldout DIR | --breakdown DIR   # refitted, offline
-    python benchmarks/fidelity_host.py --breakdown DIR --gemv-rows docs/validation/gemv-2026-11-24.json
+    python -m hetsim_host.probes.fidelity --runs 3 --out results/fidelity/host   # measure (~6 min a run)
+    python -m hetsim_host.probes.fidelity --summary results/fidelity/host        # the reports as they are
+    python -m hetsim_host.probes.fidelity --analyse DIR | --heldout DIR | --breakdown DIR   # refitted, offline
+    python -m hetsim_host.probes.fidelity --analyse DIR --gemv-rows OTHER/run1/host.measurements.json
 
 Every run: ``hetsim calibrate host`` (both blocks fitted on the same measurements), then ``validate
 host`` of each network on the whole network on 1 core, on all cores, and the best 2-stage pipeline
@@ -24,8 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from hetsim_host.fit import NO_GEMV_TERMS  # noqa: E402
+from hetsim_host.fit import NO_GEMV_TERMS
 
 NETWORKS = ("alexnet", "googlenet", "mobilenet", "resnet50", "squeezenet")
 COSTS = ("roofline", "gemm2")
@@ -57,13 +57,11 @@ def wait_quiet(limit: float, windows: int = 3, timeout_s: float = 900) -> dict:
 
 
 def hetsim(*args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    return subprocess.run([sys.executable, "-m", "hetsim", *args], capture_output=True, text=True, env=env)
+    return subprocess.run([sys.executable, "-m", "hetsim", *args], capture_output=True, text=True)
 
 
 def mappings_for(platform_file: Path, network: str) -> list[str]:
     """C1, Cn and the best 2-stage pipeline of each model (the union, in that order)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from hetsim.cost import make_cost_model
     from hetsim.platform import load_platform
     from hetsim.workload import load_workload
@@ -158,8 +156,20 @@ ROOFLINE_ABLATIONS: dict[str, dict] = {
 
 
 #: Cold-GEMV rows (``calibrate host``'s gemv phase) to add to runs whose calibration predates them
-#: (``--gemv-rows FILE``: an offline estimate, docs/fidelity.md 1.6); empty: the runs as saved.
+#: (``--gemv-rows FILE``: an offline estimate, docs/fidelity.md#the-classifier-gemv-and-softmax);
+#: empty: the runs as saved.
 GEMV_ROWS: list[dict] = []
+
+
+def gemv_rows(d: dict) -> list[dict]:
+    """The cold-GEMV rows of a ``--gemv-rows`` file: ``{'rows': [...]}``, or the ``gemv`` rows of a
+    ``host.measurements.json`` that has them."""
+    if "rows" in d:
+        return list(d["rows"])
+    rows = d.get("measurements", d).get("gemv") or []
+    if not rows:
+        raise SystemExit("--gemv-rows: the file has no cold-GEMV rows (a calibration from before the gemv phase?)")
+    return list(rows)
 
 
 def models_of_run(rd: Path, statistic: str):
@@ -167,7 +177,6 @@ def models_of_run(rd: Path, statistic: str):
     gemm2 refitted with each mechanism of :data:`ABLATIONS` held off and the roofline with each of
     :data:`ROOFLINE_ABLATIONS`, all from the run's saved
     measurements and the same ``statistic`` (plus :data:`GEMV_ROWS` where the run has none)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from hetsim.cost import Gemm2CostModel, RooflineCostModel
     from hetsim.platform import platform_from_dict
     from hetsim_host.fit import _add_gemm2, fit_gemm2, fit_host, platform_dict, unify_clock
@@ -195,8 +204,8 @@ def models_of_run(rd: Path, statistic: str):
             return Gemm2CostModel(p, context=c)
 
         out[name] = (platform, gemm2_model)
-    for name, kw in ROOFLINE_ABLATIONS.items():
-        alt = fit_host(m, **kw)
+    for name, roof_kw in ROOFLINE_ABLATIONS.items():
+        alt = fit_host(m, **roof_kw)
         unify_clock(alt, clock)     # the clock the gemm2 fit raised it to, as the roofline's
         d = platform_dict(alt)
         d["core_types"][0]["dvfs"][0]["freq_MHz"] = clock.freq_MHz
@@ -208,7 +217,6 @@ def analyse(out: Path, statistic: str = "median") -> str:
     """Per run and network: layer MAPE and median |throughput error| of every model (the roofline,
     gemm2 and its ablations, all refitted on the run's calibration with ``statistic``), scored on
     the run's measured layers (their median or p20 with ``statistic``)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from hetsim.workload import load_workload
     from hetsim_host.validate import rescore
 
@@ -268,7 +276,6 @@ def heldout(out: Path, statistic: str = "median") -> str:
     """Per run: median |model / measured - 1| on the GEMM shapes held out of every fit, per thread
     count and context (warm: right after the same call; cold: caches flushed), for the roofline
     (``HostFit.gemm_time``: one efficiency, max(compute, memory)) and gemm2 (as fitted)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from hetsim_host.fit import fit_gemm2, fit_host
     from hetsim_host.microbench import Measurements, with_statistic
 
@@ -297,7 +304,6 @@ def layer_rows(out: Path, statistic: str = "median") -> list[dict]:
     """Every whole-network layer time of every run (C1 and Cn mappings), measured and simulated by
     the roofline and gemm2 as refitted on the run's calibration: run, network, model, threads,
     layer, kind (the sorted op kinds the layer holds), measured_s, simulated_s, error."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from hetsim.workload import load_workload
     from hetsim_host.validate import simulate_mapping
 
@@ -326,7 +332,7 @@ def layer_rows(out: Path, statistic: str = "median") -> list[dict]:
 
 
 def breakdown(out: Path, statistic: str = "median", top: int = 8) -> str:
-    """Where the per-layer error sits (docs/fidelity.md 1.4-1.5): per model, mean |error| and signed
+    """Where the per-layer error sits (docs/fidelity.md#where-the-error-sits): per model, mean |error| and signed
     mean per thread count (and weighted by measured time), and the layer kinds carrying the largest
     shares of the summed |error|."""
     import pandas as pd
@@ -359,32 +365,45 @@ def main() -> None:
     ap.add_argument("--quiet", type=float, default=0.15, help="others' CPU share that counts as quiet")
     ap.add_argument("--summary", default=None, help="print the summary of a finished --out and stop")
     ap.add_argument("--analyse", default=None, help="refit every model on each run's measurements and score "
-                    "them on its validation runs (the ablations included)")
-    ap.add_argument("--heldout", default=None, help="held-out GEMM shapes: both models' errors per run")
+                    "them on its validation runs (the ablations included); also DIR/analysis_median.md")
+    ap.add_argument("--heldout", default=None, help="held-out GEMM shapes: both models' errors per run; also "
+                    "DIR/heldout_median.md")
     ap.add_argument("--breakdown", default=None, help="where the per-layer error sits: by thread count and "
-                    "by the kinds of op a layer holds, both models")
+                    "by the kinds of op a layer holds, both models; also DIR/breakdown_median.md")
     ap.add_argument("--statistic", default="median", choices=("median", "p20"))
-    ap.add_argument("--gemv-rows", default=None, help="a JSON file of cold-GEMV rows ({'rows': [...]}) "
-                    "added to runs calibrated before the gemv phase existed (offline estimate)")
+    ap.add_argument("--gemv-rows", default=None, help="cold-GEMV rows added to runs calibrated before the gemv "
+                    "phase existed (offline estimate): a later calibration's host.measurements.json, or "
+                    "{'rows': [...]}")
     a = ap.parse_args()
     if a.gemv_rows:
-        GEMV_ROWS.extend(json.loads(Path(a.gemv_rows).read_text())["rows"])
-    if a.breakdown:
-        print(breakdown(Path(a.breakdown), a.statistic))
-        return
-    if a.heldout:
-        print(heldout(Path(a.heldout), a.statistic))
-        return
+        GEMV_ROWS.extend(gemv_rows(json.loads(Path(a.gemv_rows).read_text())))
+    # option -> (table file name, table)
+    offline = {"breakdown": ("breakdown", breakdown), "heldout": ("heldout", heldout), "analyse": ("analysis", analyse)}
+    for option, (name, table) in offline.items():
+        if getattr(a, option):
+            print(write_table(Path(getattr(a, option)), name, a.statistic, table))
+            return
     if a.summary:
         print(summary(Path(a.summary)))
         return
-    if a.analyse:
-        print(analyse(Path(a.analyse), a.statistic))
-        return
+    out = Path(a.out)
     for i in range(a.first, a.first + a.runs):
-        run(Path(a.out), i, a.networks.split(","), a.repeats, a.frames, a.quiet)
-    print(summary(Path(a.out)))
+        run(out, i, a.networks.split(","), a.repeats, a.frames, a.quiet)
+    print(summary(out))
+    # the page's tables, refitted with this code, beside the runs they come from
+    for name, table in offline.values():
+        write_table(out, name, a.statistic, table)
+    print(f"tables: {', '.join(str(out / f'{n}_{a.statistic}.md') for n, _ in offline.values())}")
 
+
+def write_table(out: Path, name: str, statistic: str, table) -> str:
+    """``table(out, statistic)``, also written to ``out/<name>_<statistic>.md``."""
+    from hetsim.validation import atomic_write
+
+    text = table(out, statistic)
+    with atomic_write(out / f"{name}_{statistic}.md") as f:
+        f.write(text + "\n")
+    return text
 
 if __name__ == "__main__":
     main()

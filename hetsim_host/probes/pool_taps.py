@@ -1,8 +1,8 @@
 """The executor's pooling kernel on one output shape with several windows: does its time follow the
 window taps (one strided pass over the output per tap, hetsim_host/kernels.py ``_pool``) or the
-input bytes its windows cover (``Op.input_bytes``)? The probe behind docs/fidelity.md 1.10.
+input bytes its windows cover (``Op.input_bytes``)? The probe behind docs/fidelity.md#poolings.
 
-    python benchmarks/pool_taps.py [--reps 41] [--cold]
+    python -m hetsim_host.probes.pool_taps [--reps 41] [--cold]
 
 Prints, per pooling (kind, kernel, stride) on each output shape, the median time (µs, 1 thread),
 the covered input + output bytes and the taps, and the time per tap pass and per covered byte.
@@ -15,13 +15,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 #: (kernel, stride): ResNet50's shortcut subsampling (1, 2), the calibration's (3, 2), AlexNet's
 #: and SqueezeNet's too, GoogLeNet's inception branch (3, 1), the synthetic network's (2, 2).

@@ -1,7 +1,8 @@
-"""Issue 14's board-side numbers (docs/fidelity.md): what the refitted ground truths say per layer,
-on the held-back Table VII, under DVFS, and the audit's leads tested.
+"""The board-side fidelity numbers (docs/fidelity.md#the-papers-boards): what Pipe-it's refitted
+ground truths (roofline and gemm2) say per layer, on the held-back Table VII, under DVFS, and the
+audit's leads tested.
 
-    python benchmarks/fidelity_boards.py            # prints the markdown sections
+    python -m hetsim_papers.pipeit.fidelity.boards            # prints the markdown sections
 
 * per-layer s4/B4 time ratio of every CNN's conv layers, before (roofline ground truth) and after
   (gemm2), both fitted to Table IV;
@@ -17,17 +18,12 @@ on the held-back Table VII, under DVFS, and the audit's leads tested.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from hetsim.platform import load_platform, platform_from_dict  # noqa: E402
-from hetsim.workload import load_workload  # noqa: E402
-from hetsim_papers.pipeit.experiments.calibration import BOARD_3B_2S, fit_ground_truth, make_truth  # noqa: E402
-from hetsim_papers.pipeit.experiments.paper import LABELS, NETWORKS, TABLE_IV, TABLE_VII, TABLE_VIII  # noqa: E402
+from hetsim.platform import load_platform, platform_from_dict
+from hetsim.workload import load_workload
+from hetsim_papers.pipeit.experiments.calibration import BOARD_3B_2S, fit_ground_truth, make_truth
+from hetsim_papers.pipeit.experiments.paper import LABELS, NETWORKS, TABLE_IV, TABLE_VII, TABLE_VIII
 
 MODELS = ("roofline", "gemm2")
 

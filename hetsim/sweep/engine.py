@@ -17,9 +17,11 @@ Files in ``out``:
 a value to an axis and resuming runs only the new cells).
 
 Execution: ``workers=1`` runs in this process; otherwise a :class:`ProcessPoolExecutor` of
-``workers`` processes (default: every core), or, with ``scheduler="tcp://host:port"``, an existing
-Dask distributed cluster (:mod:`distributed`; the workers need hetsim installed). Cells travel in
-batches sized to take ~0.2 s each (at most 50 cells): a task costs far more than a millisecond cell.
+``workers`` processes (default: every core), or, with ``scheduler``, a Dask distributed cluster
+(:mod:`distributed`; the workers need hetsim installed): its address (``"tcp://host:port"``), a
+``distributed.Client`` (left open) or a cluster object such as ``LocalCluster``. Cells travel in
+batches sized to take ~0.2 s each (at most 50 cells): a task costs far more than a millisecond cell;
+a Dask task is named after its cells (:func:`batch_key`).
 """
 
 from __future__ import annotations
@@ -186,6 +188,12 @@ class _LocalPool:
 
 
 class _Dask:
+    def __new__(cls, scheduler: Any = None):
+        # A distributed.Client or a cluster object (LocalCluster, ...) instead of an address.
+        if cls is _Dask and scheduler is not None and not isinstance(scheduler, str):
+            return super().__new__(_DaskOf)
+        return super().__new__(cls)
+
     def __init__(self, address: str):
         try:
             from distributed import Client
@@ -204,7 +212,7 @@ class _Dask:
         self.slots = 2 * max(1, threads)
 
     def submit(self, batch):
-        return self.client.submit(run_batch, batch, pure=False)
+        return self.client.submit(run_batch, batch, pure=False, key=batch_key(batch))
 
     def wait(self, futures):
         from distributed import wait
@@ -215,9 +223,46 @@ class _Dask:
         self.client.close()
 
 
+class _DaskOf(_Dask):
+    """The Dask backend on a ``distributed.Client`` the caller holds (left open after the sweep), or
+    on a cluster object such as a ``LocalCluster`` (a client of its own, closed after the sweep;
+    the cluster stays the caller's)."""
+
+    def __init__(self, scheduler: Any):
+        from distributed import Client
+
+        if isinstance(scheduler, Client):
+            self.client, self._own = scheduler, False
+        elif isinstance(getattr(scheduler, "scheduler_address", None), str):
+            self.client, self._own = Client(scheduler, timeout=CONNECT_TIMEOUT), True
+        else:
+            raise HetsimError(f"scheduler={scheduler!r}: give a Dask scheduler's address (tcp://host:8786), a "
+                              "distributed.Client or a cluster (distributed.LocalCluster)")
+        threads = sum(self.client.nthreads().values())
+        if threads == 0:
+            self.client.wait_for_workers(1, timeout=60)
+            threads = sum(self.client.nthreads().values())
+        self.slots = 2 * max(1, threads)
+
+    def close(self, cancel: bool = False) -> None:
+        if self._own:
+            self.client.close()
+
+
+def batch_key(batch: list[tuple[str, dict]]) -> tuple:
+    """A Dask task's key named after its cells: ``("<algorithm or mapping> cells", "<platform>
+    <workload> seed <s>", first cell id, number of cells)``; the dashboard groups tasks by the
+    first part (``ES cells``, ``mapping cells``)."""
+    cell_id, config = batch[0]
+    what = config.get("label") or config.get("algorithm") or config.get("kind", "sweep")
+    where = f"{config.get('platform')} {config.get('workload')} seed {config.get('seed')}"
+    # dask.utils.key_split stops at a '-' before a word that is not letters: keep the name whole
+    return (f"{what} cells".replace("-", "_"), where, cell_id, len(batch))
+
+
 # -- running -----------------------------------------------------------------------------------------
 def run_sweep(spec: SweepSpec, out: str | os.PathLike | None = None, *, workers: int | None = None,
-              scheduler: str | None = None, resume: bool = False, force: bool = False,
+              scheduler: Any = None, resume: bool = False, force: bool = False,
               batch: int | None = None, progress: bool = False, plots: bool = True,
               console=None) -> SweepResult:
     """Run every cell of ``spec`` (see the module docstring); ``out=None`` keeps everything in memory."""
@@ -270,7 +315,7 @@ def _open_out(spec: SweepSpec, out_dir: Path, resume: bool) -> dict[str, dict]:
 
 
 def _run_cells(todo: list[Cell], cells: list[Cell], records: dict[str, dict], out_dir: Path | None,
-               workers: int | None, scheduler: str | None, batch: int | None, bar_args: tuple) -> float:
+               workers: int | None, scheduler: Any, batch: int | None, bar_args: tuple) -> float:
     """Run the cells to do on the backend (Dask, in process, or the local pool), each result in
     ``records`` and journaled as it lands; interrupted, the table of what is done is still written.
     ``bar_args``: the progress bar's (enabled, console, label). Returns the cells' busy seconds."""

@@ -177,3 +177,23 @@ def test_cli_trace_of_a_placement(hetsim, tmp_path):
     assert imp.stats == {} and imp.flows
     assert any(name.startswith("bandwidth ") for name in imp.counters)
     assert any(n.startswith("memories") for n in imp.process_names.values())
+
+
+def test_trace_processor_needs_its_package(tmp_path, monkeypatch):
+    """The real consumer, where it can run: without the perfetto package, one line naming the
+    install command (trace processor's binary cannot be downloaded on this machine)."""
+    import builtins
+
+    from hetsim.errors import HetsimError
+    from hetsim.sim.trace import trace_processor_summary
+
+    real = builtins.__import__
+
+    def no_perfetto(name, *a, **k):
+        if name == "perfetto" or name.startswith("perfetto."):
+            raise ImportError(name)
+        return real(name, *a, **k)
+
+    monkeypatch.setattr(builtins, "__import__", no_perfetto)
+    with pytest.raises(HetsimError, match=r"pip install 'hetsim\[perfetto\]'"):
+        trace_processor_summary(tmp_path / "t.json")

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hetsim.errors import HetsimError
 from hetsim.figures import save_figure
 from hetsim.sim.runs import DagRun, PipelineRun
 from hetsim.validation import atomic_write
@@ -349,6 +350,32 @@ def write_trace(path, run: PipelineRun | DagRun, platform, workload, mapping, co
     with atomic_write(path) as f:
         f.write(text)
     return data
+
+
+def trace_processor_summary(path) -> dict[str, int]:
+    """What Perfetto's trace processor imports from the trace at ``path``: ``slices``, ``flows``,
+    ``counter_tracks`` and ``import_errors`` (its error stats). Needs the ``perfetto`` package
+    (``pip install 'hetsim[perfetto]'``), which downloads trace processor's binary on first use."""
+    try:
+        from perfetto.trace_processor import TraceProcessor
+    except ImportError:
+        raise HetsimError("reading a trace with Perfetto's trace processor needs the perfetto package: "
+                          "pip install 'hetsim[perfetto]'") from None
+    try:
+        tp = TraceProcessor(trace=str(path))
+    except Exception as e:  # noqa: BLE001 - its binary is downloaded on first use; offline that fails
+        raise HetsimError(f"{path}: Perfetto's trace processor did not start ({type(e).__name__}: "
+                          f"{' '.join(str(e).split())[:200]}); it downloads its binary on first use") from None
+    try:
+        def one(sql: str) -> int:
+            return int(next(iter(tp.query(sql))).n)
+
+        return {"slices": one("select count(*) as n from slice"), "flows": one("select count(*) as n from flow"),
+                "counter_tracks": one("select count(*) as n from counter_track"),
+                "import_errors": one("select coalesce(sum(value), 0) as n from stats where severity = 'error' "
+                                     "and source = 'trace'")}
+    finally:
+        tp.close()
 
 
 def stage_layers(pipe, workload, cost, state=None) -> dict[str, list[tuple[str, float]]]:

@@ -22,9 +22,6 @@ def _fail(message: str) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the click group and turn every user error into one line and exit 2."""
-    # The command line draws to files only: matplotlib's file backend unless the user names one
-    # (the library itself never picks a backend, so a notebook keeps its inline plots).
-    os.environ.setdefault("MPLBACKEND", "agg")
     try:
         cli.main(args=argv, prog_name="hetsim", standalone_mode=False)
     except HetsimError as e:
@@ -43,6 +40,15 @@ def main(argv: list[str] | None = None) -> None:
               "--frames or a smaller problem")
     except BrokenPipeError:
         sys.exit(0)
+
+
+def entry() -> None:
+    """The ``hetsim`` command (and ``python -m hetsim``): :func:`main` in a process of its own, which
+    draws to files only: matplotlib's file backend unless the user names one (the library never
+    picks a backend, so a notebook keeps its inline plots; :func:`main` called in-process changes
+    nothing)."""
+    os.environ.setdefault("MPLBACKEND", "agg")
+    main()
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from hetsim.platform import load_platform, platform_from_dict
 from hetsim.workload import workload_from_dict
@@ -191,6 +192,16 @@ def missing_shipped_plugins() -> set[str]:
 
     declared = {ep.name for ep in distribution("hetsim").entry_points if ep.group == GROUP}
     return declared - {p.name for p in plugins()}
+
+
+def with_plugin(plugin: str, *values):
+    """Test parameters that need a shipped plugin (one of its networks, platforms): skipped when
+    the plugin is left out, as `make test-core` runs the core's tests."""
+    from hetsim.plugins import plugins
+
+    loaded = plugin in {p.name for p in plugins()}
+    return [pytest.param(v, marks=pytest.mark.skipif(not loaded, reason=f"needs the {plugin} plugin"))
+            for v in values]
 
 
 def assert_one_line_error(run, fragment: str) -> None:

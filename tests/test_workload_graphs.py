@@ -9,10 +9,12 @@ import pytest
 
 from hetsim.errors import HetsimError
 from hetsim.workload import from_networkx, load_workload, to_networkx, workload_from_dict
+from helpers import with_plugin
 
 
 @pytest.mark.parametrize("name", ["alexnet", "googlenet", "resnet50", "synthnet", "mobilenet",
-                                  "squeezenet-hope", "bert-small-p8"])
+                                  *with_plugin("hope", "squeezenet-hope"),
+                                  *with_plugin("pim", "bert-small-p8")])
 def test_round_trip_keeps_every_op(name):
     w = load_workload(name)
     g = to_networkx(w)

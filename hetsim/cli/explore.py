@@ -168,10 +168,12 @@ def explore_cmd(platform_name, workload_name, algorithm, params, depths, eps, co
                 target_fps, noise_sigma, seed, dvfs, overrides, force, cost_model, comm, no_caching, plan_out,
                 trials_out, plot_out, export_dir, as_json):
     """Search mappings of a workload with one of the registered algorithms."""
+    from hetsim import loading
     from hetsim.exploration import explore
     from hetsim.exploration.moo import pareto_front
 
     _NOTES.clear()
+    loading.allow(force)   # --force passes the loading limits too (docs/robustness.md)
     _check_ranges_and_outputs(max_trials, max_clock, target_fps, noise_sigma, seed, cores, frames, depths,
                               trials_out, plot_out, plan_out, export_dir)
     platform, workload, cost = _load(platform_name, workload_name, overrides, dvfs, cost_table, fallback,

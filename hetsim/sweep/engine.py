@@ -46,6 +46,10 @@ from hetsim.validation import atomic_write, parse_json
 JOURNAL = "cells.jsonl"
 RESULTS = "results.csv"
 SPEC_COPY = "spec.yaml"
+#: This machine's times per cell (never in results.csv): the explorer cells' wall_s and the
+#: journal's seconds.
+WALLCLOCK_FILE = "wallclock.csv"
+WALLCLOCK = ("wall_s",)
 #: Batches aim at this many seconds of work each, and hold at most MAX_BATCH cells.
 TARGET_BATCH_S = 0.2
 MAX_BATCH = 50
@@ -462,10 +466,11 @@ def _run_cells(todo: Iterator[Cell], n_todo: int, cells: Sequence[Cell], records
     if out_dir is not None:
         journal = _Journal(out_dir / JOURNAL)
     bar = _Progress(n_todo, *bar_args)
-    index: dict[str, Cell] = {}   # the cells sent and not yet back
+    index: dict[str, tuple[Cell, int]] = {}   # the cells sent and not yet back (and how many: a
+    # SPEC may list one cell twice, e.g. a mapping twice in its axis)
 
     def sent(cell: Cell) -> tuple[str, dict]:
-        index[cell.id] = cell
+        index[cell.id] = (cell, index[cell.id][1] + 1 if cell.id in index else 1)
         return cell.id, cell.config
 
     def finished(results: list[tuple]) -> None:
@@ -473,7 +478,9 @@ def _run_cells(todo: Iterator[Cell], n_todo: int, cells: Sequence[Cell], records
         recs = []
         for cell_id, status, error, metrics, seconds in results:
             busy_s += seconds
-            c = index.pop(cell_id)
+            c, k = index.pop(cell_id)
+            if k > 1:
+                index[cell_id] = (c, k - 1)
             rec = {"id": cell_id, "cell": c.index, "axes": c.axes, "status": status,
                    "error": error, "metrics": metrics, "seconds": round(seconds, 6)}
             records[cell_id] = rec
@@ -511,7 +518,9 @@ def _write_outputs(result: SweepResult, out_dir: Path, records: dict[str, dict],
     if plots:
         from hetsim.sweep.plot import default_plots
 
-        result.files.extend(default_plots(result.table, result.spec, out_dir / "plots"))
+        # no plot of a wall-clock column: the plots are the same bytes on every run
+        result.files.extend(default_plots(result.table.drop(columns=list(WALLCLOCK), errors="ignore"),
+                                          result.spec, out_dir / "plots"))
     if result.spec.report is not None:
         from hetsim.plugins import resolve, sweep_reports
 
@@ -519,9 +528,18 @@ def _write_outputs(result: SweepResult, out_dir: Path, records: dict[str, dict],
 
 
 def _write_table(out_dir: Path, cells: Iterable[Cell], records: dict[str, dict]) -> Path:
+    """results.csv, without the wall-clock column of explorer cells (``wall_s``: the same bytes
+    whichever run or backend made it), and wallclock.csv: per cell, its ``wall_s`` and the seconds
+    its worker spent on it."""
     table = build_table(cells, records)
+    wall = [c for c in WALLCLOCK if c in table.columns]
     with atomic_write(out_dir / RESULTS) as f:
-        table.to_csv(f, index=False)
+        table.drop(columns=wall).to_csv(f, index=False)
+    if not table.empty:
+        times = table[["cell", *wall]].assign(
+            seconds=[records[c.id]["seconds"] for c in cells if c.id in records])
+        with atomic_write(out_dir / WALLCLOCK_FILE) as f:
+            times.to_csv(f, index=False)
     return out_dir / RESULTS
 
 

@@ -103,9 +103,10 @@ class Range(_Strict):
                              "geomspace: [start, stop, n]")
         if self.range is not None:
             start, stop, step = self.range
-            if step == 0 or (stop - start) / step < 0:
+            # steps counted as stop/step - start/step: stop - start overflows for ends near 1e308
+            if step == 0 or stop / step - start / step < 0:
                 raise ValueError(f"range {list(self.range)}: the step must go from start towards stop")
-            if (stop - start) / step > 1_000_000:
+            if stop / step - start / step > 1_000_000:
                 raise ValueError(f"range {list(self.range)} has more than 1,000,000 values")
         for key in ("linspace", "geomspace"):
             v = getattr(self, key)
@@ -123,8 +124,12 @@ class Range(_Strict):
     def values(self) -> list[float | int]:
         if self.range is not None:
             start, stop, step = self.range
-            n = math.floor((stop - start) / step + 1e-9) + 1
-            out = [start + i * step for i in range(n)]
+            span = (stop - start) / step
+            if not math.isfinite(span):   # stop - start overflows: the same count, in two quotients
+                span = stop / step - start / step
+            n = math.floor(span + 1e-9) + 1
+            # i * step may overflow where start + i * step does not (-1e308 + 20 x 1e307)
+            out = [x if math.isfinite(x := start + i * step) else (start / step + i) * step for i in range(n)]
         elif self.linspace is not None:
             a, b, n = self.linspace
             if n > 1 and math.isfinite(b - a):
@@ -582,7 +587,11 @@ def _axis_lists(spec: SweepSpec) -> list[tuple[str, list]]:
     if spec.kind == "explorer" and ax.algorithm is not None:
         out.append(("algorithm", algorithm_entries(spec)))
     if ax.seed is not None:
-        out.append(("seed", _values(ax.seed)))
+        seeds = _values(ax.seed)
+        bad = [s for s in seeds if isinstance(s, bool) or not isinstance(s, int) or not B.SEED[0] <= s <= B.SEED[1]]
+        if bad:   # a generated seed of 0.5 (or 1e-320) was truncated to 0: a cell run twice
+            raise HetsimError(f"axis seed: {bad[0]!r} is not a seed (an integer in [0, {B.SEED[1]}])")
+        out.append(("seed", seeds))
     for name, values in out:
         if not values:
             raise HetsimError(f"axis {name!r} has no values")

@@ -10,7 +10,7 @@ with one line that gives the count and the estimate:
     >>> check_load("w.yaml", 3_000_000, "ops")
     Traceback (most recent call last):
     ...
-    hetsim.errors.HetsimError: w.yaml: 3,000,000 ops would take ~2.5 min of CPU and ~12 GiB of memory to load (~20,000 ops/s here), past the limits of 1 min and 4 GiB; give a smaller input, or --force to load it anyway
+    hetsim.errors.HetsimError: w.yaml: 3,000,000 ops would take ~5 min of CPU and ~17 GiB of memory to load (~10,000 ops/s here), past the limits of 1 min and 4 GiB; give a smaller input, or --force to load it anyway
     >>> with forced():
     ...     check_load("w.yaml", 3_000_000, "ops")   # the caller said so
 
@@ -33,8 +33,9 @@ MAX_LOAD_S = 60.0
 
 
 class Rate(NamedTuple):
-    """What loading one unit costs here: CPU seconds and bytes held (measured with
-    benchmarks/loading.py on this 2-core machine; rounded up)."""
+    """What loading one unit costs here: CPU seconds and peak bytes (measured with
+    benchmarks/loading.py on this 2-core machine at a load average of ~4-6, rounded up: a load
+    is refused a little early, never late)."""
 
     seconds: float
     bytes: float
@@ -47,11 +48,11 @@ class Rate(NamedTuple):
 #: ONNX graph's nodes (shape inference and import, the workload built); ``profile-bytes`` an ONNX
 #: Runtime profile's JSON (parsed, its events read and split into runs).
 RATES: dict[str, Rate] = {
-    "yaml-bytes": Rate(7e-6, 40.0),
-    "ops": Rate(50e-6, 4096.0),
-    "entries": Rate(40e-6, 2048.0),
-    "nodes": Rate(100e-6, 8192.0),
-    "profile-bytes": Rate(0.1e-6, 12.0),
+    "yaml-bytes": Rate(10e-6, 320.0),
+    "ops": Rate(100e-6, 6144.0),
+    "entries": Rate(50e-6, 2048.0),
+    "nodes": Rate(110e-6, 9216.0),
+    "profile-bytes": Rate(0.25e-6, 24.0),
 }
 
 _FORCE: ContextVar[bool] = ContextVar("hetsim_load_force", default=False)
@@ -98,6 +99,8 @@ def check_load(source: str, count: float, unit: str) -> None:
 
 
 def _duration(seconds: float) -> str:
+    if seconds < 1:
+        return f"{seconds * 1e3:.2g} ms"
     if seconds < 90:
         return f"{seconds:.0f} s" if seconds != 60 else "1 min"
     if seconds < 5400:
@@ -107,4 +110,6 @@ def _duration(seconds: float) -> str:
 
 def _memory(nbytes: float) -> str:
     gib = nbytes / 2 ** 30
-    return f"{gib:.2g} GiB" if gib >= 1 else f"{nbytes / 2 ** 20:.0f} MiB"
+    if gib >= 1:
+        return f"{gib:.2g} GiB"
+    return f"{nbytes / 2 ** 20:.0f} MiB" if nbytes >= 2 ** 20 else f"{nbytes / 1024:.0f} KiB"

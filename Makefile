@@ -1,7 +1,7 @@
 # Two commands do everything on a fresh clone with Python >= 3.11 and pip:
 #   make demo   - create .venv, install hetsim, simulate Pipe-it's ResNet50 pipeline on hikey970
 #   make test   - create .venv, install the dev extras, run the test suite
-#   make fuzz   - 12,000 fuzzed inputs through the CLI: outcomes by class (docs/robustness.md)
+#   make fuzz   - 24,000 fuzzed inputs through the CLI: outcomes by class (docs/robustness.md)
 #   make check  - the test suite, ruff (make lint) and mypy (make types): what CI runs
 PYTHON ?= python3
 VENV   := .venv

@@ -13,6 +13,7 @@ from hetsim.cli import main
 CORPUS = Path(__file__).parent / "malformed"
 ONNX = yaml.safe_load((CORPUS / "onnx" / "EXPECT.yaml").read_text())
 PROFILES = yaml.safe_load((CORPUS / "profiles" / "EXPECT.yaml").read_text())
+MEASUREMENTS = yaml.safe_load((CORPUS / "json" / "EXPECT.yaml").read_text())
 
 
 def one_line_error(argv: list[str], capsys) -> str:
@@ -46,8 +47,16 @@ def test_malformed_profiles(name, tmp_path, capsys):
     assert not list(tmp_path.iterdir())
 
 
+@pytest.mark.parametrize("name", sorted(MEASUREMENTS))
+def test_malformed_measurements(name, tmp_path, capsys):
+    line = one_line_error(["calibrate", "host", "--from", str(CORPUS / "json" / name), "--out",
+                           str(tmp_path / "h.yaml")], capsys)
+    assert MEASUREMENTS[name] in line and name in line
+    assert not list(tmp_path.iterdir())
+
+
 def test_every_corpus_file_has_an_expectation():
-    for sub, expect in (("onnx", ONNX), ("profiles", PROFILES)):
+    for sub, expect in (("onnx", ONNX), ("profiles", PROFILES), ("json", MEASUREMENTS)):
         files = {p.name for p in (CORPUS / sub).iterdir()} - {"EXPECT.yaml", "model.onnx"}
         assert files == set(expect), sub
 

@@ -331,10 +331,36 @@ def test_simulate_with_noise_and_seed_twice_gives_identical_bytes(hetsim, tmp_pa
 _CLI_CORPUS = yaml.safe_load((MALFORMED / "cli.yaml").read_text())
 
 
+def _special_files(tmp_path: Path, args: list[str]) -> dict[str, int]:
+    """Make the special files an entry names: ``{fifo}`` a FIFO, ``{chardev}`` a character device
+    (a copy of /dev/null's: root only); their paths and file types."""
+    import stat
+
+    made = {}
+    for name in ("fifo", "fifo.yaml"):
+        if any("{" + name + "}" in a for a in args):
+            os.mkfifo(tmp_path / name)
+            made[str(tmp_path / name)] = stat.S_IFIFO
+    if any("{chardev}" in a for a in args):
+        if os.geteuid() != 0:
+            pytest.skip("making a device needs root")
+        os.mknod(tmp_path / "chardev", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        made[str(tmp_path / "chardev")] = stat.S_IFCHR
+    return made
+
+
 @pytest.mark.parametrize("entry", _CLI_CORPUS, ids=[e["id"] for e in _CLI_CORPUS])
 def test_malformed_command_line(hetsim, tmp_path, entry):
-    args = [a.replace("{tmp}", str(tmp_path)).replace("{repo}", str(REPO)) for a in entry["args"]]
+    special = _special_files(tmp_path, entry["args"])
+    args = [a.replace("{tmp}", str(tmp_path)).replace("{repo}", str(REPO))
+            .replace("{fifo}", str(tmp_path / "fifo")).replace("{fifo.yaml}", str(tmp_path / "fifo.yaml"))
+            .replace("{chardev}", str(tmp_path / "chardev")).replace("{64KiB}", "k" * 65536)
+            for a in entry["args"]]
     assert_one_line_error(hetsim(*args), entry["expect"])
+    for path, kind in special.items():   # refused, and left as it was (not replaced by a file)
+        assert os.lstat(path).st_mode & 0o170000 == kind, path
+    if entry.get("writes_nothing"):      # refused before any work: nothing in {tmp} but the specials
+        assert sorted(str(p) for p in tmp_path.rglob("*")) == sorted(special), list(tmp_path.rglob("*"))
 
 
 _FILES = yaml.safe_load((MALFORMED / "files" / "EXPECT.yaml").read_text())

@@ -230,6 +230,9 @@ def validate_host_cmd(platform_name, workload_name, mappings, frames, repeats, s
     costs = tuple(costs) or ("roofline",)
     check_validation(platform, ref, list(mappings) or None, frames, repeats, costs)   # errors before the bar
     out = Path(out_dir) if out_dir else Path("results") / "validation" / workload.name
+    from hetsim.validation import check_output_dir
+
+    check_output_dir(out, "--out")   # before the runs: '' or a file, a FIFO, a device there is refused
     console = Console(stderr=True)
     with progress_bar(console) as bar:
         task = bar.add_task("frames", total=None)

@@ -352,6 +352,10 @@ def _special_files(tmp_path: Path, args: list[str]) -> dict[str, int]:
 @pytest.mark.parametrize("entry", _CLI_CORPUS, ids=[e["id"] for e in _CLI_CORPUS])
 def test_malformed_command_line(hetsim, tmp_path, entry):
     special = _special_files(tmp_path, entry["args"])
+    for rel in entry.get("fifos", []):   # FIFOs where the command will look, not named on its line
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        os.mkfifo(tmp_path / rel)
+        special[str(tmp_path / rel)] = 0o010000
     args = [a.replace("{tmp}", str(tmp_path)).replace("{repo}", str(REPO))
             .replace("{fifo}", str(tmp_path / "fifo")).replace("{fifo.yaml}", str(tmp_path / "fifo.yaml"))
             .replace("{chardev}", str(tmp_path / "chardev")).replace("{64KiB}", "k" * 65536)

@@ -105,6 +105,8 @@ def import_ort(profiles, model, out, name, input_shapes, skip_runs, host, provid
     # Every argument checked before any file is read (one line each, nothing written).
     by_device: dict[str, list[str]] = {}
     for dev, path in _pairs(profiles, "--profile"):
+        if path in by_device.get(dev, []):   # its runs would count twice in the medians
+            raise HetsimError(f"--profile {dev}={path}: given twice for device {dev}")
         by_device.setdefault(dev, []).append(path)
     shapes = parse_input_shapes(input_shapes)
     wname = check_name(name if name is not None else (Path(model).stem if model else "profiled"),
@@ -113,6 +115,10 @@ def import_ort(profiles, model, out, name, input_shapes, skip_runs, host, provid
     if host is not None:
         check_name(host, "--host", strict=True)
     providers_given = dict(_pairs(providers, "--provider"))
+    unknown = sorted(set(providers_given) - set(by_device))
+    if unknown:   # a typo would leave the device's provider guessed, silently
+        raise HetsimError(f"--provider {unknown[0]}=...: no --profile of device {unknown[0]!r} "
+                          f"(devices: {', '.join(by_device)})")
     check_output_dir(out, "--out")
     measured = import_ort_profiles(by_device, model, skip_runs=skip_runs, host=host,
                                    providers=providers_given, input_shapes=shapes, name=wname)

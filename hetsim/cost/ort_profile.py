@@ -551,6 +551,10 @@ def run_ort_profiles(model_path: str | os.PathLike, threads: Sequence[int], out_
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise HetsimError(f"--out {out}: cannot make the folder ({e.strerror or e})") from None
+    from hetsim.validation import check_output_path
+
+    for t in threads:   # the profiles are moved into place: never over a FIFO or a device
+        check_output_path(out / f"ort_t{t}.json", "--out")
     paths: dict[int, Path] = {}
     main_affinity = os.sched_getaffinity(0)
     # The model goes to ONNX Runtime as bytes (its input dims may be fixed above): its external

@@ -376,6 +376,9 @@ class _SweepLock:
         self.fd: int | None = None
 
     def __enter__(self) -> _SweepLock:
+        from hetsim.validation import check_output_path
+
+        check_output_path(self.out_dir / LOCK, "--out")   # not a FIFO or a device
         try:
             self.out_dir.mkdir(parents=True, exist_ok=True)
             self.fd = os.open(self.out_dir / LOCK, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
@@ -438,6 +441,10 @@ def _open_out(spec: SweepSpec, out_dir: Path, resume: bool) -> dict[str, dict]:
     """The output directory made, the spec copied in, and the records of the cells a previous run
     journaled (a sweep there without --resume is refused)."""
     path = out_dir / JOURNAL
+    from hetsim.validation import check_output_path
+
+    # appended to (and the lock written): a FIFO there would block the sweep, a device swallow it
+    check_output_path(path, "--out")
     if path.exists() and not resume:
         raise HetsimError(f"{out_dir} already holds a sweep ({JOURNAL}): pass --resume to finish it "
                           f"(cells done are skipped), or choose another --out")

@@ -1050,8 +1050,8 @@ def onnx_case(draw) -> Case:
     kind = draw(st.sampled_from(["ssa", "ssa_input", "cycle", "dangling", "dim", "attr", "op_type", "names",
                                  "no_output", "opset", "initializer", "dup_node_name", "extra_node"]))
     refuse, why, what = False, "", kind
-    if kind == "ssa":            # the relu writes the conv's output tensor too
-        g.node[1].output[0] = g.node[0].output[0]
+    if kind == "ssa":            # another node writes the conv's output tensor too (the graph still complete)
+        g.node.append(helper.make_node("Sigmoid", [g.input[0].name], [g.node[0].output[0]], name="again"))
         refuse, why = True, "two nodes write one tensor"
     elif kind == "ssa_input":    # a node writes the graph's input
         g.node[1].output[0] = g.input[0].name
@@ -1243,7 +1243,9 @@ def paths_case(draw) -> Case:
         refuse = name_kind in ("fifo", "chardev", "link-fifo", "link-chardev", "dir", "under-file", "empty")
     if name_kind == "empty" and "{out}." in " ".join(_OUTPUT_COMMANDS[[c for c, *_ in _OUTPUT_COMMANDS].index(cmd)][1]):
         refuse = True   # ".onnx" / ".yaml" alone: a hidden file, but refused as no name is no result either
-    where = (rel.split("/")[0] if rel else "",) if not name_kind.startswith("link-") else (target, "real")
+    # what the command may write: the output named (its first folder for a deep path), with the suffix
+    # the command adds ("{out}.onnx", "{out}.yaml")
+    where = (target.split("/")[0] if target else "",) if not name_kind.startswith("link-") else (target, "real")
     if cmd == "calibrate" and rel:   # the raw measurements go beside the platform file
         where += (f"{rel}.measurements.json",)
     allowed = tuple(w for w in where if w) or None

@@ -2,7 +2,7 @@
 #   make demo   - create .venv, install hetsim, simulate Pipe-it's ResNet50 pipeline on hikey970
 #   make test   - create .venv, install the dev extras and the example plugin, run the test suite
 #   make test-core - the core's tests (not slow) with every plugin left out: no paper is needed
-#   make fuzz   - 12,000 fuzzed inputs through the CLI: outcomes by class (docs/robustness.md)
+#   make fuzz   - 24,000 fuzzed inputs through the CLI: outcomes by class (docs/robustness.md)
 #   make check  - the test suite, ruff (make lint) and mypy (make types): what CI runs
 PYTHON ?= python3
 VENV   := .venv

@@ -161,15 +161,17 @@ def stage_cpus(pipe: Pipeline, cpus: Sequence[int]) -> list[list[int]]:
 
 # -- the run ----------------------------------------------------------------------------------
 def measured_jitter(platform_path: str | os.PathLike) -> float:
-    """The frame jitter `calibrate host` saved beside a platform file (0 when there is none)."""
-    import json
+    """The frame jitter `calibrate host` saved beside a platform file (0 when there is none, or
+    when the file is not one: a FIFO or a device there is not read)."""
+    from hetsim.validation import read_json
 
     path = Path(platform_path)
     raw = path.with_name(path.stem + ".measurements.json")
     try:
-        return float(json.loads(raw.read_text())["fit"]["frame_jitter_sigma"])
-    except (OSError, ValueError, KeyError, TypeError):
+        sigma = float(read_json(raw)["fit"]["frame_jitter_sigma"])
+    except (HetsimError, ValueError, KeyError, TypeError):
         return 0.0
+    return sigma if 0 <= sigma <= 5 else 0.0   # the DES's noise range (options.py)
 
 
 def check_validation(platform, ref: WorkloadRef, mappings: Sequence[str] | None = None,

@@ -236,9 +236,42 @@ def cli_corpus(path: Path) -> list[dict]:
     return yaml.safe_load(path.read_text())
 
 
+def _special_files(tmp_path: Path, args: list[str]) -> dict[str, int]:
+    """Make the special files an entry names: ``{fifo}`` a FIFO, ``{chardev}`` a character device
+    (a copy of /dev/null's: root only); their paths and file types."""
+    import stat
+
+    made = {}
+    for name in ("fifo", "fifo.yaml"):
+        if any("{" + name + "}" in a for a in args):
+            os.mkfifo(tmp_path / name)
+            made[str(tmp_path / name)] = stat.S_IFIFO
+    if any("{chardev}" in a for a in args):
+        if os.geteuid() != 0:
+            pytest.skip("making a device needs root")
+        os.mknod(tmp_path / "chardev", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        made[str(tmp_path / "chardev")] = stat.S_IFCHR
+    return made
+
+
 def check_cli_corpus_entry(hetsim, tmp_path: Path, entry: dict) -> None:
-    args = [a.replace("{tmp}", str(tmp_path)).replace("{repo}", str(REPO)) for a in entry["args"]]
+    """The entry's command line ends in its one error line; the special files it names ({fifo},
+    {chardev}, an entry's ``fifos``) are left as they were; with ``writes_nothing`` it wrote
+    nothing. ``{64KiB}``: 65,536 characters."""
+    special = _special_files(tmp_path, entry["args"])
+    for rel in entry.get("fifos", []):   # FIFOs where the command will look, not named on its line
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        os.mkfifo(tmp_path / rel)
+        special[str(tmp_path / rel)] = 0o010000
+    args = [a.replace("{tmp}", str(tmp_path)).replace("{repo}", str(REPO))
+            .replace("{fifo}", str(tmp_path / "fifo")).replace("{fifo.yaml}", str(tmp_path / "fifo.yaml"))
+            .replace("{chardev}", str(tmp_path / "chardev")).replace("{64KiB}", "k" * 65536)
+            for a in entry["args"]]
     assert_one_line_error(hetsim(*args), entry["expect"])
+    for path, kind in special.items():   # refused, and left as it was (not replaced by a file)
+        assert os.lstat(path).st_mode & 0o170000 == kind, path
+    if entry.get("writes_nothing"):      # refused before any work: nothing in {tmp} but the specials
+        assert sorted(str(p) for p in tmp_path.rglob("*")) == sorted(special), list(tmp_path.rglob("*"))
 
 
 def check_complete(path: Path) -> None:

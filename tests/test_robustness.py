@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers import assert_one_line_error
+from helpers import assert_one_line_error, check_cli_corpus_entry
 
 from hetsim.errors import HetsimError
 from hetsim.options import RunOptions
@@ -279,8 +279,7 @@ _CLI_CORPUS = yaml.safe_load((MALFORMED / "cli.yaml").read_text())
 
 @pytest.mark.parametrize("entry", _CLI_CORPUS, ids=[e["id"] for e in _CLI_CORPUS])
 def test_malformed_command_line(hetsim, tmp_path, entry):
-    args = [a.replace("{tmp}", str(tmp_path)).replace("{repo}", str(REPO)) for a in entry["args"]]
-    assert_one_line_error(hetsim(*args), entry["expect"])
+    check_cli_corpus_entry(hetsim, tmp_path, entry)
 
 
 _FILES = yaml.safe_load((MALFORMED / "files" / "EXPECT.yaml").read_text())

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import networkx as nx
 import pytest
+from helpers import with_plugin
 
 from hetsim.errors import HetsimError
 from hetsim.workload import from_networkx, load_workload, to_networkx, workload_from_dict
-from helpers import with_plugin
 
 
 @pytest.mark.parametrize("name", ["alexnet", "googlenet", "resnet50", "synthnet", "mobilenet",

@@ -157,8 +157,9 @@ class PluginHelpOption(click.Option):
 
 
 def progress_bar(console):
-    """A rich progress bar of long work (a description, the bar, done of total, elapsed time)."""
+    """A rich progress bar of long work (a description, the bar, done of total, elapsed time); on a
+    terminal only: on a file or a pipe it would print its last state, lines before an error's one."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), console=console, transient=False)
+                    TimeElapsedColumn(), console=console, transient=False, disable=not console.is_terminal)

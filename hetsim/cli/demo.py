@@ -18,8 +18,12 @@ def demo(out) -> None:
     from hetsim.mapping import load_mapping
     from hetsim.platform import load_platform
     from hetsim.sim.trace import plot_gantt, write_trace
+    from hetsim.validation import check_output_dir, check_output_path
     from hetsim.workload import load_workload
 
+    check_output_dir(out, "--out")   # '' is refused, as every other --out '' (not the working folder)
+    for name in ("demo_trace.json", "demo_gantt.png"):
+        check_output_path(Path(out) / name, "--out")
     platform = load_platform("hikey970")
     workload = load_workload("resnet50")
     cost = RooflineCostModel(platform)

@@ -191,10 +191,12 @@ def _given(fields: dict) -> dict:
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 def explore_cmd(plan_out, trials_out, plot_out, export_dir, as_json, **flags):
     """Search mappings of a workload with one of the registered algorithms."""
+    from hetsim import loading
     from hetsim.exploration.spec import build
     from hetsim.figures import check_figure_path
     from hetsim.validation import check_output_dir, check_output_path
 
+    loading.allow(flags["force"])   # --force passes the loading limits too (docs/robustness.md)
     spec = flags_spec(**flags)   # every flag but the outputs describes the exploration
     # Every output path writable before anything runs.
     check_output_path(trials_out, "--trials")

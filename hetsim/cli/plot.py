@@ -25,21 +25,24 @@ def plot(dir, x, y, hue, facet, logx, logy, out_file) -> None:
     from hetsim.sweep import plot as draw
     from hetsim.sweep import read_results
     from hetsim.sweep.plot import save
+    from hetsim.validation import check_name
 
+    if out_file is None:   # the default file name is made of the axis names: one that leaves DIR is refused
+        out_file = Path(dir) / "plots" / check_name(f"{y}-vs-{x}.png".replace("/", "_"), "--x/--y")
     check_figure_path(out_file, "--out")
     table = read_results(dir)
     fig = draw(table, x, y, hue, facet, title=_title(Path(dir)), logx=True if logx else None, logy=logy)
-    safe = x.replace("/", "_")
-    path = save(fig, out_file or Path(dir) / "plots" / f"{y}-vs-{safe}.png")
+    path = save(fig, out_file)
     console.print(f"wrote {path}")
 
 
 def _title(out: Path) -> str:
     """The sweep's name (from the spec.yaml it left), else the directory's."""
-    import yaml
+    from hetsim.errors import HetsimError
+    from hetsim.validation import read_yaml
 
-    try:
-        name = (yaml.safe_load((out / "spec.yaml").read_text()) or {}).get("name")
-    except (OSError, ValueError, yaml.YAMLError, AttributeError):   # ValueError: not UTF-8
+    try:   # read_yaml: a FIFO or a device named spec.yaml is not read
+        name = read_yaml(out / "spec.yaml").get("name")
+    except (HetsimError, AttributeError):
         name = None
     return str(name or out.name)

@@ -64,6 +64,7 @@ def simulate(ctx, platform_name, workload_name, mapping, engine, frames, no_cont
              source, interval_s, buffer_frames, in_flight, dvfs, overrides, cost_table, fallback, cost_model, comm,
              no_caching, as_json, trace, gantt, gantt_frames, gantt_layers, force):
     """Simulate one mapping of a workload on a platform."""
+    from hetsim import loading
     from hetsim.cost import make_cost_model
     from hetsim.evaluation import DagOptions
     from hetsim.evaluation import simulate as run_simulation
@@ -74,6 +75,7 @@ def simulate(ctx, platform_name, workload_name, mapping, engine, frames, no_cont
     from hetsim.validation import check_output_path
     from hetsim.workload import load_workload
 
+    loading.allow(force)   # --force passes the loading limits too (docs/robustness.md)
     options = run_options(ctx, engine=engine, frames=frames, no_contention=no_contention, flows=flows, seed=seed,
                           noise_sigma=noise_sigma, source=source, interval_s=interval_s,
                           buffer_frames=buffer_frames, in_flight=in_flight, force=force)

@@ -749,6 +749,22 @@ class Platform(_Strict):
                 if end not in endpoints:
                     raise ValueError(f"links.{lk.name}.connects {end!r} is not a cluster, accelerator or device "
                                      f"(have {sorted(endpoints)})")
+            twice = sorted({end for end in lk.connects if lk.connects.count(end) > 1})
+            if twice:   # a link from a place to itself carries nothing: a typo for another end
+                raise ValueError(f"links.{lk.name}.connects lists {twice[0]!r} twice; a link joins "
+                                 "distinct places or devices")
+        # A memory sits on one board: places on two devices sharing one would hand tensors over
+        # for free between boards (no link carries them).
+        board: dict[str, tuple[str, str]] = {}
+        ends: list[Cluster | Accelerator] = [*self.clusters, *self.accelerators]
+        for place in ends:
+            if place.device is None:
+                continue
+            first = board.setdefault(place.memory, (place.device, place.name))
+            if first[0] != place.device:
+                raise ValueError(f"memory {place.memory!r} is used by {first[1]} (device {first[0]}) and "
+                                 f"{place.name} (device {place.device}); a memory sits on one device: give "
+                                 "each device its own memory, and a link between the devices")
         clusters = {c.name: c for c in self.clusters}
         accels = {a.name: a for a in self.accelerators if a.dvfs}
         for preset, setting in self.dvfs_presets.items():

@@ -177,6 +177,7 @@ CORE = Plugin(
         CostModelSpec("gemm2", "hetsim.cost.gemm2:Gemm2CostModel",
                       "shape-, cache- and algorithm-aware op costs", fallback=True),
     ],
+    networks="hetsim.workload.generated:NETWORKS",
     order=0,
     package="hetsim",
     distribution="hetsim",

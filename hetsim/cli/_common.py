@@ -84,6 +84,9 @@ def print_metrics(m) -> None:
     console.print(f"mapping            {m.mapping}")
     console.print(f"throughput         {m.throughput_fps:.3f} frames/s (steady state; "
                   f"{m.stream_throughput_fps:.3f} over the {m.frames}-frame stream)")
+    if getattr(m, "bound_by", None):
+        console.print(f"bound by           {m.bound_by}: the stages' bytes per frame at its bandwidth (the "
+                      f"fluid estimate of contention; --engine des simulates it)")
     console.print(f"latency            mean {lat['mean'] * 1e3:.2f} ms, p50 {lat['p50'] * 1e3:.2f} ms, "
                   f"p99 {lat['p99'] * 1e3:.2f} ms")
     console.print(f"makespan           {m.makespan_s:.4f} s")

@@ -30,6 +30,18 @@ def fallback_names() -> tuple[str, ...]:
     return tuple(name for name, spec in cost_model_specs().items() if spec.fallback)
 
 
+def peak_note(platform, cost: CostModel) -> str | None:
+    """A note when ``cost`` prices some of the platform's EPs from peak rates alone (their blocks of
+    its parametric model left out: :func:`hetsim.platform.plausibility.at_peak`); None otherwise or
+    for a measured table (the fallback of a mixed one is checked)."""
+    from hetsim.platform.plausibility import peak_note as note
+
+    model = cost.fallback if isinstance(cost, CompositeCostModel) else cost
+    if isinstance(model, MeasuredCostModel):
+        return None
+    return note(platform, model.name)
+
+
 def make_cost_model(platform, table=None, fallback: str | None = None, model: str | None = None,
                     workload=None) -> CostModel:
     """The cost model called ``model`` (:func:`cost_model_names`; default: the one the platform

@@ -103,7 +103,8 @@ def test_the_kinds_rule_applies_to_every_op_kind_but_views():
     npu = p.ep("npu")
     assert not cost.supports(wl.op("relu1"), npu)         # no MACs, still refused
     assert cost.supports(wl.op("flat"), npu)              # a view: no kernel runs
-    with pytest.raises(HetsimError, match="npu cannot run op relu1 \\(kind relu\\) of layer 1"):
+    with pytest.raises(HetsimError, match="npu cannot run layer 1 \\(op 'relu1', kind relu\\): kind relu is "
+                                          "not one of the kinds npu runs"):
         load_mapping("npu:1|C4:2-3", p, wl, cost)
     assert load_mapping("C2:1|npu:2|C2:3", p, wl, cost)   # conv2 + flatten on the NPU
 

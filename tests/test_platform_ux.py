@@ -254,7 +254,7 @@ def test_tables_never_cut_numbers():
     from rich.console import Console
     from rich.table import Table
 
-    from hetsim.cli._common import _Console
+    from hetsim.cli._common import _make_console
 
     t = Table(*[f"column {i}" for i in range(8)])
     t.add_row(*[f"{123456.789012 * (i + 1):.6f}" for i in range(8)])
@@ -263,7 +263,7 @@ def test_tables_never_cut_numbers():
     assert "…" in narrow.export_text()                       # what rich does by itself
     t = Table(*[f"column {i}" for i in range(8)])
     t.add_row(*[f"{123456.789012 * (i + 1):.6f}" for i in range(8)])
-    ours = _Console(width=40, record=True)
+    ours = _make_console(width=40, record=True)
     ours.print(t)
     text = ours.export_text()
     assert "…" not in text

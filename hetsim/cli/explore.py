@@ -20,10 +20,9 @@ from __future__ import annotations
 import json
 
 import click
-from rich.markup import escape
-from rich.table import Table
 
-from hetsim.cli._common import LazyChoice, PluginHelpOption, console, fmt
+from hetsim.cli._common import LazyChoice, PluginHelpOption, console, escape, fmt
+from hetsim.cli._common import table as Table
 from hetsim.errors import HetsimError
 
 OBJECTIVES = ("throughput", "latency", "energy", "memory")
@@ -161,7 +160,7 @@ def _given(fields: dict) -> dict:
 @click.option("--cost-table", type=click.Path(), default=None,
               help="Measured times (CSV with layer|op, ep, time_s; or a directory from `hetsim "
                    "profile`/`costs import-ort`) instead of the roofline model.")
-@click.option("--fallback", type=LazyChoice("hetsim.cost:fallback_names"), default=None,
+@click.option("--fallback", type=LazyChoice("hetsim.plugins:fallback_names"), default=None,
               help="Price what --cost-table lacks with this model instead of refusing it.")
 @click.option("--confirm-top", type=click.IntRange(min=0), default=None, metavar="N",
               help="Re-simulate the search's N best distinct mappings in the DES (hetsim simulate's run) "
@@ -178,7 +177,7 @@ def _given(fields: dict) -> dict:
 @click.option("--dvfs", default=None, help="DVFS preset (e.g. governor3).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a platform field.")
 @click.option("--force", is_flag=True, help="Enumerate a design space past the size limit.")
-@click.option("--cost-model", type=LazyChoice("hetsim.cost:cost_model_names"), default=None,
+@click.option("--cost-model", type=LazyChoice("hetsim.plugins:cost_model_names"), default=None,
               help="The cost model (default: the platform's, runtime.cost_model; hope: HOPE's phones "
                    "hope-le/me/he, docs/papers/hope.md; pim: the PIM paper's pim-zynq, docs/papers/pim.md; "
                    "ncnn: the Jetson cluster of the hybrid-partitioning thesis, which its NSGA-II always uses).")
@@ -456,10 +455,13 @@ def _plot_convergence(result, path, title: str) -> None:
 def _installed() -> str:
     """The registered algorithms by problem kind (the --algorithm help): hetsim's and every
     installed plugin's."""
-    from hetsim.exploration.registry import PROBLEM_KINDS, algorithms
+    from hetsim.plugins import explorer_specs
 
+    # The plugins' declarations, not the registry: the help imports no explorer (and no numpy).
     what = {"pipeline": "stages of layers", "placement": "op -> EP plans of the DAG",
             "hybrid": "partitions over devices"}
-    text = "; ".join(f"{kind} ({what.get(kind, kind)}): {', '.join(a.name for a in found)}"
-                     for kind in PROBLEM_KINDS if (found := algorithms(kind)))
+    by_kind: dict[str, list[str]] = {}
+    for _, spec in explorer_specs():
+        by_kind.setdefault(spec.problem, []).append(spec.name)
+    text = "; ".join(f"{kind} ({what.get(kind, kind)}): {', '.join(names)}" for kind, names in by_kind.items())
     return text[:1].upper() + text[1:] + "."

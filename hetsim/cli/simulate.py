@@ -36,10 +36,10 @@ from hetsim.errors import HetsimError
 @click.option("--cost-table", type=click.Path(), default=None,
               help="Replay measured times from a CSV (columns layer|op, ep, time_s), or a directory "
               "written by `hetsim profile` / `hetsim costs import-ort` (costs.csv, transfers.csv).")
-@click.option("--fallback", type=LazyChoice("hetsim.cost:fallback_names"), default=None,
+@click.option("--fallback", type=LazyChoice("hetsim.plugins:fallback_names"), default=None,
               help="Price what the --cost-table lacks (a layer or op without a row for an EP) with "
               "this model instead of refusing it.")
-@click.option("--cost-model", type=LazyChoice("hetsim.cost:cost_model_names"), default=None,
+@click.option("--cost-model", type=LazyChoice("hetsim.plugins:cost_model_names"), default=None,
               help="The cost model (default: the platform's, runtime.cost_model; hope: HOPE's, "
                    "docs/papers/hope.md; pim: the PIM paper's; ncnn: the Jetson cluster of the "
                    "hybrid-partitioning thesis, docs/papers/nsga2.md; gemm2: shape-, cache- and "

@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from pydantic import BaseModel
+
 from hetsim.platform.schema import Platform
 
 
@@ -116,7 +118,7 @@ def at_peak(platform: Platform, cost_model: str) -> list[str]:
 
     out = []
     used = {c.core_type for c in platform.clusters}
-    owners = [(t.name, t) for t in platform.core_types if t.name in used]
+    owners: list[tuple[str, BaseModel]] = [(t.name, t) for t in platform.core_types if t.name in used]
     owners += [(a.name, a) for a in platform.accelerators]
     for name, owner in owners:
         keys = [k for k, model in cost_blocks(type(owner)).items() if cost_model in model.readers]

@@ -5,12 +5,14 @@
 
 For representative platforms of each class (:data:`CASES`), every pipeline algorithm of hetsim and
 its papers runs as ``hetsim explore -p P -w W -a A [--assignment S]`` runs it (the spec's defaults:
-the derived EPs, depths 1.., the analytic trial with its contention estimate, its 10 best mappings
+the derived EPs, depths 1.., the analytic trial with its contention estimate, its 20 best mappings
 re-simulated in the DES; RW with 1,000 trials, as it needs a stopping rule), over each EP space of
 the class, stochastic algorithms over ``--seeds`` seeds. A run's quality is the DES throughput of its
 answer over the best DES throughput known for the (platform, workload): the exact DES optimum of
 the whole-EP space (:func:`hetsim.exploration.confirm.des_optimum`) where it can be enumerated,
-else, and in any case at least, the best answer of any run. A run that refuses (exhaustive search
+else, and in any case at least, the best answer of any run. On the PIM platform the placement
+algorithms run too (space ``placement``: ``hetsim explore -a A`` of a placement algorithm, one
+inference's latency; its rate is the answer): the PIM paper's runtime runs one op at a time. A run that refuses (exhaustive search
 past the enumeration limit, Shisha on core groups) is a row with its error and quality 0: a default
 must answer. One row per run, written as it finishes (``--resume`` keeps the rows already there).
 """
@@ -44,12 +46,12 @@ CASES = [
     ("rk3588", ["resnet50", "resnet18-onnx"], ["permutations", "cores"]),
     (PHONE, ["resnet50", "resnet18-onnx"], ["permutations", "cores"]),
     ("hope-he", ["resnet50"], ["permutations", "cores"]),
-    ("pim-zynq", ["bert-small-p16"], ["permutations"]),
+    ("pim-zynq", ["bert-small-p16", "gpt2-p16"], ["permutations", "placement"]),
     ("xavier-nx-x8", ["resnet18-onnx"], ["permutations"]),
 ]
 #: Algorithms whose answer does not depend on the seed with their defaults.
 DETERMINISTIC = {"ES", "PS", "PS-nohints", "Shisha", "HC_s", "Pipe-it", "Pipe-it-A2"}
-COLUMNS = ["class", "platform", "workload", "space", "algorithm", "seed", "quality", "answer_fps",
+COLUMNS = ["class", "kind", "platform", "workload", "space", "algorithm", "seed", "quality", "answer_fps",
            "reference_fps", "reference", "answer_mapping", "search_fps", "trials", "wall_s", "error"]
 
 
@@ -59,7 +61,7 @@ def _name(platform: str) -> str:
 
 def _run(platform: str, workload: str, space: str, algorithm: str, seed: int) -> dict:
     data = {"platform": platform, "workload": workload, "algorithm": algorithm, "seed": seed,
-            "problem": {"assignment": space}}
+            "problem": {"assignment": space} if space != "placement" else {}}
     if algorithm == "RW":
         data["termination"] = {"max_trials": 1000}
     t0 = time.perf_counter()
@@ -68,6 +70,10 @@ def _run(platform: str, workload: str, space: str, algorithm: str, seed: int) ->
     except HetsimError as e:
         return {"error": str(e), "wall_s": time.perf_counter() - t0}
     wall = time.perf_counter() - t0
+    if space == "placement":   # one inference's latency: its rate is the answer
+        ok = result.best is not None and result.best_value > 0
+        return {"answer_fps": 1.0 / result.best_value if ok else None, "answer_mapping": result.best_mapping,
+                "search_fps": 1.0 / result.best_value if ok else None, "trials": result.n_trials, "wall_s": wall}
     if result.confirmation is None:
         return {"error": "no feasible mapping", "wall_s": wall, "trials": result.n_trials}
     return {"answer_fps": result.answer_value, "answer_mapping": str(result.answer),
@@ -97,7 +103,7 @@ def main() -> None:
         with out.open(newline="") as f:
             done = list(csv.DictReader(f))
     seen = {(r["platform"], r["workload"], r["space"], r["algorithm"], r["seed"]) for r in done}
-    names = [a.name for a in documented("pipeline")]   # hetsim's own and its papers'
+    names = {kind: [a.name for a in documented(kind)] for kind in ("pipeline", "placement")}   # hetsim's and its papers'
     rows: list[dict] = []
     for platform, workloads, spaces in CASES:
         cls, _ = platform_class(load_platform(platform))
@@ -105,8 +111,9 @@ def main() -> None:
             ref_fps, ref_what = _reference(platform, workload)
             case: list[dict] = []
             for space in spaces:
-                for name in names:
-                    for seed in range(1 if name in DETERMINISTIC else args.seeds):
+                kind = "placement" if space == "placement" else "pipeline"
+                for name in names[kind]:
+                    for seed in range(1 if name in DETERMINISTIC or kind == "placement" else args.seeds):
                         key = (_name(platform), workload, space, name, str(seed))
                         previous = [r for r in done if (r["platform"], r["workload"], r["space"],
                                                         r["algorithm"], r["seed"]) == key]
@@ -115,7 +122,7 @@ def main() -> None:
                             row = {k: r[k] for k in COLUMNS if k in r}
                             row["answer_fps"] = float(r["answer_fps"]) if r["answer_fps"] else None
                         else:
-                            row = {"class": cls, "platform": _name(platform), "workload": workload,
+                            row = {"class": cls, "kind": kind, "platform": _name(platform), "workload": workload,
                                    "space": space, "algorithm": name, "seed": seed,
                                    **_run(platform, workload, space, name, seed)}
                             print(f"{cls} {_name(platform)} {workload} {space} {name} {seed}: "
@@ -132,6 +139,14 @@ def main() -> None:
             _write(out, rows + [r for r in done if (r["platform"], r["workload"]) not in
                                 {(x["platform"], x["workload"]) for x in rows}])
     print(f"wrote {out} ({len(rows)} runs)")
+    if out == TABLE:   # the doc's table reads the shipped one
+        from hetsim.exploration.defaults import defaults_markdown, scores
+        from hetsim.exploration.guide import replace_section
+
+        scores.cache_clear()
+        doc = ROOT / "docs" / "explorers.md"
+        doc.write_text(replace_section(doc.read_text(), "defaults", defaults_markdown()))
+        print(f"wrote the defaults table of {doc}")
 
 
 def _write(path: Path, rows: list[dict]) -> None:

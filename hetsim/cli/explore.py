@@ -164,7 +164,7 @@ def _given(fields: dict) -> dict:
               help="Price what --cost-table lacks with this model instead of refusing it.")
 @click.option("--confirm-top", type=click.IntRange(min=0), default=None, metavar="N",
               help="Re-simulate the search's N best distinct mappings in the DES (hetsim simulate's run) "
-                   "and answer with the best of them (default 10; 0: answer with the search's own "
+                   "and answer with the best of them (default 20; 0: answer with the search's own "
                    "measurement).")
 @click.option("--max-trials", type=click.IntRange(min=1), default=None, help="Stop after this many trials.")
 @click.option("--max-clock", type=click.FloatRange(min=0, min_open=True), default=None,

@@ -16,8 +16,12 @@ best mean quality over the class's runs (a run that refused or failed counts 0);
 one percentage point of it, the fastest. A core-only installation gets hetsim's own best (the table
 covers them too); with the papers' plugins installed, theirs compete.
 
-    >>> class_default(load_platform("rk3588"), {"ES", "HC", "NSGA-II-pipe"}).algorithm in {"ES", "HC", "NSGA-II-pipe"}
-    True
+    >>> class_default(load_platform("rk3588"), {"ES", "HC", "NSGA-II-pipe"}).algorithm
+    'NSGA-II-pipe'
+
+A PIM platform's best measured defaults are placements (the PIM paper's runtime runs one op at a
+time, which a pipeline cannot use): ``hetsim explore`` then searches placements, unless the
+request is a pipeline's (depths, a space of core groups, a Pareto front, a target rate).
 """
 
 from __future__ import annotations
@@ -64,13 +68,15 @@ def platform_class(platform) -> tuple[str, str]:
 
 @dataclass(frozen=True)
 class Score:
-    """One (algorithm, space) of a class in the table: mean quality (0..1), runs, mean wall time."""
+    """One (algorithm, space) of a class in the table: its problem kind, mean quality (0..1), runs,
+    mean wall time."""
 
     algorithm: str
     space: str
     quality: float
     runs: int
     wall_s: float
+    kind: str = "pipeline"
 
 
 @dataclass(frozen=True)
@@ -91,11 +97,17 @@ class DefaultChoice:
     def assignment(self) -> str:
         return self.choice.space
 
+    @property
+    def kind(self) -> str:
+        return self.choice.kind
+
     def note(self, platform_name: str, algorithm_flag: str = "--algorithm",
              assignment_flag: str = "--assignment") -> str:
         c = self.choice
-        text = (f"{platform_name} is a {self.platform_class} platform ({self.why}): searching with "
-                f"{c.algorithm} over {SPACES.get(c.space, c.space)}, the best default measured on "
+        space = SPACES.get(c.space, c.space) if c.kind == "pipeline" else "op -> EP placements of the DAG"
+        article = "an" if self.platform_class[0].lower() in "aeiou" else "a"
+        text = (f"{platform_name} is {article} {self.platform_class} platform ({self.why}): searching with "
+                f"{c.algorithm} over {space}, the best default measured on "
                 f"{self.platform_class} platforms ({c.quality:.1%} of the best DES throughput known, mean of "
                 f"{c.runs} runs")
         if self.best != c:
@@ -117,17 +129,17 @@ def scores() -> dict[str, list[Score]]:
     best first (quality, then wall time)."""
     if not TABLE.is_file():
         return {}
-    acc: dict[tuple[str, str, str], list[tuple[float, float]]] = {}
+    acc: dict[tuple[str, str, str, str], list[tuple[float, float]]] = {}
     with TABLE.open(newline="") as f:
         for row in csv.DictReader(f):
             q = float(row["quality"]) if row["quality"] not in ("", "nan") else 0.0
             wall = float(row["wall_s"]) if row["wall_s"] not in ("", "nan") else 0.0
-            acc.setdefault((row["class"], row["algorithm"], row["space"]), []).append(
-                (q if math.isfinite(q) else 0.0, wall))
+            acc.setdefault((row["class"], row["algorithm"], row["space"], row.get("kind") or "pipeline"),
+                           []).append((q if math.isfinite(q) else 0.0, wall))
     out: dict[str, list[Score]] = {}
-    for (cls, algorithm, space), runs in acc.items():
+    for (cls, algorithm, space, kind), runs in acc.items():
         out.setdefault(cls, []).append(Score(algorithm, space, sum(q for q, _ in runs) / len(runs), len(runs),
-                                             sum(w for _, w in runs) / len(runs)))
+                                             sum(w for _, w in runs) / len(runs), kind))
     for cls in out:
         out[cls].sort(key=lambda s: (-s.quality, s.wall_s, s.algorithm, s.space))
     return out
@@ -138,15 +150,49 @@ def _pick(candidates: list[Score]) -> Score:
     return min((s for s in candidates if s.quality >= top - TIE), key=lambda s: (s.wall_s, -s.quality))
 
 
-def class_default(platform, installed: Collection[str]) -> DefaultChoice | None:
-    """The default (algorithm, space) of ``platform``'s class among the ``installed`` pipeline
-    algorithms (module docstring); None when the table has no row for the class or none of its
-    algorithms is installed."""
+def class_default(platform, installed: Collection[str], kinds: Collection[str] = ("pipeline",)) -> DefaultChoice | None:
+    """The default (algorithm, space) of ``platform``'s class among the ``installed`` algorithms of
+    problem ``kinds`` (module docstring); None when the table has no row for the class, none of its
+    algorithms is installed, or none answered at all."""
     cls, why = platform_class(platform)
-    table = scores().get(cls)
-    if not table:
-        return None
+    table = [s for s in scores().get(cls, []) if s.kind in kinds]
     available = [s for s in table if s.algorithm in installed]
-    if not available:
+    if not available or available[0].quality <= 0:
         return None
     return DefaultChoice(cls, why, _pick(available), _pick(table))
+
+
+#: hetsim's own algorithms (the defaults of an installation without plugins).
+CORE_ALGORITHMS = ("ES", "RW", "HC", "SA", "NSGA-II-pipe", "CPU-only", "GPU-only", "MOSAIC", "StarPU-DMDAR",
+                   "HEFT", "muLayer", "ILP-exact")
+
+
+def defaults_markdown() -> str:
+    """docs/explorers.md's ``defaults`` part: per class, the platforms measured, the default with
+    every shipped plugin and with hetsim alone, and the runners-up (from :data:`TABLE`)."""
+    cases: dict[str, set[str]] = {}
+    if TABLE.is_file():
+        with TABLE.open(newline="") as f:
+            for row in csv.DictReader(f):
+                cases.setdefault(row["class"], set()).add(f"{row['platform']}/{row['workload']}")
+    lines = ["| class | cases measured | default (papers installed) | default (hetsim alone) | runners-up |",
+             "|---|---|---|---|---|"]
+    for cls in CLASSES:
+        table = scores().get(cls)
+        if not table:
+            continue
+        kinds = {s.kind for s in table}
+        best = [s for s in table if s.quality > 0]
+
+        def text(s: Score) -> str:
+            where = s.space if s.kind == "pipeline" else "placements"
+            return f"`{s.algorithm}` ({where}) {100 * s.quality:.1f} %"
+
+        every = _pick(best) if best else None
+        core = [s for s in best if s.algorithm in CORE_ALGORITHMS]
+        alone = _pick(core) if core else None
+        others = [s for s in best if s not in (every, alone)][:3]
+        lines.append(f"| {cls} | {', '.join(sorted(cases.get(cls, ())))} | {text(every) if every else '–'} | "
+                     f"{text(alone) if alone else '– (' + '/'.join(sorted(kinds)) + ' default)'} | "
+                     f"{'; '.join(text(s) for s in others)} |")
+    return "\n".join(lines) + "\n"

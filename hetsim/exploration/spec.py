@@ -28,7 +28,7 @@ The defaults :func:`build` resolves (each a choice stated in a note where it is 
   in closed form with the fluid contention estimate (:mod:`hetsim.contention`), or with
   ``measurement.engine: des`` a stream of 20 frames through the DES; Paper I's stage trials (every
   stage run alone) with noise and no engine, and over Paper I's per-core space (``problem.cores``).
-* ``confirm_top``: the search's 10 best candidates re-simulated in the DES, the best of them the
+* ``confirm_top``: the search's 20 best candidates re-simulated in the DES, the best of them the
   answer (:mod:`hetsim.exploration.confirm`); a sweep's cells confirm none unless asked.
 * A placement's: objective latency; candidate EPs each cluster whole and each accelerator; a trial
   one inference in closed form, [choice] a noisy one in the DES without contention (the closed
@@ -136,7 +136,7 @@ class ExplorationSpec(_Strict):
     confirm_top: Annotated[int | None, B._number((0, 10_000), integer=True, optional=True)] = Field(
         None, description="Pipelines: re-simulate the N best distinct candidates of the search in the DES "
         "(hetsim simulate's run: 100 frames, contention) and answer with the best of them; 0 answers with "
-        "the search's own measurement (default 10; a sweep's cells 0 unless their SPEC sets it).")
+        "the search's own measurement (default 20; a sweep's cells 0 unless their SPEC sets it).")
     seed: Seed = Field(0, description="Seed of every random choice.")
 
     @classmethod
@@ -244,6 +244,9 @@ def build(spec: ExplorationSpec, *, names: Mapping[str, str] | None = None, stri
                           f"{', '.join(ALGORITHMS)}")
     kind = ALGORITHMS[spec.algorithm].problem if spec.algorithm is not None else "pipeline"
     p, t = spec.problem, spec.termination
+    placed = _class_placement(spec, platform, n, notes) if spec.algorithm is None else None
+    if placed is not None:
+        kind, spec = "placement", spec.model_copy(update={"algorithm": placed})
     if kind == "pipeline":
         objective, track = _pipeline_objectives(platform, p, n)
         default_space = None
@@ -277,6 +280,24 @@ def build(spec: ExplorationSpec, *, names: Mapping[str, str] | None = None, stri
         args = _placement_args(spec, inputs, name, n, strict, noise_free)
     problem = (_cached_problem(inputs.key, args) if cache
                else _make_problem(platform, workload, cost, json.loads(args)))
+    if (kind == "pipeline" and spec.algorithm is None and name == "ES" and not p.force
+            and problem.limit is not None and problem.distinct_space_size > problem.limit):
+        # The class's default cannot enumerate this space: the best default of the class that can
+        # (a default must answer).
+        from hetsim.exploration.defaults import class_default
+        from hetsim.exploration.registry import algorithms as installed
+
+        alt = class_default(platform, {a.name for a in installed("pipeline")} - {"ES"})
+        if alt is not None:
+            notes.append(f"{problem.distinct_space_size:,} configurations are past exhaustive search's limit "
+                         f"of {problem.limit:,}: searching with {alt.algorithm}, the next default of "
+                         f"{alt.platform_class} platforms ({alt.choice.quality:.1%} of the best DES "
+                         f"throughput known, mean of {alt.choice.runs} runs)")
+            name, explorer = alt.algorithm, make_explorer(alt.algorithm, **spec.params)
+            space = alt.assignment if p.assignment is None and p.eps is None else None
+            args = _pipeline_args(spec, inputs, name, objective, track, n, [], noise_free, space)
+            problem = (_cached_problem(inputs.key, args) if cache
+                       else _make_problem(platform, workload, cost, json.loads(args)))
     from hetsim.exploration.confirm import DEFAULT_TOP_K
 
     confirm_top = spec.confirm_top if spec.confirm_top is not None else (
@@ -363,6 +384,25 @@ def _pipeline_objectives(platform, p: ProblemSpec, n: _Names) -> tuple[str, list
                           f"power model (every cluster's DVFS level and every accelerator needs active and "
                           f"idle watts, docs/platforms.md); allowed here: throughput, latency, memory")
     return objective, track
+
+
+def _class_placement(spec: ExplorationSpec, platform, n: _Names, notes: list[str]) -> str | None:
+    """The placement algorithm the platform's class searches with by default (a PIM platform's:
+    :mod:`hetsim.exploration.defaults`), unless the request is a pipeline's (depths, cores, an
+    assignment, a Pareto front, a target rate, an objective a placement is not judged by)."""
+    p, t = spec.problem, spec.termination
+    if (p.depths is not None or p.cores is not None or p.assignment is not None or p.track is not None
+            or t.target_fps is not None or p.objective not in (None, "latency")):
+        return None
+    from hetsim.exploration.defaults import class_default
+    from hetsim.exploration.registry import algorithms
+
+    pipelines = class_default(platform, {a.name for a in algorithms("pipeline")})
+    placements = class_default(platform, {a.name for a in algorithms("placement")}, kinds=("placement",))
+    if placements is None or (pipelines is not None and pipelines.choice.quality >= placements.choice.quality):
+        return None
+    notes.append(placements.note(platform.name, n("algorithm"), n("problem.assignment")))
+    return placements.algorithm
 
 
 def _default_algorithm(p: ProblemSpec, objective: str, n: _Names, notes: list[str],

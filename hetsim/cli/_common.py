@@ -62,10 +62,23 @@ class _LazyConsole:
 
     _real = None
 
-    def __getattr__(self, name: str):
+    @staticmethod
+    def real():
+        """The rich Console itself (built on first use)."""
         if _LazyConsole._real is None:
             _LazyConsole._real = _make_console()
-        return getattr(_LazyConsole._real, name)
+        return _LazyConsole._real
+
+    def __getattr__(self, name: str):
+        return getattr(self.real(), name)
+
+    # rich's Live and Progress hold the console they are given and enter it (``with console:``):
+    # special methods are looked up on the type, not through __getattr__.
+    def __enter__(self):
+        return self.real().__enter__()
+
+    def __exit__(self, *exc):
+        return self.real().__exit__(*exc)
 
 
 console = _LazyConsole()

@@ -361,7 +361,11 @@ class FileModel(BaseModel):
         if isinstance(data, dict):
             unknown = sorted(str(k) for k in data if k not in cls.model_fields)
             if unknown:
-                raise ValueError(f"unknown key {unknown[0]!r}; allowed: {', '.join(cls.model_fields)}")
+                from hetsim.keypaths import nearest
+
+                near = nearest(unknown[0], list(cls.model_fields))
+                hint = f" (did you mean {near!r}?)" if near else ""
+                raise ValueError(f"unknown key {unknown[0]!r}{hint}; allowed: {', '.join(cls.model_fields)}")
         return data
 
 

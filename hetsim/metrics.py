@@ -60,6 +60,7 @@ class Metrics:
     link_bytes: dict[str, float] = field(default_factory=dict)   # bytes moved over each link
     ep_peak_memory_bytes: dict[str, float] = field(default_factory=dict)  # DAG mappings, per EP
     task_time_s: dict[str, float] = field(default_factory=dict)  # DAG mappings: compute / transfer s per frame
+    bound_by: str | None = None            # analytic pipelines: the shared memory or link whose fluid limit set the throughput
 
     def to_dict(self) -> dict:
         d = asdict(self)

@@ -184,6 +184,7 @@ CORE = Plugin(
         CostModelSpec("gemm2", "hetsim.cost.gemm2:Gemm2CostModel",
                       "shape-, cache- and algorithm-aware op costs", fallback=True),
     ],
+    networks="hetsim.workload.generated:NETWORKS",
     order=0,
     package="hetsim",
     distribution="hetsim",
@@ -259,6 +260,17 @@ def explorer_specs() -> list[tuple[Plugin, ExplorerSpec]]:
 
 def cost_model_specs() -> dict[str, CostModelSpec]:
     return _unique_names("cost model", ((p, s.name, s) for p in plugins() for s in p.cost_models))
+
+
+def cost_model_names() -> tuple[str, ...]:
+    """Every cost model by name (``--cost-model``, ``runtime.cost_model``): hetsim's, then the plugins'."""
+    return tuple(cost_model_specs())
+
+
+def fallback_names() -> tuple[str, ...]:
+    """The cost models a measured table can fall back on (``--fallback``): those that price any op
+    from the platform alone."""
+    return tuple(name for name, spec in cost_model_specs().items() if spec.fallback)
 
 
 def parameter_blocks(section: str) -> dict[str, str]:

@@ -20,14 +20,19 @@ from pydantic import ValidationError
 from hetsim.errors import HetsimError
 
 
-def error_lines(source: str, exc: ValidationError) -> list[str]:
-    """One line per pydantic error: ``source: field.path: message (got value)``."""
+def error_lines(source: str, exc: ValidationError, describe=None) -> list[str]:
+    """One line per pydantic error: ``source: field.path: message (got value)``. ``describe(err)``,
+    when given (:class:`hetsim.keypaths.Describe`), gives the path (list entries by name, as ``--set``
+    writes them) and, for an unknown key, the message with the key it most likely meant."""
     lines = []
     for err in exc.errors():
         loc = ".".join(str(p) for p in err["loc"])
         msg = err["msg"]
         if msg.startswith("Value error, "):
             msg = msg[len("Value error, "):]
+        if describe is not None:
+            loc, better = describe(err)
+            msg = better or msg
         where = f"{source}: {loc}: " if loc else f"{source}: "
         got = ""
         if err["type"] not in ("missing",) and loc and "input" in err:
@@ -38,8 +43,8 @@ def error_lines(source: str, exc: ValidationError) -> list[str]:
     return lines
 
 
-def one_line(source: str, exc: ValidationError) -> HetsimError:
-    lines = error_lines(source, exc)
+def one_line(source: str, exc: ValidationError, describe=None) -> HetsimError:
+    lines = error_lines(source, exc, describe)
     more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
     return HetsimError(lines[0] + more)
 

@@ -10,10 +10,9 @@ import json
 from pathlib import Path
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from hetsim.cli._common import LazyChoice, progress_bar
+from hetsim.cli._common import table as Table
 from hetsim.errors import HetsimError
 
 
@@ -59,6 +58,8 @@ def calibrate_host(out, name, quick, statistic, from_json) -> None:
     check_output_path(raw_path, "--out (its measurements file)")
     plan = BenchPlan.quick() if quick else BenchPlan()
     units = plan.units(len(cpus()))
+    from rich.console import Console
+
     console = Console(stderr=True)
     if from_json:
         measurements = read_measurements(from_json)
@@ -84,6 +85,8 @@ def calibrate_host(out, name, quick, statistic, from_json) -> None:
                   f, indent=1)
     with atomic_write(out_path) as f:
         f.write(text)
+    from rich.console import Console
+
     Console().print(_fit_table(name, fit, gemm2, jitter))
     click.echo(f"wrote {out_path} and {raw_path}")
 
@@ -134,7 +137,7 @@ def _check_rows(path, key: str, rows: list[dict]) -> None:
                                   f"(got {value!r})")
 
 
-def _fit_table(name: str, fit, gemm2, jitter: float) -> Table:
+def _fit_table(name: str, fit, gemm2, jitter: float):
     """The fitted platform's parameters and median errors (the roofline's, then gemm2's)."""
     t = Table("parameter", "value", title=f"fitted platform {name}", title_justify="left")
     t.add_row("peak (GMAC/s/core)", f"{fit.peak_MACps / 1e9:.1f} ({fit.macs_per_cycle:g} MAC/cycle @ {fit.freq_MHz:g} MHz)")
@@ -192,7 +195,7 @@ def validate() -> None:
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a field of the platform (repeatable), e.g. "
               "core_types.cpu.gemm2.conv_policy=armcl: the executor then runs 3x3 stride-1 convs with Winograd.")
-@click.option("--cost", "costs", multiple=True, type=LazyChoice("hetsim.cost:fallback_names"),
+@click.option("--cost", "costs", multiple=True, type=LazyChoice("hetsim.plugins:fallback_names"),
               help="Cost model(s) to simulate with (repeatable; the first picks the default pipeline and "
               "heads the report). Default: roofline.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
@@ -232,6 +235,8 @@ def validate_host_cmd(platform_name, workload_name, mappings, frames, repeats, s
     from hetsim.validation import check_output_dir
 
     check_output_dir(out, "--out")   # before the runs: '' or a file, a FIFO, a device there is refused
+    from rich.console import Console
+
     console = Console(stderr=True)
     with progress_bar(console) as bar:
         task = bar.add_task("frames", total=None)

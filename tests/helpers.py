@@ -378,3 +378,24 @@ def assert_plots_inline(code: list, at_least: int) -> None:
     assert len(plotting) >= at_least
     for c in plotting:
         assert any("image/png" in o.get("data", {}) for o in c.get("outputs", [])), c.source[:60]
+
+
+def assert_notebook_current(notebook: Path) -> None:
+    """The committed outputs of ``notebook`` were made from its cells as they are (the hash of its
+    sources in its metadata, :func:`hetsim.notebooks.stale`): ``python -m hetsim.notebooks`` after
+    editing a cell."""
+    from hetsim.notebooks import stale
+
+    why = stale(notebook)
+    assert why is None, why
+
+
+def assert_notebook_reproduces(notebook: Path) -> None:
+    """Executed again, ``notebook`` prints what is committed (text and tables exactly; figures and
+    cells tagged volatile by presence): :func:`hetsim.notebooks.differences`."""
+    import nbformat
+
+    from hetsim.notebooks import differences, execute
+
+    diff = differences(nbformat.read(notebook, as_version=4), execute(notebook))
+    assert not diff, f"{notebook} is stale (python -m hetsim.notebooks {notebook}): {diff[:3]}"

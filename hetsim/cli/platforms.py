@@ -5,10 +5,9 @@ from __future__ import annotations
 import sys
 
 import click
-from rich.markup import escape
-from rich.table import Table
 
-from hetsim.cli._common import console
+from hetsim.cli._common import console, escape
+from hetsim.cli._common import table as Table
 from hetsim.errors import HetsimError
 
 

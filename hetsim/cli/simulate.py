@@ -36,10 +36,10 @@ from hetsim.errors import HetsimError
 @click.option("--cost-table", type=click.Path(), default=None,
               help="Replay measured times from a CSV (columns layer|op, ep, time_s), or a directory "
               "written by `hetsim profile` / `hetsim costs import-ort` (costs.csv, transfers.csv).")
-@click.option("--fallback", type=LazyChoice("hetsim.cost:fallback_names"), default=None,
+@click.option("--fallback", type=LazyChoice("hetsim.plugins:fallback_names"), default=None,
               help="Price what the --cost-table lacks (a layer or op without a row for an EP) with "
               "this model instead of refusing it.")
-@click.option("--cost-model", type=LazyChoice("hetsim.cost:cost_model_names"), default=None,
+@click.option("--cost-model", type=LazyChoice("hetsim.plugins:cost_model_names"), default=None,
               help="The cost model (default: the platform's, runtime.cost_model; hope: HOPE's, "
                    "docs/papers/hope.md; pim: the PIM paper's; ncnn: the Jetson cluster of the "
                    "hybrid-partitioning thesis, docs/papers/nsga2.md; gemm2: shape-, cache- and "
@@ -106,6 +106,11 @@ def simulate(ctx, platform_name, workload_name, mapping, engine, frames, no_cont
             raise HetsimError("--gantt-layers applies to pipelines (a placement's Gantt shows ops already)")
         layers = stage_layers(m, workload, cost, options.state) if gantt_layers else None
         plot_gantt(result.intervals, gantt, f"{workload.name} on {platform.name}: {m}", gantt_frames, layers)
+    from hetsim.cost import peak_note
+
+    note = peak_note(platform, cost)
+    if note is not None:
+        click.echo(f"hetsim: note: {note}", err=True)
     if as_json:
         click.echo(result.metrics.to_json())
     else:

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import click
-from rich.markup import escape
 
-from hetsim.cli._common import console
+from hetsim.cli._common import console, escape
 from hetsim.errors import HetsimError
 
 

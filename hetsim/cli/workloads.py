@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.markup import escape
-from rich.table import Table
 
-from hetsim.cli._common import console, fmt
+from hetsim.cli._common import console, escape, fmt
+from hetsim.cli._common import table as Table
 from hetsim.errors import HetsimError
 
 
@@ -18,20 +17,55 @@ def workloads() -> None:
 
 
 @workloads.command("list")
-def workloads_list() -> None:
-    """Every workload on the search path."""
+@click.option("--sizes", is_flag=True,
+              help="Build the generated networks too, to count their layers, ops and MACs (seconds each).")
+def workloads_list(sizes) -> None:
+    """Every workload on the search path, and the networks the installed plugins generate."""
     from hetsim.workload import list_workloads, load_workload
 
-    t = Table("name", "layers", "ops", "GMAC", "description")
-    for name in list_workloads():
+    t = Table("name", "source", "layers", "ops", "GMAC", "description",
+              caption=None if sizes else "generated networks are built when used: --sizes counts them, "
+              "`hetsim workloads show NAME` lists their layers")
+    files = list_workloads()
+    generated = [g for g in _generated() if g[0] not in files]
+    for name in files:
         try:
             w = load_workload(name)
         except HetsimError as e:
-            t.add_row(name, "", "", "", f"[red]invalid: {escape(str(e))}[/red]")
+            t.add_row(name, "file", "", "", "", f"[red]invalid: {escape(str(e))}[/red]")
             continue
-        t.add_row(name, str(w.num_layers), str(len(w.ops)), f"{sum(op.macs for op in w.ops) / 1e9:.3f}",
-                  escape(w.description))
+        t.add_row(name, "file", *_sizes(w), escape(w.description))
+    for name, plugin, doc in generated:
+        source = f"generated ({plugin})"
+        if not sizes:
+            t.add_row(name, source, "–", "–", "–", escape(doc))
+            continue
+        try:
+            w = load_workload(name)
+        except HetsimError as e:
+            t.add_row(name, source, "", "", "", f"[red]invalid: {escape(str(e))}[/red]")
+            continue
+        t.add_row(name, source, *_sizes(w), escape(doc))
     console.print(t)
+
+
+def _sizes(w) -> tuple[str, str, str]:
+    return str(w.num_layers), str(len(w.ops)), f"{sum(op.macs for op in w.ops) / 1e9:.3f}"
+
+
+def _generated() -> list[tuple[str, str, str]]:
+    """(name, plugin, first line of the builder's docstring) of every generated network."""
+    from hetsim.plugins import plugins, resolve
+
+    out = []
+    for p in plugins():
+        if not p.networks:
+            continue
+        for name, builder in resolve(p.networks).items():
+            fn = getattr(builder, "func", builder)   # a functools.partial's function
+            doc = " ".join((fn.__doc__ or "").strip().split("\n\n")[0].split())
+            out.append((name, p.name, doc.split(". ")[0].rstrip(".") + "." if doc else ""))
+    return out
 
 
 @workloads.command("show")

@@ -426,6 +426,12 @@ class Gemm2CostModel(CostModel):
             self._capability = RooflineCostModel(self.platform)
         return self._capability.supports(op, ep)
 
+    def why_not(self, op, ep: ExecutionPlace) -> str | None:
+        if self.supports(op, ep):
+            return None
+        assert self._capability is not None
+        return self._capability.why_not(op, ep)
+
     def op_demand(self, op, ep: ExecutionPlace, state: DvfsState | None = None) -> Demand:
         if op.kind in VIEW_KINDS:
             return ZERO

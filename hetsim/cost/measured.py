@@ -234,6 +234,15 @@ class MeasuredCostModel(CostModel):
         w = getattr(op, "workload", "*")
         return any((x, op.name, e) in self._table for x in (w, "*") for e in (ep.name, ep.place))
 
+    def why_not(self, op, ep: ExecutionPlace) -> str | None:
+        if self.supports(op, ep):
+            return None
+        listed = sorted({str(k[2]) for k in self._table})
+        if not any(k[2] in (ep.name, ep.place) for k in self._table):
+            return (f"the measured table {self.source} has no entry for EP {ep.name} (it measures "
+                    f"{', '.join(listed) or 'no EP'}); measure {ep.place} or give --fallback")
+        return f"the measured table {self.source} has no time for op {op.name} on {ep.name}"
+
     def layer_times(self, workload, ep: ExecutionPlace, state: DvfsState | None = None) -> np.ndarray:
         if self.keyed_by == "op":
             return super().layer_times(workload, ep, state)

@@ -190,6 +190,14 @@ class RooflineCostModel(CostModel):
             return False
         return not (op.macs and r.rate_for(op.dtype) is None)
 
+    def why_not(self, op, ep: ExecutionPlace) -> str | None:
+        if self.supports(op, ep):
+            return None
+        r = self.ep_rates(ep)
+        if r.kinds is not None and op.kind not in r.kinds:
+            return f"kind {op.kind} is not one of the kinds {ep.place} runs (its `kinds:` list)"
+        return f"{ep.place} has no rate for {op.dtype} (peak_GMACps, precisions or compute_dtype)"
+
     def op_demand(self, op, ep: ExecutionPlace, state: DvfsState | None = None) -> Demand:
         if op.kind in _VIEW_KINDS:
             return ZERO  # a view of a tensor: no kernel runs, no byte moves

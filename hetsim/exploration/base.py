@@ -282,6 +282,8 @@ class Exploration:
     n_distinct_splits: int
     info: dict[str, Any] = field(default_factory=dict, repr=False)
     results: dict[Any, Any] = field(default_factory=dict, repr=False)   # problem.key -> result
+    #: the best candidates re-simulated in the DES (hetsim.exploration.confirm), if asked
+    confirmation: Any = field(default=None, repr=False)
 
     @property
     def n_trials(self) -> int:
@@ -301,6 +303,25 @@ class Exploration:
     @property
     def best_mapping(self) -> str | None:
         return str(self.best) if self.best is not None else None
+
+    @property
+    def answer(self):
+        """The exploration's answer: the best of the DES-confirmed candidates when the search was
+        confirmed (:mod:`hetsim.exploration.confirm`), else the search's own best."""
+        return self.confirmation.best if self.confirmation is not None else self.best
+
+    @property
+    def answer_value(self) -> float:
+        """The answer's objective, in the engine that confirmed it (else the search's)."""
+        return self.confirmation.value if self.confirmation is not None else self.best_value
+
+    @property
+    def answer_engine(self) -> str:
+        """The engine of :attr:`answer_value`."""
+        if self.confirmation is not None:
+            return self.confirmation.engine
+        m = getattr(self.problem, "measurement", None)
+        return m.describe() if m is not None and hasattr(m, "describe") else "the problem's measurement"
 
     @property
     def best_pipeline(self):
@@ -335,10 +356,20 @@ class Exploration:
         """One row of scalars (see :func:`summarize`)."""
         splits = hasattr(self.problem, "split_space_size")   # pipelines: Paper II's split counts
         fraction_splits = self.fraction_splits_explored if splits else None
+        column = self.problem.objective_column
+        answer = self.answer
+        confirmed = {}
+        if self.confirmation is not None:
+            n = len(self.confirmation.table)
+            confirmed = {"engine": f"{self.answer_engine}: the search's {n} best re-simulated",
+                         "search_best_mapping": self.best_mapping, f"search_best_{column}": self.best_value,
+                         "search_engine": self.problem.measurement.describe()}
+        else:
+            confirmed = {"engine": self.answer_engine}
         return {
             "algorithm": self.algorithm, "seed": self.seed, "problem": self.problem.name,
-            "best_mapping": self.best_mapping, **self.problem.summary_fields(self.best),
-            f"best_{self.problem.objective_column}": self.best_value,
+            "best_mapping": str(answer) if answer is not None else None, **self.problem.summary_fields(answer),
+            f"best_{column}": self.answer_value, **confirmed,
             "trials": self.n_trials, "measured": self.n_measured, "distinct": self.n_distinct,
             **({"distinct_splits": self.n_distinct_splits} if splits else {}),
             "space_size": self.space_size, "fraction_explored": self.fraction_explored,

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from hetsim.errors import HetsimError
+from hetsim.keypaths import Describe, entry_name, unknown_key_hint
 from hetsim.paths import search_path
 from hetsim.platform.plausibility import plausibility_warnings
 from hetsim.platform.schema import SCHEMA_VERSION, Platform
@@ -84,7 +85,7 @@ def platform_from_dict(data: dict, source: str = "<platform>") -> Platform:
     try:
         return Platform.model_validate(data)
     except ValidationError as e:
-        raise one_line(source, e) from None
+        raise one_line(source, e, Describe(Platform, data)) from None
 
 
 def _entries(data: Any) -> int:
@@ -156,7 +157,8 @@ def validate_file(path: str | os.PathLike, notes: list[str] | None = None,
                   warnings: list[str] | None = None) -> list[str]:
     """Every problem in a platform file, one line each with its field path ([] when valid).
     ``notes``, when given, receives a line for each thing done to the file on load (a migration);
-    ``warnings`` a line for each implausible value (:mod:`hetsim.platform.plausibility`)."""
+    ``warnings`` a line for each implausible value and one for the EPs without parameters of the
+    platform's cost model, which run at peak (:mod:`hetsim.platform.plausibility`)."""
     p = Path(path)
     try:
         data = read_yaml(p)
@@ -168,9 +170,14 @@ def validate_file(path: str | os.PathLike, notes: list[str] | None = None,
     try:
         platform = Platform.model_validate(data)
     except ValidationError as e:
-        return error_lines(str(p), e)
+        return error_lines(str(p), e, Describe(Platform, data))
     if warnings is not None:
         warnings.extend(f"{p}: {line}" for line in plausibility_warnings(platform))
+        from hetsim.platform.plausibility import peak_note
+
+        peak = peak_note(platform, platform.runtime.cost_model)   # the model the platform runs by default
+        if peak is not None:
+            warnings.append(f"{p}: {peak}")
     return []
 
 
@@ -201,11 +208,16 @@ def apply_override(data: dict, text: str, source: str = "<platform>") -> None:
                                   f"({len(node)} entries: {node}); set the whole list instead")
             node[int(part)] = value
         elif isinstance(node, list):
-            # Entries are addressed by their name (an accelerator's precisions by their dtype).
-            match = [x for x in node if isinstance(x, dict) and x.get("name", x.get("dtype")) == part]
+            # Entries are addressed by their name (an accelerator's precisions by their dtype), or by
+            # their 0-based index (the path pydantic itself would print).
+            match = [x for x in node if entry_name(x) == part]
+            if not match and part.isdigit() and int(part) < len(node) and isinstance(node[int(part)], dict):
+                match = [node[int(part)]]
             if not match:
-                names = [x.get("name", x.get("dtype")) for x in node if isinstance(x, dict)]
-                raise HetsimError(f"--set {key}: {source} has no entry named {part!r} at {where}; have {names}")
+                names = [entry_name(x) for x in node if isinstance(x, dict)]
+                hint = unknown_key_hint(part, [n for n in names if n is not None])
+                raise HetsimError(f"--set {key}: {source} has no entry named {part!r} at {where}"
+                                  f"{hint if hint.startswith(' (') else ''}; have {names}")
             if last:
                 raise HetsimError(f"--set {key}: cannot replace a whole list entry; set one of its fields")
             node = match[0]

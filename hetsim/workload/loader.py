@@ -199,7 +199,9 @@ def workload_from_dict(data: Mapping[str, Any], source_name: str = "<workload>",
     try:
         spec = WorkloadSpec.model_validate(data)
     except ValidationError as e:
-        raise one_line(source_name, e) from None
+        from hetsim.keypaths import Describe
+
+        raise one_line(source_name, e, Describe(WorkloadSpec, data)) from None
     return _Builder(spec, source_name).build(path)
 
 

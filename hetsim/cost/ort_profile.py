@@ -377,7 +377,7 @@ def import_ort_profiles(profiles: Mapping[str, Sequence[str | os.PathLike]],
     if model is not None:
         from hetsim.workload.onnx_import import import_onnx
 
-        result = import_onnx(model, name, input_shapes=input_shapes, allow_unknown=True)
+        result = import_onnx(model, name, input_shapes=input_shapes)
         known = {op.name for op in result.workload.ops}
         folded = set(result.report.folded)
         workload_spec = result.spec

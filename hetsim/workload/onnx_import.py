@@ -4,8 +4,8 @@
     w = workload_from_onnx("resnet18.onnx", input_shapes={"input": (1, 3, 224, 224)})
 
 The model is read with the ``onnx`` package without its external weight data (an initializer's
-dims give its bytes), ONNX's shape inference (with data propagation, so the Shape -> Gather ->
-Concat -> Reshape chains of exported transformers resolve) gives every tensor's dims, and every
+dims give its bytes), ONNX's shape inference (with data propagation; ONNX Runtime's symbolic inference where that
+leaves a dim unknown) gives every tensor's dims, and every
 node becomes one hetsim op (:mod:`hetsim.workload.ops`):
 
 * A node of an NCHW CNN at batch 1 (Conv, pools, BatchNormalization, Relu, LRN, Add, Concat on
@@ -18,8 +18,10 @@ node becomes one hetsim op (:mod:`hetsim.workload.ops`):
   element-wise ops, bytes from the tensors it reads and writes, weights from its constant inputs).
 * ``Constant`` nodes and nodes that read only constants are constants, not ops (ONNX Runtime
   turns the former into initializers; the latter are listed in the report as folded).
-* An op type hetsim does not know is an error naming it and its node; with ``allow_unknown`` it is
-  imported as kind ``other`` (memory-bound, its tensors' bytes) and listed in the report.
+* An op type hetsim cannot price is imported as kind ``other`` (memory-bound, its tensors'
+  bytes) and listed in the report; with ``strict`` it is an error naming it and its node.
+* Where ONNX's shape inference leaves a tensor without static dims, ONNX Runtime's symbolic
+  shape inference, its constant folding and, last, one run of the model on zeros give them.
 
 The result is a workload dict in the YAML file format (``hetsim workloads import`` writes it),
 which :func:`hetsim.workload.workload_from_dict` builds, so an imported file round-trips.
@@ -395,17 +397,29 @@ class ImportReport:
     generic_cnn: list[tuple[str, str]] = field(default_factory=list)  # (node, why not native)
     renamed: list[tuple[str, str]] = field(default_factory=list)  # (ONNX name, op name)
 
-    def lines(self) -> list[str]:
-        """The report as lines for a terminal."""
+    shape_engines: list[str] = field(default_factory=lambda: ["onnx"])  # which gave the dims
+
+    def unknown_note(self) -> str:
+        """One line: the ops hetsim could not price, imported as memory-bound ops."""
+        types = Counter(t for _, t in self.unknown)
+        return (f"{self.source}: {len(self.unknown)} ops of types hetsim cannot price imported as "
+                f"memory-bound ops from their tensor sizes: "
+                f"{_few(f'{t} x{n}' if n > 1 else t for t, n in sorted(types.items()))} "
+                f"(nodes {_few(n for n, _ in self.unknown)}; --strict refuses them)")
+
+    def lines(self, unknown: bool = True) -> list[str]:
+        """The report as lines for a terminal (``unknown=False``: without the unknown ops, which
+        the CLI gives on stderr)."""
         kinds = ", ".join(f"{k} {n}" for k, n in sorted(self.by_kind.items()))
         out = [f"{self.nodes} nodes -> {self.ops} ops ({kinds})"]
         if self.constants or self.folded:
             out.append(f"{self.constants} Constant nodes and {len(self.folded)} nodes reading only "
                        "constants are constants, not ops"
                        + (f" ({_few(self.folded)})" if self.folded else ""))
-        for node, op_type in self.unknown:
-            out.append(f"unknown op type {op_type} (node {node}): imported as kind 'other', "
-                       "memory-bound, from its tensor sizes")
+        if unknown and self.unknown:
+            out.append(self.unknown_note())
+        if len(self.shape_engines) > 1:
+            out.append(f"dims from shape inference by {' + '.join(self.shape_engines)}")
         if self.generic_cnn:
             out.append(f"{len(self.generic_cnn)} CNN nodes outside the HxWxC model, imported as "
                        f"generic ops: {_few(f'{n} ({why})' for n, why in self.generic_cnn)}")
@@ -670,7 +684,6 @@ class _Importer:
         # inputs whose dims the user gave (symbolic in the file): only then can a missing dim
         # come from a wrong --input-shape
         self.shaped_inputs = sorted(input_shapes or {})
-        self.shape_engines = ["onnx"]  # the shape inferences that gave dims
         self.consumed: set[str] = set()  # tensors some node reads or the graph outputs
         self.report = ImportReport(source)
         self.tensors: dict[str, Tensor] = {}
@@ -703,7 +716,7 @@ class _Importer:
                 break
             more = fallback(twin if fallback is not self._run_infer else inferred)
             if more is not None and _merge_dims(inferred, more):
-                self.shape_engines.append(engine)
+                self.report.shape_engines.append(engine)
                 try:  # ONNX's inference again from the dims now known, through what follows
                     inferred = onnx.shape_inference.infer_shapes(inferred, strict_mode=False,
                                                                  data_prop=True)
@@ -1126,8 +1139,8 @@ class _Importer:
             return {"name": name, "kind": "add", **self._io(name, ins), **common}
         if op_type == "Concat":
             axis = int(attrs.get("axis", 1)) % len(y.dims)  # type: ignore[arg-type]
-            if consts or axis != 1 or any(not t.image or len(t.dims) != len(y.dims)  # type: ignore[arg-type]
-                                          for t in live):
+            if consts or axis != 1 or len(live) < 2 or any(
+                    not t.image or len(t.dims) != len(y.dims) for t in live):  # type: ignore[arg-type]
                 return None
             if len({t.producer or t.name for t in live}) != len(live):
                 return None
@@ -1166,6 +1179,8 @@ class _Importer:
                              [o.dims for o in outs])  # type: ignore[misc]
         kind = counted.kind
         live = [t for t in ins if t is not None and not t.const]
+        if kind == "concat" and sum(1 for t in ins if t is not None) < 2:
+            kind = "copy"   # a Concat of one tensor (valid ONNX; DenseNet exports have it) copies it
         consts = [t for t in ins if t is not None and t.const]
         seen: set[str] = set()
         live_bytes = 0
@@ -1352,11 +1367,16 @@ def _set_window(op: dict, stride: int, pad: tuple[int, int], dilation: int) -> N
 # -- entry points ----------------------------------------------------------------------------
 def import_onnx(model: Any, name: str | None = None, *,
                 input_shapes: Mapping[str, Sequence[int]] | None = None,
-                layers: str | Sequence[str] | None = None, allow_unknown: bool = False,
-                source: str | None = None) -> ImportResult:
+                layers: str | Sequence[str] | None = None, strict: bool = False,
+                optimize: str | None = None, source: str | None = None) -> ImportResult:
     """Import an ONNX model (a path or an ``onnx.ModelProto``): the workload dict, the workload and
     the report. ``name`` defaults to the file's stem (or the graph's name); ``input_shapes`` fixes
-    symbolic input dims; ``layers`` is the ``--layers`` spec (:func:`parse_layers`)."""
+    symbolic input dims; ``layers`` is the ``--layers`` spec (:func:`parse_layers`). An op type
+    hetsim cannot price is imported as a memory-bound op (kind ``other``, listed in the report)
+    unless ``strict``. ``optimize`` rewrites the model first: ``basic``/``extended``/``all`` by
+    ONNX Runtime's graph optimizer (BN folding, fusions into contrib ops;
+    :func:`hetsim.workload.onnx_fuse.ort_optimize`), ``mnn`` by the MNN-style passes HOPE needs
+    (:func:`hetsim.workload.onnx_fuse.fuse_mnn`)."""
     if isinstance(model, str | os.PathLike):
         path = Path(model)
         src = source or str(path)
@@ -1369,8 +1389,19 @@ def import_onnx(model: Any, name: str | None = None, *,
     from hetsim.loading import check_load
 
     check_load(src, len(proto.graph.node), "nodes")   # counted before shape inference
+    if optimize is not None:
+        from hetsim.workload.onnx_fuse import ORT_LEVELS, fuse_mnn, ort_optimize
+
+        if optimize == "mnn":
+            proto = fuse_mnn(proto)
+        elif optimize in ORT_LEVELS:
+            proto = ort_optimize(proto, optimize, input_shapes=dict(input_shapes or {}) or None,
+                                 source=src)
+        else:
+            raise HetsimError(f"{src}: --optimize {optimize!r} is not one of "
+                              f"{', '.join((*ORT_LEVELS, 'mnn'))}")
     try:
-        return _Importer(proto, src, input_shapes, allow_unknown).run(name or default_name, layers)
+        return _Importer(proto, src, input_shapes, strict).run(name or default_name, layers)
     except (TypeError, ValueError, IndexError, KeyError, AttributeError, ZeroDivisionError,
             OverflowError) as e:
         # A model whose protobuf parses but whose fields contradict each other (an attribute of

@@ -1052,7 +1052,7 @@ class _Importer:
             return self._reject(name, op_type, window)
         stride, pad, dilation = window
         c_in, m, g = x.dims[1], w.dims[0], int(attrs.get("group", 1))  # type: ignore[index]
-        if c_in % g or m % g or c_in // g != w.dims[1]:  # type: ignore[index]
+        if c_in % g or m % g or c_in // g != w.dims[1]:
             # an NCHWc conv whose filters are padded to the channel block: the padded work
             return self._reject(name, op_type, f"groups {g} do not divide {c_in} channels")
         kh, kw = w.dims[2], w.dims[3]
@@ -1395,8 +1395,8 @@ def import_onnx(model: Any, name: str | None = None, *,
         if optimize == "mnn":
             proto = fuse_mnn(proto)
         elif optimize in ORT_LEVELS:
-            proto = ort_optimize(proto, optimize, input_shapes=dict(input_shapes or {}) or None,
-                                 source=src)
+            shapes = {k: tuple(v) for k, v in (input_shapes or {}).items()}
+            proto = ort_optimize(proto, optimize, input_shapes=shapes or None, source=src)
         else:
             raise HetsimError(f"{src}: --optimize {optimize!r} is not one of "
                               f"{', '.join((*ORT_LEVELS, 'mnn'))}")

@@ -101,10 +101,10 @@ def with_random_weights(model: onnx.ModelProto, seed: int = 0) -> onnx.ModelProt
 def ort_optimized(path: Path, level: str, out_dir: Path,
                   input_shapes: dict[str, tuple[int, ...]] | None = None) -> Path:
     """``path`` as ONNX Runtime's graph optimizer writes it at ``level`` (extended or all)."""
-    from hetsim.workload.onnx_fuse import ort_optimize
-
     out = out_dir / f"{path.stem}-ort-{level}.onnx"
     if not out.exists():
+        from hetsim.workload.onnx_fuse import ort_optimize
+
         model = with_random_weights(onnx.load(path))
         onnx.save(ort_optimize(model, level, input_shapes=input_shapes), out)
     return out

@@ -1,6 +1,6 @@
 # Two commands do everything on a fresh clone with Python >= 3.11 and pip:
 #   make demo   - create .venv, install hetsim, simulate Pipe-it's ResNet50 pipeline on hikey970
-#   make test   - create .venv, install the dev extras and the example plugin, run the test suite
+#   make test   - create .venv, install the dev and corpus extras and the example plugin, run the test suite
 #   make test-core - the core's tests (not slow) with every plugin left out: no paper is needed
 #   make fuzz   - 24,000 fuzzed inputs through the CLI: outcomes by class (docs/robustness.md)
 #   make check  - the test suite, ruff and the import contracts (make lint), mypy (make types): what CI runs
@@ -22,7 +22,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 # The example plugin (examples/hetsim-example, docs/extending.md) is installed next to hetsim, as a
 # third-party plugin would be: the test suite exercises it.
 $(VENV)/.installed-dev: pyproject.toml examples/hetsim-example/pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev]' -e examples/hetsim-example
+	$(BIN)/python -m pip install --quiet -e '.[dev,corpus]' -e examples/hetsim-example
 	touch $(VENV)/.installed $@
 
 demo: $(VENV)/.installed

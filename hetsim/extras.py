@@ -9,6 +9,7 @@ from __future__ import annotations
 EXTRAS = {
     "onnx": "onnx",            # ONNX import and export, the generated networks, hetsim profile
     "onnxruntime": "onnx",
+    "sympy": "onnx",           # onnxruntime's symbolic shape inference
     "pymoo": "moo",            # NSGA-II (pipelines, and the hybrid NSGA-II paper)
     "ortools": "ilp",          # CP-SAT: ILP-exact placements, HOPE:LP
     "distributed": "dask",     # sweeps and reproductions on a Dask cluster

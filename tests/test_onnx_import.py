@@ -301,8 +301,8 @@ def test_unknown_op_is_an_error_or_a_memory_bound_op():
     model = g.model(y)
     model.opset_import.append(helper.make_opsetid("my.ops", 1))
     with pytest.raises(HetsimError, match=r"node fancy: op type 'FancyNorm' \(domain my.ops\)"):
-        import_onnx(model)
-    r = import_onnx(model, allow_unknown=True)
+        import_onnx(model, strict=True)
+    r = import_onnx(model)
     op = r.workload.op("fancy")
     assert str(op.kind) == "other" and op.flops == 0 and op.macs == 0
     assert op.input_bytes == op.output_bytes == 4 * 64 * 4
@@ -343,3 +343,158 @@ def test_readme_import_output_is_current(tmp_path, capsys, monkeypatch):
     for line in capsys.readouterr().out.splitlines():
         assert line.strip() in readme, f"README's import output is stale; now: {line}"
     assert load_workload(tmp_path / "my-mobilenet.yaml").num_layers == 28
+
+
+# -- what exporters and ONNX Runtime write (issue 27) -------------------------------------------
+def _view_flatten(opset: int) -> onnx.ModelProto:
+    """``x.view(x.size(0), -1)`` as PyTorch exports it: Shape -> Gather -> Unsqueeze -> Concat ->
+    Reshape (Unsqueeze's axes an attribute before opset 13, an input from 13 on)."""
+    f = TensorProto.FLOAT
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
+             helper.make_node("Shape", ["c"], ["s"], name="shape"),
+             helper.make_node("Gather", ["s", "i0"], ["n"], name="gather", axis=0)]
+    inits = [helper.make_tensor("w", f, [8, 3, 3, 3], [0.0] * 216),
+             helper.make_tensor("i0", TensorProto.INT64, [], [0]),
+             helper.make_tensor("minus1", TensorProto.INT64, [1], [-1]),
+             helper.make_tensor("fc.w", f, [10, 8 * 6 * 6], [0.0] * 2880)]
+    if opset >= 13:
+        inits.append(helper.make_tensor("ax0", TensorProto.INT64, [1], [0]))
+        nodes.append(helper.make_node("Unsqueeze", ["n", "ax0"], ["n1"], name="unsq"))
+    else:
+        nodes.append(helper.make_node("Unsqueeze", ["n"], ["n1"], name="unsq", axes=[0]))
+    nodes += [helper.make_node("Concat", ["n1", "minus1"], ["target"], name="cat", axis=0),
+              helper.make_node("Reshape", ["c", "target"], ["flat"], name="view"),
+              helper.make_node("Gemm", ["flat", "fc.w"], ["y"], name="fc", transB=1)]
+    g = helper.make_graph(nodes, "view", [helper.make_tensor_value_info("x", f, [1, 3, 8, 8])],
+                          [helper.make_tensor_value_info("y", f, None)], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+
+
+@pytest.mark.parametrize("opset", [11, 13, 17])
+def test_the_view_flatten_chain_resolves_at_every_opset(opset):
+    model = _view_flatten(opset)
+    import onnxruntime as ort  # a model ONNX Runtime runs
+
+    ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    w = import_onnx(model).workload
+    assert w.op("view").out_shape.elements == 288 and w.op("fc").macs == 288 * 10
+
+
+def test_a_dim_no_inference_gives_names_the_node_not_input_shape():
+    g = OnnxGraph("odd")
+    x = g.input("x", (1, 4, 8, 8))
+    y = g.node("Mystery", [g.relu(x, name="r")], (1, 4, 8, 8), name="m", domain="my.ops")
+    model = g.model(g.relu(y, name="after"))
+    del model.graph.value_info[:]   # nothing tells Mystery's output dims
+    model.opset_import.append(helper.make_opsetid("my.ops", 1))
+    with pytest.raises(HetsimError) as e:
+        import_onnx(model)
+    assert "node m (Mystery)" in str(e.value) and "every graph input is static" in str(e.value)
+    assert "give --input-shape" not in str(e.value)
+
+
+def test_a_concat_of_one_input_is_a_copy():
+    f = TensorProto.FLOAT
+    g = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
+         helper.make_node("Concat", ["c"], ["cat"], name="cat", axis=1),
+         helper.make_node("Relu", ["cat"], ["y"], name="relu")], "g",
+        [helper.make_tensor_value_info("x", f, [1, 8, 4, 4])],
+        [helper.make_tensor_value_info("y", f, None)],
+        [helper.make_tensor("w", f, [8, 8, 1, 1], [0.0] * 64)])
+    w = import_onnx(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])).workload
+    cat = w.op("cat")
+    assert str(cat.kind) == "copy" and cat.input_bytes == cat.output_bytes == 8 * 16 * 4
+
+
+def _bert(s: int = 16, d: int = 64, heads: int = 4) -> onnx.ModelProto:
+    """A BERT encoder layer with the ops ONNX Runtime fuses (exact GELU, residual + LayerNorm,
+    scaled QK), seeded random weights."""
+    g = OnnxGraph("bert", weights="random")
+    x = g.input("x", (1, s, d))
+
+    def dense(t, n, name):
+        return g.add(g.matmul(t, g.weight(f"{name}.w", (g.shape(t)[-1], n)), name=name),
+                     g.weight(f"{name}.b", (n,)), name=f"{name}.add")
+
+    def split_heads(t, name):
+        return g.transpose(g.reshape(t, [1, s, heads, d // heads], name=f"{name}.r"), [0, 2, 1, 3],
+                           name=f"{name}.t")
+
+    q, k, v = (split_heads(dense(x, d, n), n) for n in "qkv")
+    sc = g.binary("Div", g.matmul(q, g.transpose(k, [0, 1, 3, 2], name="kt"), name="qk"),
+                  g.const("scale", [math.sqrt(d // heads)], "float32"), name="scaled")
+    ctx = g.matmul(g.softmax(sc, name="probs"), v, name="ctx")
+    ctx = g.reshape(g.transpose(ctx, [0, 2, 1, 3], name="ctx.t"), [1, s, d], name="merge")
+    h = g.node("LayerNormalization", [g.add(dense(ctx, d, "o"), x, name="res1"),
+                                      g.weight("ln1.g", (d,)), g.weight("ln1.b", (d,))],
+               (1, s, d), name="ln1", axis=-1)
+    f = dense(h, 4 * d, "ff1")
+    e = g.unary("Erf", g.binary("Div", f, g.const("sqrt2", [math.sqrt(2)], "float32"), name="d2"),
+                name="erf")
+    f = g.binary("Mul", g.binary("Mul", f, g.add(e, g.const("one", [1.0], "float32"), name="e1"),
+                                 name="m1"), g.const("half", [0.5], "float32"), name="gelu")
+    y = g.node("LayerNormalization", [g.add(dense(f, d, "ff2"), h, name="res2"),
+                                      g.weight("ln2.g", (d,)), g.weight("ln2.b", (d,))],
+               (1, s, d), name="ln2", axis=-1)
+    return g.model(y)
+
+
+@pytest.mark.parametrize("level", ["extended", "all"])
+def test_an_onnxruntime_optimized_transformer_counts_what_the_original_does(level):
+    model = _bert()
+    base = import_onnx(model).workload
+    r = import_onnx(model, optimize=level)
+    types = r.report.by_op_type
+    assert types["SkipLayerNormalization"] == 2 and types["Gelu"] == 1 and types["FusedMatMul"] == 1
+    assert not r.report.unknown and r.workload.total_macs == base.total_macs == 819200
+    # FLOPs: Gelu is the 5 element-wise ops it replaces, SkipLayerNorm the Add and the norm; the
+    # bias Adds folded into Gemm (16·64·4 + 16·256 + 16·64 elements) and the 1/√d scale folded
+    # into FusedMatMul's alpha (4·16·16) are the only FLOPs hetsim's Gemm/MatMul count leaves out.
+    flops = sum(op.flops for op in base.ops) - sum(op.flops for op in r.workload.ops)
+    assert flops == 16 * 64 * 4 + 16 * 256 + 16 * 64 + 4 * 16 * 16
+
+
+def test_contrib_attention_ops_are_priced_from_their_definitions():
+    import numpy as np
+    import onnxruntime as ort
+    from onnx import numpy_helper
+
+    b, s, d, heads = 2, 8, 32, 4
+    f = TensorProto.FLOAT
+    rng = np.random.default_rng(0)
+    nodes = [helper.make_node("Attention", ["x", "w", "bias"], ["a"], name="attn",
+                              domain="com.microsoft", num_heads=heads),
+             helper.make_node("MultiHeadAttention", ["a", "a", "a"], ["m"], name="mha",
+                              domain="com.microsoft", num_heads=heads),
+             helper.make_node("QuickGelu", ["m"], ["y"], name="qg", domain="com.microsoft",
+                              alpha=1.702)]
+    inits = [numpy_helper.from_array(rng.standard_normal((d, 3 * d)).astype("float32"), "w"),
+             numpy_helper.from_array(rng.standard_normal(3 * d).astype("float32"), "bias")]
+    g = helper.make_graph(nodes, "attn", [helper.make_tensor_value_info("x", f, [b, s, d])],
+                          [helper.make_tensor_value_info("y", f, None)], inits)
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17),
+                                                helper.make_opsetid("com.microsoft", 1)])
+    ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    w = import_onnx(model).workload
+    attn, mha, qg = w.op("attn"), w.op("mha"), w.op("qg")
+    assert attn.macs == b * s * d * 3 * d + 2 * b * s * s * d
+    assert attn.flops == 2 * attn.macs + 2 * b * heads * s * s
+    assert mha.macs == 2 * b * s * s * d and mha.flops == 2 * mha.macs + 2 * b * heads * s * s
+    assert qg.flops == 3 * b * s * d and qg.output_bytes == b * s * d * 4
+
+
+def test_cli_lists_unpriced_ops_on_stderr_and_strict_refuses_them(hetsim, tmp_path):
+    g = OnnxGraph("odd")
+    x = g.input("x", (1, 4, 8, 8))
+    model = g.model(g.node("FancyNorm", [g.relu(x, name="r")], (1, 4, 8, 8), name="fancy",
+                           domain="my.ops"))
+    model.opset_import.append(helper.make_opsetid("my.ops", 1))
+    onnx.save(model, tmp_path / "odd.onnx")
+    r = hetsim("workloads", "import", str(tmp_path / "odd.onnx"), "--out", str(tmp_path / "a.yaml"))
+    assert r.returncode == 0 and (tmp_path / "a.yaml").exists()
+    notes = [line for line in r.stderr.splitlines() if line.startswith("note:")]
+    assert len(notes) == 1 and "FancyNorm" in notes[0] and "fancy" in notes[0]
+    r = hetsim("workloads", "import", str(tmp_path / "odd.onnx"), "--out", str(tmp_path / "b.yaml"),
+               "--strict")
+    assert r.returncode == 2 and "FancyNorm" in r.stderr and not (tmp_path / "b.yaml").exists()

@@ -213,3 +213,41 @@ def test_profile_import_simulate_end_to_end(tmp_path, capsys):
     main(["simulate", "-p", str(out / "platform.yaml"), "-w", str(out / "smallcnn.yaml"),
           "-m", f"C1:1-{workload.num_layers}", "--cost-table", str(out), "--frames", "3"])
     assert "latency" in capsys.readouterr().out
+
+
+def _unshaped(events):
+    """The events as an older profiler or a custom execution provider writes them: sizes and node
+    lists, no input_type_shape/output_type_shape."""
+    for ev in events:
+        if ev.get("cat") == "Node":
+            ev["args"].pop("input_type_shape")
+            ev["args"].pop("output_type_shape")
+    return events
+
+
+def test_profiles_without_shapes_rebuild_the_graph_from_sizes_and_replay(tmp_path):
+    cpu, pim = tmp_path / "cpu.json", tmp_path / "pim.json"
+    cpu.write_text(json.dumps(_unshaped(profile([cpu_run(5), cpu_run(1.0)]))))
+    # the accelerator's own sizes are half (bf16): listed first, they must not size the ops
+    half = [(n, op, d, p, {**x, "out_bytes": x.get("out_bytes", 4096) // 2}) for n, op, d, p, x
+            in pim_run(1.0)]
+    pim.write_text(json.dumps(_unshaped(profile([half, half]))))
+    m = import_ort_profiles({"pim": [pim], "C1": [cpu]})
+    assert any("no output_type_shape" in n for n in m.notes)
+    assert any("op sizes and shapes from the profile of C1" in n for n in m.notes)
+    w = workload_from_dict(m.spec, "<rebuilt>")
+    assert [op.name for op in w.ops] == ["a", "b", "c"] and w.op("c").inputs == ("a", "b")
+    assert w.op("a").output_bytes == 2048 and w.op("b").output_bytes == 1024   # the host's sizes
+    assert str(w.op("a").kind) == "other"   # a MatMul without dims: memory-bound, measured time
+    ref = import_ort_profiles({"pim": [pim], "C1": [cpu]}, reference="pim")
+    assert workload_from_dict(ref.spec, "<rebuilt>").op("a").output_bytes == 1024
+    with pytest.raises(HetsimError, match="--reference gpu: no --profile"):
+        import_ort_profiles({"pim": [pim], "C1": [cpu]}, reference="gpu")
+    # replayed: the all-CPU run is the profile's own sum of kernel times
+    platform = platform_from_dict(PLATFORM, "cpu-pim")
+    cost = MeasuredCostModel(platform, m.ops, m.transfers)
+    seq = load_mapping(f"C1:1-{w.num_layers}", platform, w, cost)
+    measured = m.runs[m.runs.ep == "C1"].kernels_s.iloc[0]
+    for engine in ("analytic", "des"):
+        assert simulate(platform, w, seq, cost=cost, engine=engine, frames=1).metrics.latency_s[
+            "mean"] == pytest.approx(measured)

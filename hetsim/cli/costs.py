@@ -91,7 +91,11 @@ def print_summary(measured) -> None:
               "else the CPU's).")
 @click.option("--force", is_flag=True, help="Import even when the profiles' or the model's estimated "
               "loading work (CPU time, memory) is past the limit (docs/robustness.md).")
-def import_ort(profiles, model, out, name, input_shapes, skip_runs, host, providers, force) -> None:
+@click.option("--reference", default=None, metavar="DEVICE",
+              help="The device whose profile gives a rebuilt graph's op sizes and shapes (default: "
+              "the host).")
+def import_ort(profiles, model, out, name, input_shapes, skip_runs, host, providers, force,
+               reference) -> None:
     """Measured per-op costs per device, copy costs and the graph from ONNX Runtime profiles."""
     from hetsim import loading
     from hetsim.cli._common import check_flag
@@ -120,7 +124,8 @@ def import_ort(profiles, model, out, name, input_shapes, skip_runs, host, provid
                           f"(devices: {', '.join(by_device)})")
     check_output_dir(out, "--out")
     measured = import_ort_profiles(by_device, model, skip_runs=skip_runs, host=host,
-                                   providers=providers_given, input_shapes=shapes, name=wname)
+                                   providers=providers_given, input_shapes=shapes, name=wname,
+                                   reference=reference)
     spec = measured.spec
     assert spec is not None
     if model is None:

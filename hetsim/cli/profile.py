@@ -102,7 +102,7 @@ def profile(model, out, threads, runs, warmup, input_shapes, name, seed, spin) -
                        "--name" if name is not None else "workload name (the model's file name; give --name)",
                        strict=True)
     check_output_dir(out, "--out")
-    imported = import_onnx(model, wname, input_shapes=shapes, allow_unknown=True)  # fail early
+    imported = import_onnx(model, wname, input_shapes=shapes)  # fail early
     out_dir = Path(out)
     from rich.console import Console
 

@@ -121,11 +121,19 @@ def _out_yaml(out: str, name: str | None, default: str) -> tuple[str, Path]:
 @click.option("--layers", default=None, metavar="SPEC",
               help="Where layers start: hetsim kinds (conv,fc,matmul), ONNX op types (Conv,Gemm) "
               "and/or re:PATTERN on node names, comma-separated. Default: conv,dw,fc,matmul.")
-@click.option("--allow-unknown", is_flag=True,
-              help="Import op types hetsim does not know as memory-bound ops (listed).")
+@click.option("--strict", is_flag=True,
+              help="Refuse an op type hetsim cannot price (default: import it as a memory-bound op "
+              "from its tensor sizes and list it on stderr).")
+@click.option("--allow-unknown", is_flag=True, hidden=True,
+              help="The default now (kept so that older command lines still run).")
+@click.option("--optimize", type=click.Choice(["basic", "extended", "all", "mnn"]), default=None,
+              help="Rewrite the model first: ONNX Runtime's graph optimizer at this level (BN "
+              "folding, fused contrib ops; 'all' adds the CPU's NCHWc layout), or mnn: the MNN "
+              "converter's fusions (HOPE's graphs).")
 @click.option("--force", is_flag=True, help="Import even when the model's estimated loading work "
               "(CPU time, memory) is past the limit (docs/robustness.md).")
-def workloads_import(model, out, name, input_shapes, layers, allow_unknown, force) -> None:
+def workloads_import(model, out, name, input_shapes, layers, strict, allow_unknown, optimize,
+                     force) -> None:
     """Turn an ONNX model into a workload YAML (shape inference, op mapping, FLOPs and bytes)."""
     from hetsim import loading
     from hetsim.validation import atomic_write
@@ -136,14 +144,16 @@ def workloads_import(model, out, name, input_shapes, layers, allow_unknown, forc
 
     wname, path = _out_yaml(out, name, Path(model).stem)
     result = import_onnx(model, wname, input_shapes=parse_input_shapes(input_shapes),
-                         layers=layers, allow_unknown=allow_unknown)
+                         layers=layers, strict=strict, optimize=optimize)
     text = workload_yaml(result.spec, header=f"Imported by `hetsim workloads import {model}`.\n"
                          "'# L<i>' marks the op that starts layer i.")
     with atomic_write(path) as f:
         f.write(text)
     w = result.workload
-    for line in result.report.lines():
+    for line in result.report.lines(unknown=False):
         console.print(escape(line), soft_wrap=True)
+    if result.report.unknown:   # one note on stderr: what hetsim priced from tensor sizes only
+        click.echo(f"note: {result.report.unknown_note()}", err=True)
     console.print(f"{escape(w.name)}: {w.num_layers} layers, {len(w.ops)} ops, "
                   f"{w.total_macs / 1e9:.3f} GMAC, {sum(op.flops for op in w.ops) / 1e9:.3f} GFLOP, "
                   f"{sum(op.weight_bytes for op in w.ops) / 2**20:.2f} MiB of weights")

@@ -346,7 +346,7 @@ def import_ort_profiles(profiles: Mapping[str, Sequence[str | os.PathLike]],
                         model: Any = None, *, skip_runs: int | None = None,
                         host: str | None = None, providers: Mapping[str, str] | None = None,
                         input_shapes: Mapping[str, Sequence[int]] | None = None,
-                        name: str | None = None) -> MeasuredCosts:
+                        name: str | None = None, reference: str | None = None) -> MeasuredCosts:
     """Measured costs from ONNX Runtime profiles, one or more files per device.
 
     ``skip_runs`` runs at the start of every file are warm-up and dropped (default: 1 when a file
@@ -354,7 +354,9 @@ def import_ort_profiles(profiles: Mapping[str, Sequence[str | os.PathLike]],
     or ``onnx.ModelProto``) names the ops; every profiled node must be one of its nodes. Without
     it the workload is rebuilt from the profiles; either is ``MeasuredCosts.spec``. ``host`` is the device
     whose memory Memcpy nodes copy from/to (default: the first device measuring the CPU);
-    ``providers`` overrides the provider a device's profile measures.
+    ``providers`` overrides the provider a device's profile measures. ``reference`` is the
+    device whose profile gives a rebuilt graph's op sizes and shapes (default: the host, which
+    runs every op at the model's own precision; a bf16 accelerator's profile would halve them).
     """
     if not profiles:
         raise HetsimError("no profiles given (--profile DEVICE=FILE.json)")
@@ -370,6 +372,9 @@ def import_ort_profiles(profiles: Mapping[str, Sequence[str | os.PathLike]],
         mains[dev] = (providers or {}).get(dev) or _main_provider(events)
     if host is None:
         host = next((d for d, m in mains.items() if m == CPU_PROVIDER), "cpu")
+    if reference is not None and reference not in read:
+        raise HetsimError(f"--reference {reference}: no --profile of that device "
+                          f"(devices: {', '.join(read)})")
 
     known: set[str] | None = None
     folded: set[str] = set()
@@ -377,7 +382,7 @@ def import_ort_profiles(profiles: Mapping[str, Sequence[str | os.PathLike]],
     if model is not None:
         from hetsim.workload.onnx_import import import_onnx
 
-        result = import_onnx(model, name, input_shapes=input_shapes, allow_unknown=True)
+        result = import_onnx(model, name, input_shapes=input_shapes)
         known = {op.name for op in result.workload.ops}
         folded = set(result.report.folded)
         workload_spec = result.spec
@@ -392,7 +397,10 @@ def import_ort_profiles(profiles: Mapping[str, Sequence[str | os.PathLike]],
         notes += dev_notes
     ops, transfers, runs = _tables(op_rows, copy_rows, run_rows)
     if model is None:
-        workload_spec, more = workload_spec_from_profile(read, name or "profiled")
+        ref = reference or (host if host in read else next(iter(read)))
+        workload_spec, more = workload_spec_from_profile(read, name or "profiled", ref)
+        notes.append(f"op sizes and shapes from the profile of {ref}"
+                     + ("" if reference else " (the host; --reference DEVICE to choose)"))
         notes.extend(more)
     return MeasuredCosts(ops, transfers, runs, workload_spec, notes)
 
@@ -427,8 +435,7 @@ def _op_from_node(n: NodeRun, inputs: list[str]) -> dict[str, Any]:
     in_dims = [d for _, d in n.in_shapes]
     out_dims = [d for _, d in n.out_shapes]
     if not out_dims:
-        raise HetsimError(f"profile node {n.node!r} has no output_type_shape: cannot rebuild "
-                          "the graph without the model (--model)")
+        return _op_from_sizes(n, inputs)
     c = count_node(n.op_type, {}, in_dims, out_dims)
     dtype = ORT_DTYPES.get(n.out_shapes[0][0], "float32")
     op: dict[str, Any] = {"name": n.node, "kind": c.kind, "op_type": n.op_type,
@@ -453,18 +460,50 @@ def _op_from_node(n: NodeRun, inputs: list[str]) -> dict[str, Any]:
     return op
 
 
-def workload_spec_from_profile(profiles: Mapping[str, Sequence[Profile]],
-                               name: str) -> tuple[dict[str, Any], list[str]]:
+def _op_from_sizes(n: NodeRun, inputs: list[str]) -> dict[str, Any]:
+    """One workload op of a node event without shapes (older profilers, custom execution
+    providers): its bytes as the profile records them (``output_size``, ``activation_size``,
+    ``parameter_size``), its output as a vector of that many bytes. Without dims there are no GEMM
+    dims to count: a GEMM kind is imported as a memory-bound op (its measured time is what a
+    measured cost model replays anyway); element-wise FLOPs count one per output byte's element
+    at the 4 bytes hetsim assumes without a dtype."""
+    from hetsim.workload.onnx_import import kind_of
+    from hetsim.workload.ops import GEMM_KINDS, default_flops
+
+    kind = kind_of(n.op_type) or "other"
+    if kind in GEMM_KINDS or kind in ("concat", "add"):   # these need dims or several inputs
+        kind = "other" if kind in GEMM_KINDS else "binary" if kind == "add" else "copy"
+    elements = max(n.output_bytes // 4, 1)
+    op: dict[str, Any] = {"name": n.node, "kind": kind, "op_type": n.op_type, "inputs": inputs,
+                          "dims": [elements],
+                          "flops": default_flops(kind, elements, n.activation_bytes // 4,
+                                                 max(len(inputs), 1)),
+                          "input_bytes": n.activation_bytes, "output_bytes": n.output_bytes}
+    if n.parameter_bytes:
+        op["weight_bytes"] = n.parameter_bytes
+    return op
+
+
+def workload_spec_from_profile(profiles: Mapping[str, Sequence[Profile]], name: str,
+                               reference: str | None = None) -> tuple[dict[str, Any], list[str]]:
     """A workload dict (the YAML format) rebuilt from profiled nodes: one generic op per node
     (Memcpy nodes are copies, not ops), kinds and GEMM dims from the op types and shapes
     (:func:`hetsim.workload.onnx_import.count_node`), bytes from the profile's sizes, edges from
     ``input_nodes`` (or, when the profile has none, the execution order: a chain)."""
     from hetsim.workload.onnx_import import DEFAULT_LAYER_KINDS, ORT_DTYPES
 
+    if reference is not None:   # its sizes and shapes first: the nodes it ran are described by it
+        profiles = {reference: profiles[reference],
+                    **{d: f for d, f in profiles.items() if d != reference}}
     nodes, memcpy_src = _profiled_nodes(profiles)
     order = list(nodes.values())
     has_edges = all(n.input_nodes is not None for n in order)
     notes = []
+    unshaped = [n.node for n in order if not n.out_shapes]
+    if unshaped:
+        notes.append(f"{len(unshaped)} profiled nodes have no output_type_shape: rebuilt from "
+                     "their recorded sizes (output_size, activation_size, parameter_size), GEMMs "
+                     "as memory-bound ops")
     if not has_edges:
         notes.append("the profile has no input_nodes (stock ONNX Runtime): ops are chained in "
                      "execution order; give the model (--model) for the real graph")

@@ -408,3 +408,47 @@ def op_type_counts(model: onnx.ModelProto) -> Counter[str]:
         act = next((a.s.decode() for a in n.attribute if a.name == "activation"), None)
         out[f"{n.op_type}:{act}" if act else n.op_type] += 1
     return out
+
+
+#: ONNX Runtime's graph optimization levels by the names ``--optimize`` takes (basic: constant
+#: folding, redundant nodes; extended: + Conv/BN/activation, Gemm, GELU, LayerNorm, attention
+#: fusions into ``com.microsoft`` ops; all: + the CPU's NCHWc layout).
+ORT_LEVELS = ("basic", "extended", "all")
+
+
+def ort_optimize(model: onnx.ModelProto, level: str = "extended", *,
+                 source: str | None = None) -> onnx.ModelProto:
+    """``model`` as ONNX Runtime's graph optimizer rewrites it (BN folded into convs, activations
+    fused, ``com.microsoft`` contrib ops) at ``level`` (:data:`ORT_LEVELS`): the maintained
+    counterpart of :func:`fuse_mnn`, for any model ONNX Runtime can load on this machine.
+    Fix symbolic input dims first (:func:`hetsim.workload.onnx_import.fix_input_shapes`), so that
+    the optimized graph is static."""
+    import tempfile
+    from pathlib import Path
+
+    import onnxruntime as ort
+
+    src = source or f"<onnx {model.graph.name or 'model'}>"
+    if level not in ORT_LEVELS:
+        raise HetsimError(f"{src}: optimization level {level!r} is not one of "
+                          f"{', '.join(ORT_LEVELS)}")
+    if any(t.data_location == TensorProto.EXTERNAL for t in model.graph.initializer):
+        raise HetsimError(f"{src}: ONNX Runtime's optimizer needs the weights, and this model "
+                          "keeps them outside the file (export it with --weights random)")
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = {
+        "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
+        "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
+        "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL}[level]
+    opts.log_severity_level = 3   # its warnings (unused initializers) are not the user's business
+    with tempfile.TemporaryDirectory(prefix="hetsim-ort-") as tmp:
+        out = Path(tmp) / "optimized.onnx"
+        opts.optimized_model_filepath = str(out)
+        try:
+            ort.InferenceSession(model.SerializeToString(), opts,
+                                 providers=["CPUExecutionProvider"])
+        except Exception as e:  # onnxruntime raises its own Fail/InvalidGraph/... classes
+            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            raise HetsimError(f"{src}: ONNX Runtime cannot load the model to optimize it: "
+                              f"{first[:200]}") from None
+        return onnx.load(out)

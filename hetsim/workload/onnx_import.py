@@ -4,8 +4,8 @@
     w = workload_from_onnx("resnet18.onnx", input_shapes={"input": (1, 3, 224, 224)})
 
 The model is read with the ``onnx`` package without its external weight data (an initializer's
-dims give its bytes), ONNX's shape inference (with data propagation, so the Shape -> Gather ->
-Concat -> Reshape chains of exported transformers resolve) gives every tensor's dims, and every
+dims give its bytes), ONNX's shape inference (with data propagation; ONNX Runtime's symbolic inference where that
+leaves a dim unknown) gives every tensor's dims, and every
 node becomes one hetsim op (:mod:`hetsim.workload.ops`):
 
 * A node of an NCHW CNN at batch 1 (Conv, pools, BatchNormalization, Relu, LRN, Add, Concat on
@@ -18,8 +18,10 @@ node becomes one hetsim op (:mod:`hetsim.workload.ops`):
   element-wise ops, bytes from the tensors it reads and writes, weights from its constant inputs).
 * ``Constant`` nodes and nodes that read only constants are constants, not ops (ONNX Runtime
   turns the former into initializers; the latter are listed in the report as folded).
-* An op type hetsim does not know is an error naming it and its node; with ``allow_unknown`` it is
-  imported as kind ``other`` (memory-bound, its tensors' bytes) and listed in the report.
+* An op type hetsim cannot price is imported as kind ``other`` (memory-bound, its tensors'
+  bytes) and listed in the report; with ``strict`` it is an error naming it and its node.
+* Where ONNX's shape inference leaves a tensor without static dims, ONNX Runtime's symbolic
+  shape inference, its constant folding and, last, one run of the model on zeros give them.
 
 The result is a workload dict in the YAML file format (``hetsim workloads import`` writes it),
 which :func:`hetsim.workload.workload_from_dict` builds, so an imported file round-trips.
@@ -106,13 +108,45 @@ RNN_OPS = {"LSTM": 4, "GRU": 3, "RNN": 1}  # gates per hidden unit
 #: x 3 + reset product 1 + update 4; RNN 2 bias adds + activation.
 RNN_ELEMENTWISE_FLOPS = {"LSTM": 17, "GRU": 14, "RNN": 3}
 
+# -- ONNX Runtime's contrib ops (domain com.microsoft), which its graph optimizer writes --------
+#: FLOPs per output element of fused element-wise contrib ops: those of the standard ops each
+#: replaces, counted as hetsim counts them (one per element per element-wise op), so that an
+#: optimized graph counts what the graph it came from counts. Gelu: 0.5·x·(1 + erf(x/√2)) is
+#: 5 ops; BiasGelu adds the bias first (6); FastGelu's tanh form 0.5·x·(1 + tanh(√(2/π)·(x +
+#: 0.044715·x³))) is 9 (+1 with its bias input); QuickGelu x·sigmoid(α·x) 3; SkipLayerNorm is
+#: the residual Add plus the LayerNormalization (+1 with its bias); EmbedLayerNorm the two
+#: embedding Adds plus the norm; BiasSoftmax, BiasDropout: the bias Add plus the op; BiasAdd:
+#: two Adds.
+FUSED_ELEMENTWISE_FLOPS = {"Gelu": 5, "BiasGelu": 6, "FastGelu": 9, "QuickGelu": 3,
+                           "SkipLayerNormalization": 2, "SkipSimplifiedLayerNormalization": 2,
+                           "EmbedLayerNormalization": 3, "BiasSoftmax": 2, "BiasDropout": 2,
+                           "BiasAdd": 2}
+#: Optional bias inputs (index) that add one FLOP per element when present.
+_FUSED_BIAS_INPUT = {"FastGelu": 1, "SkipLayerNormalization": 4,
+                     "SkipSimplifiedLayerNormalization": 3}
+CONTRIB_OPS = {"SkipSimplifiedLayerNormalization": "layernorm",
+               "EmbedLayerNormalization": "layernorm", "BiasSoftmax": "softmax",
+               "BiasDropout": "binary", "BiasAdd": "add", "FusedGemm": "matmul",
+               "Attention": "matmul", "MultiHeadAttention": "matmul"}
+#: ONNX Runtime's CPU layout domain (the "all" optimization level): NCHWc convs and pools with
+#: the standard ops' attributes, and the reorders between NCHW and NCHWc (a layout copy).
+NCHWC_DOMAIN = "com.microsoft.nchwc"
+NCHWC_OPS = {"Conv": "conv", "MaxPool": "maxpool", "AveragePool": "avgpool",
+             "GlobalAveragePool": "avgpool", "GlobalMaxPool": "maxpool",
+             "ReorderInput": "transpose", "ReorderOutput": "transpose", "Upsample": "resize"}
+
 KNOWN_OPS = (UNARY_OPS | ACTIVATION_OPS | BINARY_OPS | REDUCE_OPS | set(VIEW_OPS) | set(COPY_OPS)
-             | SHAPE_OPS | set(NORM_OPS) | set(POOL_OPS) | CONV_OPS | GEMM_OPS | set(RNN_OPS))
+             | SHAPE_OPS | set(NORM_OPS) | set(POOL_OPS) | CONV_OPS | GEMM_OPS | set(RNN_OPS)
+             | set(CONTRIB_OPS))
 
 
-def kind_of(op_type: str) -> str | None:
-    """The hetsim kind an ONNX op type maps to in general (None: hetsim does not know it).
-    Native CNN mapping may refine it (Gemm -> fc, grouped Conv -> dw)."""
+def kind_of(op_type: str, domain: str = "") -> str | None:
+    """The hetsim kind an ONNX op type (of ``domain``) maps to in general (None: hetsim does not
+    know it). Native CNN mapping may refine it (Gemm -> fc, grouped Conv -> dw)."""
+    if domain == NCHWC_DOMAIN:
+        return NCHWC_OPS.get(op_type)
+    if op_type in CONTRIB_OPS:
+        return CONTRIB_OPS[op_type]
     if op_type in CONV_OPS:
         return "conv"
     if op_type in GEMM_OPS:
@@ -174,9 +208,23 @@ def count_node(op_type: str, attrs: Mapping[str, Any], in_dims: Sequence[Dims | 
     n_in = sum(1 for d in in_dims if d is not None)
 
     if op_type in CONV_OPS and x is not None and len(in_dims) > 1 and in_dims[1] is not None:
-        return _count_conv(op_type, attrs, x, in_dims[1], out, out_el)
-    if op_type in GEMM_OPS and in_dims:
-        return _count_gemm(op_type, attrs, in_dims, out)
+        return _count_conv(op_type, attrs, x, in_dims[1], out, out_el,
+                           fused_sum=len(in_dims) > 3 and in_dims[3] is not None)
+    if op_type in GEMM_OPS | {"FusedGemm"} and in_dims:
+        c = _count_gemm(op_type, attrs, in_dims, out)
+        if op_type == "FusedGemm" and attrs.get("activation", "") not in ("", b""):
+            c.flops += out_el   # the fused activation
+        return c
+    if op_type == "Attention" and x is not None and len(in_dims) > 1 and in_dims[1] is not None:
+        return _count_attention(attrs, x, in_dims[1], out)
+    if op_type == "MultiHeadAttention" and x is not None:
+        return _count_mha(attrs, in_dims, out)
+    if op_type in FUSED_ELEMENTWISE_FLOPS:
+        per = FUSED_ELEMENTWISE_FLOPS[op_type]
+        bias = _FUSED_BIAS_INPUT.get(op_type)
+        if bias is not None and len(in_dims) > bias and in_dims[bias] is not None:
+            per += 1
+        return Counted(kind, flops=per * (_prod(out) if out else 0))
     if op_type in RNN_OPS and x is not None and len(in_dims) >= 3 and in_dims[2] is not None:
         return _count_rnn(op_type, attrs, x, in_dims[2])
     if op_type in POOL_OPS:
@@ -196,7 +244,8 @@ def count_node(op_type: str, attrs: Mapping[str, Any], in_dims: Sequence[Dims | 
     return Counted(kind, flops=default_flops(kind, out_el, in_el, n_in))
 
 
-def _count_conv(op_type: str, attrs: Mapping[str, Any], x: Dims, w: Dims, out: Dims, out_el: int) -> Counted:
+def _count_conv(op_type: str, attrs: Mapping[str, Any], x: Dims, w: Dims, out: Dims, out_el: int,
+                fused_sum: bool = False) -> Counted:
     """A convolution (input x, filter w) as grouped GEMMs: ConvTranspose, depthwise or grouped conv."""
     spatial_k = _prod(w[2:])
     if op_type == "ConvTranspose":
@@ -217,8 +266,10 @@ def _count_conv(op_type: str, attrs: Mapping[str, Any], x: Dims, w: Dims, out: D
     assert c.gemm is not None and c.gemm_groups is not None
     c.macs = _prod(c.gemm) * c.gemm_groups
     c.flops = 2 * c.macs
-    if op_type == "FusedConv":  # the fused activation: one FLOP per output element
-        c.flops += out_el
+    if op_type == "FusedConv" or attrs.get("activation", "") not in ("", b""):
+        c.flops += out_el   # the fused activation (FusedConv, an NCHWc Conv): one per output
+    if fused_sum:
+        c.flops += out_el   # the fused Sum/Z input (a residual Add): one per output
     return c
 
 
@@ -235,6 +286,11 @@ def _count_gemm(op_type: str, attrs: Mapping[str, Any], in_dims: Sequence[Dims |
     elif a is not None and b is not None:
         a2 = (1,) + tuple(a) if len(a) == 1 else tuple(a)
         b2 = tuple(b) + (1,) if len(b) == 1 else tuple(b)
+        if op_type == "FusedMatMul":  # alpha·op(A)·op(B): transA/transB swap the last two dims
+            if attrs.get("transA", 0):
+                a2 = a2[:-2] + (a2[-1], a2[-2])
+            if attrs.get("transB", 0):
+                b2 = b2[:-2] + (b2[-1], b2[-2])
         batch = np.broadcast_shapes(a2[:-2], b2[:-2]) if len(a2) > 2 or len(b2) > 2 else ()
         c = Counted("matmul", (a2[-2], a2[-1], b2[-1]), _prod(batch))
     elif a is not None and out:  # B prepacked away (an ONNX Runtime profile): K from A
@@ -245,6 +301,47 @@ def _count_gemm(op_type: str, attrs: Mapping[str, Any], in_dims: Sequence[Dims |
     assert c.gemm is not None and c.gemm_groups is not None
     c.macs = _prod(c.gemm) * c.gemm_groups
     c.flops = 2 * c.macs
+    return c
+
+
+def _count_attention(attrs: Mapping[str, Any], x: Dims, w: Dims, out: Dims) -> Counted:
+    """ONNX Runtime's ``Attention`` (com.microsoft): the Q, K, V projections of x [B, S, D_in] by
+    W [D_in, Hq + Hk + Hv] (``qkv_hidden_sizes``, else three equal parts), then per head
+    softmax(Q·Kᵀ/√d)·V over the S keys: MACs B·S·D_in·(Hq+Hk+Hv) + B·S·S·Hk + B·S·S·Hv; FLOPs
+    twice that plus the scale and the softmax (one each per score, B·heads·S·S)."""
+    b, s_len = (x[0], x[1]) if len(x) == 3 else (1, x[0])
+    sizes = list(attrs.get("qkv_hidden_sizes") or [w[-1] // 3] * 3)
+    heads = int(attrs.get("num_heads", 1)) or 1
+    proj = (b * s_len, w[0], w[-1])
+    c = Counted("matmul", proj, 1)
+    c.macs = _prod(proj) + b * s_len * s_len * (sizes[1] + sizes[2])
+    c.flops = 2 * c.macs + 2 * b * heads * s_len * s_len
+    return c
+
+
+def _count_mha(attrs: Mapping[str, Any], in_dims: Sequence[Dims | None], out: Dims) -> Counted:
+    """ONNX Runtime's ``MultiHeadAttention`` (projections done outside): per head
+    softmax(Q·Kᵀ/√d)·V. Q [B, S, D], or packed QKV [B, S, heads, 3, d]; K [B, L, D], [B, heads,
+    L, d], or packed KV [B, L, heads, 2, d]; without K, L = S. MACs B·S·L·D + B·S·L·Dv (Dv from
+    the output); FLOPs twice that plus the scale and the softmax (B·heads·S·L each)."""
+    q = in_dims[0]
+    k = in_dims[1] if len(in_dims) > 1 else None
+    assert q is not None
+    heads = int(attrs.get("num_heads", 1)) or 1
+    if len(q) == 5:
+        b, s_len, d = q[0], q[1], q[2] * q[4]
+    else:
+        b, s_len, d = q[0], q[1], q[-1]
+    if k is None:
+        kv_len = s_len
+    elif len(k) == 4:   # [B, heads, L, d] (BNSH)
+        kv_len = k[2]
+    else:               # [B, L, D] or packed [B, L, heads, 2, d]
+        kv_len = k[1]
+    dv = out[-1] if out else d
+    c = Counted("matmul", (s_len, d, kv_len), b)
+    c.macs = b * s_len * kv_len * (d + dv)
+    c.flops = 2 * c.macs + 2 * b * heads * s_len * kv_len
     return c
 
 
@@ -300,17 +397,29 @@ class ImportReport:
     generic_cnn: list[tuple[str, str]] = field(default_factory=list)  # (node, why not native)
     renamed: list[tuple[str, str]] = field(default_factory=list)  # (ONNX name, op name)
 
-    def lines(self) -> list[str]:
-        """The report as lines for a terminal."""
+    shape_engines: list[str] = field(default_factory=lambda: ["onnx"])  # which gave the dims
+
+    def unknown_note(self) -> str:
+        """One line: the ops hetsim could not price, imported as memory-bound ops."""
+        types = Counter(t for _, t in self.unknown)
+        return (f"{self.source}: {len(self.unknown)} ops of types hetsim cannot price imported as "
+                f"memory-bound ops from their tensor sizes: "
+                f"{_few(f'{t} x{n}' if n > 1 else t for t, n in sorted(types.items()))} "
+                f"(nodes {_few(n for n, _ in self.unknown)}; --strict refuses them)")
+
+    def lines(self, unknown: bool = True) -> list[str]:
+        """The report as lines for a terminal (``unknown=False``: without the unknown ops, which
+        the CLI gives on stderr)."""
         kinds = ", ".join(f"{k} {n}" for k, n in sorted(self.by_kind.items()))
         out = [f"{self.nodes} nodes -> {self.ops} ops ({kinds})"]
         if self.constants or self.folded:
             out.append(f"{self.constants} Constant nodes and {len(self.folded)} nodes reading only "
                        "constants are constants, not ops"
                        + (f" ({_few(self.folded)})" if self.folded else ""))
-        for node, op_type in self.unknown:
-            out.append(f"unknown op type {op_type} (node {node}): imported as kind 'other', "
-                       "memory-bound, from its tensor sizes")
+        if unknown and self.unknown:
+            out.append(self.unknown_note())
+        if len(self.shape_engines) > 1:
+            out.append(f"dims from shape inference by {' + '.join(self.shape_engines)}")
         if self.generic_cnn:
             out.append(f"{len(self.generic_cnn)} CNN nodes outside the HxWxC model, imported as "
                        f"generic ops: {_few(f'{n} ({why})' for n, why in self.generic_cnn)}")
@@ -438,14 +547,128 @@ def fix_input_shapes(model: Any, input_shapes: Mapping[str, Sequence[int]] | Non
         if not tt.HasField("shape"):
             raise _fail(source, f"graph input {inp.name!r} has no shape; give --input-shape "
                         f"{inp.name}=1x3x224x224")
-        symbolic = [d.dim_param or "?" for d in tt.shape.dim if not d.HasField("dim_value")]
+        # a dim of -1 (paddle2onnx writes it for a dynamic axis) is as symbolic as a named one
+        symbolic = [d.dim_param or "?" for d in tt.shape.dim
+                    if not d.HasField("dim_value") or d.dim_value <= 0]
         if symbolic:
             raise _fail(source, f"graph input {inp.name!r} has symbolic dims "
                         f"{', '.join(symbolic)}; give --input-shape {inp.name}=" +
-                        "x".join(str(d.dim_value) if d.HasField("dim_value") else "N"
-                                 for d in tt.shape.dim))
+                        "x".join(str(d.dim_value) if d.HasField("dim_value") and d.dim_value > 0
+                                 else "N" for d in tt.shape.dim))
     return model
 
+
+
+#: Ops of ONNX Runtime's layout domain (``com.microsoft.nchwc``, written by its "all" level) and
+#: fused ops whose output dims are those of a standard op: the standard twin that shape inference
+#: sees (the channel blocking of NCHWc is a kernel's storage; hetsim counts logical channels).
+_TWIN_OPS = {("com.microsoft.nchwc", "Conv"): "Conv", ("com.microsoft.nchwc", "MaxPool"): "MaxPool",
+             ("com.microsoft.nchwc", "AveragePool"): "AveragePool",
+             ("com.microsoft.nchwc", "GlobalAveragePool"): "GlobalAveragePool",
+             ("com.microsoft.nchwc", "GlobalMaxPool"): "GlobalMaxPool",
+             ("com.microsoft.nchwc", "ReorderInput"): "Identity",
+             ("com.microsoft.nchwc", "ReorderOutput"): "Identity",
+             ("com.microsoft", "FusedConv"): "Conv", ("com.microsoft", "FusedGemm"): "Gemm"}
+#: Inputs the standard op has (the fused ``Sum``/``Z`` input of a conv is extra).
+_TWIN_INPUTS = {"Conv": 3, "Gemm": 3, "Identity": 1, "MaxPool": 1, "AveragePool": 1,
+                "GlobalAveragePool": 1, "GlobalMaxPool": 1}
+_TWIN_ATTRS = {"Conv": {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"},
+               "Gemm": {"alpha", "beta", "transA", "transB"},
+               "MaxPool": {"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads",
+                           "storage_order", "strides"},
+               "AveragePool": {"auto_pad", "ceil_mode", "count_include_pad", "kernel_shape", "pads",
+                               "strides"},
+               "GlobalAveragePool": set(), "GlobalMaxPool": set(), "Identity": set()}
+
+
+def standard_twin(model: Any) -> Any:
+    """A copy of ``model`` whose layout-specific and fused ops (:data:`_TWIN_OPS`) are the
+    standard ops with the same output dims, so that ONNX's shape inference follows them."""
+    import onnx
+
+    twin = onnx.ModelProto()
+    twin.CopyFrom(model)
+    for node in twin.graph.node:
+        std = _TWIN_OPS.get((node.domain, node.op_type))
+        if std is None:
+            continue
+        keep = [a for a in node.attribute if a.name in _TWIN_ATTRS[std]]
+        inputs = list(node.input)[:_TWIN_INPUTS[std]]
+        node.op_type, node.domain = std, ""
+        del node.attribute[:]
+        node.attribute.extend(keep)
+        del node.input[:]
+        node.input.extend(inputs)
+    return twin
+
+
+def _static(vi: Any) -> bool:
+    tt = vi.type.tensor_type
+    return (vi.type.HasField("tensor_type") and tt.HasField("shape")
+            and all(d.HasField("dim_value") and d.dim_value >= 0 for d in tt.shape.dim))
+
+
+def _unresolved(model: Any) -> list[str]:
+    """Node outputs that a node reads or the graph outputs, and that the inferred ``model`` has
+    no static dims for (an output nothing reads, Dropout's mask, needs none)."""
+    known = {vi.name for vi in [*model.graph.value_info, *model.graph.output] if _static(vi)}
+    read = {t for n in model.graph.node for t in n.input} | {o.name for o in model.graph.output}
+    return [o for n in model.graph.node for o in n.output if o and o in read and o not in known]
+
+
+def _merge_dims(into: Any, other: Any) -> bool:
+    """Give the value infos and graph outputs of ``into`` that lack static dims those of
+    ``other`` (the same tensors by name); True if any was added."""
+    known = {vi.name: vi for vi in [*other.graph.value_info, *other.graph.output] if _static(vi)}
+    added = False
+    for field_ in (into.graph.value_info, into.graph.output):
+        for vi in field_:
+            if not _static(vi) and vi.name in known:
+                vi.CopyFrom(known.pop(vi.name))
+                added = True
+    have = {vi.name for vi in [*into.graph.value_info, *into.graph.output, *into.graph.input]}
+    for name, vi in known.items():
+        if name not in have:
+            into.graph.value_info.append(vi)
+            added = True
+    return added
+
+
+def _folded_infer(model: Any) -> Any | None:
+    """ONNX's shape inference on the model as ONNX Runtime's basic optimizer leaves it: its
+    constant folding evaluates shape arithmetic on static inputs (Shape of a known tensor, a
+    Concat of shape vectors along -1) that neither inference follows. Tensors keep their names,
+    so their dims carry over; None where ONNX Runtime cannot load the model."""
+    import onnx
+
+    from hetsim.workload.onnx_fuse import ort_optimize
+
+    try:
+        folded = ort_optimize(model, "basic")
+        return onnx.shape_inference.infer_shapes(folded, strict_mode=False, data_prop=True)
+    except Exception:  # noqa: BLE001 - a model ONNX Runtime cannot load adds nothing
+        return None
+
+
+def _symbolic_infer(model: Any) -> Any | None:
+    """ONNX Runtime's symbolic shape inference (``onnxruntime.tools.symbolic_shape_infer``, which
+    evaluates shape arithmetic ONNX's data propagation leaves symbolic), or None where it
+    cannot run on the model (it then adds nothing)."""
+    import logging
+
+    try:
+        from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
+    except ImportError:  # it needs sympy, a dependency of hetsim; a broken install adds nothing
+        return None
+    log = logging.getLogger("onnxruntime.tools.symbolic_shape_infer")
+    level = log.level
+    log.setLevel(logging.CRITICAL)   # it logs every op it does not know: hetsim reports those
+    try:
+        return SymbolicShapeInference.infer_shapes(model, auto_merge=True, guess_output_rank=True)
+    except Exception:  # noqa: BLE001 - any failure there leaves ONNX's dims, which are checked
+        return None
+    finally:
+        log.setLevel(level)
 
 
 def _fail(source: str, what: str) -> HetsimError:
@@ -454,10 +677,14 @@ def _fail(source: str, what: str) -> HetsimError:
 
 class _Importer:
     def __init__(self, model: Any, source: str, input_shapes: Mapping[str, Sequence[int]] | None,
-                 allow_unknown: bool):
+                 strict: bool):
         self.source = source
-        self.allow_unknown = allow_unknown
+        self.strict = strict
         self.model = fix_input_shapes(model, input_shapes, source)
+        # inputs whose dims the user gave (symbolic in the file): only then can a missing dim
+        # come from a wrong --input-shape
+        self.shaped_inputs = sorted(input_shapes or {})
+        self.consumed: set[str] = set()  # tensors some node reads or the graph outputs
         self.report = ImportReport(source)
         self.tensors: dict[str, Tensor] = {}
         self.ops: list[dict[str, Any]] = []
@@ -470,12 +697,70 @@ class _Importer:
 
     # -- preparing the graph ------------------------------------------------------------------
     def _infer(self) -> Any:
+        """ONNX's shape inference with data propagation; where it leaves a node output without
+        static dims (Shape -> Gather -> Unsqueeze -> Concat -> Reshape chains of ``x.view(
+        x.size(0), -1)`` and channel shuffles, contrib ops), ONNX Runtime's own symbolic shape
+        inference fills them in. Both run on the model's standard twin (:func:`standard_twin`),
+        whose layout-specific ops ONNX knows; the dims are the twin's, the ops the model's."""
         import onnx
 
+        twin = standard_twin(self.model)
         try:
-            return onnx.shape_inference.infer_shapes(self.model, strict_mode=False, data_prop=True)
+            inferred = onnx.shape_inference.infer_shapes(twin, strict_mode=False, data_prop=True)
         except Exception as e:  # onnx raises InferenceError, ValidationError, RuntimeError...
             raise self.fail(f"ONNX shape inference failed: {_first_line(e)}") from None
+        for engine, fallback in (("onnxruntime symbolic", _symbolic_infer),
+                                 ("onnxruntime constant folding", _folded_infer),
+                                 ("onnxruntime run", self._run_infer)):
+            if not _unresolved(inferred):
+                break
+            more = fallback(twin if fallback is not self._run_infer else inferred)
+            if more is not None and _merge_dims(inferred, more):
+                self.report.shape_engines.append(engine)
+                try:  # ONNX's inference again from the dims now known, through what follows
+                    inferred = onnx.shape_inference.infer_shapes(inferred, strict_mode=False,
+                                                                 data_prop=True)
+                except Exception:  # noqa: BLE001 - keep what the fallbacks gave
+                    pass
+        # the model's own nodes (contrib and layout ops) with the twin's dims
+        del twin
+        out = onnx.ModelProto()
+        out.CopyFrom(self.model)
+        del out.graph.value_info[:]
+        out.graph.value_info.extend(inferred.graph.value_info)
+        del out.graph.output[:]
+        out.graph.output.extend(inferred.graph.output)
+        return out
+
+    def _run_infer(self, inferred: Any) -> Any | None:
+        """The dims of the tensors still unknown, as ONNX Runtime computes them running the model
+        once on zeros (the model itself, layout ops included: an NCHWc tensor has its blocked
+        channel count); None where ONNX Runtime cannot run it."""
+        import onnx
+        import onnxruntime as ort
+        from onnx import helper
+
+        missing = _unresolved(inferred)
+        run = onnx.ModelProto()
+        run.CopyFrom(self.model)
+        run.graph.output.extend(helper.ValueInfoProto(name=t) for t in missing)
+        opts = ort.SessionOptions()
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        opts.log_severity_level = 3
+        try:
+            sess = ort.InferenceSession(run.SerializeToString(), opts,
+                                       providers=["CPUExecutionProvider"])
+            feeds = {}
+            for i in sess.get_inputs():
+                feeds[i.name] = np.zeros([int(d) for d in i.shape], _ORT_NP.get(i.type, "float32"))
+            values = sess.run(missing, feeds)
+        except Exception:  # noqa: BLE001 - a model ONNX Runtime cannot run adds nothing
+            return None
+        out = onnx.ModelProto()
+        out.graph.value_info.extend(
+            helper.make_tensor_value_info(t, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape)
+            for t, v in zip(missing, values, strict=True) if isinstance(v, np.ndarray))
+        return out
 
     def _dtype(self, elem_type: int, what: str) -> str:
         dtype = ONNX_DTYPES.get(elem_type)
@@ -507,6 +792,7 @@ class _Importer:
         self._check_ssa(self.model.graph)
         model = self._infer()
         graph = model.graph
+        self.consumed = {t for n in graph.node for t in n.input if t} | {o.name for o in graph.output}
         net_inputs = self._graph_tensors(graph)
         infos = {vi.name: vi for vi in [*graph.value_info, *graph.output, *graph.input]}
         used: set[str] = {t["name"] for t in net_inputs}
@@ -684,17 +970,24 @@ class _Importer:
         op_type = node.op_type
         attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
         self.report.by_op_type[op_type] += 1
-        if kind_of(op_type) is None:
-            if not self.allow_unknown:
+        if kind_of(op_type, node.domain) is None:
+            if self.strict:
                 raise self.fail(f"node {name}: op type {op_type!r}"
                                 f"{' (domain ' + node.domain + ')' if node.domain else ''} is not "
-                                "one hetsim imports (see docs/import.md; --allow-unknown imports "
-                                "it as a memory-bound op)")
+                                "one hetsim prices (see docs/import.md; without --strict it is "
+                                "imported as a memory-bound op)")
             self.report.unknown.append((name, op_type))
+        unused = [o for o in outs if o.dims is None and o.name not in self.consumed]
+        if len(unused) < len(outs):  # an output nothing reads (Dropout's mask): no dims, no bytes
+            for o in unused:
+                outs.remove(o)
         for o in outs:
             if o.dims is None:
+                hint = (f"check --input-shape {', '.join(self.shaped_inputs)}" if self.shaped_inputs
+                        else "every graph input is static")
                 raise self.fail(f"node {name} ({op_type}): cannot infer the dims of its output "
-                                f"{o.name!r} (give --input-shape for symbolic inputs)")
+                                f"{o.name!r}: neither ONNX's shape inference nor ONNX Runtime's "
+                                f"symbolic one gives them ({hint})")
         op = self._native(node, name, op_type, attrs, ins, outs)
         if op is None:
             op = self._generic(name, op_type, attrs, ins, outs)
@@ -759,6 +1052,9 @@ class _Importer:
             return self._reject(name, op_type, window)
         stride, pad, dilation = window
         c_in, m, g = x.dims[1], w.dims[0], int(attrs.get("group", 1))  # type: ignore[index]
+        if c_in % g or m % g or c_in // g != w.dims[1]:
+            # an NCHWc conv whose filters are padded to the channel block: the padded work
+            return self._reject(name, op_type, f"groups {g} do not divide {c_in} channels")
         kh, kw = w.dims[2], w.dims[3]
         kernel: Any = kh if kh == kw else [kh, kw]
         params = sum(t.bytes_ for t in consts)
@@ -776,7 +1072,7 @@ class _Importer:
         op.update(common)
         if params != formula:
             op["weight_bytes"] = params
-        if op_type == "FusedConv":  # conv + its activation, one node: +1 FLOP per output
+        if op_type == "FusedConv" or "activation" in attrs:  # conv + its activation: +1 per output
             counted = count_node(op_type, attrs, [t.dims if t else None for t in ins],
                                  [y.dims])  # type: ignore[list-item]
             op["flops"] = counted.flops
@@ -843,8 +1139,8 @@ class _Importer:
             return {"name": name, "kind": "add", **self._io(name, ins), **common}
         if op_type == "Concat":
             axis = int(attrs.get("axis", 1)) % len(y.dims)  # type: ignore[arg-type]
-            if consts or axis != 1 or any(not t.image or len(t.dims) != len(y.dims)  # type: ignore[arg-type]
-                                          for t in live):
+            if consts or axis != 1 or len(live) < 2 or any(
+                    not t.image or len(t.dims) != len(y.dims) for t in live):  # type: ignore[arg-type]
                 return None
             if len({t.producer or t.name for t in live}) != len(live):
                 return None
@@ -883,6 +1179,8 @@ class _Importer:
                              [o.dims for o in outs])  # type: ignore[misc]
         kind = counted.kind
         live = [t for t in ins if t is not None and not t.const]
+        if kind == "concat" and sum(1 for t in ins if t is not None) < 2:
+            kind = "copy"   # a Concat of one tensor (valid ONNX; DenseNet exports have it) copies it
         consts = [t for t in ins if t is not None and t.const]
         seen: set[str] = set()
         live_bytes = 0
@@ -1001,6 +1299,11 @@ class _Importer:
         return workload
 
 
+#: ONNX Runtime's input type names -> numpy dtypes (zeros fed to run a model once).
+_ORT_NP = {"tensor(float)": "float32", "tensor(float16)": "float16", "tensor(double)": "float64",
+           "tensor(int64)": "int64", "tensor(int32)": "int32", "tensor(int8)": "int8",
+           "tensor(uint8)": "uint8", "tensor(bool)": "bool"}
+
 _INT_DTYPES = frozenset({"int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
                          "bool"})
 
@@ -1064,11 +1367,16 @@ def _set_window(op: dict, stride: int, pad: tuple[int, int], dilation: int) -> N
 # -- entry points ----------------------------------------------------------------------------
 def import_onnx(model: Any, name: str | None = None, *,
                 input_shapes: Mapping[str, Sequence[int]] | None = None,
-                layers: str | Sequence[str] | None = None, allow_unknown: bool = False,
-                source: str | None = None) -> ImportResult:
+                layers: str | Sequence[str] | None = None, strict: bool = False,
+                optimize: str | None = None, source: str | None = None) -> ImportResult:
     """Import an ONNX model (a path or an ``onnx.ModelProto``): the workload dict, the workload and
     the report. ``name`` defaults to the file's stem (or the graph's name); ``input_shapes`` fixes
-    symbolic input dims; ``layers`` is the ``--layers`` spec (:func:`parse_layers`)."""
+    symbolic input dims; ``layers`` is the ``--layers`` spec (:func:`parse_layers`). An op type
+    hetsim cannot price is imported as a memory-bound op (kind ``other``, listed in the report)
+    unless ``strict``. ``optimize`` rewrites the model first: ``basic``/``extended``/``all`` by
+    ONNX Runtime's graph optimizer (BN folding, fusions into contrib ops;
+    :func:`hetsim.workload.onnx_fuse.ort_optimize`), ``mnn`` by the MNN-style passes HOPE needs
+    (:func:`hetsim.workload.onnx_fuse.fuse_mnn`)."""
     if isinstance(model, str | os.PathLike):
         path = Path(model)
         src = source or str(path)
@@ -1081,8 +1389,19 @@ def import_onnx(model: Any, name: str | None = None, *,
     from hetsim.loading import check_load
 
     check_load(src, len(proto.graph.node), "nodes")   # counted before shape inference
+    if optimize is not None:
+        from hetsim.workload.onnx_fuse import ORT_LEVELS, fuse_mnn, ort_optimize
+
+        if optimize == "mnn":
+            proto = fuse_mnn(proto)
+        elif optimize in ORT_LEVELS:
+            shapes = {k: tuple(v) for k, v in (input_shapes or {}).items()}
+            proto = ort_optimize(fix_input_shapes(proto, shapes, src) if shapes else proto, optimize, source=src)
+        else:
+            raise HetsimError(f"{src}: --optimize {optimize!r} is not one of "
+                              f"{', '.join((*ORT_LEVELS, 'mnn'))}")
     try:
-        return _Importer(proto, src, input_shapes, allow_unknown).run(name or default_name, layers)
+        return _Importer(proto, src, input_shapes, strict).run(name or default_name, layers)
     except (TypeError, ValueError, IndexError, KeyError, AttributeError, ZeroDivisionError,
             OverflowError) as e:
         # A model whose protobuf parses but whose fields contradict each other (an attribute of

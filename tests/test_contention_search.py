@@ -113,6 +113,7 @@ def test_the_default_space_holds_one_ep_alone():
                                       problem={"depths": [2]})).problem.depths == (2,)
 
 
+@pytest.mark.slow   # ES over a phone SoC's whole space, twice (~40 s)
 def test_the_answer_is_the_number_simulate_prints(hetsim):
     """explore's best is re-simulated as `hetsim simulate` runs it, flags included."""
     args = ["-p", PHONE, "-w", "resnet50", "--set", "memories.lpddr5.bandwidth_GBps=40"]

@@ -65,7 +65,8 @@ def test_depths_above_the_eps_are_capped_with_a_note():
     assert depths == [3] and "3 layers" in note
 
 
-@pytest.mark.parametrize("platform", ["hikey970", "jetson-tx2", "knl", "rk3588"])
+@pytest.mark.parametrize("platform", ["hikey970", "jetson-tx2", "knl",
+                                      pytest.param("rk3588", marks=pytest.mark.slow)])   # ES: tens of s
 def test_explore_with_defaults_works_on_platforms_with_clusters(hetsim, platform):
     p = hetsim("explore", "-p", platform, "-w", "resnet50", "--json")
     assert p.returncode == 0, p.stderr

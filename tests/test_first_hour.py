@@ -112,7 +112,12 @@ def test_readme_commands_in_order_with_the_slow_ones(hetsim, tmp_path):
     assert any(c.startswith("hetsim profile ") for c in ran)
 
 
-@pytest.mark.parametrize("platform", PLATFORMS)
+#: Platforms whose class default is exhaustive search over a large space (tens of seconds): slow.
+SLOW_DEFAULTS = {"rk3588"}
+
+
+@pytest.mark.parametrize("platform", [pytest.param(p, marks=pytest.mark.slow) if p in SLOW_DEFAULTS else p
+                                      for p in PLATFORMS])
 def test_explore_with_defaults_on_every_shipped_platform(hetsim, platform):
     """Each shipped platform: ``hetsim explore -p NAME -w resnet50`` finds a feasible mapping and
     says which EPs it searched, or fails in one line that names a flag."""

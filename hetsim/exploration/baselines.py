@@ -287,9 +287,10 @@ class _LocalSearch(Explorer[PipelineProblem]):
 
 
 class HillClimbing(_LocalSearch):
-    """HC: first-improvement hill climbing (Shisha §7.1; the rule: docs/papers/shisha.md): evaluate random neighbours, move to the
-    first that improves the throughput, stop after ``patience`` consecutive non-improving ones (a
-    neighbour already measured counts as one). Never accepts a worse configuration.
+    """HC: first-improvement hill climbing (Shisha §7.1; the rule: docs/papers/shisha.md):
+    evaluate random neighbours, move to the first that improves the throughput, stop after
+    ``patience`` consecutive non-improving ones (a neighbour already measured counts as one).
+    Never accepts a worse configuration.
 
     Parameters: ``patience`` (default 10 = Shisha's alpha), ``start`` ("random", "shisha" = HC_s,
     or a Configuration), ``n_stages`` (depth of a random start; default the largest), ``vary_depth``
@@ -334,10 +335,10 @@ class HillClimbing(_LocalSearch):
 
 
 class SimulatedAnnealing(_LocalSearch):
-    """SA (Shisha §7.1; the schedule: docs/papers/shisha.md): Metropolis acceptance of a random neighbour with probability
-    exp(Δtp / T), Δtp the throughput change (f/s); T0 = ``t0_fraction`` x the start's throughput,
-    T x= ``cooling`` after every trial; stop when T < ``t_min_fraction`` x T0 or after
-    ``max_trials`` trials. Returns the best configuration seen.
+    """SA (Shisha §7.1; the schedule: docs/papers/shisha.md): Metropolis acceptance of a random
+    neighbour with probability exp(Δtp / T), Δtp the throughput change (f/s); T0 =
+    ``t0_fraction`` x the start's throughput, T x= ``cooling`` after every trial; stop when
+    T < ``t_min_fraction`` x T0 or after ``max_trials`` trials. Returns the best configuration seen.
 
     Parameters: ``t0_fraction`` 0.1, ``cooling`` 0.95, ``t_min_fraction`` 1e-3, ``max_trials``
     None, and ``start`` ("random", "shisha" = SA_s, or a Configuration), ``n_stages``,

@@ -139,12 +139,12 @@ class TrialResult:
 class Measurement:
     """How a trial is answered and what it costs on the tuning clock.
 
-    * ``mode="stages"`` (Paper I, Pipe-search §5.1: layers are not pipelined while tuning): every stage is executed
-      ``frames_per_trial`` times, one after another and not pipelined; a stage's time is the mean
+    * ``mode="stages"`` (Paper I: no pipelining while tuning, Pipe-search §5.1): every stage is
+      executed ``frames_per_trial`` times, one after another and not pipelined; a stage's time is the mean
       of its runs, T_s = the largest, and the trial costs the sum of all runs.
-    * ``mode="stream"`` (a pipelined trial, docs/papers/pipesearch.md): ``frames_per_trial`` frames flow through the pipeline in
-      the evaluator (``engine`` analytic or des); the throughput is the evaluator's steady-state
-      throughput and the trial costs the makespan.
+    * ``mode="stream"`` (a pipelined trial, docs/papers/pipesearch.md): ``frames_per_trial``
+      frames flow through the pipeline in the evaluator (``engine`` analytic or des); the
+      throughput is the evaluator's steady-state throughput and the trial costs the makespan.
 
     Noise is a seeded multiplicative lognormal of mean 1 on every stage execution (as in the DES),
     drawn from ``noise_seed`` (``None``: the exploration's seed). ``remeasure=False`` answers a

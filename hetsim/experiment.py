@@ -55,7 +55,7 @@ class ClaimClass(StrEnum):
     #: Holds by construction: an echo of how a workload was built, of an assumption, or of the algorithm.
     STRUCTURAL = "structural"
     #: An exact value of the papers' combinatorics or algorithms (counts, seeds, CVs, ranks), checked
-    #: against the paper or the digest's derivation; each is also a unit test.
+    #: against the paper or derived from its equations and algorithms; each is also a unit test.
     VECTOR = "verification vector"
 
 

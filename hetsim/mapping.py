@@ -18,7 +18,7 @@
 * any of them **sequential** (``sequential: true``): the ops run one at a time in one global order
   (the plan's, else the workload's topological order), each starting when the one before it has
   finished, a split op's shares in parallel: MOSAIC's slices, which run one after another, and
-  μLayer's layer-by-layer co-execution (HOPE digest §8.1, §8.3).
+  μLayer's layer-by-layer co-execution (HOPE §5.2 and §5.4).
 
 All load from YAML/JSON files, validated by pydantic::
 

@@ -17,7 +17,7 @@ A placement (or a plan, or a split) expands into *tasks* of one frame:
 
 * a **compute** task per op (per share, for a split op, plus the gather of its slices);
 * a **transfer** task per tensor and destination EP: a tensor crosses to an EP at most once, and
-  every consumer there reads that copy (HOPE's tensor caching, §5.4; ``caching=False`` sends it
+  every consumer there reads that copy (HOPE's tensor caching, §4.3; ``caching=False`` sends it
   once per consuming op instead).
 
 Each task may hold a *lane*, an exclusive resource that runs its tasks one at a time in lane

@@ -1,4 +1,4 @@
-"""Explorers: the 000 digest §9 verification vectors, the tuning clock, determinism, the
+"""Explorers: Pipe-search's verification vectors (Eqs. 3-4, Tables 6-7), the tuning clock, determinism, the
 design-space limit, parameter validation and the algorithms' invariants, on hetsim's own explorers
 and platforms (Pipe-search's and Shisha's are tested with their papers, hetsim_papers/*/tests)."""
 
@@ -65,7 +65,7 @@ def rk_vgg16_4():
     return PipelineProblem("rk3588", "vgg16", depths=[4])
 
 
-# -- §9 verification vectors ------------------------------------------------------------------
+# -- verification vectors ---------------------------------------------------------------------
 def test_design_space_counts_1970_and_1350(tx2_problem):
     assert [count_eq4_with_dups(21, k) for k in (2, 3, 4)] == [20, 222, 1728]
     assert sum(count_compositions(21, k) for k in (2, 3, 4)) == 1350
@@ -95,7 +95,7 @@ def test_synth_cvs_and_ranks_within_tolerance():
     for w, split, cv_pct, paper_rank in cases:
         db = generate_database(w, range(2, 7))
         assert round(db.cv(split) * 100, 2) == cv_pct
-        if paper_rank is not None:  # digest §9: accept +-2 (tie ordering)
+        if paper_rank is not None:  # Table 7: accept +-2 (tie ordering)
             assert abs(db.rank(split) - paper_rank) <= 2
             assert abs(db.position(split) - paper_rank) <= 2
 
@@ -104,7 +104,7 @@ def test_core_groups_on_tx2():
     tx2 = load_platform("jetson-tx2")
     four, six = core_groups(tx2, cores=4), core_groups(tx2)
     assert [four(k) for k in four.depths] == [("D2", "A2"), ("D2", "A1", "A1"), ("D1", "D1", "A1", "A1")]
-    # A stage that would span both clusters keeps its majority cluster (digest §8 item 6).
+    # A stage that would span both clusters keeps its majority cluster (docs/papers/pipesearch.md).
     assert six(2) == ("D2", "A4")
     assert six(6) == ("D1", "D1", "A1", "A1", "A1", "A1")
     # Cores of a minority cluster with no neighbouring stage on it stay idle.

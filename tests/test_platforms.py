@@ -104,7 +104,7 @@ def test_hikey970_eps_and_numbers():
     assert [e.name for e in p.eps()] == ["B1", "B2", "B3", "B4", "s1", "s2", "s3", "s4"]
     big, little = p.cluster("big"), p.cluster("little")
     assert (big.cores, big.l2_KiB, little.cores, little.l2_KiB) == (4, 2048, 4, 1024)
-    # Peak from digest B.1: A73 8 MAC/cycle at 2.4 GHz, A53 2 MAC/cycle at 1.8 GHz.
+    # Peak [ext]: A73 8 MAC/cycle at 2.4 GHz, A53 2 MAC/cycle at 1.8 GHz.
     assert _peak_gmacps(p, "B4") == pytest.approx(76.8)
     assert _peak_gmacps(p, "s4") == pytest.approx(14.4)
     # Effective rates land inside Table IV's whole-network range of the conv-dominated CNNs.

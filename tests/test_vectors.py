@@ -1,8 +1,8 @@
 """Every verification vector of the scorecard as a unit test: exact counts, seeds, CVs and ranks of
 Pipe-search's database (hetsim.exploration.database), computed by hetsim's own functions (not through
 the experiments); Shisha's and Pipe-it's are tested with their papers (hetsim_papers/*/tests/
-test_vectors.py). Each says where its value comes from: the paper (Table, equation) or the digest's
-derivation."""
+test_vectors.py). Each says where its value comes from: the paper (Table, equation) or a derivation
+from its equations ("derived")."""
 
 from __future__ import annotations
 
@@ -31,19 +31,19 @@ def _cv_pct(weights, split) -> float:
 # -- Pipe-search (Paper I) --------------------------------------------------------------------------
 def test_eq4_design_space_of_vgg16():
     assert sum(count_eq4_with_dups(21, k) for k in (2, 3, 4)) == 1970            # paper: 1970 (Table 3)
-    assert [count_eq4_with_dups(21, k) for k in (2, 3, 4)] == [20, 222, 1728]    # digest §9
-    assert sum(count_compositions(21, k) for k in (2, 3, 4)) == 1350             # digest §9
+    assert [count_eq4_with_dups(21, k) for k in (2, 3, 4)] == [20, 222, 1728]    # derived: Eq. 4 per depth
+    assert sum(count_compositions(21, k) for k in (2, 3, 4)) == 1350             # derived: distinct splits
 
 
 def test_vgg16_seeds_cvs_ranks_and_fig1_axis():
     w = _weights("vgg16")
     db = generate_database(w, (2, 3, 4))
     assert db.seed(3) == (6, 5, 10)                                               # paper: Table 3's seed
-    assert [db.seed(2), db.seed(4)] == [(8, 13), (4, 4, 4, 9)]                    # digest §9
-    assert [round(db.cv(db.seed(k)) * 100, 1) for k in (2, 3, 4)] == [3.2, 6.6, 20.1]   # digest §3.2
+    assert [db.seed(2), db.seed(4)] == [(8, 13), (4, 4, 4, 9)]                    # derived: Eq. 3
+    assert [round(db.cv(db.seed(k)) * 100, 1) for k in (2, 3, 4)] == [3.2, 6.6, 20.1]   # derived: Eq. 3
     for split, rank in [((6, 5, 10), 1), ((7, 4, 10), 3), ((9, 12), 2), ((5, 16), 7)]:  # paper: Table 6
         assert db.rank(split) == rank
-    assert [tuple(s) for s in db.lists[2][:10]] == [                              # digest §3.2 (Fig. 1)
+    assert [tuple(s) for s in db.lists[2][:10]] == [                              # derived: Fig. 1's x-axis
         (8, 13), (9, 12), (10, 11), (7, 14), (11, 10), (6, 15), (5, 16), (12, 9), (4, 17), (3, 18)]
 
 
@@ -59,7 +59,7 @@ def test_synth_cvs(net):
     w = _weights(net)
     db = generate_database(w, range(2, 7))
     got = [round(db.cv(s) * 100, 2) for s in SYNTH_CVS[net]]
-    assert got == list(SYNTH_CVS[net].values())                                  # digest §9
+    assert got == list(SYNTH_CVS[net].values())                                  # derived: Eq. 3
     assert got == [pytest.approx(_cv_pct(w, s), abs=0.005) for s in SYNTH_CVS[net]]
     for cv, printed in zip(got, TABLE7_CVS[net], strict=True):                   # paper: Table 7, truncated
         assert printed <= cv < printed + (1.0 if printed == 35.0 else 0.1)
@@ -81,4 +81,4 @@ def test_synth_ranks_and_lexicographic_positions():
     ranks = [generate_database(_weights(n), [len(s)]).rank(s) for n, s in cases]
     positions = [generate_database(_weights(n), [len(s)], "lexicographic").position(s) for n, s in cases]
     assert all(abs(a - b) <= 2 for a, b in zip(ranks, [6, 10, 8, 22, 9, 22], strict=True))   # paper: Table 7, ±2
-    assert positions == [6, 10, 8, 23, 8, 24]                                    # digest §9
+    assert positions == [6, 10, 8, 23, 8, 24]                                    # derived: Eq. 3

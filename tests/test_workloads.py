@@ -1,8 +1,8 @@
 """Tests of the workload model (hetsim/workload) and the shipped networks (workloads/).
 
-Reference values come from the paper digests: 001_pipeit.md Appendix A (Pipe-it's per-layer GEMM
-shapes) and 000_pipesearch_shisha.md §3 and §9 (Pipe-search / Shisha weights and verification
-vectors). They are copied here so that the tests do not depend on the digests being present.
+Reference values: Pipe-it's per-layer GEMM shapes (eq. 4 on ARM-CL's graph examples, whose
+major-layer counts are Pipe-it Table I's), Pipe-search's and Shisha's layer weights (Pipe-search
+§2.1, Eqs. 1-2) and CVs (Eq. 3), each derived by hand from the networks' published shapes.
 """
 
 from __future__ import annotations
@@ -45,11 +45,11 @@ LAYER_COUNTS = {
     "synth1": 7, "synth2": 15, "synth3": 13,
 }
 
-# 001 digest §3.1 [derived]: total GMAC of the Appendix A layer lists.
+# [derived]: total GMAC of the APPENDIX_A layer lists below.
 PIPEIT_GMAC = {"alexnet": 0.724, "googlenet": 1.583, "mobilenet": 0.569, "resnet50": 3.482,
                "squeezenet": 0.819}
 
-# 001 digest Appendix A, one row per major layer:
+# Pipe-it eq. 4 on ARM-CL's graph examples, one row per major layer:
 # (l, name, I, Id, F, Ofm, S, O, N, K, M, MMAC). Id is the whole input depth, Ofm the whole conv's
 # output maps (AlexNet group nodes compute Ofm/2 each); FC rows give the flattened input as Id.
 APPENDIX_A = {
@@ -242,7 +242,7 @@ APPENDIX_A = {
     ],
 }
 
-# 000 digest §3.2: VGG16 weights (M) from Eq. 1 / Eq. 2 / pool = input size.
+# VGG16 weights (M) from Pipe-search §2.1: Eq. 1 / Eq. 2 / pool = input size.
 VGG16_WEIGHTS_M = [86.7, 1849.7, 3.2, 924.8, 1849.7, 1.6, 924.8, 1849.7, 1849.7, 0.8, 924.8,
                    1849.7, 1849.7, 0.4, 462.4, 462.4, 462.4, 0.1, 102.8, 16.8, 4.1]
 
@@ -252,8 +252,8 @@ SYNTH_WEIGHTS = {
     "synth3": [1, 9, 4, 8, 20, 2, 22, 3, 4, 8, 7, 11, 11],
 }
 
-# 000 digest §9: Synth CVs (population σ, ×100) and ranks within depth (stable sort of the
-# compositions in lexicographic cut-point order; None = not listed in the digest).
+# Synth CVs (Eq. 3, population σ, ×100) and ranks within depth (stable sort of the compositions
+# in lexicographic cut-point order; None = Table 7 gives no rank: the seeds).
 SYNTH_VECTORS = [
     ("synth1", (3, 2, 2), 3.82, None),
     ("synth1", (4, 1, 1, 1), 51.49, 6),
@@ -344,7 +344,7 @@ def test_vgg16_weight_hints(zoo):
 
 def test_vgg16_pipe_search_vectors(zoo):
     weights = zoo["vgg16"].layer_weights()
-    # Paper I Table 6 ranks, reproduced by the 000 digest §9.
+    # Paper I Table 6 ranks.
     assert [cv_rank(weights, t) for t in [(6, 5, 10), (7, 4, 10), (9, 12), (5, 16)]] == [1, 3, 2, 7]
     seeds = {k: cv_sorted(weights, k)[0] for k in (2, 3, 4)}
     assert {k: (s, round(100 * c, 1)) for k, (s, c) in seeds.items()} == {
@@ -398,7 +398,7 @@ def test_alexnet_ps_weights(zoo):
     assert [lay.name for lay in w.layers] == [
         "conv1", "pool1", "conv2", "pool2", "conv3", "conv4", "conv5", "pool5", "fc6", "fc7", "fc8"]
     convs = [mega(op.weight_hint) for op in w.ops if op.kind == "conv"]
-    assert convs == [1795.7, 447.9, 149.5, 224.3, 149.5]  # 000 digest §3.3
+    assert convs == [1795.7, 447.9, 149.5, 224.3, 149.5]  # Pipe-search Eq. 1
     assert w.op("fc6").in_shape == Shape(6, 6, 256) and w.op("conv2").groups == 1
 
 
@@ -516,7 +516,7 @@ def test_op_quantities(zoo):
     assert dw.weight_hint == 112 * 112 * 64 * 9 and dw.weight_bytes == (9 * 64 + 64) * 4
     assert mob.op("Conv2d_1_dw/BatchNorm").weight_bytes == 4 * 32 * 4
     stride2 = zoo["resnet50"].op("b1u3/conv2")
-    assert stride2.weight_hint == 4 * stride2.macs  # Eq. 1 ignores stride (000 digest §3.1)
+    assert stride2.weight_hint == 4 * stride2.macs  # Eq. 1 ignores stride (Pipe-search §2.1)
 
 
 def test_grouped_single_node_conv():

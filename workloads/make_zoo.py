@@ -10,9 +10,9 @@ check that re-running it reproduces the committed files byte for byte.
 
 Sources (see docs/workloads.md for every assumption):
 * Pipe-it networks (alexnet, googlenet, mobilenet, resnet50, squeezenet): ARM-CL graph examples
-  in the node order of the 001 digest Appendix A (W = 11/58/28/54/26 major layers).
+  in ARM-CL's node order (W = 11/58/28/54/26 major layers, Pipe-it Table I).
 * Pipe-search / Shisha networks (vgg16, alexnet-ps, resnet50-shisha, yolov3, synthnet, synth1-3):
-  000 digest §3.2-3.7.
+  Pipe-search §5.3, §6.4 and Tables 6-7; Shisha §7.1.
 """
 
 from __future__ import annotations
@@ -155,13 +155,13 @@ def _value(v) -> str:
 
 
 # =====================================================================================
-# Pipe-it networks: ARM-CL graph examples, node order of the 001 digest Appendix A
+# Pipe-it networks: ARM-CL graph examples, in ARM-CL's node order (Pipe-it Table I)
 # =====================================================================================
 def alexnet() -> Net:
     net = Net("alexnet",
               "AlexNet in Pipe-it's ARM-CL major-layer indexing (W = 11): grouped conv2/4/5 run "
               "as two nodes each",
-              "Pipe-it (Wang et al., TCAD 2019) Table I; 001 digest Appendix A; ARM-CL "
+              "Pipe-it (Wang et al., TCAD 2019) Table I; ARM-CL "
               "examples/graph_alexnet.cpp",
               (227, 227, 3), PIPEIT_LAYER_KINDS)
     net.conv("conv1", 11, 96, stride=4)
@@ -205,7 +205,7 @@ def _classifier(net: Net) -> None:
 def googlenet() -> Net:
     net = Net("googlenet",
               "GoogLeNet (Inception v1) in Pipe-it's ARM-CL major-layer indexing (W = 58)",
-              "Pipe-it (Wang et al., TCAD 2019) Table I; 001 digest Appendix A; ARM-CL "
+              "Pipe-it (Wang et al., TCAD 2019) Table I; ARM-CL "
               "examples/graph_googlenet.cpp (Caffe BVLC GoogLeNet)",
               (224, 224, 3), PIPEIT_LAYER_KINDS)
     net.conv("conv1/7x7_s2", 7, 64, stride=2, pad=3)
@@ -260,7 +260,7 @@ def mobilenet() -> Net:
     net = Net("mobilenet",
               "MobileNet v1 1.0/224 in Pipe-it's ARM-CL major-layer indexing (W = 28): 14 conv + "
               "13 depthwise + the 1x1 logits conv as fc",
-              "Pipe-it (Wang et al., TCAD 2019) Table I; 001 digest Appendix A; ARM-CL "
+              "Pipe-it (Wang et al., TCAD 2019) Table I; ARM-CL "
               "examples/graph_mobilenet.cpp (TF-slim mobilenet_v1)",
               (224, 224, 3), PIPEIT_LAYER_KINDS)
 
@@ -280,7 +280,7 @@ def mobilenet() -> Net:
         net.conv(f"Conv2d_{i}_pw", 1, out_c)
         bn_relu6(f"Conv2d_{i}_pw")
     net.avgpool("Logits/AvgPool_1a", 7)
-    # A 1x1 conv on a 1x1 map in ARM-CL; a GEMV (N = 1) like an FC layer (001 digest §9 item 16).
+    # A 1x1 conv on a 1x1 map in ARM-CL; a GEMV (N = 1) like an FC layer (Table I's FC).
     net.fc("Logits", 1001)
     net.unary("Reshape", "flatten")
     net.unary("Softmax", "softmax")
@@ -291,7 +291,7 @@ def resnet50() -> Net:
     net = Net("resnet50",
               "ResNet50 v1 (TF-slim) in Pipe-it's ARM-CL major-layer indexing (W = 54): "
               "shortcut convs are layers, stride in the last unit's 3x3 of blocks 1-3",
-              "Pipe-it (Wang et al., TCAD 2019) Table I; 001 digest Appendix A; ARM-CL "
+              "Pipe-it (Wang et al., TCAD 2019) Table I; ARM-CL "
               "examples/graph_resnet50.cpp",
               (224, 224, 3), PIPEIT_LAYER_KINDS)
     net.conv("conv1", 7, 64, stride=2, pad=3)
@@ -322,7 +322,7 @@ def resnet50() -> Net:
             net.eltwise_add(f"{p}/add", [main, skip])
             net.unary(f"{p}/Relu", "relu")
     net.avgpool("pool5", 7)
-    net.fc("logits", 1000)  # 1x1 conv on 1x1 in ARM-CL, N = 1 (001 digest §9 item 16)
+    net.fc("logits", 1000)  # 1x1 conv on 1x1 in ARM-CL, N = 1 (Table I's FC)
     net.unary("predictions/Reshape", "flatten")
     net.unary("predictions/Softmax", "softmax")
     return net
@@ -332,7 +332,7 @@ def squeezenet() -> Net:
     net = Net("squeezenet",
               "SqueezeNet v1.0 in Pipe-it's ARM-CL major-layer indexing (W = 26): no FC, conv10 "
               "is the classifier",
-              "Pipe-it (Wang et al., TCAD 2019) Table I; 001 digest Appendix A; ARM-CL "
+              "Pipe-it (Wang et al., TCAD 2019) Table I; ARM-CL "
               "examples/graph_squeezenet.cpp",
               (224, 224, 3), PIPEIT_LAYER_KINDS)
     net.conv("conv1", 7, 96, stride=2)
@@ -367,12 +367,12 @@ def squeezenet() -> Net:
 
 
 # =====================================================================================
-# Pipe-search (Paper I) and Shisha (Paper II) networks: 000 digest §3
+# Pipe-search (Paper I) and Shisha (Paper II) networks: docs/workloads.md
 # =====================================================================================
 def vgg16() -> Net:
     net = Net("vgg16",
               "VGG16 in Pipe-search's 21-layer indexing: 13 conv + 5 max-pool + 3 FC",
-              "Pipe-search (Soomro et al., CF'21) Table 6; 000 digest §3.2 (weights reproduce "
+              "Pipe-search (Soomro et al., CF'21) §5.3, Table 6 (Eq. 1/2 weights reproduce "
               "Table 6's CV ranks)",
               (224, 224, 3), ["conv", "maxpool", "fc"])
     for s, (n, c) in enumerate([(2, 64), (2, 128), (3, 256), (3, 512), (3, 512)], start=1):
@@ -409,7 +409,7 @@ def _alexnet_features(net: Net, suffix: str = "", count: int = 5,
 def alexnet_ps() -> Net:
     net = Net("alexnet-ps",
               "AlexNet in Pipe-search's 11-layer indexing: 5 conv + 3 max-pool + 3 FC, ungrouped",
-              "Pipe-search (Soomro et al., CF'21) Fig. 4; 000 digest §3.3",
+              "Pipe-search (Soomro et al., CF'21) §6.4, Fig. 4",
               (227, 227, 3), ["conv", "maxpool", "fc"])
     _alexnet_features(net)
     _classifier(net)
@@ -420,7 +420,7 @@ def resnet50_shisha() -> Net:
     net = Net("resnet50-shisha",
               "ResNet50 v1 (Caffe) in Shisha's 50-layer indexing: conv1 + 48 bottleneck convs + fc; "
               "projection shortcuts fold into their block",
-              "Shisha (Soomro et al., Euro-Par 2022 submission) and Pipe-search; 000 digest §3.4",
+              "Shisha (Soomro et al., Euro-Par 2022 submission) §7.1 and Pipe-search §5.3",
               (224, 224, 3), ["conv", "fc"])
     net.conv("conv1", 7, 64, stride=2, pad=3)
     net.unary("bn_conv1", "bn")
@@ -443,7 +443,7 @@ def resnet50_shisha() -> Net:
             main = net.unary(f"bn{p[3:]}_branch2c", "bn")
             skip = x
             if b == 0:
-                # Not one of the 50 layers (000 digest §3.4): folds into the branch2c layer.
+                # Not one of the 50 layers (docs/workloads.md): folds into the branch2c layer.
                 net.conv(f"{p}_branch1", 1, 4 * depth, stride=stride, inputs=x,
                          layer_start=False)
                 skip = net.unary(f"bn{p[3:]}_branch1", "bn")
@@ -459,7 +459,7 @@ def yolov3() -> Net:
     net = Net("yolov3",
               "YOLOv3's Darknet-53 backbone at 416x416: the 52 conv layers with their residual "
               "adds (no detection head)",
-              "Pipe-search and Shisha (Soomro et al.); 000 digest §3.5; Darknet yolov3.cfg",
+              "Shisha (Soomro et al.) §7.1; Darknet yolov3.cfg",
               (416, 416, 3), ["conv"])
     count = 0
 
@@ -485,7 +485,7 @@ def synthnet() -> Net:
     net = Net("synthnet",
               "Shisha's SynthNet: 18 conv layers replicating AlexNet's convs (conv1..5 x3, then "
               "conv1..3); each replica restarts from a 227x227x3 input_shape",
-              "Shisha (Soomro et al., Euro-Par 2022 submission); 000 digest §3.7 [assumption: "
+              "Shisha (Soomro et al., Euro-Par 2022 submission) §7.1 [assumption: "
               "conv1..5 x3 + conv1..3]",
               (227, 227, 3), ["conv"])
     restart = {"h": 227, "w": 227, "c": 3}
@@ -496,7 +496,7 @@ def synthnet() -> Net:
     return net
 
 
-# Pipe-search's synthetic weight lists (000 digest §3.6).
+# Pipe-search's synthetic weight lists (Table 7).
 SYNTH_WEIGHTS = {
     "synth1": [1, 4, 8, 4, 8, 8, 4],
     "synth2": [1, 9, 4, 8, 5, 4, 8, 5, 7, 1, 1, 1, 4, 8, 22],
@@ -511,7 +511,7 @@ def synth(name: str) -> Callable[[], Net]:
         net = Net(name,
                   f"Pipe-search's {name.replace('synth', 'Synth ')}: {len(weights)} conv layers "
                   f"with Eq. 1 weights proportional to {{{','.join(map(str, weights))}}}",
-                  "Pipe-search (Soomro et al., CF'21) Table 7; 000 digest §3.6",
+                  "Pipe-search (Soomro et al., CF'21) §6.3, Table 7",
                   (56, 56, 64), ["conv"])
         # Layer i = a 3x3 conv 64 -> 64·w and a 1x1 conv 64·w -> 64 that folds into it. Both Eq. 1
         # terms scale with w (56²·64·9·64w + 56²·64w·64 = 10·w·56²·64²), so the layer weights are

@@ -229,7 +229,7 @@ class Session(Generic[P]):
 
     def charge_database(self, n_configs: int, what: str = "database") -> float:
         """Advance the clock by the database-generation cost of ``n_configs`` configurations
-        (Pipe-search Alg. 1 and exhaustive search wait for it, 000 digest §7.1 item 6)."""
+        (Pipe-search Alg. 1 and exhaustive search wait for it, Shisha §7.2, Fig. 4)."""
         return self.charge(self.problem.measurement.database_cost(n_configs), what, configs=n_configs)
 
     def charge(self, seconds: float, what: str, **details) -> float:
@@ -339,7 +339,7 @@ class Exploration:
     @property
     def fraction_splits_explored(self) -> float:
         """Distinct splits measured / distinct splits of the space, EPs not counted (Paper II's
-        0.12% and 2.03%, 000 digest §8 item 13)."""
+        0.12% and 2.03%, Shisha §7.2; the denominator is a choice, docs/papers/shisha.md)."""
         return self.n_distinct_splits / self.problem.split_space_size  # type: ignore[attr-defined]
 
     def convergence(self) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""The baselines Pipe-search and Shisha are compared with (000 digest §5.5).
+"""The baselines Pipe-search and Shisha are compared with (Pipe-search §6.1-6.2, Shisha §7.1).
 
 * :class:`ExhaustiveSearch` (ES): every configuration of the space, after the database is built.
 * :class:`RandomWalk` (RW): independent uniformly random configurations until a termination
@@ -7,7 +7,8 @@
   :func:`random_neighbour`, from a random configuration, or from a named start point a plugin
   adds (``start="shisha"``: Shisha's seed, which the shisha plugin registers as HC_s and SA_s).
 
-The papers give no hyper-parameters for these; the defaults are the digest's §5.5 proposal.
+The papers give no hyper-parameters for these; the defaults are hetsim's choices, one line
+each in docs/papers/shisha.md.
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ class ExhaustiveSearch(Explorer[PipelineProblem]):
     Parameters
     ----------
     order : {"database", "lexicographic"}, default "database"
-        Visit order: Pipe-search's CV-sorted database (depths ascending; digest §5.5 "enumerate the
-        whole (sorted) database"), or cut points in lexicographic order. Within a split, EP
+        Visit order: Pipe-search's CV-sorted database (depths ascending; Shisha §7.1: ES and PS
+        share the sorted database), or cut points in lexicographic order. Within a split, EP
         assignments in the problem's order.
     tie_order : as Pipe-search's, default "eq4"
     charge_database : bool, default True
@@ -156,7 +157,7 @@ class RandomWalk(Explorer[PipelineProblem]):
 # -- neighbourhood of HC and SA ---------------------------------------------------------------
 def random_neighbour(problem: PipelineProblem, config: Configuration, rng: np.random.Generator,
                      vary_depth: bool = False) -> Configuration | None:
-    """One random neighbour (digest §5.5 [assumption]): a move type is drawn uniformly among the
+    """One random neighbour (a choice, docs/papers/shisha.md): a move type is drawn uniformly among the
     applicable ones, then one instance of it uniformly.
 
     * shift: one boundary layer between two adjacent stages (neither emptied);
@@ -286,9 +287,10 @@ class _LocalSearch(Explorer[PipelineProblem]):
 
 
 class HillClimbing(_LocalSearch):
-    """HC: first-improvement hill climbing (digest §5.5): evaluate random neighbours, move to the
-    first that improves the throughput, stop after ``patience`` consecutive non-improving ones (a
-    neighbour already measured counts as one). Never accepts a worse configuration.
+    """HC: first-improvement hill climbing (Shisha §7.1; the rule: docs/papers/shisha.md):
+    evaluate random neighbours, move to the first that improves the throughput, stop after
+    ``patience`` consecutive non-improving ones (a neighbour already measured counts as one).
+    Never accepts a worse configuration.
 
     Parameters: ``patience`` (default 10 = Shisha's alpha), ``start`` ("random", "shisha" = HC_s,
     or a Configuration), ``n_stages`` (depth of a random start; default the largest), ``vary_depth``
@@ -333,10 +335,10 @@ class HillClimbing(_LocalSearch):
 
 
 class SimulatedAnnealing(_LocalSearch):
-    """SA (digest §5.5): Metropolis acceptance of a random neighbour with probability
-    exp(Δtp / T), Δtp the throughput change (f/s); T0 = ``t0_fraction`` x the start's throughput,
-    T x= ``cooling`` after every trial; stop when T < ``t_min_fraction`` x T0 or after
-    ``max_trials`` trials. Returns the best configuration seen.
+    """SA (Shisha §7.1; the schedule: docs/papers/shisha.md): Metropolis acceptance of a random
+    neighbour with probability exp(Δtp / T), Δtp the throughput change (f/s); T0 =
+    ``t0_fraction`` x the start's throughput, T x= ``cooling`` after every trial; stop when
+    T < ``t_min_fraction`` x T0 or after ``max_trials`` trials. Returns the best configuration seen.
 
     Parameters: ``t0_fraction`` 0.1, ``cooling`` 0.95, ``t_min_fraction`` 1e-3, ``max_trials``
     None, and ``start`` ("random", "shisha" = SA_s, or a Configuration), ``n_stages``,

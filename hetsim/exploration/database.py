@@ -35,8 +35,8 @@ class ConfigurationDatabase:
     """Per depth, the splits Pipe-search walks, most balanced (lowest CV) first.
 
     ``lists[p][0]`` is the seed of depth p. ``rank(split)`` is the paper's rank (Tables 6 and 7):
-    the 1-based position of the first split with the same CV in its depth's list (000 digest
-    §8 item 3), so exact ties share a rank.
+    the 1-based position of the first split with the same CV in its depth's list (a choice,
+    docs/papers/pipesearch.md), so exact ties share a rank.
     """
 
     lists: Mapping[int, tuple[tuple[int, ...], ...]]
@@ -81,13 +81,13 @@ class ConfigurationDatabase:
 
 def generate_database(weights: Sequence, depths: Sequence[int], tie_order: str = "eq4",
                       duplicates: bool = False) -> ConfigurationDatabase:
-    """Pipe-search Algorithm 1 (000 digest §5.1) with k = all entries kept.
+    """Pipe-search Algorithm 1 (Pipe-search §4.3) with k = all entries kept.
 
     The entries of depth p are Eq. 4's: the partitions of M into p parts (in
     ``combinations_with_replacement`` order) and the permutations of each, stably sorted by CV.
-    ``duplicates=False`` keeps the first copy of each split (what is measured, §8 item 4);
+    ``duplicates=False`` keeps the first copy of each split (what is measured, docs/papers/pipesearch.md);
     ``True`` keeps Eq. 4's repeats (1970 entries for VGG16, p = 2..4). ``tie_order`` orders
-    equal-CV splits: ``"eq4"`` (the digest's resolution), ``"eq4-reversed"`` (Eq. 4's list
+    equal-CV splits: ``"eq4"`` (hetsim's choice, docs/papers/pipesearch.md), ``"eq4-reversed"`` (Eq. 4's list
     reversed, which matches 5 of the 6 Table 7 ranks), or ``"lexicographic"`` cut points (the
     order of :func:`hetsim.workload.splits.cv_sorted`).
     """

@@ -4,7 +4,7 @@ A :class:`PipelineProblem` is pymoo's *problem* for pipeline mapping: a platform
 cost model, the candidate execution places (EPs), the design space (pipeline depths x contiguous
 layer splits x an EP-assignment rule) and a :class:`Measurement`, which says how one trial is
 answered and what it costs on the *tuning clock* (the time the trial would take on the real
-machine, so that slow configurations cost more, 000 digest §7.1 item 5)::
+machine, so that slow configurations cost more: Shisha §5.2, Pipe-search §5.1)::
 
     >>> problem = PipelineProblem("rk3588", "resnet50-shisha", depths=[4])
     >>> problem.design_space_size          # 18,424 splits x 24 orders of rk3588's 4 places
@@ -42,7 +42,7 @@ from hetsim.workload.splits import count_compositions, count_eq4_with_dups
 DEFAULT_SPACE_LIMIT = 2_000_000
 
 #: Database-generation cost per configuration, s: Paper II reports 1200 s for the ES/PS database of
-#: SynthNet (18 layers) on 8 EPs (000 digest §6.2 Fig. 4), i.e. 41,225 splits into 2..8 stages.
+#: SynthNet (18 layers) on 8 EPs (Shisha §7.2, Fig. 4), i.e. 41,225 splits into 2..8 stages.
 DEFAULT_DATABASE_COST_PER_CONFIG_S = 1200.0 / 41_225
 
 Assignment = (Literal["permutations", "cores", "auto"] | Callable[[int], Sequence[str]]
@@ -63,7 +63,7 @@ PIPELINE_OBJECTIVES: dict[str, tuple[str, str, bool]] = {
 # -- configurations -------------------------------------------------------------------------
 @dataclass(frozen=True, order=True)
 class Configuration:
-    """A pipeline schedule (000 digest §1.3): layers per stage and the EP of each stage.
+    """A pipeline schedule (Shisha §5): layers per stage and the EP of each stage.
 
     >>> c = Configuration((7, 4, 10), ("D2", "A1", "A1"))
     >>> str(c), c.split_text, c.depth
@@ -139,22 +139,22 @@ class TrialResult:
 class Measurement:
     """How a trial is answered and what it costs on the tuning clock.
 
-    * ``mode="stages"`` (Paper I, 000 digest §1.2 and §7.1 item 5a): every stage is executed
-      ``frames_per_trial`` times, one after another and not pipelined; a stage's time is the mean
+    * ``mode="stages"`` (Paper I: no pipelining while tuning, Pipe-search §5.1): every stage is
+      executed ``frames_per_trial`` times, one after another and not pipelined; a stage's time is the mean
       of its runs, T_s = the largest, and the trial costs the sum of all runs.
-    * ``mode="stream"`` (§7.1 item 5b): ``frames_per_trial`` frames flow through the pipeline in
-      the evaluator (``engine`` analytic or des); the throughput is the evaluator's steady-state
-      throughput and the trial costs the makespan.
+    * ``mode="stream"`` (a pipelined trial, docs/papers/pipesearch.md): ``frames_per_trial``
+      frames flow through the pipeline in the evaluator (``engine`` analytic or des); the
+      throughput is the evaluator's steady-state throughput and the trial costs the makespan.
 
     Noise is a seeded multiplicative lognormal of mean 1 on every stage execution (as in the DES),
     drawn from ``noise_seed`` (``None``: the exploration's seed). ``remeasure=False`` answers a
-    configuration seen before from the exploration's cache at no clock cost (000 digest §8 item 4:
+    configuration seen before from the exploration's cache at no clock cost (docs/papers/pipesearch.md:
     evaluate each distinct configuration once); ``True`` measures it again, with fresh noise.
     ``trial_overhead_s`` is added to every measured trial (reconfiguration, warm-up).
 
     Database generation (Pipe-search Alg. 1, exhaustive search) costs ``database_cost_s`` if given,
-    else ``database_cost_per_config_s`` x the number of configurations in the database (000 digest
-    §7.1 item 6).
+    else ``database_cost_per_config_s`` x the number of configurations in the database (Shisha §7.2:
+    1200 s for SynthNet).
     """
 
     mode: Literal["stages", "stream"] = "stages"
@@ -225,7 +225,7 @@ class Measurement:
 # -- the Paper I stage-to-core rule ------------------------------------------------------------
 @dataclass(frozen=True)
 class CoreGroups:
-    """Pipe-search's stage-to-core mapping (000 digest §8 item 6, [assumption]): the ordered core
+    """Pipe-search's stage-to-core mapping (a choice, docs/papers/pipesearch.md): the ordered core
     list is cut into ``depth`` contiguous groups as evenly as possible, extra cores to the earliest
     stages; a group of n cores of a cluster is the EP ``<symbol>n`` (``D2``, ``A1``).
 
@@ -392,7 +392,7 @@ class PipelineProblem(Problem):
         DVFS state (cluster -> level) for the cost model.
     count_duplicates
         Count the split space as Pipe-search's Eq. 4 with duplicate orderings (1970 for VGG16 on 4
-        cores instead of 1350 distinct) in :attr:`design_space_size` (000 digest §8 item 4).
+        cores instead of 1350 distinct) in :attr:`design_space_size` (Pipe-search §6.1, Table 3).
     limit, force
         Refuse to enumerate more than ``limit`` configurations unless ``force``.
     objective
@@ -690,8 +690,8 @@ class PipelineProblem(Problem):
 
     def stage_eps(self, depth: int) -> tuple[str, ...]:
         """The EPs of the stages when an algorithm does not choose them (Pipe-search): the rule's,
-        the first ``depth`` candidate EPs for permutations (Paper II's use of PS, 000 digest §5.5),
-        Paper I's core groups over every core of the platform for cores (digest §8 item 6)."""
+        the first ``depth`` candidate EPs for permutations (Paper II's use of PS, docs/papers/shisha.md),
+        Paper I's core groups over every core of the platform for cores (docs/papers/pipesearch.md)."""
         if self._rule is not None:
             return self._fixed[depth]
         if self.assignment == "cores":
@@ -719,7 +719,7 @@ class PipelineProblem(Problem):
     @property
     def split_space_size(self) -> int:
         """Distinct splits over all depths, EP assignment not counted: Paper II's denominator
-        (000 digest §4 item 9 and §8 item 13)."""
+        (Shisha §7.2; the paper does not define it: docs/papers/shisha.md)."""
         return sum(self.count_splits(k, False) for k in self.depths)
 
     def check_enumerable(self, count: int, what: str) -> None:
@@ -812,7 +812,7 @@ class PipelineProblem(Problem):
 
     def layer_weights(self, hints: bool = True) -> list[int]:
         """Pipe-search/Shisha hints (Eq. 1/2 per layer), or unit weights (Paper I's no-hints
-        variant, 000 digest §5.2)."""
+        variant, Pipe-search §6.2, Table 5)."""
         if hints:
             return [int(x) for x in self.workload.layer_weights()]
         return [1] * self.num_layers

@@ -16,8 +16,8 @@ stages that own whole EPs (Shisha's space, "permutations") cannot take two of th
   are a choice the user makes with ``--eps``.)
 * **In which order**: [choice] fastest first, by the cost model's time of the whole workload on
   each EP. The algorithms that give stages EPs by position read this order: Pipe-search as a
-  baseline puts stage i on the i-th EP (000 digest §5.5), and Shisha ranks EPs by memory
-  bandwidth first, then by this order (§8 item 11), which on a one-memory SoC is the whole
+  baseline puts stage i on the i-th EP (docs/papers/shisha.md), and Shisha ranks EPs by memory
+  bandwidth first (Shisha §5.1), then by this order (docs/papers/shisha.md), which on a one-memory SoC is the whole
   ranking. In platform order, both would give a phone SoC's CPU clusters the stages and leave its
   NPU idle.
 * **Depths**: 1 .. the number of EPs: one EP alone is a candidate wherever it can run the workload

@@ -220,7 +220,7 @@ class RooflineAcceleratorParams(CostParams):
 
 #: Convolution algorithm policies of the gemm2 model (:mod:`hetsim.cost.gemm2`): how the framework
 #: of a platform picks an algorithm per conv. ``im2col``: every conv is an image matrix + GEMM (the
-#: host executor; Pipe-it's ARM-CL v18.05 graph, 001 digest §1.5; XiTAO/Darknet in Pipe-search);
+#: host executor; Pipe-it's ARM-CL v18.05 graph, Pipe-it §II; XiTAO/Darknet in Pipe-search);
 #: ``armcl``: NEConvolutionLayer::get_convolution_method of ARM-CL 18.x (FP32 3x3 stride-1 convs
 #: with a bias run Winograd, the rest im2col + GEMM).
 CONV_POLICIES = ("im2col", "armcl")

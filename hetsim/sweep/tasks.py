@@ -106,8 +106,8 @@ def _dask(fn, items: list, address: str, progress) -> list:
 def explore_seeds(problem: Problem, explorer: Explorer, seeds: int | Iterable[int] = 10,
                   termination=None, progress: bool = False, n_jobs: int = 1,
                   scheduler: Any = None) -> list[Exploration]:
-    """Run ``explorer`` once per seed (``seeds=10`` means 0..9): the digest's "average over >= 10
-    RNG seeds" (§8 item 16) and Shisha's 100 random starts (Fig. 6). The seeds run where a sweep's
+    """Run ``explorer`` once per seed (``seeds=10`` means 0..9): the "average over >= 10 RNG seeds"
+    of docs/papers/shisha.md (the papers give none) and Shisha's 100 random starts (Fig. 6). The seeds run where a sweep's
     cells do (:func:`map_tasks`): ``n_jobs > 1`` a local process pool, ``scheduler`` a
     Dask cluster (its address, a ``distributed.Client`` or a ``LocalCluster``); the explorations
     are the same, in seed order, wherever they ran."""

@@ -126,7 +126,7 @@ class _Builder:
         ops: list[Op] = []
         layer, seen_start = 1, False
         for i, o in enumerate(spec.ops):
-            # Pipe-it §1.2: a layer starts at a major op; everything else joins the layer of the
+            # Pipe-it §IV-A: a layer starts at a major op; everything else joins the layer of the
             # op before it. Ops ahead of the first layer start join layer 1.
             starts = o.layer_start if o.layer_start is not None else o.kind in layer_kinds
             if starts:

@@ -1,9 +1,10 @@
 """Layers and workloads: the ops grouped into the pipeline units the papers index.
 
 A *layer* is the unit a pipeline split is made of: Pipe-it's "major layer" (a conv, dw or fc node
-with the non-conv nodes that follow it, 001 digest §1.2) or Pipe-search's / Shisha's layer (000
-digest §1.1). Layers are contiguous in the ops' file order, which is a topological order, so a
-pipeline stage = a run of consecutive layers, and a cut after layer c splits the DAG in two.
+with the non-conv nodes that follow it, Pipe-it §IV-A) or Pipe-search's / Shisha's layer (a
+node of the chain, Pipe-search §2.2). Layers are contiguous in the ops' file order, which is a
+topological order, so a pipeline stage = a run of consecutive layers, and a cut after layer c
+splits the DAG in two.
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ class Layer:
 
     @property
     def gemm(self) -> tuple[int, int, int] | None:
-        """(N, K, M) of the major op (Pipe-it eq. 4), as listed in the 001 digest Appendix A."""
+        """(N, K, M) of the major op (Pipe-it eq. 4)."""
         return self.major.gemm
 
 

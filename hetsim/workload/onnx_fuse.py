@@ -1,6 +1,6 @@
 """An ONNX-to-ONNX pass that fuses operators the way MNN's converter does before HOPE schedules.
 
-HOPE (seed 002, digest §1.1, §10 item 1) schedules the operators of the *MNN* graph, which is the
+HOPE (seed 002, its §1 and §4) schedules the operators of the *MNN* graph, which is the
 framework graph after MNN's converter passes (``tools/converter/source/optimizer/PostConverter.cpp``
 in alibaba/MNN). :func:`fuse_mnn` applies the passes of that pipeline that change how many
 operators there are, in MNN's order, and writes the result as ONNX that ONNX Runtime can still run:
@@ -28,7 +28,7 @@ operators there are, in MNN's order, and writes the result as ONNX that ONNX Run
 
 MNN passes that change op counts and are *not* applied, with why: ``AddTensorFormatConverter``
 inserts NC4HW4<->NCHW layout converters, which HOPE models as communication operators instead
-(digest §5.2-§5.3); ``ConvertMatMulToConv2D`` wraps a dense layer in two Reshapes, a kernel choice
+(HOPE §4.1-4.2, Fig. 3); ``ConvertMatMulToConv2D`` wraps a dense layer in two Reshapes, a kernel choice
 and not a scheduling unit; ``MergeReluToBinaryOp`` (Add + Relu) has no ONNX Runtime form and no
 such pair occurs in HOPE's seven networks; ``TransformGroupConvolution`` splits grouped (not
 depthwise) convs, which these networks do not have.

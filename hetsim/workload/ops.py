@@ -2,10 +2,10 @@
 
 Vocabulary (kept from the papers so that the code can be checked against them):
 
-* Pipe-it (001 digest §4.1, eqs. 3-4): input tensor {I_w, I_h, I_d}, filters {F_w, F_h, F_d, Ofm},
+* Pipe-it (§V-A, eqs. 3-4): input tensor {I_w, I_h, I_d}, filters {F_w, F_h, F_d, Ofm},
   padding Pad, stride S; the convolution lowers by im2col to a GEMM [N×K]·[K×M] with
   N = O_w·O_h, K = F_w·F_h·F_d, M = Ofm.
-* Pipe-search / Shisha (000 digest §3.1, eqs. 1-2): input tensor H×W×C, kernel R×S, K filters,
+* Pipe-search / Shisha (Pipe-search §2.1, eqs. 1-2): input tensor H×W×C, kernel R×S, K filters,
   F outputs of an FC layer; the compile-time "weight" (hint) W_C = H·W·C·R·S·K on the *input* H, W.
 
 Tensors are H×W×C (batch 1, FP32 = 4 bytes per element, as the papers' ARM-CL / XiTAO runs).
@@ -52,7 +52,8 @@ class cached_property(Generic[_T]):  # noqa: N801 - functools' name, its behavio
         value = instance.__dict__[self.attrname] = self.func(instance)
         return value
 
-#: Bytes per tensor element: every paper runs FP32 (001 digest §3.1; 000 digest §2).
+#: Bytes per tensor element: FP32, as the papers run (Pipe-it §VII-E; Pipe-search and Shisha
+#: name no other type).
 BYTES_PER_ELEMENT = 4
 
 #: Element types an op's tensors may have, with their sizes in bytes (ONNX's names, lower case).
@@ -264,7 +265,7 @@ class Op:
     groups: int = 1
     #: (i, n): this node is group i (1-based) of an n-way grouped conv that the framework runs as
     #: n separate nodes, each reading channels [(i-1)·C/n, i·C/n) of its input. ARM-CL does this
-    #: for AlexNet's conv2/4/5 (001 digest Table I note), so each half is its own major layer.
+    #: for AlexNet's conv2/4/5 (Pipe-it Table I: 11 major layers), so each half is its own major layer.
     group_node: tuple[int, int] | None = None
     #: Shapes of all inputs, in ``inputs`` order (add/concat read several).
     in_shapes: tuple[Shape, ...] = ()
@@ -334,7 +335,7 @@ class Op:
         * conv: N = O_w·O_h (one im2col row per output pixel), K = F_w·F_h·F_d (patch length, F_d
           the channels of one group), M = Ofm / groups.
         * fc: N = 1 (a GEMV at batch 1), K = input features H·W·C, M = outputs.
-        * dw: N = O², K = R·S (9), M = C, the 001 digest Appendix A convention, so that N·K·M is
+        * dw: N = O², K = R·S (9), M = C, hetsim's convention (Pipe-it §V gives none), so that N·K·M is
           the MAC count. ARM-CL runs depthwise convs with a dedicated kernel, not a GEMM.
         * generic ops (matmul, an imported conv that is not H×W×C): as given in ``counts``.
         """
@@ -474,7 +475,7 @@ class Op:
     # -- Pipe-search / Shisha compile-time hint -------------------------------------------
     @cached_property
     def weight_hint(self) -> int:
-        """The layer "weight" of Pipe-search and Shisha (000 digest §3.1), an op count from shapes.
+        """The layer "weight" of Pipe-search and Shisha (Pipe-search §2.1), an op count from shapes.
 
         * conv (Eq. 1): W_C = H·W·C·R·S·K on the **input** H, W: stride is ignored, so a stride-2
           conv's hint is 4× its MACs, a mismatch the papers' online tuning is there to absorb.

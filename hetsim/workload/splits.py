@@ -1,4 +1,4 @@
-"""Layer splits: the combinatorics of Pipe-search (000 digest §1.2, §4, §9).
+"""Layer splits: the combinatorics of Pipe-search (its §4.2-4.3, Eqs. 3-4).
 
 A *split* (Pipe-search's configuration ``P_c``, Shisha's ``Seed``) of M layers into k stages is a
 tuple of positive layer counts summing to M, e.g. ``(7, 4, 10)`` for VGG16's 21 layers. Distinct
@@ -7,9 +7,9 @@ instead enumerates the integer partitions of M into k parts and all k! orderings
 repeats; that is the count behind the paper's "1970 configurations" for VGG16.
 
 The balance measure is the coefficient of variation of the per-stage weight sums (Paper I Eq. 3)
-with the **population** standard deviation, which reproduces the paper's Table 7 values
-(000 digest §4 item 3). Ranks come from a *stable* sort of the compositions in lexicographic
-cut-point order (000 digest §8 item 3). CVs are compared exactly (see :func:`cv_sorted`), so
+with the **population** standard deviation, which reproduces the paper's Table 7 values.
+Ranks come from a *stable* sort of the compositions in lexicographic cut-point order (the paper
+gives no tie order: docs/papers/pipesearch.md). CVs are compared exactly (see :func:`cv_sorted`), so
 splits whose stage sums are permutations of each other tie exactly and keep that order.
 """
 
@@ -124,8 +124,8 @@ def cv_sorted(weights: Sequence[Real], k: int, max_count: int | None = DEFAULT_M
 
 
 def cv_rank(weights: Sequence[Real], split: Sequence[int]) -> int:
-    """1-based position of ``split`` in :func:`cv_sorted` for its depth (the 000 digest §9
-    ``rank``: VGG16 [6,5,10] -> 1, [7,4,10] -> 3)."""
+    """1-based position of ``split`` in :func:`cv_sorted` for its depth (Pipe-search Table 6's
+    rank: VGG16 [6,5,10] -> 1, [7,4,10] -> 3)."""
     split = tuple(split)
     _check_split(len(weights), split)
     for pos, (s, _) in enumerate(cv_sorted(weights, len(split), max_count=None), start=1):

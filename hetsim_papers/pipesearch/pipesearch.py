@@ -1,5 +1,5 @@
-"""Pipe-search (Paper I: Soomro, Abduljabbar, Castrillon, Pericàs, CF'21), as reconstructed in
-the 000 digest §5.1-5.2.
+"""Pipe-search (Paper I: Soomro, Abduljabbar, Castrillon, Pericàs, CF'21), its §4.3-4.4 and
+Algorithms 1-2; where the listings leave a gap, docs/papers/pipesearch.md says what we chose.
 
 * Algorithm 1 (offline, :func:`generate_database`): for every depth PS_count, every split of the
   layers into PS_count stages (Eq. 4), sorted by the coefficient of variation of the per-stage
@@ -32,7 +32,7 @@ from hetsim.workload.splits import (
 
 # -- Algorithm 2: online tuning ---------------------------------------------------------------
 class PipeSearch(Explorer[PipelineProblem]):
-    """Pipe-search's online tuner (Paper I Algorithm 2, 000 digest §5.2).
+    """Pipe-search's online tuner (Paper I Algorithm 2, §4.4).
 
     Parameters
     ----------
@@ -45,14 +45,15 @@ class PipeSearch(Explorer[PipelineProblem]):
         (Paper I's "Pipe-search (no hints)", Table 5).
     stage_eps : callable depth -> EP names, dict {depth: EP names} or None
         Which EP runs each stage. None: :meth:`PipelineProblem.stage_eps` (the problem's
-        assignment rule when it has one, e.g. :func:`~hetsim.exploration.problem.core_groups`, digest
-        §8 item 6; Paper I's core groups over every core for ``assignment="cores"``; else stage i
-        on the i-th candidate EP, Paper II's use of PS as a baseline, digest §5.5).
+        assignment rule when it has one, e.g. :func:`~hetsim.exploration.problem.core_groups`, a
+        choice in docs/papers/pipesearch.md; Paper I's core groups over every core for
+        ``assignment="cores"``; else stage i on the i-th candidate EP, Paper II's use of PS as a
+        baseline, docs/papers/shisha.md).
     tie_order : {"eq4", "eq4-reversed", "lexicographic"}, default "eq4"
-        Order of equal-CV splits in the database (digest §8 item 3).
+        Order of equal-CV splits in the database (the paper gives none: docs/papers/pipesearch.md).
     duplicates : {"skip", "walk"}, default "skip"
         "walk" keeps Eq. 4's repeated orderings in the walked lists; a repeat is answered from the
-        cache and counts as a non-improving trial (digest §5.2, last bullet).
+        cache and counts as a non-improving trial (docs/papers/pipesearch.md).
     ties : {"reset", "fail"}, default "reset"
         A trial whose T_s equals the best: "reset" makes it the new S_min and resets gamma (the
         listing's ``>``); "fail" counts it as non-improving, which ends plateaus of equal T_s
@@ -134,7 +135,8 @@ class PipeSearch(Explorer[PipelineProblem]):
         def config(p: int, c: int) -> Configuration:
             return Configuration(S[p][c], eps[p])
 
-        # Initialisation (digest §5.2): execute the seed S[p][0] of every depth; S_min = the best.
+        # Initialisation (Alg. 2 compares with S_min from its first trial): execute the seed
+        # S[p][0] of every depth; S_min = the best.
         seed_ts: dict[int, float] = {}
         s_min, ts_min = None, float("inf")
         for p in depths:
@@ -163,7 +165,7 @@ class PipeSearch(Explorer[PipelineProblem]):
                 c += 1
             return c
 
-        # Phase 1: every depth from its seed, gamma reset per depth (digest §8 item 5).
+        # Phase 1: every depth from its seed, gamma reset per depth (Alg. 2's listing does not say).
         visited = {p: walk(p, 0, "phase1") for p in depths}
         # Phase 2: refine within the depth of the best configuration, where phase 1 left off.
         assert s_min is not None, "phase 1 measures at least one configuration"

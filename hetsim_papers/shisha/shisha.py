@@ -1,5 +1,6 @@
 """Shisha (Paper II: Soomro, Abduljabbar, Castrillon, Pericàs, "Shisha: Online scheduling of CNN
-pipelines on heterogeneous architectures"), as reconstructed in the 000 digest §5.3-5.4.
+pipelines on heterogeneous architectures"), its §5.1-5.2 and Algorithms 1-2; what the listings
+leave open is a line of docs/papers/shisha.md.
 
 * Algorithm 1 (:func:`seed_split`, :func:`assign_eps`, :func:`shisha_seed`): merge the lightest
   group of layers with its lighter neighbour until N stages remain; rank the stages (by layer
@@ -52,7 +53,7 @@ def seed_split(weights: Sequence, n_stages: int, lightest_tie: str = "first",
     """Phase 1 of Algorithm 1 (lines 3-8): greedy merging into ``n_stages`` stages.
 
     L - N times (the listing's ``[0..|L-N|]`` reads as L-N+1 passes; only L-N merges are possible,
-    digest §8 item 9): take the lightest group (``lightest_tie`` "first"/"last" index on ties)
+    docs/papers/shisha.md): take the lightest group (``lightest_tie`` "first"/"last" index on ties)
     and merge it with its lighter existing neighbour (``neighbour_tie`` "left"/"right" on ties).
 
     >>> seed_split([1, 4, 8, 4, 8, 8, 4], 3)        # Synth 1
@@ -86,9 +87,9 @@ def ep_order(problem: PipelineProblem, fast: Sequence[str] | None = None,
              order: Sequence[str] | None = None) -> tuple[list[str], set[str]]:
     """H_e, the EPs sorted fast-first, and the set of fast EPs (FEPs).
 
-    Paper II classifies EPs only by memory type (digest §1.3): FEPs are the EPs on the
+    Paper II classifies EPs only by memory type (Shisha §5): FEPs are the EPs on the
     highest-bandwidth memory (unless ``fast`` names them); FEPs come first, then the others by
-    descending memory bandwidth, each class in the platform's (chiplet-ID) order (§8 item 11).
+    descending memory bandwidth, each class in the platform's (chiplet-ID) order (docs/papers/shisha.md).
     ``order`` gives H_e explicitly instead.
     """
     bw = {e: problem.platform.memory(problem.platform.ep(e).memory).bandwidth_GBps for e in problem.eps}
@@ -144,7 +145,7 @@ def shisha_seed(problem: PipelineProblem, n_stages: int | None = None, ranking: 
                 neighbour_tie: str = "left", fast_eps: Sequence[str] | None = None,
                 order: Sequence[str] | None = None) -> Configuration:
     """Algorithm 1: Shisha's seed configuration for ``problem`` (N = ``n_stages``, default the
-    number of candidate EPs, digest §8 item 9)."""
+    number of candidate EPs, docs/papers/shisha.md)."""
     n = n_stages if n_stages is not None else len(problem.eps)
     weights = problem.layer_weights(True)
     split = seed_split(weights, n, lightest_tie, neighbour_tie)
@@ -177,13 +178,13 @@ SHISHA_START = _ShishaStart()
 # -- Algorithm 2: online tuning ---------------------------------------------------------------
 def balancing_target(eps: Sequence[str], times: Sequence[float], s: int, balancing: str,
                      fast: set[str]) -> int:
-    """The stage that receives a layer from the slowest stage ``s`` (digest §5.4).
+    """The stage that receives a layer from the slowest stage ``s`` (Alg. 2, line 6).
 
     ``nFEP``: the FEP stage other than s nearest to s in stage index (ties: the lighter, then the
     left). ``nlFEP``: the FEP stage other than s with the smallest time (ties: the nearer, then
     the left). No FEP other than s (s is the only one, or the platform has none besides it):
-    the adjacent lighter stage (§5.4 [assumption]). Distance is in stage index, as layers must
-    stay contiguous (§8 item 10).
+    the adjacent lighter stage (§5.2's words). Distance is in stage index, as layers must stay
+    contiguous (docs/papers/shisha.md).
     """
     candidates = [i for i, e in enumerate(eps) if e in fast and i != s]
     if candidates:
@@ -197,7 +198,7 @@ def balancing_target(eps: Sequence[str], times: Sequence[float], s: int, balanci
 def move_layer(split: Sequence[int], s: int, t: int) -> tuple[int, ...] | None:
     """Move one layer out of stage s toward stage t: each stage in between passes one boundary
     layer on, so s loses one layer, t gains one and the chain stays contiguous. None when s has a
-    single layer (a stage is never emptied, digest §8 item 10)."""
+    single layer (a stage is never emptied, docs/papers/shisha.md)."""
     if split[s] <= 1 or s == t:
         return None
     out = list(split)
@@ -217,7 +218,7 @@ class Shisha(Explorer[PipelineProblem]):
     alpha : int, default 10
         Consecutive non-improving moves before stopping (Paper II uses 10 throughout).
     n_stages : int or None
-        N, the number of stages (default: the number of candidate EPs, digest §8 item 9; it must
+        N, the number of stages (default: the number of candidate EPs, docs/papers/shisha.md; it must
         be one of the problem's depths).
     start : {"seed", "random"}, default "seed"
         Start from Shisha's seed, or from a random split and EP mapping (Fig. 6).
@@ -227,15 +228,15 @@ class Shisha(Explorer[PipelineProblem]):
         The balancing target (None: from ``heuristic``).
     after_worse : {"continue", "revert"}, default "continue"
         After a non-improving move, keep walking from it (the listing) or go back to the best
-        configuration (digest §5.4, an option).
+        configuration (an option, docs/papers/shisha.md).
     lightest_tie, neighbour_tie : default "first", "left"
-        Tie rules of the greedy merge (digest §8 item 9).
+        Tie rules of the greedy merge (Alg. 1 gives none: docs/papers/shisha.md).
     fast_eps : list of EP names or None
-        The FEPs (None: the EPs on the highest-bandwidth memory, §8 item 11).
+        The FEPs (None: the EPs on the highest-bandwidth memory, Shisha §5).
     ep_order : list of EP names or None
-        H_e explicitly (None: FEPs first in chiplet-ID order, then the others, §8 item 11).
+        H_e explicitly (None: FEPs first in chiplet-ID order, then the others, docs/papers/shisha.md).
     returns : {"best", "last"}, default "best"
-        Return the best configuration seen, or the last one as the listing does (§8 item 10).
+        Return the best configuration seen, or the last one as the listing does (Alg. 2, line 16).
     stall : {"execute", "skip"}, default "execute"
         When the slowest stage holds a single layer no layer can move. The listing still executes
         the (unchanged) configuration in that iteration (Algorithm 2, lines 5-10: every pass of the
@@ -323,7 +324,7 @@ class Shisha(Explorer[PipelineProblem]):
             t = balancing_target(conf.eps, result.stage_times_s, s, balancing, fast)
             split = move_layer(conf.split, s, t)
             if split is None:
-                # The slowest stage holds one layer: no move can relieve it (a failure, §5.4). The
+                # The slowest stage holds one layer: no move can relieve it (a failure, docs/papers/shisha.md). The
                 # listing executes the unchanged configuration all the same.
                 gamma += 1
                 if self.stall == "execute":
@@ -337,5 +338,5 @@ class Shisha(Explorer[PipelineProblem]):
                     conf, result = best, session.results[best]
             else:
                 gamma, best, best_tp = 0, conf, result.throughput_fps
-        # The listing returns the last conf; the best seen is the digest's resolution (§8 item 10).
+        # The listing returns the last conf; the best seen is our choice (docs/papers/shisha.md).
         return best if self.returns == "best" else conf

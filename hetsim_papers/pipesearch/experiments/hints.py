@@ -1,5 +1,5 @@
 """``pipesearch:table5``: Pipe-search with and without hints, and a random walk stopped at
-0.9 frames/s (VGG16, governor 1; digest §8 item 18)."""
+0.9 frames/s (VGG16, governor 1: §6.2 names neither; docs/papers/pipesearch.md)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def table5_table(ctx: Context) -> tuple[pd.DataFrame, list, list[str]]:
         # Governor 1's PS optimum is the calibration's 1.22 f/s observation restated (Table 6).
         ctx.close("PS (hints) throughput, frames/s", 1.2, hints.best_fps, rel=FPS_REL_TOL, kind=FIT_DEPENDENT),
         ctx.close("PS (no hints) throughput, frames/s", 0.6, nohints.best_fps, rel=FPS_REL_TOL, kind=PREDICTION),
-        # Table 5's 1.2 / 0.6 = 2x (the text says "50% better", §8 item 7: the table is compared).
+        # Table 5's 1.2 / 0.6 = 2x (the text says "50% better"; the table is compared).
         ctx.close("throughput with hints / without", 2.0, hints.best_fps / nohints.best_fps, rel=0.25,
                   kind=PREDICTION),
         # The walk stops at the first trial >= 0.9 f/s: its throughput echoes the stopping rule.
@@ -45,7 +45,7 @@ def table5_table(ctx: Context) -> tuple[pd.DataFrame, list, list[str]]:
     ]
     notes = [f"Tuning time in hetsim: PS (hints) {hints.clock_s:.0f} s, no hints {nohints.clock_s:.0f} s, "
              f"random walk {rw_clock:.0f} s (mean of {n_seeds} seeds, {rw_trials:.1f} trials); the paper's "
-             "0.1 / 0.1 / 1.1 s are compared as ratios (digest §8 item 7)."]
+             "0.1 / 0.1 / 1.1 s are compared as ratios (docs/papers/pipesearch.md)."]
     return table, claims, notes
 
 

@@ -1,7 +1,7 @@
 """What Paper I (Pipe-search, Soomro et al., CF'21) states, as the reproduction compares it, and the
 tolerances fixed before the first run. Sources: the thesis text
-(/work/shared/seeds/000_99acb3f753bba32c.txt, Paper I); section numbers (§) are those of the digest
-/work/shared/papers/000_pipesearch_shisha.md, which marks what it derived itself."""
+(/work/shared/seeds/000_99acb3f753bba32c.txt, Paper I); section numbers (§) are the paper's own, and
+what the paper leaves open is a line of docs/papers/pipesearch.md."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ BANDS = (1.0, 1.5, 2.0, 5.0)
 #: Table 5: random walk stops at this throughput (frames/s).
 RW_TARGET_FPS = 0.9
 #: Table 7 (6 cores): network -> best seeds, their CV %, and per governor (optimum, rank, CV %).
-#: The CVs are the paper's (truncated, 000 digest §6.1); the second governor is 3 (§8 item 2).
+#: The CVs are the paper's (truncated); the second governor is 3 (§6.3; docs/papers/pipesearch.md).
 TABLE7: dict[str, dict[str, Any]] = {
     "synth1": {"seeds": [(3, 2, 2)], "seed_cv": 3.8,
                "governor1": ((4, 1, 1, 1), 6, 51.4), "governor3": ((5, 1, 1), 10, 73.8)},
@@ -38,7 +38,7 @@ TABLE7: dict[str, dict[str, Any]] = {
 #: Fig. 4 networks (governor 3, 4 cores, alpha in [3, 15]).
 FIG4_NETWORKS = {"ResNet50": "resnet50-shisha", "AlexNet": "alexnet-ps", "VGG16": "vgg16"}
 
-#: The digest's §9 vectors: Synth CVs to two decimals (the paper truncates them to one).
+#: Synth CVs to two decimals, derived from Eq. 3 (the paper truncates them to one).
 SYNTH_CVS = {"synth1": {(3, 2, 2): 3.82, (4, 1, 1, 1): 51.49, (5, 1, 1): 73.82},
              "synth2": {(8, 7): 0.0, (4, 4, 6, 1): 0.0, (4, 7, 4): 18.53, (8, 6, 1): 35.36},
              "synth3": {(4, 2, 1, 4, 2): 0.0, (3, 1, 2, 1, 4, 2): 29.82, (7, 4, 2): 56.57}}
@@ -49,7 +49,7 @@ SYNTH_RANK_CASES = [("synth1", (4, 1, 1, 1)), ("synth1", (5, 1, 1)), ("synth2", 
 #: Simulated throughputs against the paper's measurements: +-15 %. Reason: the paper's own numbers
 #: disagree by this much (governor 1 vs 4 imply a 7.2x slow-down for a 5.9x frequency ratio, so any
 #: model whose times scale with 1/f misses one of them by >= 10 %), and it is the accuracy the paper
-#: itself quotes for a predictive model (Pipe-it: 11-13 %, 000 digest §1.1).
+#: itself quotes for a predictive model (Pipe-it: 11-13 %, §7).
 FPS_REL_TOL = 0.15
 #: Band shares (Table 4) are compared within +-10 percentage points.
 BAND_ABS_TOL = 10.0

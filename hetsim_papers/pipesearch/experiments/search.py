@@ -164,7 +164,7 @@ def plot_table4(shares: dict):
 
 def table4(ctx: Context) -> Artifact:
     table, shares, claims, t_opt = table4_table(ctx)
-    notes = [f"Bands are read relative to the optimum (digest §8 item 7): T_s / T_s,opt with T_s,opt = "
+    notes = [f"Bands are read relative to the optimum (docs/papers/pipesearch.md): T_s / T_s,opt with T_s,opt = "
              f"{t_opt:.3f} s in hetsim (the paper's 1.22 frames/s is 0.82 s, below its own first band). "
              "The absolute reading (seconds) is in the CSV column hetsim_pct_absolute_s. ES counts the "
              "1970 Eq. 4 entries (duplicates weighted)."]

@@ -1,4 +1,4 @@
-"""Calibration of the chiplet platforms to what Paper II states (digest §8.15-8.17): code, from
+"""Calibration of the chiplet platforms to what Paper II states (Fig. 4; §4's 24 min for YOLOv3): code, from
 stated inputs, never typed numbers.
 
 * the GEMM efficiency shared by Big and Little cores, fitted to Fig. 4's ES optimum (0.94 f/s,

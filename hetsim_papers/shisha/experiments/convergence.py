@@ -29,7 +29,7 @@ def summary(runs: dict, es: ESResult, n_exact: int, space: int) -> pd.DataFrame:
     """One row per algorithm; ``fraction_points``: points tried (trials, repeated executions
     included) over every split of the problem's depths (the database, ``space``), the reading of
     "Shisha explores x % of the design space" (docs/papers/shisha.md); ``fraction_splits``: distinct
-    splits over the same; ``fraction_splits_eqN`` over the ``n_exact`` N-stage splits (§8 item 13)."""
+    splits over the same; ``fraction_splits_eqN`` over the ``n_exact`` N-stage splits (the "= N" variant)."""
     rows = []
     for alg, rs in runs.items():
         rows.append({

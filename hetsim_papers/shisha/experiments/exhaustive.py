@@ -1,6 +1,6 @@
 """Exhaustive search over splits x EP assignments, vectorised over classes of interchangeable EPs.
 
-Paper II's ES (§5.5) measures every configuration of the design space after the database
+Paper II's ES (§7.1) measures every configuration of the design space after the database
 generation. On chiplet-c5 (8 EPs) that is 41,225 splits x up to 8! EP orders; grouping EPs that are
 interchangeable (same layer times, same routes) leaves only their FEP/SEP patterns, scored at once
 with :class:`~hetsim.analytic.SplitScorer`. Its optimum equals
@@ -84,7 +84,7 @@ def exhaustive(problem: PipelineProblem, trace: bool = True) -> ESResult:
 
     The whole space is scored with :class:`~hetsim.analytic.SplitScorer`; with ``trace`` every
     configuration is charged its trial cost (the problem's Measurement, ``mode="stages"``) after
-    the database generation (the same split database Pipe-search builds, §5.5), giving the
+    the database generation (the same split database Pipe-search builds, §7.1), giving the
     convergence curve of Fig. 4 without a Python loop over millions of trials.
     """
     m = problem.measurement

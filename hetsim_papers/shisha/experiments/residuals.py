@@ -1,5 +1,5 @@
 """``shisha:calibration``: the fit of the chiplets (hetsim_papers.shisha.experiments.calibration), its
-residuals, and the FEP/SEP layer-time ratio it leaves (digest §8.15)."""
+residuals, and the FEP/SEP layer-time ratio it leaves (2-4x assumed: docs/papers/shisha.md)."""
 
 from __future__ import annotations
 
@@ -46,9 +46,9 @@ def calibration_table(ctx: Context) -> tuple[pd.DataFrame, list, list[str]]:
     for r in ratio_df.itertuples():
         rows.append({"kind": "check", "name": f"SEP/FEP layer-time ratio, {r.workload} on chiplet-{r.conf}",
                      "value": r.median_sep_over_fep, "stated": None, "simulated": None, "error": None,
-                     "source": f"median (min {r.min:.3f}, max {r.max:.3f}); digest §8.15 expects 2-4x"})
-    # The FEP/SEP ratio (rows "check") is no claim: the paper gives no number (2-4x is the digest's
-    # assumption, §8.15) and with the tied efficiency it is the assumed peak ratio, 4x.
+                     "source": f"median (min {r.min:.3f}, max {r.max:.3f}); 2-4x assumed"})
+    # The FEP/SEP ratio (rows "check") is no claim: the paper gives no number (2-4x is our
+    # assumption, docs/papers/shisha.md) and with the tied efficiency it is the assumed peak ratio, 4x.
     claims = [
         ctx.close("Fig. 4 ES optimum, SynthNet on C5, f/s (fit input)", FIG4_BEST_FPS, es.best_fps, rel=SAME,
                   kind=FIT_INPUT),
@@ -75,7 +75,7 @@ def plot_calibration(ratio_df: pd.DataFrame, cal: Calibration):
     ax = ax[0, 0]
     x = np.arange(len(ratio_df))
     ax.bar(x, ratio_df["median_sep_over_fep"], color="tab:blue")
-    ax.axhspan(2, 4, color="tab:green", alpha=0.15, label="digest §8.15: 2-4x")
+    ax.axhspan(2, 4, color="tab:green", alpha=0.15, label="assumed: 2-4x")
     ax.set_xticks(x, [f"{NETWORKS[w]}\n{c}" for c, w in zip(ratio_df["conf"], ratio_df["workload"], strict=True)])
     ax.set_ylabel("SEP / FEP layer time (median, x)")
     ax.set_title(f"Fitted GEMM efficiency {cal.efficiency:.5f}, {cal.frames_per_trial} frames per trial")

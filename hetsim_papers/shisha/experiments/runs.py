@@ -33,7 +33,7 @@ from hetsim_papers.shisha.shisha import shisha_seed
 #: Fig. 4-5's stochastic baselines; each is averaged over N_SEEDS seeds.
 BASELINES = ("SA", "HC", "SA_s", "HC_s")
 N_SEEDS = 10     # stochastic baselines: >= 10 seeds; the same in quick mode (ms per run)
-#: Figs. 7-8 run on these networks (Fig. 8 names them; Fig. 7 does not, §6.2 [assumption]).
+#: Figs. 7-8 run on these networks (Fig. 8 names them; Fig. 7 does not: docs/papers/shisha.md).
 HEURISTIC_NETS = ("resnet50-shisha", "yolov3")
 HEURISTICS = ("H1", "H2", "H3", "H4", "H5", "H6")
 
@@ -59,7 +59,7 @@ def fig4_es() -> ESResult:
 
 @lru_cache(maxsize=1)
 def fep_sep_ratios() -> pd.DataFrame:
-    """SEP / FEP layer-time ratio per layer (same core count) after the fit (digest §8.15)."""
+    """SEP / FEP layer-time ratio per layer (same core count) after the fit (2-4x assumed: docs/papers/shisha.md)."""
     ratios = []
     for conf, (fep, sep) in {"c2": ("FEP0", "SEP0"), "c5": ("FEP0", "SEP0")}.items():
         p = chiplet(conf)
@@ -82,7 +82,7 @@ def chiplet_seeds() -> tuple[dict, ...]:
         for h, ranking in (("H1", "layers"), ("H3", "weight")):
             c = shisha_seed(prob, n, ranking)
             rows.append({"workload": w, "platform": f"chiplet-{conf} ({h})", "N": n, "seed": list(c.split),
-                         "digest": None, "eps": c.eps_text, "seed_fps": prob.measure(c).throughput_fps})
+                         "derived": None, "eps": c.eps_text, "seed_fps": prob.measure(c).throughput_fps})
     return tuple(rows)
 
 
@@ -132,7 +132,7 @@ def knl_cases(threads: tuple[int, ...], overrides: tuple[str, ...] = ()) -> pd.D
 @lru_cache(maxsize=8)
 def compare(conf: str, workload: str, depths: tuple[int, ...], seed: int) -> tuple[PipelineProblem, dict, ESResult]:
     """Every algorithm of Figs. 4-5: Shisha (H3) and PS are deterministic (one run); SA, HC, SA_s,
-    HC_s and RW are averaged over N_SEEDS seeds; RW's budget is the longest other run (§5.5); ES
+    HC_s and RW are averaged over N_SEEDS seeds; RW's budget is the longest other run (docs/papers/shisha.md); ES
     is :func:`exhaustive`."""
     prob = problem(conf, workload, depths)
     seeds = [seed + i for i in range(N_SEEDS)]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
-#: Shisha (Paper II) Table 3, digest 000 section 2.2: (FEP count, cores per FEP, SEP count, cores per SEP).
+#: Shisha (Paper II) Table 3: (FEP count, cores per FEP, SEP count, cores per SEP).
 CONFIGS: dict[str, tuple[int, int, int, int]] = {
     "c1": (1, 8, 1, 8),
     "c2": (2, 8, 2, 8),
@@ -40,8 +40,8 @@ HEADER = """\
 # Shisha (Paper II, Soomro et al.) gem5 chiplet system {CONF} of its Table 3: {fep_n} FEP x {fep_c}-core +
 # {sep_n} SEP x {sep_c}-core = {eps} EPs. Each chiplet is one EP (a cluster without a symbol, so its name,
 # e.g. FEP0, is the EP) with its own memory; all chiplets share one inter-chiplet link `nop`.
-# Source tags: [paper] = the thesis as extracted in /work/shared/papers/000_pipesearch_shisha.md
-# ("digest"); [ext] = public fact not in the paper; [assumption] = our choice and why.
+# Source tags: [paper] = Paper II of Soomro's 2022 licentiate thesis; [ext] = public fact not in the
+# paper; [assumption] = our choice and why (docs/papers/shisha.md).
 # Peak FP32 rates: FEP 4-core 64, 8-core 128 GMAC/s; SEP 4-core 16, 8-core 32 GMAC/s (x gemm_efficiency
 # 0.0132: FEP4 0.85, SEP4 0.21 GMAC/s effective). No power numbers: energy is reported as null.
 """
@@ -54,7 +54,7 @@ description: >-
   {sep_n} SEP x {sep_c} Little cores on 20 GB/s memory, joined by the inter-chiplet link nop
   (the Fig. 9 knob: --set links.nop.latency_ns=...).
 sources:
-  - "Shisha (Soomro et al., Euro-Par 2022 submission), digest 000_pipesearch_shisha.md section 2.2 (Tables 1 and 3), 6.2 (Figs. 4 and 9)"
+  - "Shisha (Soomro et al., Euro-Par 2022 submission), section 6 (Tables 1 and 3), section 7 (Figs. 4 and 9)"
   - "[ext] gem5 configs/example/arm/fs_bigLITTLE.py defaults (big O3_ARM_v7a_3 at 2 GHz, little MinorCPU at 1 GHz, SimpleMemory 30 ns)"
 
 memories:
@@ -64,45 +64,45 @@ FEP_MEMORY = """\
   - name: hbm{i}
     kind: HBM               # [paper] FEPs sit on the high-bandwidth "memory type X" (gem5 SimpleMemory)
     bandwidth_GBps: {bw}      # [paper] Shisha Table 1: FEP memory 40 GB/s
-    latency_ns: 30          # [ext, digest 2.2] gem5 SimpleMemory default latency; the paper changes only bandwidth
+    latency_ns: 30          # [ext] gem5 SimpleMemory default latency; the paper changes only bandwidth
 """
 
 SEP_MEMORY = """\
   - name: ddr{i}
     kind: DRAM              # [paper] SEPs sit on the lower-bandwidth "memory type Y" (gem5 SimpleMemory)
     bandwidth_GBps: {bw}      # [paper] Shisha Table 1: SEP memory 20 GB/s
-    latency_ns: 30          # [ext, digest 2.2] gem5 SimpleMemory default latency
+    latency_ns: 30          # [ext] gem5 SimpleMemory default latency
 """
 
 CORE_TYPES = """\
 
-# Efficiency: [derived, rough; to be fitted by the Shisha calibration issue] from Fig. 4 (digest 6.2):
+# Efficiency: [derived, rough; to be fitted by the Shisha calibration issue] from Fig. 4 (section 7.2):
 # the ES/Shisha best on C5 reaches 0.94 frames/s (unit "probably frames/s") on SynthNet = AlexNet conv1-5
-# x3 + conv1-3 (digest 3.7; non-grouped 227x227 AlexNet: 105.4, 447.9, 149.5, 224.3, 149.5 MMAC, 3.93 GMAC
+# x3 + conv1-3 (section 7.1, docs/workloads.md; non-grouped 227x227 AlexNet: 105.4, 447.9, 149.5, 224.3, 149.5 MMAC, 3.93 GMAC
 # in all). The best 8-stage split onto 4 FEP4 + 4 SEP4 with FEP4 = 4x SEP4 (below) has a bottleneck of
 # 224.3 MMAC on an SEP4 (exhaustive search over contiguous splits and FEP/SEP assignments), so
 # SEP4 rate = 224.3e6 * 0.94 = 0.211 GMAC/s = 4 cores * 4 MAC * 1 GHz * e  ->  e = 0.0132.
 # That is ~0.2 MAC/cycle per Big core: gem5-timed Darknet-style C GEMM, not a tuned NEON kernel.
 # Cross-check, Fig. 9: stage times are then ~1 s, so extra link latency is invisible up to ~1 ms (0.1%)
 # and hurts from ~10-100 ms on, as the paper reports. Same e for both core types [assumption]: the paper
-# gives no per-type data, and digest 8.15 expects a 3-4x per-core Big:Little gap (here 4x).
+# gives no per-type data, and we expect a 3-4x per-core Big:Little gap (here 4x).
 # Hardware facts at the top of a core type; the roofline cost model's fitted parameters in its
 # `roofline:` block (docs/platforms.md).
 core_types:
   - name: big
-    macs_per_cycle: 8       # [assumption, digest 2.2] O3_ARM_v7a_3 has 2 SIMD FP units x 4 FP32 lanes; ~2x Little per cycle
+    macs_per_cycle: 8       # [assumption] O3_ARM_v7a_3 has 2 SIMD FP units x 4 FP32 lanes; ~2x Little per cycle
     default_dvfs: nominal
     dvfs:
-      - {name: nominal, freq_MHz: 2000}   # [ext/assumption, digest 2.2] fs_bigLITTLE --big-cpu-clock default 2 GHz; the paper gives no frequency
+      - {name: nominal, freq_MHz: 2000}   # [ext/assumption] fs_bigLITTLE --big-cpu-clock default 2 GHz; the paper gives no frequency
     roofline:
       gemm_efficiency: 0.0132 # [derived, rough] Fig. 4, see above
       parallel_efficiency: [1.0]  # [assumption] Table 1 lists 4- and 8-core EP types; no per-width data
       op_overhead_us: 0.0     # [assumption] not given
   - name: little
-    macs_per_cycle: 4       # [assumption, digest 2.2] MinorCPU: one SIMD FP unit x 4 FP32 lanes, half the Big core per cycle
+    macs_per_cycle: 4       # [assumption] MinorCPU: one SIMD FP unit x 4 FP32 lanes, half the Big core per cycle
     default_dvfs: nominal
     dvfs:
-      - {name: nominal, freq_MHz: 1000}   # [ext/assumption, digest 2.2] fs_bigLITTLE --little-cpu-clock default 1 GHz
+      - {name: nominal, freq_MHz: 1000}   # [ext/assumption] fs_bigLITTLE --little-cpu-clock default 1 GHz
     roofline:
       gemm_efficiency: 0.0132 # [derived, rough] Fig. 4, see above
       parallel_efficiency: [1.0]  # [assumption] as for big

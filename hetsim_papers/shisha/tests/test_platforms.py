@@ -42,7 +42,7 @@ def test_chiplet_configurations_follow_tables_1_and_3(name):
     assert len({e.memory for e in eps}) == len(eps)  # every chiplet has its own memory
     (nop,) = p.links
     assert nop.name == "nop" and sorted(nop.connects) == sorted(e.name for e in eps)
-    # FEP cores are 2x Little per cycle at 2x the clock (digest 2.2 / 8.15: a 3-4x per-core gap).
+    # FEP cores are 2x Little per cycle at 2x the clock (assumed: a 3-4x per-core gap, docs/papers/shisha.md).
     big = p.core_type("big")
     little = p.core_type("little")
     ratio = (big.macs_per_cycle * big.level(None).freq_MHz * big.roofline.gemm_efficiency) / (

@@ -1,4 +1,4 @@
-"""Shisha (Paper II) as an explorer: its seeds (the 000 digest §9 vectors), its runs on the chiplets,
+"""Shisha (Paper II) as an explorer: its seeds (derived from Algorithm 1), its runs on the chiplets,
 its invariants and parameters, and the local searches started from its seed (HC_s, SA_s). Moved
 from tests/test_explore.py, which tests hetsim's own explorers."""
 
@@ -32,7 +32,7 @@ def test_shisha_seeds():
     assert seed_split(SYNTH1, 3) == (4, 1, 2)
     assert seed_split(SYNTH1, 2) == (4, 3)
     assert seed_split(SYNTH2, 4) == (4, 3, 7, 1)
-    assert seed_split(SYNTH1, 3, neighbour_tie="right") == (3, 2, 2)  # §5.3: tie rules matter
+    assert seed_split(SYNTH1, 3, neighbour_tie="right") == (3, 2, 2)  # tie rules matter
     assert seed_split(SYNTH2, 2) == (7, 8)
     assert seed_split(SYNTH3, 5) == (4, 2, 1, 3, 3)
 

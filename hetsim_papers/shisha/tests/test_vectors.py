@@ -12,7 +12,7 @@ def _weights(name: str) -> list[float]:
     return load_workload(name).layer_weights().tolist()
 
 
-# -- Shisha (Paper II): Algorithm 1's seeds, the digest's worked examples (§5.3, §9) -------------------
+# -- Shisha (Paper II): Algorithm 1's seeds, derived by hand with docs/papers/shisha.md's tie rules ----
 @pytest.mark.parametrize("net, n, seed", [
     ("synth1", 2, (4, 3)), ("synth1", 3, (4, 1, 2)), ("synth1", 4, (2, 2, 1, 2)),
     ("synth2", 2, (7, 8)), ("synth2", 3, (7, 7, 1)), ("synth2", 4, (4, 3, 7, 1)),

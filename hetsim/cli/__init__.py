@@ -49,6 +49,7 @@ def cli() -> None:
 
 def _register() -> None:
     from hetsim.cli import (
+        calibrate,
         costs,
         demo,
         explore,
@@ -64,8 +65,18 @@ def _register() -> None:
 
     for command in (simulate.simulate, explore.explore_cmd, platforms.platforms, workloads.workloads,
                     reproduce.reproduce, demo.demo, profile.profile, costs.costs, sweep.sweep, plot.plot,
-                    *commands()):
+                    calibrate.calibrate):
         cli.add_command(command)
+    for group, command in commands():
+        if group is None:
+            cli.add_command(command)
+            continue
+        parent = cli.commands.get(group)
+        if not isinstance(parent, click.Group):
+            core = sorted(n for n, c in cli.commands.items() if isinstance(c, click.Group))
+            raise HetsimError(f"a plugin adds {command.name!r} to hetsim {group!r}, which is not a command "
+                              f"group; groups: {', '.join(core)}")
+        parent.add_command(command)
 
 
 _register()

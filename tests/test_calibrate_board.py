@@ -277,3 +277,13 @@ def test_a_plugin_command_joins_a_core_group(capsys):
         assert e.code == 0
     listed = capsys.readouterr().out
     assert "platform" in listed and "host" in listed    # the core's and the host plugin's
+
+
+def test_a_transplanted_platform_says_so_when_loaded(capsys):
+    p = load_platform("rk3399", ["name=rk3399-note-test"])
+    assert p.provenance.cost_parameters == "transplanted"
+    assert "datasheet" in p.description.lower()
+    err = capsys.readouterr().err
+    assert "hetsim: note: platform rk3399-note-test: its cost-model parameters are transplanted" in err
+    load_platform("hikey970", ["name=hikey970-note-test"])
+    assert "note" not in capsys.readouterr().err

@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hetsim.calibrate.fit import fit_overrides
+from hetsim.calibrate.fit import Fit, fit_overrides
 from hetsim.cost import CostModel, make_cost_model
 from hetsim.errors import HetsimError
 from hetsim.platform import ExecutionPlace, Platform, load_platform
@@ -94,9 +94,12 @@ class Row:
     source: str
     core_types: tuple[str, ...]      # the core types whose parameters the row depends on
     clock: str                       # for the report: "1800 MHz", "governor1", "default"
+    given_label: str = ""
 
     @property
     def label(self) -> str:
+        if self.given_label:
+            return self.given_label
         what = (f"layer {(self.layer or 0) + 1}" if self.kind == "layer" else f"op {self.op.name}"
                 if self.kind == "op" else self.mapping)
         where = f" on {self.ep}" if self.kind in ("layer", "op") else ""
@@ -207,7 +210,8 @@ def resolve_rows(platform: Platform, table: pd.DataFrame, workloads: dict | None
             clock = dvfs or "default"
         kind = "layer" if r["kind"] == "op" and op is None else r["kind"]
         rows.append(Row(i, kind, r["network"], w, ep, state, dvfs, layer, op, mapping, int(r["stage"]),
-                        float(r["value"]), r["unit"], float(r["weight"]), where, types, clock))
+                        float(r["value"]), r["unit"], float(r["weight"]), where, types, clock,
+                        str(r.get("label") or "")))
     return rows
 
 
@@ -544,6 +548,20 @@ class BoardFit:
         clock, kind)."""
         return error_summary(self.table, by)
 
+    def to_fit(self) -> Fit:
+        """The frame rows as a :class:`hetsim.calibrate.Fit` (stated vs fitted throughput, what
+        :func:`~hetsim.calibrate.fit_platform` returns): the papers' residual tables read it."""
+        t = self.table[self.table.kind.isin(["network", "pipeline"])]
+        fps = t.unit == "fps"
+        table = pd.DataFrame({
+            "label": t.label.tolist(), "workload": t.network.tolist(), "mapping": t.mapping.tolist(),
+            "dvfs": t.dvfs.tolist(),
+            "stated_fps": t.measured.where(fps, 1.0 / t.measured).tolist(),
+            "fitted_fps": t.predicted.where(fps, 1.0 / t.predicted).tolist(),
+        })
+        table["error"] = table["fitted_fps"] / table["stated_fps"] - 1
+        return Fit(self.source, dict(self.values), table, list(self.fixed), self.cost)
+
     def fitted_dict(self, name: str | None = None) -> dict:
         """The platform's raw dict with the fit applied and its provenance recorded."""
         from hetsim.platform.loader import apply_override
@@ -653,7 +671,7 @@ def calibrate_platform(platform: str | os.PathLike, table: pd.DataFrame, mechani
     values = {k: values[k] for k in ps.bounds}
     covered = {m: ts for m, ts in ps.mechanisms.items()}
     order = sorted(range(len(rows)), key=lambda i: rows[i].index)
-    return BoardFit(str(path), data, values, fixed_all, on, covered,
+    return BoardFit(os.fspath(platform), data, values, fixed_all, on, covered,
                     rows_table([rows[i] for i in order], predicted[[rows[i].index for i in order]]), cost,
                     list(inputs), list(exclude), factory)
 
@@ -718,11 +736,12 @@ def rows_table(rows: Sequence[Row], predicted: np.ndarray) -> pd.DataFrame:
     out = []
     for r, p in zip(rows, predicted, strict=True):
         m_s, p_s = (1.0 / r.measured, 1.0 / p) if r.unit == "fps" else (r.measured, p)
-        out.append({"kind": r.kind, "network": r.network, "layer": (r.layer + 1) if r.layer is not None else None,
+        out.append({"label": r.label, "kind": r.kind, "network": r.network, "layer": (r.layer + 1) if r.layer is not None else None,
                     "op": r.op.name if r.op is not None else "", "ep": str(r.ep) if r.ep is not None else "",
                     "place": r.place, "mapping": r.mapping if r.kind in ("network", "pipeline") else "",
                     "clock": r.clock, "stage": r.stage, "measured_s": m_s, "predicted_s": p_s,
-                    "error": p_s / m_s - 1, "source": r.source})
+                    "error": p_s / m_s - 1, "unit": r.unit, "measured": r.measured, "predicted": float(p),
+                    "dvfs": r.dvfs, "source": r.source})
     return pd.DataFrame(out)
 
 

@@ -16,6 +16,7 @@ A tidy CSV has one row per measured quantity; columns (others are kept and ignor
     stage        1-based position of the stage the layer or op ran in when measured (default 1:
                  measured alone, so it fed itself; a later stage's times carry no feeder)
     weight       weight of the row in the fit (default 1)
+    label        free text naming the row in reports (default: network, what, where)
 
 A whole-network row (``ep`` and no ``layer``/``op``) is the network on that EP alone: ``mapping``
 ``EP:1-N``. Rows are checked against the platform and the networks before anything is fitted: a bad
@@ -41,9 +42,7 @@ from hetsim.errors import HetsimError
 ROW_KINDS = ("layer", "op", "network", "pipeline")
 #: Columns of the normalised table (what :func:`read_measurements` returns).
 COLUMNS = ("kind", "network", "layer", "op", "ep", "mapping", "freq_MHz", "dvfs", "time_s", "value", "unit",
-           "stage", "weight", "source")
-_KNOWN = {"network", "workload", "layer", "op", "ep", "cluster", "cores", "mapping", "freq_MHz", "dvfs",
-          "time_s", "throughput_fps", "stage", "weight"}
+           "stage", "weight", "label", "source")
 
 
 def _blank(v) -> bool:
@@ -131,7 +130,8 @@ def normalise(df: pd.DataFrame, source: str) -> pd.DataFrame:
         weight = _number(get("weight"), where, "weight") if not _blank(get("weight")) else 1.0
         rows.append({"kind": kind, "network": network, "layer": layer, "op": op, "ep": ep,
                      "mapping": mapping, "freq_MHz": freq_MHz, "dvfs": dvfs, "time_s": time_s,
-                     "value": value, "unit": unit, "stage": stage, "weight": weight, "source": where})
+                     "value": value, "unit": unit, "stage": stage, "weight": weight,
+                     "label": _text(get("label")), "source": where})
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 

@@ -15,7 +15,7 @@ from hetsim.errors import HetsimError
 from hetsim.paths import search_path
 from hetsim.platform.plausibility import plausibility_warnings
 from hetsim.platform.schema import SCHEMA_VERSION, Platform
-from hetsim.validation import check_path, error_lines, load_yaml, one_line, read_yaml, warn_once
+from hetsim.validation import check_path, error_lines, load_yaml, one_line, read_yaml, note_once, warn_once
 
 
 def list_platforms() -> list[str]:
@@ -57,6 +57,10 @@ def load_platform(name_or_path: str | os.PathLike, overrides: list[str] | None =
     platform = platform_from_dict(data, source)
     for line in plausibility_warnings(platform):
         warn_once(f"{source}: {line}")
+    prov = platform.provenance
+    if prov is not None and prov.cost_parameters == "transplanted":
+        note_once(f"platform {platform.name}: its cost-model parameters are transplanted ({prov.source or 'from another board'}), "
+                  "not fitted to this board; `hetsim calibrate platform` fits them to measurements (docs/calibrate.md)")
     return platform
 
 

@@ -87,7 +87,7 @@ def mappings_for(platform_file: Path, network: str) -> list[str]:
     return [f"C1:1-{n}", f"C2:1-{n}", *(f"C1:1-{k}|C1:{k + 1}-{n}" for k in cuts)]
 
 
-def measure(out: Path, runs: int, networks, repeats: int, frames: int, limit: float) -> None:
+def measure(out: Path, runs: int, networks, repeats: int, frames: int, limit: float, wait_s: float) -> None:
     from hetsim.platform import load_platform
     from hetsim_host.executor import WorkloadRef
     from hetsim_host.validate import tidy_rows, validate_host
@@ -105,7 +105,7 @@ def measure(out: Path, runs: int, networks, repeats: int, frames: int, limit: fl
             dest = rd / f"{net}.csv"
             if dest.exists():
                 continue
-            quiet = wait_quiet(limit)
+            quiet = wait_quiet(limit, timeout_s=wait_s)
             t0 = time.time()
             report = validate_host(platform, WorkloadRef(net), mappings_for(facts, net), frames=frames,
                                    repeats=repeats, seed=0)
@@ -177,6 +177,7 @@ def main() -> None:
     m.add_argument("--repeats", type=int, default=3)
     m.add_argument("--frames", type=int, default=30)
     m.add_argument("--limit", type=float, default=0.3, help="wait until others use less than this CPU share")
+    m.add_argument("--wait", type=float, default=900, help="... for at most this many seconds, then measure anyway")
     a = sub.add_parser("analyse")
     a.add_argument("out", type=Path)
     a.add_argument("--statistic", choices=["median", "p20"], default="median")
@@ -184,7 +185,7 @@ def main() -> None:
     a.add_argument("--cost", default="roofline")
     args = ap.parse_args()
     if args.cmd == "measure":
-        measure(args.out, args.runs, args.networks.split(","), args.repeats, args.frames, args.limit)
+        measure(args.out, args.runs, args.networks.split(","), args.repeats, args.frames, args.limit, args.wait)
     else:
         print(analyse(args.out, args.statistic, args.mechanisms, args.cost))
 

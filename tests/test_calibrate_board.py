@@ -287,3 +287,30 @@ def test_a_transplanted_platform_says_so_when_loaded(capsys):
     assert "hetsim: note: platform rk3399-note-test: its cost-model parameters are transplanted" in err
     load_platform("hikey970", ["name=hikey970-note-test"])
     assert "note" not in capsys.readouterr().err
+
+
+def test_feeder_share_is_recovered_from_first_and_later_stage_layers():
+    a53 = "core_types.cortex-a53"
+    truth = (f"{a53}.roofline.gemm_efficiency=0.4", f"{a53}.feeder_share=0.35")
+    raw = synthetic_measurements("hikey970", truth, ["squeezenet"], ["s2"], later_stage=["s2"],
+                                 noise_sigma=0.01, seed=5)
+    raw = raw[raw.layer.notna()]
+    fit = calibrate_platform("hikey970", normalise(raw, "synthetic"), mechanisms="feeder")
+    assert fit.values[f"{a53}.feeder_share"] == pytest.approx(0.35, abs=0.02)
+    assert fit.values[f"{a53}.roofline.gemm_efficiency"] == pytest.approx(0.4, rel=0.03)
+
+
+def test_host_reports_become_tidy_rows():
+    from hetsim_host.validate import MappingResult, Report, tidy_rows
+
+    def result(mapping, fps, layers):
+        return MappingResult(mapping, fps, [fps], fps, [[0]], layers, layers, "|" not in mapping,
+                             load=[1.0], other_cpu=[0.1], layer_measured_p20_s=[x * 0.9 for x in layers])
+
+    r = Report("host", "alexnet", 1.0, 30, 3, [f"l{i}" for i in range(11)],
+               [result("C1:1-11", 10.0, [0.01] * 11), result("C1:1-4|C1:5-11", 15.0, [0.011] * 11)])
+    t = normalise(pd.DataFrame(tidy_rows(r)), "tidy")
+    assert list(t.kind.value_counts().sort_index().items()) == [("layer", 22), ("network", 1), ("pipeline", 1)]
+    later = t[(t.kind == "layer") & (t.stage == 2)]
+    assert len(later) == 7 and set(later.layer) == {str(i) for i in range(5, 12)}
+    assert t[t.kind == "pipeline"].mapping.iloc[0] == "C1:1-4|C1:5-11"

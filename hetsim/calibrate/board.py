@@ -638,7 +638,10 @@ def calibrate_platform(platform: str | os.PathLike, table: pd.DataFrame, mechani
         ps = ParameterSet(dict(parameters), dict(x0 or {}), [], {"base": []})
         on = []
     else:
-        on = _mechanisms(mechanisms, identifiable(base, rows))
+        ids = identifiable(base, rows)
+        if cost == "gemm2":
+            ids["clock"] = []   # gemm2 splits an op's time by the clock each part follows (gemm2.clocks)
+        on = _mechanisms(mechanisms, ids, cost)
         ps = parameter_set(base, data, rows, on, cost, fac)
         if x0:
             ps.x0.update({k: v for k, v in x0.items() if k in ps.bounds})
@@ -705,7 +708,7 @@ def _groups(rows: Sequence[Row], keys: list[str]) -> list[tuple[list[Row], list[
     return out
 
 
-def _mechanisms(spec: str | Sequence[str], ids: Mapping[str, list[str]]) -> list[str]:
+def _mechanisms(spec: str | Sequence[str], ids: Mapping[str, list[str]], cost: str = "roofline") -> list[str]:
     if isinstance(spec, str):
         if spec == "auto":
             return [m for m in MECHANISMS if ids.get(m)]
@@ -716,6 +719,9 @@ def _mechanisms(spec: str | Sequence[str], ids: Mapping[str, list[str]]) -> list
     for m in spec:
         if m not in MECHANISMS:
             raise HetsimError(f"mechanism {m!r}: allowed: {', '.join(MECHANISMS)}, auto or none")
+        if m == "clock" and cost == "gemm2":
+            raise HetsimError("mechanism 'clock' is the roofline's: gemm2 splits every op's time by the clock "
+                              "each part follows itself (its switch gemm2.clocks)")
         if not ids.get(m):
             raise HetsimError(f"mechanism {m!r}: the measurements cannot identify it ({_NEEDS[m]})")
         out.append(m)

@@ -15,7 +15,15 @@ from hetsim.errors import HetsimError
 from hetsim.paths import search_path
 from hetsim.platform.plausibility import plausibility_warnings
 from hetsim.platform.schema import SCHEMA_VERSION, Platform
-from hetsim.validation import check_path, error_lines, load_yaml, one_line, read_yaml, note_once, warn_once
+from hetsim.validation import (
+    check_path,
+    error_lines,
+    load_yaml,
+    note_once,
+    one_line,
+    read_yaml,
+    warn_once,
+)
 
 
 def list_platforms() -> list[str]:

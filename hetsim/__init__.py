@@ -12,6 +12,9 @@ The top-level API, in the order of a study::
 
     problem = hetsim.PipelineProblem(platform, workload, depths=[3])
     result = hetsim.explore(problem, hetsim.make_explorer("HC"), seed=0)     # -> Exploration
+    with hetsim.ExplorationRun(problem, hetsim.make_explorer("HC"), seed=0) as run:   # step by step
+        while (candidate := run.ask()) is not None:
+            run.tell(candidate, run.measure(candidate))    # or a board's measurement
     [a.name for a in hetsim.algorithms()]                     # every registered algorithm
 
 Everything a user can get wrong raises :class:`HetsimError` with one line. The command line
@@ -28,7 +31,8 @@ from hetsim.errors import HetsimError
 #: command line's start-up) does not pay for pandas, SimPy and networkx until they are needed.
 _API = {
     "DagOptions": "hetsim.evaluation", "Result": "hetsim.evaluation", "evaluate": "hetsim.evaluation",
-    "simulate": "hetsim.evaluation", "Exploration": "hetsim.exploration", "Measurement": "hetsim.exploration",
+    "simulate": "hetsim.evaluation", "Exploration": "hetsim.exploration",
+    "ExplorationRun": "hetsim.exploration", "Measurement": "hetsim.exploration",
     "PipelineProblem": "hetsim.exploration", "PlacementProblem": "hetsim.exploration",
     "algorithms": "hetsim.exploration", "explore": "hetsim.exploration", "make_explorer": "hetsim.exploration",
     "Pipeline": "hetsim.mapping", "Placement": "hetsim.mapping", "load_mapping": "hetsim.mapping",
@@ -41,6 +45,7 @@ if TYPE_CHECKING:
     from hetsim.evaluation import DagOptions, Result, evaluate, simulate
     from hetsim.exploration import (
         Exploration,
+        ExplorationRun,
         Measurement,
         PipelineProblem,
         PlacementProblem,
@@ -70,8 +75,8 @@ except PackageNotFoundError:  # a source tree that is not installed
     __version__ = "0+unknown"
 
 __all__ = [
-    "DagOptions", "Exploration", "HetsimError", "Measurement", "Metrics", "Pipeline", "PipelineProblem",
-    "Placement", "PlacementProblem", "Platform", "Result", "RunOptions", "Workload", "__version__",
+    "DagOptions", "Exploration", "ExplorationRun", "HetsimError", "Measurement", "Metrics", "Pipeline",
+    "PipelineProblem", "Placement", "PlacementProblem", "Platform", "Result", "RunOptions", "Workload", "__version__",
     "algorithms", "evaluate", "explore", "load_mapping", "load_platform", "load_workload",
     "make_explorer", "simulate",
 ]

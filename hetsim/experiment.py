@@ -189,7 +189,8 @@ def load_papers(names: Iterable[str] | None = None) -> dict[str, dict[str, Exper
     for paper in names or known:
         module = known.get(paper)
         if module is None:
-            raise HetsimError(f"unknown paper {paper!r}; known: {', '.join(known)}")
+            raise HetsimError(f"unknown paper {paper!r}; known: "
+                              f"{', '.join(known) or 'none (no plugin with experiments is installed)'}")
         importlib.import_module(module)
     return _REGISTRY
 

@@ -41,9 +41,12 @@ DISABLE_ENV = "HETSIM_DISABLE_PLUGINS"
 
 @dataclass(frozen=True)
 class ExplorerSpec:
-    """A search algorithm: its name in the papers, the Explorer class (``"module:Class"``), the
-    problem kind it solves (``pipeline``, ``placement``, ``hybrid``), where it comes from, one line
-    on what it does, and parameters the name fixes (``HC_s``: HillClimbing with ``start="shisha"``)."""
+    """A search algorithm: its name in the papers, the Explorer class (``"module:Class"``) or, for
+    a placement problem, a DAG scheduling function ``f(view, **params) -> Plan``
+    (``"module:function"``, made an explorer by :class:`~hetsim.exploration.dag.explorer.DagScheduler`),
+    the problem kind it solves (``pipeline``, ``placement``, ``hybrid``), where it comes from, one
+    line on what it does, and parameters the name fixes (``HC_s``: HillClimbing with
+    ``start="shisha"``)."""
 
     name: str
     cls: str
@@ -73,12 +76,13 @@ class Plugin:
     - ``explorers``: :class:`ExplorerSpec` rows, listed in this order.
     - ``cost_models``: :class:`CostModelSpec` rows (``--cost-model NAME``, ``runtime.cost_model``).
     - ``parameter_blocks``: ``{"core_types": {"key": "module:Class"}, "accelerators": {...}}``: the
-      pydantic models (subclasses of :class:`hetsim.platform.schema.CostParams`) that validate a cost
+      pydantic models (subclasses of :class:`hetsim.platform.params.CostParams`) that validate a cost
       model's block of a platform YAML, under that key.
     - ``networks``: generated workloads: a ``"module:attribute"`` naming a mapping ``name -> builder``
       (a zero-argument function that returns an ``onnx.ModelProto``), imported when a name is needed.
-    - ``mapping_formats``: keys of a mapping file, ``key -> "module:loader"``; the loader is called
-      ``loader(value, platform, workload, source, cost)`` and returns a mapping.
+    - ``mapping_formats``: keys of a mapping file, ``key -> "module:loader"``; a file with that key is
+      read by ``loader(data, platform, workload, source, cost)`` (``data``: the whole file's mapping,
+      ``source``: its name for errors), which returns a mapping.
     - ``start_points``: named starting configurations for local searches (HC, SA),
       ``name -> "module:factory"``.
     - ``sweep_reports``: ``name -> "module:writer"``, a SPEC's ``report:`` written after the sweep.
@@ -89,6 +93,8 @@ class Plugin:
     - ``platforms``, ``workloads``, ``sweeps``: folders of YAML files found by name, relative to the
       plugin's package (or absolute).
     - ``order``: where the plugin's experiments and algorithms are listed (smaller first).
+    - ``package``, ``distribution``: set on discovery (the module of the entry point, the installed
+      distribution that declares it); hetsim's own documentation covers the plugins of ``hetsim``.
     """
 
     name: str
@@ -108,6 +114,7 @@ class Plugin:
     sweeps: str | None = None
     order: int = 100
     package: str = ""                     # set on discovery: the module that defines the plugin
+    distribution: str = ""                # set on discovery: the installed distribution that declares it
 
     def path(self, rel: str | None) -> Path | None:
         """A file or folder of the plugin: ``rel`` relative to its package's folder (or absolute);
@@ -124,8 +131,9 @@ class Plugin:
         return Path(str(spec.origin)).parent / rel if spec.origin else None
 
 
-#: hetsim's own generic parts: the baselines and generic searches, the generic cost models and
-#: their parameter blocks. Registered like any plugin, listed first.
+_DAG = "hetsim.exploration.dag"
+#: hetsim's own generic parts: the baselines and generic searches, the generic DAG schedulers, the
+#: generic cost models and their parameter blocks. Registered like any plugin, listed first.
 CORE = Plugin(
     "core", "hetsim",
     explorers=[
@@ -142,6 +150,27 @@ CORE = Plugin(
         ExplorerSpec("NSGA-II-pipe", "hetsim.exploration.moo:NSGA2Pipeline", "pipeline",
                      "pymoo's NSGA-II over pipelines: a Pareto front of two or more objectives",
                      paper="baseline (pymoo's NSGA-II, Deb et al. 2002)"),
+        ExplorerSpec("CPU-only", f"{_DAG}.single:single_device", "placement",
+                     "every op on the first CPU cluster, one at a time", paper="baseline (HOPE Fig. 4)",
+                     fixed={"device": "cpu"}),
+        ExplorerSpec("GPU-only", f"{_DAG}.single:single_device", "placement",
+                     "every op on the first accelerator, the ones it cannot run on the CPU",
+                     paper="baseline (HOPE Fig. 4)", fixed={"device": "gpu"}),
+        ExplorerSpec("MOSAIC", f"{_DAG}.mosaic:mosaic", "placement",
+                     "linear slicing of the topological order by dynamic programming, slices one after another",
+                     paper="baseline (HOPE Fig. 4: Han et al., PACT 2019)"),
+        ExplorerSpec("StarPU-DMDAR", f"{_DAG}.dmda:dmdar", "placement",
+                     "each ready op to the EP where it ends first, with exact cost tables",
+                     paper="baseline (HOPE Fig. 4: StarPU's dmdar policy)"),
+        ExplorerSpec("HEFT", f"{_DAG}.heft:heft", "placement",
+                     "upward-rank list scheduling with insertion-based earliest finish time",
+                     paper="baseline (Topcuoglu et al., TPDS 2002)"),
+        ExplorerSpec("muLayer", f"{_DAG}.mulayer:mulayer", "placement",
+                     "layer by layer, each compute op's channels split between CPU and GPU",
+                     paper="baseline (HOPE Fig. 6: Kim et al., EuroSys 2019)"),
+        ExplorerSpec("ILP-exact", f"{_DAG}.exact:exact", "placement",
+                     "optimal plan of a small whole graph under the engine's rules, with its lower bound",
+                     paper="baseline (exact, CP-SAT)"),
     ],
     cost_models=[
         CostModelSpec("roofline", "hetsim.cost.roofline:RooflineCostModel",
@@ -151,6 +180,7 @@ CORE = Plugin(
     ],
     order=0,
     package="hetsim",
+    distribution="hetsim",
 )
 
 
@@ -180,18 +210,26 @@ def _discover(disabled: frozenset[str]) -> tuple[Plugin, ...]:
     for ep in sorted(entry_points(group=GROUP), key=lambda e: e.name):
         if ep.name in disabled:
             continue
+        module = ep.value.partition(":")[0]
         try:
             plugin = ep.load()
-        except ModuleNotFoundError:
-            # An entry point left behind by an uninstalled (or deleted) package: nothing to load.
-            continue
+        except ModuleNotFoundError as e:
+            # An entry point left behind by an uninstalled (or deleted) package names a module that
+            # is gone: nothing to load. A module the plugin itself imports and lacks is its error.
+            if e.name and (module == e.name or module.startswith(e.name + ".")):
+                continue
+            raise HetsimError(f"plugin {ep.name} ({ep.value}, group {GROUP}) needs module {e.name!r}, "
+                              "which is not installed") from None
         if not isinstance(plugin, Plugin):
             raise HetsimError(f"entry point {ep.name} = {ep.value} (group {GROUP}) is not a "
                               f"hetsim.plugins.Plugin but {type(plugin).__name__}")
         if plugin.name in found:
             raise HetsimError(f"two plugins are called {plugin.name!r} (entry point {ep.value})")
         if not plugin.package:
-            plugin = replace(plugin, package=ep.value.partition(":")[0])
+            plugin = replace(plugin, package=module)
+        if not plugin.distribution:
+            dist = getattr(ep, "dist", None)
+            plugin = replace(plugin, distribution=dist.name if dist is not None else "")
         found[plugin.name] = plugin
     return tuple(sorted(found.values(), key=lambda p: (p.order, p.name)))
 

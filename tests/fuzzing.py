@@ -80,6 +80,34 @@ OUTCOMES = ("error", "result", "crash", "hang", "silent")
 TARGETS = ("platform", "workload", "mapping", "cli", "bytes", "sweep")
 
 
+# -- what is installed: a plugin left out (HETSIM_DISABLE_PLUGINS) or deleted takes its files, cost
+# models, algorithms and the cases made of them along; the seeds are hetsim's files and the installed
+# plugins' -------------------------------------------------------------------------------------------
+def _data_files(kind: str) -> list[Path]:
+    """The YAML files of ``kind`` (platforms, workloads, sweeps): hetsim's, then the plugins'."""
+    from hetsim.plugins import folders
+
+    return sorted((REPO / kind).glob("*.yaml")) + [p for d in folders(kind) for p in sorted(d.glob("*.yaml"))]
+
+
+def _platforms() -> set[str]:
+    from hetsim.platform import list_platforms
+
+    return set(list_platforms())
+
+
+def _cost_models() -> tuple[str, ...]:
+    from hetsim.cost import cost_model_names
+
+    return cost_model_names()
+
+
+def _algorithms() -> set[str]:
+    from hetsim.exploration.registry import algorithms
+
+    return {a.name for a in algorithms()}
+
+
 # -- cases ---------------------------------------------------------------------------------------
 @dataclass
 class Case:
@@ -162,8 +190,10 @@ def platform_seeds() -> list[Seed]:
     """Every shipped platform, simulated as its runtime block says (its cost model, its DAG
     execution): AlexNet over its first two places, or, on a PIM-model platform, the generated
     BERT placed over its PIM unit and CPUs; platforms with a switched link also with ``--comm mpi``."""
+    from hetsim.plugins import cost_model_specs
+
     seeds = []
-    for path in sorted((REPO / "platforms").glob("*.yaml")):
+    for path in _data_files("platforms"):
         text = path.read_text()
         data = yaml.safe_load(text)
         if (data.get("runtime") or {}).get("cost_model") == "pim":
@@ -176,8 +206,9 @@ def platform_seeds() -> list[Seed]:
         seeds.append(Seed(path.stem, "platform.yaml", text,
                           ("simulate", "-p", "{dir}/platform.yaml", "-w", "alexnet", "-m", m,
                            "--json", "--frames", "4")))
-        for model in ("hope", "ncnn"):   # the cost model of a block the platform fills
-            if re.search(rf"^\s+{model}:", text, re.M):
+        for model, spec in cost_model_specs().items():   # the cost model of a block the platform fills
+            if model not in ("roofline", "gemm2") and not spec.needs_workload and \
+                    re.search(rf"^\s+{re.escape(model)}:", text, re.M):
                 seeds.append(Seed(f"{path.stem}+{model}", "platform.yaml", text,
                                   ("simulate", "-p", "{dir}/platform.yaml", "-w", "alexnet", "-m", m,
                                    "--cost-model", model, "--json", "--frames", "2")))
@@ -210,7 +241,7 @@ _PLACEMENT_B4 = b"placement: {}\ndefault: B4\n"
 
 
 def workload_seeds() -> list[Seed]:
-    texts = {p.stem: p.read_text() for p in sorted((REPO / "workloads").glob("*.yaml"))}
+    texts = {p.stem: p.read_text() for p in _data_files("workloads")}
     texts["generic"] = GENERIC_WORKLOAD
     seeds = []
     for name, text in texts.items():
@@ -239,10 +270,10 @@ def mapping_seeds() -> list[Seed]:
 
 
 def sweep_seeds() -> list[Seed]:
-    """The shipped sweep SPECs, validated and counted (``--dry-run``: no cell runs)."""
-    paths = sorted((REPO / "sweeps").glob("*.yaml")) + [REPO / "hetsim" / "experiments" / "tournament.yaml"]
+    """The shipped sweep SPECs (hetsim's and the plugins': the tournament), validated and counted
+    (``--dry-run``: no cell runs)."""
     return [Seed(p.stem, "spec.yaml", p.read_text(), ("sweep", "{dir}/spec.yaml", "--dry-run"))
-            for p in paths if p.is_file()]
+            for p in _data_files("sweeps")]
 
 
 def all_seeds() -> dict[str, list[Seed]]:
@@ -617,8 +648,8 @@ def cli_case(draw) -> Case:
 
 # -- the flags and blocks of the later papers: cost models by name, DAG execution, NSGA-II, PIM --
 _XAVIER_SPLIT = b"placement: {}\ndefault: nx01-cpu\nsplits: {conv1: {nx01-cpu: 0.5, nx02-cpu: 0.5}}\n"
-#: --set paths of the new platform blocks: (platform, path, field).
-_MODEL_SET_PATHS = [
+#: --set paths of the new platform blocks: (platform, path, field), of the installed platforms.
+_MODEL_SET_PATHS = [row for row in [
     ("xavier-nx-x8", "core_types.carmel.ncnn.winograd_efficiency", "winograd_efficiency"),
     ("xavier-nx-x8", "core_types.carmel.ncnn.winograd_tile", "winograd_tile"),
     ("xavier-nx-x8", "core_types.carmel.ncnn.winograd_min_channels", "winograd_min_channels"),
@@ -635,13 +666,13 @@ _MODEL_SET_PATHS = [
     ("pim-zynq", "core_types.cortex-a53.pim.parallel_speedup_matmul", "parallel_speedup_matmul"),
     ("pim-zynq", "accelerators.PIM.pim.wire_bytes_per_element", "wire_bytes_per_element"),
     ("pim-zynq", "accelerators.PIM.pim.copy_setup_us", "copy_setup_us"),
-]
+] if row[0] in _platforms()]
 #: Fields of those that are not numbers: (values they take, values that must be refused).
 _MODEL_SET_WORDS = {
     "switched": (["true", "false", "1", "'yes'", "null"], {"1", "'yes'", "null"}),
     "serial": (["true", "false", "0", "'true'"], {"0", "'true'"}),
     "comm": (["mpi", "copy", "free", "consumer", "nosuch", "1", "''"], {"nosuch", "1", "''"}),
-    "cost_model": (["roofline", "hope", "ncnn", "pim", "nosuch", "0"], {"nosuch", "0"}),
+    "cost_model": (["roofline", "hope", "ncnn", "pim", "nosuch", "0"], {"nosuch", "0"}),   # and those not installed
 }
 #: Fields where 1 is the lower end (a speedup) or 2 (a Winograd tile): below it must be refused.
 _AT_LEAST = {"parallel_speedup_matmul": 1.0, "winograd_tile": 2, "winograd_min_channels": 1}
@@ -685,12 +716,14 @@ def _problem_run(algorithm: str) -> str:
 
 
 def _algorithm_params() -> list[tuple[str, str]]:
-    """(algorithm, parameter) of every registered algorithm (its fixed ones and the hybrid search's
-    population sizes aside)."""
+    """(algorithm, parameter) of every registered algorithm whose problem's platform is installed
+    (its fixed ones and the hybrid search's population sizes aside)."""
     from hetsim.exploration.registry import algorithms
 
     out = []
     for a in algorithms():
+        if _PARAM_RUNS[_problem_run(a.name)][1] not in _platforms():
+            continue
         fixed = dict(a.fixed)
         for key in a.parameters():
             if key not in fixed and not (a.problem == "hybrid" and key in ("pop_size", "n_gen")):
@@ -703,8 +736,11 @@ def _models_case(draw) -> Case:
     """``--cost-model``, ``--comm``, ``--no-caching``, the blocks of PIM/ncnn/HOPE through ``--set``,
     NSGA-II's and DUET's ``--param``, ``--export-autodice``/``--plan-out``, ``workloads export
     --seed``, ``sweep --workers/--batch`` and imports of the malformed ONNX corpus."""
-    kind = draw(st.sampled_from(["set", "set", "flags", "nsga2", "pim", "export", "sweep", "onnx", "param",
-                                 "param"]))
+    xavier = "xavier-nx-x8" in _platforms() and "NSGA-II" in _algorithms()
+    available = {"set": bool(_MODEL_SET_PATHS), "flags": xavier, "nsga2": xavier, "export": xavier,
+                 "pim": "pim-zynq" in _platforms() and "DUET" in _algorithms()}
+    kind = draw(st.sampled_from([k for k in ["set", "set", "flags", "nsga2", "pim", "export", "sweep", "onnx",
+                                             "param", "param"] if available.get(k, True)]))
     if kind == "param":
         algorithm, key = draw(st.sampled_from(_algorithm_params()))
         value = draw(st.sampled_from(_PARAM_VALUES))
@@ -719,7 +755,7 @@ def _models_case(draw) -> Case:
         if fld in _MODEL_SET_WORDS:
             values, bad = _MODEL_SET_WORDS[fld]
             text = draw(st.sampled_from(values))
-            refuse = text in bad
+            refuse = text in bad or (fld == "cost_model" and text not in _cost_models())
         else:
             text, bad_any, bad_positive = draw(st.sampled_from(_SET_VALUES))
             refuse = bad_any or (bad_positive and (fld in POSITIVE or fld in _AT_LEAST))
@@ -750,7 +786,7 @@ def _models_case(draw) -> Case:
         model = draw(st.sampled_from(["", "roofline", "hope", "ncnn", "pim", "nosuch", "NCNN", "-"]))
         if model:
             argv += ["--cost-model", model]
-            if model not in ("roofline", "hope", "ncnn", "pim"):
+            if model not in _cost_models():
                 refuse = True
                 why.append(f"--cost-model {model!r}")
         comm = draw(st.sampled_from([None, "free", "consumer", "copy", "mpi", "nosuch", ""]))
@@ -881,7 +917,8 @@ _EXPLORE_OPTIONS: dict[str, tuple[list[str], set[str]]] = {
 
 @st.composite
 def _explore_case(draw) -> Case:
-    algorithm = draw(st.sampled_from(["Shisha", "PS", "ES", "RW", "HC", "SA", "HC_s", "SA_s", "nosuch"]))
+    algorithm = draw(st.sampled_from([a for a in ["Shisha", "PS", "ES", "RW", "HC", "SA", "HC_s", "SA_s"]
+                                      if a in _algorithms()] + ["nosuch"]))
     argv = ["explore", "-p", "hikey970", "-w", "alexnet", "-a", algorithm, "--json"]
     refuse, why = algorithm == "nosuch", ["unknown algorithm"] if algorithm == "nosuch" else []
     space = draw(st.sampled_from(["eps", "cores", "cores0", "cores9", "eps_bad"]))

@@ -1,4 +1,5 @@
-"""Small platforms and workloads built in memory for engine tests; what CLI tests share."""
+"""Small platforms and workloads built in memory for engine tests (and random DAG placement
+problems for the DAG schedulers); what CLI tests share."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from hetsim.platform import load_platform, platform_from_dict
@@ -84,6 +86,113 @@ def chain_workload(channels: list[int], kernels: list[int] | None = None, size: 
     }, name)
 
 
+# -- random DAG placement problems (the DAG schedulers' tests, as saga validates its schedulers) -----
+def soc(n_clusters: int = 1):
+    """A phone-like SoC: a CPU cluster (and a LITTLE one), a GPU, one memory, no links."""
+    clusters = [{"name": "cpu", "core_type": "c", "cores": 2, "memory": "dram"}]
+    if n_clusters > 1:
+        clusters.append({"name": "little", "core_type": "c", "cores": 4, "memory": "dram"})
+    return platform_from_dict({
+        "schema": 2, "name": "soc", "memories": [{"name": "dram", "bandwidth_GBps": 10}],
+        "core_types": [{"name": "c", "macs_per_cycle": 8, "dvfs": [{"name": "max", "freq_MHz": 2000}]}],
+        "clusters": clusters,
+        "accelerators": [{"name": "gpu", "kind": "gpu", "peak_GMACps": 100, "memory": "dram",
+                          "kinds": ["conv", "add"]}]})
+
+
+def random_dag(rng: np.random.Generator, n: int, name: str = "dag"):
+    """A random DAG of convs and adds (every op reachable from the input)."""
+    ops = [{"name": "op0", "kind": "conv", "kernel": 3, "pad": 1, "out_c": 8, "inputs": []}]
+    for i in range(1, n):
+        if i >= 2 and rng.random() < 0.35:
+            a, b = rng.choice(i, size=2, replace=False)
+            ops.append({"name": f"op{i}", "kind": "add", "inputs": [f"op{a}", f"op{b}"]})
+        else:
+            ops.append({"name": f"op{i}", "kind": "conv", "kernel": 3, "pad": 1, "out_c": 8,
+                        "inputs": [f"op{int(rng.integers(max(0, i - 4), i))}"]})
+    return workload_from_dict({"schema": 1, "name": name, "input": {"h": 8, "w": 8, "c": 8},
+                               "layer_kinds": ["conv"], "ops": ops}, name)
+
+
+def random_costs(rng, platform, workload, eps, incapable: float = 0.15):
+    """Random op times (ms-scale), some ops not capable on the GPU; a random copy cost per byte."""
+    from hetsim.cost import MeasuredCostModel
+
+    rows = []
+    for op in workload.ops:
+        for ep in eps:
+            if ep == "gpu" and op.name != "op0" and rng.random() < incapable:
+                continue
+            rows.append({"op": op.name, "ep": ep, "time_s": float(rng.uniform(0.1e-3, 3e-3))})
+    nbytes = workload.ops[0].output_bytes
+    trans = [{"src": a, "dst": b, "bytes": nbytes, "time_s": float(rng.uniform(0.05e-3, 1e-3))}
+             for a in eps for b in eps if a != b]
+    return MeasuredCostModel(platform, pd.DataFrame(rows), pd.DataFrame(trans))
+
+
+def random_placement_problem(seed: int, n: int, comm: str = "consumer", caching: bool = True,
+                             three: bool = False):
+    """A random DAG of ``n`` ops on :func:`soc` (CPU and GPU, with ``three`` a LITTLE cluster too),
+    random measured op and copy times."""
+    from hetsim.evaluation import DagOptions
+    from hetsim.exploration import PlacementProblem
+
+    rng = np.random.default_rng(seed)
+    platform = soc(2 if three else 1)
+    workload = random_dag(rng, n)
+    eps = ["cpu", "little", "gpu"] if three else ["cpu", "gpu"]
+    cost = random_costs(rng, platform, workload, eps)
+    return PlacementProblem(platform, workload, cost, eps=eps, dag=DagOptions(comm=comm, caching=caching))
+
+
+def check_schedule(prob, placement) -> float:
+    """Validate a plan the way saga does (every op placed once, on an EP that can run it,
+    precedence kept, one task at a time per lane) and return its closed-form latency."""
+    from hetsim.sim.tasks import build_tasks, list_schedule
+
+    tg = build_tasks(prob.platform, prob.workload, placement, prob.cost, comm=prob.dag.comm,
+                     caching=prob.dag.caching)
+    start, finish = list_schedule(tg)
+    computed = {t.op for t in tg.tasks if t.kind == "compute"}
+    assert computed == {op.name for op in prob.workload.ops}                  # each op placed
+    for op in prob.workload.ops:
+        eps = [s.ep for s in placement.splits.get(op.name, ())] or [placement.ep_of[op.name]]
+        assert all(prob.cost.supports(op, ep) for ep in eps)                  # where it can run
+    whole = [t for t in tg.tasks if t.kind == "compute" and t.name == t.op]
+    assert len(whole) + len(placement.splits) == len(prob.workload.ops)        # ... exactly once
+    for t in tg.tasks:                                                          # precedence
+        for d in t.deps:
+            assert start[t.index] >= finish[d] - 1e-12
+    for order in tg.lanes.values():                                            # one task at a time
+        spans = sorted((start[i], finish[i]) for i in order)
+        for (_, a1), (b0, _) in zip(spans, spans[1:], strict=False):
+            assert b0 >= a1 - 1e-12
+    return float(finish.max())
+
+def add_plugins(monkeypatch, *added) -> None:
+    """Install ``added`` (:class:`hetsim.plugins.Plugin` objects) next to the discovered plugins for
+    one test of this process, as an entry point would; what the core reads of a plugin as it is
+    needed (experiments, known disagreements, folders) then sees them. Explorers and parameter
+    blocks, read once per process, do not."""
+    import hetsim.plugins as hp
+
+    real = hp._discover
+    monkeypatch.setattr(hp, "_discover", lambda disabled: tuple(
+        sorted((*real(disabled), *added), key=lambda p: (p.order, p.name))))
+
+
+def missing_shipped_plugins() -> set[str]:
+    """hetsim's own plugins (the entry points of its pyproject.toml: the papers, the host tool) that
+    are not loaded, left out by HETSIM_DISABLE_PLUGINS or deleted. What shows the full installation
+    (the README's outputs) is compared with today's only when none is missing."""
+    from importlib.metadata import distribution
+
+    from hetsim.plugins import GROUP, plugins
+
+    declared = {ep.name for ep in distribution("hetsim").entry_points if ep.group == GROUP}
+    return declared - {p.name for p in plugins()}
+
+
 def assert_one_line_error(run, fragment: str) -> None:
     """A user error: exit 2 and exactly one stderr line ``hetsim: error: ...`` naming
     ``fragment``, no traceback. ``run`` is a conftest ``CliRun`` or a
@@ -105,6 +214,20 @@ def subprocess_env() -> dict[str, str]:
     env = {k: v for k, v in {**os.environ, **CLI_ENV}.items() if v is not None}
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
     return env
+
+
+def cli_corpus(path: Path) -> list[dict]:
+    """A corpus of command lines that must each end in one error line (tests/malformed/cli.yaml,
+    a plugin's tests/malformed_cli.yaml): entries ``id``, ``args`` ({tmp}: a fresh folder, {repo}:
+    the repository) and ``expect``, a fragment of the error."""
+    import yaml
+
+    return yaml.safe_load(path.read_text())
+
+
+def check_cli_corpus_entry(hetsim, tmp_path: Path, entry: dict) -> None:
+    args = [a.replace("{tmp}", str(tmp_path)).replace("{repo}", str(REPO)) for a in entry["args"]]
+    assert_one_line_error(hetsim(*args), entry["expect"])
 
 
 def check_complete(path: Path) -> None:

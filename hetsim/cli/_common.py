@@ -140,6 +140,22 @@ class LazyChoice(click.Choice):
         return tuple(resolve(self._values)())
 
 
+class PluginHelpOption(click.Option):
+    """An option whose help names what the installed plugins add, computed when the help is shown
+    (not when the command is defined, which imports no plugin): ``listing="module:function"``
+    returns the text that replaces ``{installed}`` in ``help``."""
+
+    def __init__(self, *args, listing: str, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._template, self._listing = self.help or "", listing
+
+    def get_help_record(self, ctx):
+        from hetsim.plugins import resolve
+
+        self.help = self._template.replace("{installed}", resolve(self._listing)())
+        return super().get_help_record(ctx)
+
+
 def progress_bar(console):
     """A rich progress bar of long work (a description, the bar, done of total, elapsed time)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn

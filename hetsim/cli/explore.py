@@ -23,7 +23,7 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from hetsim.cli._common import LazyChoice, console, fmt
+from hetsim.cli._common import LazyChoice, PluginHelpOption, console, fmt
 from hetsim.errors import HetsimError
 
 OBJECTIVES = ("throughput", "latency", "energy", "memory")
@@ -123,13 +123,10 @@ def _given(fields: dict) -> dict:
 @click.command("explore")
 @click.option("--platform", "-p", "platform_name", required=True, help="Platform name or YAML path.")
 @click.option("--workload", "-w", "workload_name", required=True, help="Workload name or YAML path.")
-@click.option("--algorithm", "-a", default=None,
-              help="A pipeline algorithm of the registry (default Shisha; NSGA-II-pipe with --pareto): "
-                   "Shisha, PS, PS-nohints, ES, RW, HC, SA, HC_s, SA_s, NSGA-II-pipe, ... "
-                   "(docs/explorers.md says which fits which platform); or a placement algorithm "
-                   "(op -> EP plans of the DAG): HOPE:GS, HOPE:LP, StarPU-DMDAR, MOSAIC, HEFT, CPU-only, "
-                   "GPU-only, muLayer, ILP-exact (docs/papers/hope.md); OPT, OPT-path, MILP, DUET, Priority "
-                   "(docs/papers/pim.md).")
+@click.option("--algorithm", "-a", default=None, cls=PluginHelpOption, listing="hetsim.cli.explore:_installed",
+              help="An algorithm of the registry (default: one that fits the request, said in a note; "
+                   "NSGA-II-pipe with --pareto; docs/explorers.md says which fits which platform). "
+                   "{installed}")
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
               help="An algorithm parameter, e.g. heuristic=H1 or alpha=15 (repeatable; "
                    "docs/explorers.md lists each algorithm's).")
@@ -406,3 +403,15 @@ def _plot_convergence(result, path, title: str) -> None:
     with atomic_write(path, "wb") as f:
         fig.savefig(f, format="png", dpi=120)
     plt.close(fig)
+
+
+def _installed() -> str:
+    """The registered algorithms by problem kind (the --algorithm help): hetsim's and every
+    installed plugin's."""
+    from hetsim.exploration.registry import PROBLEM_KINDS, algorithms
+
+    what = {"pipeline": "stages of layers", "placement": "op -> EP plans of the DAG",
+            "hybrid": "partitions over devices"}
+    text = "; ".join(f"{kind} ({what.get(kind, kind)}): {', '.join(a.name for a in found)}"
+                     for kind in PROBLEM_KINDS if (found := algorithms(kind)))
+    return text[:1].upper() + text[1:] + "."

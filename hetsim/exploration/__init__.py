@@ -13,12 +13,16 @@ triad, scikit-learn's parameter conventions).
 
 Every algorithm is registered by its name in the papers (:mod:`hetsim.exploration.registry`):
 ``algorithms()`` lists them, ``make_explorer(name, **params)`` builds one. hetsim's own baselines
-live in :mod:`hetsim.exploration.baselines` and :mod:`hetsim.exploration.moo`; the papers' algorithms in
-their plugins (:mod:`hetsim.plugins`); docs/explorers.md describes every one.
+live in :mod:`hetsim.exploration.baselines` and :mod:`hetsim.exploration.moo`, its DAG schedulers
+(functions of a placement problem's tables, one module per algorithm) in
+:mod:`hetsim.exploration.dag`; the papers' algorithms in their plugins (:mod:`hetsim.plugins`);
+docs/explorers.md describes every one. :class:`ExplorationRun` drives any explorer step by step
+(ask and tell) from an outside loop.
 """
 
 from hetsim.exploration.base import (
     Exploration,
+    ExplorationRun,
     Explorer,
     Session,
     all_trials,
@@ -47,7 +51,7 @@ from hetsim.exploration.registry import (
 from hetsim.exploration.termination import MaxClock, MaxTrials, TargetThroughput, Termination
 
 __all__ = [
-    "ALGORITHMS", "DEFAULT_SPACE_LIMIT", "Algorithm", "Configuration", "Exploration", "Explorer",
+    "ALGORITHMS", "DEFAULT_SPACE_LIMIT", "Algorithm", "Configuration", "Exploration", "ExplorationRun", "Explorer",
     "MaxClock", "MaxTrials", "Measurement", "PipelineProblem", "PlacementProblem", "PlacementResult",
     "Problem", "Session",
     "TargetThroughput", "Termination", "TrialResult", "algorithms", "all_trials", "core_groups",

@@ -1,10 +1,13 @@
 """The one registry of search algorithms: ``hetsim explore``, sweeps and the tournament all read it.
 
 The algorithms come from the plugins (:mod:`hetsim.plugins`): each lists its explorers as
-:class:`~hetsim.plugins.ExplorerSpec` rows, whose classes are imported on first use. A script or a
-notebook can add one of its own::
+:class:`~hetsim.plugins.ExplorerSpec` rows, whose classes are imported on first use. A row may
+name a DAG scheduling function (``f(view, **params) -> Plan``) instead of a class: the one adapter
+:class:`~hetsim.exploration.dag.explorer.DagScheduler` makes it an explorer, its keyword
+parameters the explorer's. A script or a notebook can add one of its own::
 
     register("MySearch", MySearch, problem="pipeline", paper="mine", summary="what it does")
+    register("MyList", my_list_scheduler, problem="placement", paper="mine", summary="...")
 
 ``make_explorer(name, **params)`` builds one by name, with one-line errors that list the allowed
 names or the algorithm's parameters and their defaults.
@@ -13,6 +16,7 @@ names or the algorithm's parameters and their defaults.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from hetsim.errors import HetsimError
@@ -29,45 +33,73 @@ class Algorithm:
     """One registered algorithm: its name in the papers, how to build it, what it solves."""
 
     name: str
-    ref: type | str         # the Explorer class, or "module:Class" imported on first use
+    ref: type | Callable | str   # the Explorer class or DAG scheduling function, or "module:name"
     problem: str            # "pipeline" (stages of layers) or "placement" (op -> EP, plans, splits)
     paper: str              # where it comes from ("Pipe-search (seed 000)", "baseline", ...)
     summary: str            # one line: what it does
     fixed: tuple[tuple[str, object], ...] = ()   # parameters the name fixes (HC_s: start="shisha")
+    plugin: str = ""        # the plugin that registers it ("" for one a script registers)
+
+    @property
+    def target(self) -> type | Callable:
+        """The Explorer class or the scheduling function (imported now if named by a string)."""
+        obj = resolve(self.ref) if isinstance(self.ref, str) else self.ref
+        if not isinstance(obj, type) and self.problem != "placement":
+            raise HetsimError(f"algorithm {self.name!r}: {self.ref!r} is a function; a function is a DAG "
+                              f"scheduler of a placement problem, but the algorithm solves {self.problem} problems")
+        return obj
 
     @property
     def cls(self) -> type:
-        """The Explorer class (imported now if the plugin named it by a string)."""
-        return resolve(self.ref) if isinstance(self.ref, str) else self.ref
+        """The Explorer class (for a function: the adapter, DagScheduler)."""
+        obj = self.target
+        if isinstance(obj, type):
+            return obj
+        from hetsim.exploration.dag.explorer import DagScheduler
+
+        return DagScheduler
 
     def parameters(self) -> dict[str, object]:
         """Its keyword parameters and their defaults (those the name fixes left out)."""
-        sig = inspect.signature(self.cls)
         fixed = dict(self.fixed)
-        return {k: p.default for k, p in sig.parameters.items()
-                if k != "self" and k not in fixed
-                and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+        obj = self.target
+        if isinstance(obj, type):
+            params = [p for k, p in inspect.signature(obj).parameters.items() if k != "self"
+                      and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+        else:
+            from hetsim.exploration.dag.explorer import scheduler_parameters
+
+            params = scheduler_parameters(obj)
+        return {p.name: p.default for p in params if p.name not in fixed}
 
     def build(self, **params):
-        return self.cls(**dict(self.fixed), **params)
+        obj = self.target
+        if isinstance(obj, type):
+            return obj(**dict(self.fixed), **params)
+        return self.cls(obj, self.name, **dict(self.fixed), **params)
 
 
 ALGORITHMS: dict[str, Algorithm] = {}
 
 
-def register(name: str, cls: type | str, problem: str, paper: str, summary: str, **fixed) -> None:
-    """Add an algorithm to the registry (a name registered twice is an error); ``fixed`` are
-    parameters the name implies (``register("HC_s", HillClimbing, ..., start="shisha")``)."""
+def register(name: str, cls: type | Callable | str, problem: str, paper: str, summary: str, **fixed) -> None:
+    """Add an algorithm to the registry (a name registered twice is an error): an Explorer class,
+    or a DAG scheduling function for a placement problem; ``fixed`` are parameters the name implies
+    (``register("HC_s", HillClimbing, ..., start="shisha")``)."""
     _load()
     _add(name, cls, problem, paper, summary, fixed)
 
 
-def _add(name: str, cls: type | str, problem: str, paper: str, summary: str, fixed) -> None:
+def _add(name: str, cls: type | Callable | str, problem: str, paper: str, summary: str, fixed,
+         plugin: str = "") -> None:
     if problem not in PROBLEM_KINDS:
         raise HetsimError(f"algorithm {name!r}: problem {problem!r}; allowed: {', '.join(PROBLEM_KINDS)}")
+    if not isinstance(cls, type | str) and problem != "placement":
+        raise HetsimError(f"algorithm {name!r}: a function is a DAG scheduler of a placement problem, but "
+                          f"the algorithm solves {problem} problems; register an Explorer class")
     if name in ALGORITHMS:
         raise HetsimError(f"algorithm {name!r} registered twice")
-    ALGORITHMS[name] = Algorithm(name, cls, problem, paper, summary, tuple(dict(fixed).items()))
+    ALGORITHMS[name] = Algorithm(name, cls, problem, paper, summary, tuple(dict(fixed).items()), plugin)
 
 
 def algorithms(problem: str | None = None) -> list[Algorithm]:
@@ -95,7 +127,7 @@ def make_explorer(name: str, **params):
         listing = ", ".join(f"{k}={v!r}" for k, v in allowed.items()) or "none"
         raise HetsimError(f"algorithm {name}: unknown parameter {unknown[0]!r}; its parameters "
                           f"(with defaults): {listing}")
-    hints = _annotations(algo.cls)
+    hints = _annotations(algo.target)
     for key, value in params.items():
         _check_param(name, key, value, hints.get(key))
     try:
@@ -109,9 +141,10 @@ def make_explorer(name: str, **params):
 MAX_PARAM = 1e12
 
 
-def _annotations(cls) -> dict[str, str]:
+def _annotations(target) -> dict[str, str]:
+    """The string annotations of a class's ``__init__`` or a function's parameters."""
     try:
-        sig = inspect.signature(cls.__init__)
+        sig = inspect.signature(target)
     except (TypeError, ValueError):
         return {}
     return {k: p.annotation for k, p in sig.parameters.items() if isinstance(p.annotation, str)}
@@ -168,4 +201,4 @@ def _load() -> None:
         return
     _LOADED.append(True)
     for plug, spec in explorer_specs():
-        _add(spec.name, spec.cls, spec.problem, spec.paper or plug.title, spec.summary, spec.fixed)
+        _add(spec.name, spec.cls, spec.problem, spec.paper or plug.title, spec.summary, spec.fixed, plug.name)

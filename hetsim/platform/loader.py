@@ -109,6 +109,7 @@ def migrate(data: dict) -> str | None:
     if not _is_v1(data):
         return None
     moved = 0
+    into: set[str] = set()   # the blocks that received a field (named in the note)
     moves = v1_moves()
     for section, blocks in moves.items():
         entries = data.get(section)
@@ -126,10 +127,10 @@ def migrate(data: dict) -> str | None:
                     if f not in target:
                         target[f] = entry.pop(f)
                         moved += 1
+                        into.add(block)
     data["schema"] = SCHEMA_VERSION
-    names = sorted({b for section in moves.values() for b in section})
     return (f"schema 1, migrated to {SCHEMA_VERSION} on load: {moved} cost-model parameters moved into "
-            f"their blocks ({', '.join(names)})")
+            f"their blocks ({', '.join(sorted(into)) or 'none'})")
 
 
 def _is_v1(data: dict) -> bool:

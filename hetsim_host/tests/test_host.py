@@ -5,12 +5,15 @@ is measured by `hetsim validate host` (docs/validation.md)."""
 from __future__ import annotations
 
 import json
+import random
+import signal
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import yaml
-from helpers import assert_one_line_error
+from helpers import assert_one_line_error, check_folder, run_and_kill
 
 from hetsim.cost import RooflineCostModel
 from hetsim.errors import HetsimError
@@ -609,3 +612,40 @@ def test_the_gemm2_softmax_and_gemm_costs_are_their_median_gaps_in_the_synthetic
     assert back.gemv_row_cycles == [150.0, 90.0] and back.gemv_GBps_per_core == [26.0, 18.0]
     assert back.gemv_call_us == [15.0, 22.0]
     assert back.kind_overhead_us == {"softmax": [40.0, 45.0], "conv": [20.0, 30.0], "fc": [20.0, 30.0]}
+
+
+# -- moved from tests/test_robustness.py --------------------------------------------------------------
+def test_a_wild_gemm_fit_raises_macs_per_cycle_not_the_clock(tmp_path):
+    """On a loaded machine the 1-thread GEMM fit can come out tens of times the ISA peak; the
+    clock was raised to match (172 GHz: refused by the platform ranges, so `calibrate host`
+    failed). Past twice the nominal clock the MACs per cycle are raised instead: the same peak,
+    a physical clock, a platform that loads."""
+    from hetsim.platform import load_platform
+    from hetsim_host.fit import MAX_TURBO, fit_host, platform_yaml
+    from hetsim_host.microbench import Measurements
+
+    raw = json.loads((Path(__file__).resolve().parents[2] / "tests" / "data" / "host.measurements.json").read_text())["measurements"]
+    m = Measurements.from_dict(raw)
+    for g in m.gemm:
+        g["time_s"] /= 50.0          # a rate fifty times what was measured
+    fit = fit_host(m)
+    nominal = m.machine["nominal_MHz"]
+    assert fit.freq_MHz <= MAX_TURBO * nominal
+    assert fit.macs_per_cycle > m.machine["macs_per_cycle"]
+    path = tmp_path / "host.yaml"
+    path.write_text(platform_yaml(fit, m))
+    p = load_platform(str(path))
+    assert p.core_types[0].dvfs[0].freq_MHz <= MAX_TURBO * nominal
+    assert "[fitted]" in path.read_text().split("macs_per_cycle:")[1].splitlines()[0]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "SIGINT"])
+def test_killed_calibrate_host_leaves_only_complete_files(tmp_path, sig):
+    for i, moment in enumerate([round(random.Random(5).uniform(1.0, 8.0), 2), "write"]):
+        out = tmp_path / f"run{i}"
+        run = run_and_kill(["calibrate", "host", "--quick", "--out", str(out / "host.yaml")], out, sig, moment)
+        if sig == signal.SIGINT and run.returncode != 0:
+            assert run.returncode == 2 and "hetsim: error: interrupted" in run.stderr, run.stderr
+        if out.exists():
+            check_folder(out, killed=sig == signal.SIGKILL)

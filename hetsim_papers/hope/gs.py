@@ -1,6 +1,6 @@
 """HOPE:GS, the greedy search of HOPE §3 (Algorithm 2, corrected as in digest §4.2-4.3).
 
-Short ops are first merged into super-ops (§3.2, :func:`~hetsim_papers.hope.view.merge_short_ops`).
+Short ops are first merged into super-ops (§3.2, :func:`~hetsim_papers.hope.merging.merge_short_ops`).
 Then, while some super-op is ready: take the K ready ones with the smallest earliest start time
 (EST: the latest finish of their predecessors, communication left out, §3.1; ties: the workload's
 order), try all |D|^K assignments of them to EPs, and commit the one whose K super-ops complete
@@ -15,16 +15,26 @@ Where the digest reads the printed algorithm:
   ``"sum"`` scores the sum) [digest §11.9]; ties go to the smaller sum of finishes, then to the
   first assignment in the enumeration order (EP indices, lexicographic);
 * ops of one batch on one EP are queued in EST order [digest §11.9];
-* a batch is scored by replaying it exactly as the engine will (:class:`PlanState`: the inputs'
-  transfers on the consumer's EP by default, each tensor moved to an EP once), so the plan's
-  predicted latency is its simulated latency.
+* a batch is scored by replaying it exactly as the engine will
+  (:class:`~hetsim.exploration.dag.tables.PlanState`: the inputs' transfers on the consumer's EP by
+  default, each tensor moved to an EP once), so the plan's predicted latency is its simulated
+  latency.
+
+:func:`hope_gs` is a function of the problem's tables; the registry makes it the ``HOPE:GS``
+explorer (:class:`~hetsim.exploration.dag.explorer.DagScheduler`).
 """
 
 from __future__ import annotations
 
 import itertools
 
-from hetsim_papers.hope.view import Groups, Plan, PlanState, SchedView, merge_short_ops
+from hetsim.errors import HetsimError
+from hetsim.exploration._checks import check_choice, check_number
+from hetsim.exploration.dag.tables import Plan, PlanState, SchedView
+from hetsim_papers.hope.merging import merge_short_ops
+
+#: The most EP assignments a window may try per step.
+MAX_ASSIGNMENTS = 100_000
 
 #: HOPE's window: K = 4 for 2 devices, 3 for 3 (§3.1).
 PAPER_K = {2: 4, 3: 3}
@@ -41,9 +51,29 @@ def default_k(n_devices: int) -> int:
 
 
 def hope_gs(view: SchedView, k: int | None = None, merge_threshold_s: float | None = 1e-4,
-            score: str = "max", groups: Groups | None = None) -> Plan:
-    """HOPE:GS (module docstring). ``merge_threshold_s=None`` switches node merging off."""
-    groups = groups if groups is not None else merge_short_ops(view, merge_threshold_s)
+            score: str = "max") -> Plan:
+    """HOPE:GS (§3, Algorithm 2; module docstring).
+
+    Parameters
+    ----------
+    k : int or None
+        Window size (None: 4 for 2 EPs, 3 for 3 [paper]).
+    merge_threshold_s : float or None
+        An op shorter than this on its fastest EP, with one predecessor, joins its predecessor's
+        super-op (None: no merging). Default 0.1 ms: the paper's ReLU example (§3.2) [choice].
+    score : {"max", "sum"}
+        A batch's completion time: its latest finish, or the sum of its finishes.
+    """
+    name = "HOPE:GS"
+    if k is not None:
+        check_number(name, "k", k, low=1, high=8, integer=True)
+        if view.D ** k > MAX_ASSIGNMENTS:
+            raise HetsimError(f"{name}: k={k} over {view.D} EPs tries {view.D ** k:,} assignments per step; "
+                              f"allowed: at most {MAX_ASSIGNMENTS:,}")
+    if merge_threshold_s is not None:
+        check_number(name, "merge_threshold_s", merge_threshold_s, low=0.0)
+    check_choice(name, "score", score, ("max", "sum"))
+    groups = merge_short_ops(view, merge_threshold_s)
     k = k or default_k(view.D)
     state = PlanState(view)
     members = groups.members

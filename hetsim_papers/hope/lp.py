@@ -7,35 +7,72 @@ modules form a chain every edge respects, and each is solved, in that order, as 
 that it "solves ILP for each subgraph individually"; digest §2.3, §11.6):
 
 * the super-ops of earlier modules are fixed; an input that one of them produces is ready when the
-  plan so far, replayed exactly as the engine will (:class:`~hetsim_papers.hope.view.PlanState`),
+  plan so far, replayed exactly as the engine will (:class:`~hetsim.exploration.dag.tables.PlanState`),
   finishes it, and moving it to device d costs C[dev -> d] (per edge: the ILP knows no caching);
 * a device's work starts after what the plan so far has put on it;
 * the module's solution is appended to the plan, each device's super-ops in the order of their
   ILP start times.
 
 ``ilp="engine"`` solves each module under the engine's rules instead
-(:func:`~hetsim_papers.hope.milp.solve_engine_cpsat`: tensor caching, transfers as intervals on
-their lanes, the copies already made reused): an ablation of the paper's ILP simplifications.
+(:func:`~hetsim.exploration.dag.exact.solve_engine_cpsat`: tensor caching, transfers as intervals
+on their lanes, the copies already made reused): an ablation of the paper's ILP simplifications.
+
+:func:`hope_lp` is a function of the problem's tables; the registry makes it the ``HOPE:LP``
+explorer (:class:`~hetsim.exploration.dag.explorer.DagScheduler`).
 """
 
 from __future__ import annotations
 
-from hetsim.errors import HetsimError
-from hetsim_papers.hope.milp import UNIT_S, Instance, solve_engine_cpsat, solve_paper_cpsat
-from hetsim_papers.hope.partition import EPS, NT, partition
-from hetsim_papers.hope.view import Plan, PlanState, SchedView, group_times, merge_short_ops
+from hetsim.exploration._checks import check_choice, check_number
+from hetsim.exploration.dag.exact import UNIT_S, solve_engine_cpsat
+from hetsim.exploration.dag.tables import Plan, PlanState, SchedView, group_times
+from hetsim_papers.hope.merging import merge_short_ops
+from hetsim_papers.hope.milp import Instance, solve_paper_cpsat
+from hetsim_papers.hope.partition import CUTS, EPS, NT, partition
 
 #: The module models: HOPE's ILP (eqs. 1-6), or the engine's rules.
 ILPS = ("paper", "engine")
 
 
 def hope_lp(view: SchedView, nt: int = NT, eps: float = EPS, cut: str = "level",
-            merge_threshold_s: float | None = 1e-4, time_limit_s: float = 20.0, seed: int = 0,
-            unit_s: float = UNIT_S, tie_break: bool = False, name: str = "HOPE:LP",
-            ilp: str = "paper") -> Plan:
-    """HOPE:LP (module docstring); ``merge_threshold_s=None`` solves the op graph unmerged."""
-    if ilp not in ILPS:
-        raise HetsimError(f"{name}: ilp={ilp!r}; allowed: {', '.join(ILPS)}")
+            merge_threshold_s: float | None = 1e-4, time_limit_s: float = 20.0, unit_s: float = UNIT_S,
+            tie_break: bool = False, ilp: str = "paper", seed: int = 0) -> Plan:
+    """HOPE:LP (§2, §4; module docstring): node merging, partitioning by upward rank into modules
+    of fewer than NT super-ops, HOPE's ILP per module with CP-SAT and a rolling horizon.
+
+    Parameters
+    ----------
+    nt : int
+        Modules have fewer than ``nt`` super-ops (12 [paper]).
+    eps : float
+        Balance tolerance of the bisection (0.2 [paper], raised by 0.1 until a level fits).
+    cut : {"level", "exact"}
+        The vertex cut: the paper's count of vertices on the boundary level, or the exact one.
+    merge_threshold_s : float or None
+        As HOPE:GS's (None: the ILP schedules single ops).
+    time_limit_s : float
+        CP-SAT's limit per module; a module without a plan by then is an error.
+    unit_s : float
+        Time unit of the integer model.
+    tie_break : bool
+        Among optimal plans of a module, the one whose ops end earliest (sum of ends); off by
+        default: it makes CP-SAT 2-3x slower and the plan keeps only the per-device order.
+    ilp : {"paper", "engine"}
+        The module model: HOPE's ILP (per-edge communication inside the consumer's time, no
+        caching), or the engine's rules (caching, transfers on their lanes): an ablation.
+    seed : int
+        CP-SAT's random seed (the exploration's).
+    """
+    name = "HOPE:LP"
+    check_choice(name, "ilp", ilp, ILPS)
+    check_number(name, "nt", nt, low=2, integer=True)
+    check_number(name, "eps", eps, low=0.0)
+    check_choice(name, "cut", cut, CUTS)
+    if merge_threshold_s is not None:
+        check_number(name, "merge_threshold_s", merge_threshold_s, low=0.0)
+    check_number(name, "time_limit_s", time_limit_s, low=0.0, low_open=True)
+    check_number(name, "unit_s", unit_s, low=1e-12)   # CP-SAT counts time in int64 units
+    check_choice(name, "tie_break", tie_break, (True, False))
     groups = merge_short_ops(view, merge_threshold_s)
     gt = group_times(view, groups).tolist()
     modules = partition(list(range(groups.n)), groups.preds, groups.succs, nt, eps, cut)

@@ -6,11 +6,12 @@ from __future__ import annotations
 import pandas as pd
 
 from hetsim.experiment import Context
+from hetsim.exploration.dag.tables import SchedView
 from hetsim_papers.hope.experiments._common import VECTOR, artifact, figure, models
 from hetsim_papers.hope.experiments.paper import EPS, NT
 from hetsim_papers.hope.experiments.runs import Setting, problem
+from hetsim_papers.hope.merging import merge_short_ops
 from hetsim_papers.hope.partition import bisect, partition
-from hetsim_papers.hope.view import SchedView, merge_short_ops
 
 #: A DAG with Fig. 1's description (the figure itself is an image): 13 vertices, upward ranks
 #: 1, 2, 2, 3, 4, 5 | 6, 6, 7, 7, 8, 8, 9; one vertex on level 5, whose edges alone cross the cut.

@@ -1,7 +1,8 @@
-"""HOPE's schedulers and its baselines on random DAGs (as saga validates its schedulers): every
-plan places each op once on an EP that can run it, respects precedence and never runs two tasks
-of a lane at once; the schedulers that score with the engine's rules predict its latency exactly;
-the exact model bounds them all; CP-SAT and HiGHS agree on HOPE's ILP; Algorithm 1 on Fig. 1."""
+"""HOPE's schedulers on random DAGs (as saga validates its schedulers; the core's DAG schedulers
+have the same tests in tests/test_dag_schedulers.py): every plan places each op once on an EP that
+can run it, respects precedence and never runs two tasks of a lane at once; HOPE:GS, which scores
+with the engine's rules, predicts its latency exactly; the core's exact model bounds both; CP-SAT
+and HiGHS agree on HOPE's ILP; Algorithm 1 on Fig. 1; node merging."""
 
 from __future__ import annotations
 
@@ -9,99 +10,23 @@ import math
 
 import networkx as nx
 import numpy as np
-import pandas as pd
 import pytest
+from helpers import check_schedule
+from helpers import random_placement_problem as problem
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hetsim.cost import MeasuredCostModel
 from hetsim.errors import HetsimError
-from hetsim.evaluation import DagOptions
-from hetsim.exploration import PlacementProblem, explore, make_explorer
-from hetsim.platform import platform_from_dict
-from hetsim.sim.tasks import build_tasks, list_schedule
-from hetsim.workload import workload_from_dict
-from hetsim_papers.hope.baselines import starpu_dmdar
+from hetsim.exploration import explore, make_explorer
+from hetsim.exploration.dag import SchedView, dmdar
 from hetsim_papers.hope.gs import hope_gs
+from hetsim_papers.hope.merging import merge_short_ops
 from hetsim_papers.hope.milp import Instance, solve_paper_cpsat, solve_paper_highs
 from hetsim_papers.hope.partition import bisect, partition, upranks
-from hetsim_papers.hope.view import SchedView, merge_short_ops
 
-#: The schedulers whose own estimate is the engine's latency of their plan (they score with it).
-EXACT = ("CPU-only", "GPU-only", "MOSAIC", "StarPU-DMDAR", "HOPE:GS", "muLayer")
-ALL = EXACT + ("HEFT", "HOPE:LP")
-
-
-def soc(n_clusters: int = 1):
-    """A phone-like SoC: a CPU cluster (and a LITTLE one), a GPU, one memory, no links."""
-    clusters = [{"name": "cpu", "core_type": "c", "cores": 2, "memory": "dram"}]
-    if n_clusters > 1:
-        clusters.append({"name": "little", "core_type": "c", "cores": 4, "memory": "dram"})
-    return platform_from_dict({
-        "schema": 2, "name": "soc", "memories": [{"name": "dram", "bandwidth_GBps": 10}],
-        "core_types": [{"name": "c", "macs_per_cycle": 8, "dvfs": [{"name": "max", "freq_MHz": 2000}]}],
-        "clusters": clusters,
-        "accelerators": [{"name": "gpu", "kind": "gpu", "peak_GMACps": 100, "memory": "dram",
-                          "kinds": ["conv", "add"]}]})
-
-
-def random_dag(rng: np.random.Generator, n: int, name: str = "dag"):
-    """A random DAG of convs and adds (every op reachable from the input)."""
-    ops = [{"name": "op0", "kind": "conv", "kernel": 3, "pad": 1, "out_c": 8, "inputs": []}]
-    for i in range(1, n):
-        if i >= 2 and rng.random() < 0.35:
-            a, b = rng.choice(i, size=2, replace=False)
-            ops.append({"name": f"op{i}", "kind": "add", "inputs": [f"op{a}", f"op{b}"]})
-        else:
-            ops.append({"name": f"op{i}", "kind": "conv", "kernel": 3, "pad": 1, "out_c": 8,
-                        "inputs": [f"op{int(rng.integers(max(0, i - 4), i))}"]})
-    return workload_from_dict({"schema": 1, "name": name, "input": {"h": 8, "w": 8, "c": 8},
-                               "layer_kinds": ["conv"], "ops": ops}, name)
-
-
-def random_costs(rng, platform, workload, eps, incapable: float = 0.15) -> MeasuredCostModel:
-    """Random op times (ms-scale), some ops not capable on the GPU; a random copy cost per byte."""
-    rows = []
-    for op in workload.ops:
-        for ep in eps:
-            if ep == "gpu" and op.name != "op0" and rng.random() < incapable:
-                continue
-            rows.append({"op": op.name, "ep": ep, "time_s": float(rng.uniform(0.1e-3, 3e-3))})
-    nbytes = workload.ops[0].output_bytes
-    trans = [{"src": a, "dst": b, "bytes": nbytes, "time_s": float(rng.uniform(0.05e-3, 1e-3))}
-             for a in eps for b in eps if a != b]
-    return MeasuredCostModel(platform, pd.DataFrame(rows), pd.DataFrame(trans))
-
-
-def problem(seed: int, n: int, comm: str = "consumer", caching: bool = True, three: bool = False):
-    rng = np.random.default_rng(seed)
-    platform = soc(2 if three else 1)
-    workload = random_dag(rng, n)
-    eps = ["cpu", "little", "gpu"] if three else ["cpu", "gpu"]
-    cost = random_costs(rng, platform, workload, eps)
-    return PlacementProblem(platform, workload, cost, eps=eps, dag=DagOptions(comm=comm, caching=caching))
-
-
-def check_schedule(prob: PlacementProblem, placement) -> float:
-    """Validate a plan the way saga does and return its closed-form latency."""
-    tg = build_tasks(prob.platform, prob.workload, placement, prob.cost, comm=prob.dag.comm,
-                     caching=prob.dag.caching)
-    start, finish = list_schedule(tg)
-    computed = {t.op for t in tg.tasks if t.kind == "compute"}
-    assert computed == {op.name for op in prob.workload.ops}                  # each op placed
-    for op in prob.workload.ops:
-        eps = [s.ep for s in placement.splits.get(op.name, ())] or [placement.ep_of[op.name]]
-        assert all(prob.cost.supports(op, ep) for ep in eps)                  # where it can run
-    whole = [t for t in tg.tasks if t.kind == "compute" and t.name == t.op]
-    assert len(whole) + len(placement.splits) == len(prob.workload.ops)        # ... exactly once
-    for t in tg.tasks:                                                          # precedence
-        for d in t.deps:
-            assert start[t.index] >= finish[d] - 1e-12
-    for order in tg.lanes.values():                                            # one task at a time
-        spans = sorted((start[i], finish[i]) for i in order)
-        for (_, a1), (b0, _) in zip(spans, spans[1:], strict=False):
-            assert b0 >= a1 - 1e-12
-    return float(finish.max())
+#: HOPE's schedulers, and those whose own estimate is the engine's latency of their plan.
+ALL = ("HOPE:GS", "HOPE:LP")
+EXACT = ("HOPE:GS",)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -110,8 +35,6 @@ def check_schedule(prob: PlacementProblem, placement) -> float:
 def test_every_scheduler_gives_a_valid_plan_on_random_dags(seed, n, comm, caching, three):
     prob = problem(seed, n, comm, caching, three)
     for name in ALL:
-        if name == "muLayer" and three:
-            continue
         params = {"time_limit_s": 5.0} if name == "HOPE:LP" else {}
         result = explore(prob, make_explorer(name, **params), seed=0)
         latency = check_schedule(prob, result.best)
@@ -130,8 +53,6 @@ def test_the_exact_model_bounds_every_scheduler(seed):
     assert bound == pytest.approx(exact.info["model_latency_s"], abs=1e-6)
     assert exact.best_value >= bound - 8e-6            # its plan, replayed, is no better than it
     for name in ALL:
-        if name == "muLayer" and seed % 2:
-            continue
         value = explore(prob, make_explorer(name), seed=0).best_value
         assert value >= bound - 8e-6, name            # 1 us rounding per op at most
 
@@ -140,7 +61,7 @@ def test_gs_with_a_window_of_one_and_no_merging_is_starpu():
     """Digest §10: HOPE:GS with K = 1 is a greedy earliest-finish list scheduler, StarPU's."""
     for seed in range(15):
         view = SchedView(problem(seed, 12, three=seed % 3 == 0))
-        a, b = hope_gs(view, k=1, merge_threshold_s=None), starpu_dmdar(view)
+        a, b = hope_gs(view, k=1, merge_threshold_s=None), dmdar(view)
         assert a.dev == b.dev and a.order == b.order
 
 
@@ -272,13 +193,6 @@ def test_schedulers_refuse_what_they_cannot_do():
         explore(prob, make_explorer("HOPE:GS", k=0))
     with pytest.raises(HetsimError, match="HOPE:LP: cut='x' is not allowed"):
         explore(prob, make_explorer("HOPE:LP", cut="x"))
-    with pytest.raises(HetsimError, match="ILP-exact: .* has 5 ops; the exact model is for graphs of at most "
-                                          "max_ops=3"):
-        explore(prob, make_explorer("ILP-exact", max_ops=3))
-    serial = PlacementProblem(prob.platform, prob.workload, prob.cost, eps=["cpu", "gpu"],
-                              dag=DagOptions(serial=True))
-    with pytest.raises(HetsimError, match="nothing to schedule"):
-        explore(serial, make_explorer("StarPU-DMDAR"))
-    cpu_only = PlacementProblem(prob.platform, prob.workload, prob.cost, eps=["cpu"])
-    with pytest.raises(HetsimError, match="include no accelerator"):
-        explore(cpu_only, make_explorer("GPU-only"))
+    # the functions check their parameters when called directly too
+    with pytest.raises(HetsimError, match="HOPE:GS: score='min' is not allowed"):
+        hope_gs(SchedView(prob), score="min")

@@ -413,3 +413,11 @@ def test_densenet_autodice_files_name_every_onnx_node(xavier):
     assert sum(len(v) for v in mapping.values()) == 910
     assert "conv1/scale_w_1" in mapping["nx02_arm012345"]
     assert from_autodice(mapping, horizontal, xavier, w, constants=list(readers)).ep_of == p.ep_of
+
+
+# -- moved from tests/test_robustness.py: algorithm parameters counted before they run ----------
+def test_nsga2_counts_its_evaluations_before_it_runs():
+    from hetsim_papers.nsga2.search import run_nsga2
+
+    with pytest.raises(HetsimError, match="1,000,001,000 evaluations, past the limit of 100,000,000"):
+        run_nsga2(None, None, pop_size=1000, n_gen=1_000_000)

@@ -1,11 +1,12 @@
-"""μLayer (Kim et al., EuroSys 2019) as HOPE compares with it (§5.4, digest §8.3): single-layer
+"""μLayer (Kim et al., EuroSys 2019) as HOPE compares with it (HOPE §5.4): single-layer
 acceleration, every layer in turn, its output channels divided between the CPU and the GPU.
 
 The result is a *sequential split* mapping (:class:`~hetsim.mapping.Placement` with ``splits``
 and ``sequential=True``): ops run one at a time in the workload's order; a split op computes a
 share of its output channels on each of the two EPs, in parallel, and its slices are gathered on
-its home EP (the one with the larger share), which pays the cost model's per-layer
-synchronisation (:meth:`HopeCostModel.gather_demand`).
+its home EP (the one with the larger share), which pays the per-layer synchronisation (the cost
+model's :meth:`~hetsim.cost.CostModel.gather_demand`; a share's time is its
+:meth:`~hetsim.cost.CostModel.share_demand`).
 
 Every op with multiply-accumulates (conv, depthwise, fully connected, matmul: μLayer's layers)
 is split, the CPU's share r chosen so that both EPs finish together (channel-wise workload
@@ -21,7 +22,8 @@ processor-friendly quantization [paper]; no branch distribution ("single-layer a
 from __future__ import annotations
 
 from hetsim.errors import HetsimError
-from hetsim_papers.hope.view import SchedView
+from hetsim.exploration._checks import check_choice
+from hetsim.exploration.dag.tables import Plan, SchedView
 
 SPLIT_KINDS = frozenset({"conv", "dw", "fc", "matmul"})
 
@@ -69,9 +71,26 @@ def _split_options(view: SchedView, op, cpu: int, gpu: int, xc: float,
     return options
 
 
-def mulayer(view: SchedView, cpu: int, gpu: int, split: bool = True, always_split: bool = True):
+def mulayer(view: SchedView, cpu: str = "cpu", gpu: str = "gpu", split: bool = True,
+            always_split: bool = True) -> Plan:
+    """The μLayer mapping over EPs ``cpu`` and ``gpu`` (``"cpu"``: the first CPU cluster, ``"gpu"``:
+    the first accelerator, or EP names), as a sequential split plan (module docstring);
+    ``split=False``: each op whole where it ends first. The prediction is μLayer's estimate of
+    the latency; ``info['split_ops']`` counts the ops split."""
+    check_choice("muLayer", "split", split, (True, False))
+    check_choice("muLayer", "always_split", always_split, (True, False))
+    c = view.ep_index(cpu, "muLayer", "cpu")
+    g = view.ep_index(gpu, "muLayer", "gpu")
+    home, splits, estimate = mulayer_mapping(view, c, g, split, always_split)
+    return Plan([int(d) for d in home], None, True, estimate, {"split_ops": len(splits)}, splits=splits)
+
+
+def mulayer_mapping(view: SchedView, cpu: int, gpu: int, split: bool = True, always_split: bool = True):
     """The μLayer mapping over EPs ``cpu`` and ``gpu`` (indices into the view's EPs): (home EP index
     per op, {op index: (home, other, home's fraction)}, the estimated latency, s)."""
+    if view.problem is None:
+        raise HetsimError(f"{view.name}: μLayer prices channel shares with a cost model: it needs a view "
+                          f"of a PlacementProblem")
     w = view.problem.workload
     pair = (cpu, gpu)
     if cpu == gpu:
@@ -105,14 +124,3 @@ def mulayer(view: SchedView, cpu: int, gpu: int, split: bool = True, always_spli
         if spec is not None:
             splits[i] = spec
     return home, splits, total
-
-
-def mulayer_placement(view: SchedView, cpu: int, gpu: int, split: bool = True, always_split: bool = True):
-    """The μLayer mapping as a sequential split :class:`~hetsim.mapping.Placement`, and its
-    estimated latency (s)."""
-    home, splits, estimate = mulayer(view, cpu, gpu, split, always_split)
-    spec = {view.names[i]: {view.eps[h]: frac, view.eps[o]: 1.0 - frac}
-            for i, (h, o, frac) in splits.items()}
-    placement = view.problem.placement([int(d) for d in home], splits=spec, sequential=True)
-    return placement, estimate, len(splits)
-

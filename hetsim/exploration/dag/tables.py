@@ -1,11 +1,13 @@
-"""What DAG schedulers read and how they try a placement: HOPE's cl and C tables, super-ops, and
-an incremental replay of a plan with the engine's exact semantics.
+"""What DAG schedulers read and how they try a plan: the cost tables of a placement problem, an
+incremental replay of a plan with the engine's exact semantics, and the plan a scheduler returns.
 
-:class:`SchedView` is a :class:`~hetsim.exploration.placement.PlacementProblem` seen as HOPE's
-system model (digest §1): ops in the workload's topological order, ``cl[i][d]`` (inf where EP d
-cannot run op i), and ``C(i, a, d)``, the time to move op i's output tensor from EP a to EP d, as
+:class:`SchedView` is a :class:`~hetsim.exploration.placement.PlacementProblem` seen as a
+scheduling instance (HOPE's system model, docs/papers/hope.md): ops in the workload's topological
+order with their predecessors and successors, ``cl[i][d]`` (the time of op i on EP d; inf where d
+cannot run it), and ``C(i, a, d)``, the time to move op i's output tensor from EP a to EP d, as
 the DAG engine prices it (:func:`hetsim.sim.tasks.build_tasks`: a measured copy, else the cost
-model's ``transfer_time``; nothing for an empty tensor or on one EP).
+model's ``transfer_time``; nothing for an empty tensor or on one EP). :meth:`SchedView.of_graph`
+builds the same tables from a networkx DAG whose nodes carry their times, without a platform.
 
 :class:`PlanState` appends ops to the EPs' queues one at a time and computes each op's start and
 finish exactly as the engine's closed form (:func:`hetsim.sim.tasks.list_schedule`) will when it
@@ -14,21 +16,33 @@ its transfer on the consumer's lane (``comm="consumer"``), on a copy lane (``"co
 (``"free"``), one op at a time for a ``sequential`` plan. A scheduler that scores its choices with
 it predicts the engine's latency of its plan to the last bit (a tested property). Trials are undone
 through a journal (:meth:`PlanState.mark`, :meth:`PlanState.rollback`).
+
+A scheduler is a function ``f(view, **params) -> Plan`` (saga's ``schedule(network, task_graph)``,
+on hetsim's tables); :class:`~hetsim.exploration.dag.explorer.DagScheduler` makes it an explorer.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
+import networkx as nx
 import numpy as np
 
 from hetsim.errors import HetsimError
 
+#: How a transfer occupies the EPs (:class:`hetsim.evaluation.DagOptions`).
+COMMS = ("consumer", "copy", "free")
+
 
 class SchedView:
-    """HOPE's tables for one placement problem (module docstring)."""
+    """The tables of one placement problem (module docstring): ``names``, ``preds``, ``succs``
+    (indices, predecessors in the graph's order: the order in which the engine fetches inputs),
+    ``eps``, ``accelerator`` (per EP), ``cl`` (ops x EPs, s), ``capable`` (per op, the EPs that can
+    run it), ``C(i, a, d)``, the engine's ``comm`` and ``caching``; ``problem`` (None for a view
+    built from a graph) and ``name`` (what error messages call it)."""
 
     def __init__(self, problem) -> None:
         if getattr(problem, "kind", None) != "placement":
@@ -38,21 +52,14 @@ class SchedView:
             raise HetsimError(f"{problem.name}: DagOptions(serial=True) runs every task on one lane in the "
                               "workload's order, whatever the plan says: there is nothing to schedule "
                               "(use serial=False)")
-        self.problem = problem
-        self.comm, self.caching = dag.comm, dag.caching
         w = problem.workload
-        self.names: list[str] = list(problem.ops)
-        self.index = {n: i for i, n in enumerate(self.names)}
         g = w.graph
-        # Predecessors in the graph's order: the order in which the engine fetches inputs.
-        self.preds: list[list[int]] = [[self.index[p] for p in g.predecessors(n)] for n in self.names]
-        self.succs: list[list[int]] = [[self.index[s] for s in g.successors(n)] for n in self.names]
-        self.eps: list[str] = list(problem.eps)
-        self.D = len(self.eps)
-        self.cl: np.ndarray = np.asarray(problem.op_times(), dtype=float)
-        self.cl_list: list[list[float]] = self.cl.tolist()
-        self.capable: list[list[int]] = [[d for d in range(self.D) if math.isfinite(self.cl_list[i][d])]
-                                         for i in range(len(self.names))]
+        names: list[str] = list(problem.ops)
+        index = {n: i for i, n in enumerate(names)}
+        self._setup(names, [[index[p] for p in g.predecessors(n)] for n in names],
+                    [[index[s] for s in g.successors(n)] for n in names], list(problem.eps),
+                    [bool(ep.accelerator) for ep in problem.ep_objects],
+                    np.asarray(problem.op_times(), dtype=float), dag.comm, dag.caching, problem.name, problem)
         for i, devs in enumerate(self.capable):
             if not devs:
                 op = w.op(self.names[i])
@@ -60,13 +67,84 @@ class SchedView:
                                   f"EPs {', '.join(self.eps)}; add an EP that supports it")
         self._comm = self._comm_tables()
 
+    def _setup(self, names, preds, succs, eps, accelerator, cl, comm, caching, name, problem) -> None:
+        self.problem = problem
+        self.name: str = name
+        self.comm, self.caching = comm, caching
+        self.names: list[str] = names
+        self.index = {n: i for i, n in enumerate(names)}
+        self.preds: list[list[int]] = preds
+        self.succs: list[list[int]] = succs
+        self.eps: list[str] = eps
+        self.accelerator: list[bool] = accelerator
+        self.D = len(eps)
+        self.cl: np.ndarray = cl
+        self.cl_list: list[list[float]] = cl.tolist()
+        self.capable: list[list[int]] = [[d for d in range(self.D) if math.isfinite(self.cl_list[i][d])]
+                                         for i in range(len(names))]
+
+    @classmethod
+    def of_graph(cls, graph: nx.DiGraph, eps: Sequence[str], accelerators: Sequence[str] = (),
+                 comm: str = "consumer", caching: bool = True, name: str = "graph") -> SchedView:
+        """The tables of a networkx DAG (saga's task graph, hetsim's tables): node attribute
+        ``time_s``, a mapping EP -> seconds (an EP it lacks, or inf, cannot run the op), and
+        optionally ``transfer_s``, the time to move the node's output between two distinct EPs:
+        one number for every pair, or a mapping (src EP, dst EP) -> seconds (missing pairs: 0).
+        Ops are numbered in the graph's node order if it is topological, else in networkx's
+        topological order. ``accelerators`` names the EPs that ``"gpu"`` stands for."""
+        if comm not in COMMS:
+            raise HetsimError(f"{name}: comm={comm!r}; allowed: {', '.join(COMMS)}")
+        if not nx.is_directed_acyclic_graph(graph):
+            raise HetsimError(f"{name}: the task graph has a cycle")
+        nodes: list[Hashable] = list(graph.nodes)
+        pos = {v: i for i, v in enumerate(nodes)}
+        if any(pos[u] > pos[v] for u, v in graph.edges):
+            nodes = list(nx.topological_sort(graph))
+            pos = {v: i for i, v in enumerate(nodes)}
+        eps = [str(e) for e in eps]
+        if not eps or len(set(eps)) != len(eps):
+            raise HetsimError(f"{name}: eps={list(eps)}; allowed: distinct EP names, at least one")
+        cl = np.full((len(nodes), len(eps)), math.inf)
+        for i, v in enumerate(nodes):
+            times = graph.nodes[v].get("time_s")
+            if not isinstance(times, Mapping):
+                raise HetsimError(f"{name}: node {v!r} needs a time_s attribute, a mapping EP -> seconds")
+            for d, e in enumerate(eps):
+                t = float(times.get(e, math.inf))
+                if not t >= 0:
+                    raise HetsimError(f"{name}: node {v!r}: time_s[{e!r}]={t}; allowed: a time >= 0 (s) or inf")
+                cl[i, d] = t
+        view = cls.__new__(cls)
+        view._setup([str(v) for v in nodes], [[pos[p] for p in graph.predecessors(v)] for v in nodes],
+                    [[pos[s] for s in graph.successors(v)] for v in nodes], eps,
+                    [e in set(accelerators) for e in eps], cl, comm, bool(caching), name, None)
+        for i, devs in enumerate(view.capable):
+            if not devs:
+                raise HetsimError(f"{name}: node {nodes[i]!r} can run on none of the EPs {', '.join(eps)}")
+        view._comm = [view._graph_comm(graph.nodes[v].get("transfer_s", 0.0), v) if view.succs[i] else None
+                      for i, v in enumerate(nodes)]
+        return view
+
+    def _graph_comm(self, spec: Any, node) -> list[list[float]]:
+        D = self.D
+        table = [[0.0] * D for _ in range(D)]
+        for a in range(D):
+            for d in range(D):
+                if a == d:
+                    continue
+                t = float(spec.get((self.eps[a], self.eps[d]), 0.0)) if isinstance(spec, Mapping) else float(spec)
+                if not (t >= 0 and math.isfinite(t)):
+                    raise HetsimError(f"{self.name}: node {node!r}: transfer_s={t}; allowed: a finite time >= 0 (s)")
+                table[a][d] = t
+        return table
+
     @property
     def n(self) -> int:
         return len(self.names)
 
     def _comm_tables(self) -> list[list[list[float]] | None]:
         """C[i][a][d] for every op whose output some other op reads (None for sinks), memoised by
-        tensor size: HOPE benchmarks each distinct shape once (digest §5.2)."""
+        tensor size (one price per size, as HOPE benchmarks each distinct shape once)."""
         p = self.problem
         cost, eps = p.cost, p.ep_objects
         memo: dict[float, list[list[float]]] = {}
@@ -101,14 +179,34 @@ class SchedView:
         table = self._comm[i]
         return table if table is not None else [[0.0] * self.D for _ in range(self.D)]
 
-    def placement(self, dev: Sequence[int], order: Sequence[Sequence[int]] | None = None,
-                  sequential: bool = False):
-        """The :class:`~hetsim.mapping.Placement` of a plan: EP index per op, and each EP's ops in
-        execution order (indices)."""
-        plan = None
-        if order is not None:
-            plan = {self.eps[d]: [self.names[i] for i in ops] for d, ops in enumerate(order) if ops}
-        return self.problem.placement([int(d) for d in dev], order=plan, sequential=sequential)
+    def ep_index(self, spec: str, owner: str, param: str) -> int:
+        """An EP named by ``spec``: ``"cpu"`` the first that is not an accelerator (a CPU cluster),
+        ``"gpu"`` the first accelerator, else an EP name."""
+        if spec in ("cpu", "gpu"):
+            want = spec == "gpu"
+            for d, accelerator in enumerate(self.accelerator):
+                if accelerator == want:
+                    return d
+            kind = "accelerator" if want else "CPU cluster"
+            raise HetsimError(f"{self.name}: the problem's EPs ({', '.join(self.eps)}) include no {kind}")
+        if spec not in self.eps:
+            raise HetsimError(f"{owner}: {param}={spec!r}; allowed: 'cpu', 'gpu' or one of the problem's EPs "
+                              f"({', '.join(self.eps)})")
+        return self.eps.index(spec)
+
+    def placement(self, plan: Plan):
+        """The :class:`~hetsim.mapping.Placement` of a plan (of this view's problem)."""
+        if self.problem is None:
+            raise HetsimError(f"{self.name}: a view built from a graph has no problem to place a plan on")
+        order = None
+        if plan.order is not None:
+            order = {self.eps[d]: [self.names[i] for i in ops] for d, ops in enumerate(plan.order) if ops}
+        splits = None
+        if plan.splits:
+            splits = {self.names[i]: {self.eps[h]: frac, self.eps[o]: 1.0 - frac}
+                      for i, (h, o, frac) in plan.splits.items()}
+        return self.problem.placement([int(d) for d in plan.dev], order=order, splits=splits,
+                                      sequential=plan.sequential)
 
 
 @dataclass
@@ -235,11 +333,12 @@ class PlanState:
         return max(placed, default=0.0)
 
 
-# -- super-ops (HOPE §3.2) ----------------------------------------------------------------------------
+# -- super-ops -------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Groups:
-    """Ops merged into super-ops: ``members[g]`` (topological order, the root first), ``of[i]`` the
-    super-op of op i, and the super-op graph (``preds``, ``succs``), in the order of the roots."""
+    """Ops clustered into super-ops (HOPE's node merging builds them): ``members[g]`` (topological
+    order, the root first), ``of[i]`` the super-op of op i, and the super-op graph (``preds``,
+    ``succs``), in the order of the roots."""
 
     members: list[list[int]]
     of: list[int]
@@ -251,47 +350,6 @@ class Groups:
         return len(self.members)
 
 
-def merge_short_ops(view: SchedView, threshold_s: float | None) -> Groups:
-    """HOPE's node merging (§3.2, digest §4.4): an op that is *short* (its time on the fastest EP
-    that can run it is below ``threshold_s``) and has exactly one predecessor joins its
-    predecessor's super-op, provided some EP can run the whole super-op. ``None`` merges nothing.
-
-    Every member but the root has its one predecessor inside the super-op, so every edge entering
-    a super-op enters at its root and the super-op graph stays acyclic."""
-    n = view.n
-    of = list(range(n))
-    members: dict[int, list[int]] = {i: [i] for i in range(n)}
-    capable = [set(c) for c in view.capable]
-    group_cap = {i: set(capable[i]) for i in range(n)}
-    if threshold_s is not None:
-        for i in range(n):
-            preds = view.preds[i]
-            if len(preds) != 1:
-                continue
-            if min(view.cl_list[i][d] for d in view.capable[i]) >= threshold_s:
-                continue
-            g = of[preds[0]]
-            common = group_cap[g] & capable[i]
-            if not common:
-                continue
-            members[g].append(i)
-            del members[i]
-            group_cap[g] = common
-            of[i] = g
-    roots = sorted(members)
-    gid = {r: k for k, r in enumerate(roots)}
-    of_g = [gid[of[i]] for i in range(n)]
-    preds_g: list[list[int]] = [[] for _ in roots]
-    succs_g: list[list[int]] = [[] for _ in roots]
-    for i in range(n):
-        for s in view.succs[i]:
-            a, b = of_g[i], of_g[s]
-            if a != b and b not in succs_g[a]:
-                succs_g[a].append(b)
-                preds_g[b].append(a)
-    return Groups([members[r] for r in roots], of_g, preds_g, succs_g)
-
-
 def group_times(view: SchedView, groups: Groups) -> np.ndarray:
     """cl of every super-op on every EP: the sum of its members' (inf where one cannot run)."""
     return np.array([view.cl[m].sum(axis=0) for m in groups.members]).reshape(groups.n, view.D)
@@ -299,17 +357,20 @@ def group_times(view: SchedView, groups: Groups) -> np.ndarray:
 
 @dataclass
 class Plan:
-    """A scheduler's output: the EP of every op, each EP's ops in execution order, whether the ops
-    run one at a time, the makespan the scheduler predicts (None: it has no model of it) and what
-    else it reports (``info``)."""
+    """A scheduler's output: the EP of every op, each EP's ops in execution order (None: the
+    workload's order), whether the ops run one at a time, the makespan the scheduler predicts
+    (None: it has no model of it) and what else it reports (``info``)."""
 
     dev: list[int]
-    order: list[list[int]]
+    order: list[list[int]] | None
     sequential: bool = False
     predicted_s: float | None = None
     info: dict = field(default_factory=dict)
     #: Every op's start when the engine runs the plan (None: the scheduler does not know).
     start_s: list[float] | None = None
+    #: Ops divided by channel over two EPs: op -> (home EP, other EP, home's fraction); the
+    #: slices are gathered on the home EP (``dev``).
+    splits: dict[int, tuple[int, int, float]] | None = None
 
     @classmethod
     def of(cls, state: PlanState, **info) -> Plan:

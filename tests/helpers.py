@@ -148,7 +148,7 @@ def random_placement_problem(seed: int, n: int, comm: str = "consumer", caching:
 def check_schedule(prob, placement) -> float:
     """Validate a plan the way saga does (every op placed once, on an EP that can run it,
     precedence kept, one task at a time per lane) and return its closed-form latency."""
-    from hetsim.sim.tasks import build_tasks, list_schedule
+    from hetsim.tasks import build_tasks, list_schedule
 
     tg = build_tasks(prob.platform, prob.workload, placement, prob.cost, comm=prob.dag.comm,
                      caching=prob.dag.caching)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from helpers import assert_one_line_error, chain_workload, two_cluster_platform
 
-from hetsim.analytic import stage_costs, steady_energy_per_frame
+from hetsim.analytic import steady_energy_per_frame
 from hetsim.cost import RooflineCostModel
 from hetsim.errors import HetsimError
 from hetsim.evaluation import evaluate
@@ -26,6 +26,7 @@ from hetsim.exploration import (
 from hetsim.exploration.moo import decode, pareto_front
 from hetsim.exploration.space import cap_depths, default_eps
 from hetsim.platform import load_platform
+from hetsim.tasks import stage_costs
 from hetsim.workload import load_workload
 
 

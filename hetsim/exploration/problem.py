@@ -27,7 +27,7 @@ from typing import Literal
 
 import numpy as np
 
-from hetsim.analytic import stage_costs, stage_peak_memory, steady_energy_per_frame
+from hetsim.analytic import steady_energy_per_frame
 from hetsim.bounds import NOISE_SIGMA
 from hetsim.cost import CostModel, DvfsState, RooflineCostModel
 from hetsim.errors import HetsimError
@@ -35,6 +35,7 @@ from hetsim.exploration._checks import check_choice as _choice
 from hetsim.exploration._checks import check_number as _number
 from hetsim.mapping import Pipeline, pipeline_from_split, validate_pipeline
 from hetsim.sim.noise import lognormal_factors, trial_seed
+from hetsim.tasks import stage_costs, stage_peak_memory
 from hetsim.workload.splits import count_compositions, count_eq4_with_dups
 
 #: Refuse to enumerate design spaces larger than this unless ``force=True``.

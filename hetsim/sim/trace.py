@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from hetsim.sim.dag import DagRun
-from hetsim.sim.pipeline import PipelineRun
+from hetsim.sim.runs import DagRun, PipelineRun
 from hetsim.validation import atomic_write
 
 

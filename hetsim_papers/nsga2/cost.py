@@ -182,7 +182,7 @@ def device_metrics(cost: NcnnCostModel, workload, tg, run, state: DvfsState | No
     * ``busy_s``: its compute and communication time per inference.
 
     Only devices the mapping uses appear."""
-    from hetsim.sim.tasks import ep_peak_memory
+    from hetsim.tasks import ep_peak_memory
 
     frames = len(run.done)
     first = min(max(int(skip_frames), 0), frames - 1)

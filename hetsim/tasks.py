@@ -1,5 +1,18 @@
-"""The task graph of a DAG mapping: what the one DAG engine runs, in closed form or in SimPy.
+"""What a mapping asks of the platform, read by both engines: a pipeline's stage costs and a DAG
+mapping's task graph. The closed form (:mod:`hetsim.analytic`) and the SimPy engine
+(:mod:`hetsim.sim`) price a mapping from here and nowhere else, so that without contention they
+agree exactly.
 
+Pipelines
+---------
+Stage i of a pipeline costs, per frame, the sum of its layers' times on its EP (``compute_s``) plus
+the transfer of every tensor that crosses the cut after it (``transfer_s``; the sender pays it):
+:func:`stage_costs`. :func:`stage_demands` gives the same work as the fluid demands the DES puts on
+a shared memory (one per stage, or one per op), :func:`stage_peak_memory` and
+:func:`pipeline_link_bytes` what a stage holds and what the links carry.
+
+DAG mappings
+------------
 A placement (or a plan, or a split) expands into *tasks* of one frame:
 
 * a **compute** task per op (per share, for a split op, plus the gather of its slices);
@@ -50,9 +63,11 @@ from typing import Literal
 import networkx as nx
 import numpy as np
 
-from hetsim.cost import CostModel, Demand, DvfsState
+from hetsim.collector import gc_paused
+from hetsim.cost import ZERO, CostModel, Demand, DvfsState
 from hetsim.errors import HetsimError
-from hetsim.mapping import Placement, Share
+from hetsim.mapping import Pipeline, Placement, Share
+from hetsim.metrics import add_bytes
 from hetsim.platform import ExecutionPlace, Route
 
 Comm = Literal["free", "consumer", "copy", "mpi"]
@@ -62,6 +77,57 @@ RESIDENCIES = ("ep", "memory")
 #: The lane of copies with ``serial=True, overlap=True``.
 DMA_LANE = "dma"
 
+
+# -- pipelines ----------------------------------------------------------------------------------
+def stage_costs(pipe: Pipeline, workload, cost: CostModel,
+                state: DvfsState | None = None) -> tuple[list[float], list[float]]:
+    """(compute_s, transfer_s) of every stage for one frame."""
+    compute, transfer = [], []
+    stages = pipe.stages
+    for i, s in enumerate(stages):
+        t = cost.layer_times(workload, s.ep, state)
+        compute.append(float(t[s.first - 1:s.last].sum()))
+        if i + 1 < len(stages):
+            transfer.append(cost.transfer_time(workload.cut_bytes(s.last), s.ep, stages[i + 1].ep))
+        else:
+            transfer.append(0.0)
+    return compute, transfer
+
+
+def stage_demands(pipe: Pipeline, workload, cost: CostModel, state: DvfsState | None = None,
+                  per_op: bool = False) -> list[list[Demand]]:
+    """The fluid work of each stage execution on its EP's memory: one demand, the stage's layers
+    summed (``per_op=False``), or one per op in turn (``per_op=True``: a memory-bound op is not
+    averaged with compute-bound ones)."""
+    if per_op:
+        return [[cost.op_demand(op, s.ep, state) for layer in workload.layers[s.first - 1:s.last]
+                 for op in layer.ops] for s in pipe.stages]
+    return [[sum(cost.layer_demands(workload, s.ep, state)[s.first - 1:s.last], ZERO)]
+            for s in pipe.stages]
+
+
+def stage_peak_memory(pipe: Pipeline, workload, buffer_frames: int = 1) -> list[float]:
+    """Weights of the stage's layers + its largest op working set (inputs, outputs, im2col) + the
+    input buffer of ``buffer_frames`` frames."""
+    out = []
+    for s in pipe.stages:
+        layers = workload.layers[s.first - 1:s.last]
+        weights = sum(layer.weight_bytes for layer in layers)
+        work = max(op.input_bytes + op.output_bytes + op.im2col_bytes for layer in layers for op in layer.ops)
+        inbuf = workload.cut_bytes(s.first - 1) * buffer_frames if s.first > 1 else 0
+        out.append(float(weights + work + inbuf))
+    return out
+
+
+def pipeline_link_bytes(platform, workload, pipe: Pipeline, frames: int) -> dict[str, float]:
+    """Bytes each link carries over ``frames`` frames: every cut's tensors over its route."""
+    out: dict[str, float] = {}
+    for i, s in enumerate(pipe.stages[:-1]):
+        add_bytes(out, platform.route(s.ep, pipe.stages[i + 1].ep).links, workload.cut_bytes(s.last) * frames)
+    return out
+
+
+# -- DAG mappings: the task graph -----------------------------------------------------------------
 
 @dataclass
 class Task:
@@ -135,13 +201,14 @@ def build_tasks(platform, workload, placement: Placement, cost: CostModel,
     # fetched before the first of its consumers there.
     op_order = _op_order(workload, placement, serial)
     cost.bind(workload)   # models whose op costs depend on the network (gemm2's cache reuse)
-    for op in (workload.op(name) for name in op_order):
-        shares = placement.splits.get(op.name)
-        if shares is None:
-            b.whole_op(op)
-        else:
-            b.split_op(op, shares)
-    return b.task_graph(op_order, serial, overlap)
+    with gc_paused():
+        for op in (workload.op(name) for name in op_order):
+            shares = placement.splits.get(op.name)
+            if shares is None:
+                b.whole_op(op)
+            else:
+                b.split_op(op, shares)
+        return b.task_graph(op_order, serial, overlap)
 
 
 class _TaskBuilder:

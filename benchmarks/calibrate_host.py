@@ -139,15 +139,15 @@ def analyse(out: Path, statistic: str = "median", mechanisms: str = "auto", cost
         if len(files) < 2:
             continue
         raw = pd.concat([pd.read_csv(f, dtype={"mapping": str, "ep": str}) for f in files], ignore_index=True)
-        fit_rows = normalise(single_stage(raw, statistic), f"{rd}")
-        everything = normalise(raw.drop(columns=["time_p20_s"]) if statistic == "median" else
-                               raw.assign(time_s=raw.time_s.where(raw.layer.isna(), raw.time_p20_s)), f"{rd}")
+        one = single_stage(raw, statistic)
+        fit_rows = normalise(one, f"{rd}")
         nets = sorted(set(fit_rows.network))
         for h in crossvalidate(facts, fit_rows, [[n] for n in nets], mechanisms=mechanisms, cost=cost, workloads={}):
-            # the held-out network's every measured mapping (C1, C2, the pipelines) and its one-stage layers
-            own = everything[everything.network == h.network]
-            own = own[(own.kind != "layer") | own.source.isin(fit_rows.source)]
-            full = Holdout(h.network, h.fit, predict_table(h.fit, own, {}))
+            # the held-out network: its one-stage layers and every measured mapping (C1, C2, the pipelines)
+            own = pd.concat([one[one.network == h.network],
+                             raw[(raw.network == h.network) & raw.layer.isna()
+                                 & raw.run_mapping.str.contains("|", regex=False)]], ignore_index=True)
+            full = Holdout(h.network, h.fit, predict_table(h.fit, normalise(own, f"{rd} {h.network}"), {}))
             per_run.append({"run": rd.name, **full.scores(),
                             "mechanisms": ",".join(h.fit.mechanisms),
                             "load_1min": float(np.nanmedian(raw[raw.network == h.network].load_1min)),

@@ -105,7 +105,8 @@ def _scored(problem: PipelineProblem, scorer: SplitScorer, k: int, orders, split
         mask = problem.incapable_mask(bounds, o)   # infeasible configurations: 0 f/s
         if mask is not None:
             t[mask] = math.inf
-    throughput = [1.0 / t.max(axis=1) for t in stage_times]
+    throughput = [1.0 / (np.maximum(t.max(axis=1), scorer.own_input) if scorer.own_input else t.max(axis=1))
+                  for t in stage_times]   # an input stage of its own bounds the period too
     m = problem.measurement
     frames = m.frames
     splits = [tuple(int(x) for x in np.diff(b)) for b in bounds]

@@ -4,6 +4,7 @@ pipelines (hetsim_host's executor: numpy forward passes, one pinned OS process p
 
     python benchmarks/calibrate_host.py measure --runs 3 --out results/calibrate-host
     python benchmarks/calibrate_host.py analyse results/calibrate-host      # the tables of docs/calibrate.md
+    python benchmarks/calibrate_host.py convert docs/validation/fidelity-2026-11-24* --out DIR   # saved quiet runs
 
 ``measure``: the hardware facts of this machine (hetsim_host.microbench.machine_info: ISA peak,
 nominal clock, CPUs; one STREAM-like read for the memory bandwidth) into ``host-facts.yaml``, no
@@ -119,6 +120,27 @@ def measure(out: Path, runs: int, networks, repeats: int, frames: int, limit: fl
             (out / "log.jsonl").open("a").write(json.dumps(step) + "\n")
 
 
+def convert(sources: list[Path], out: Path) -> None:
+    """Saved ``validate host`` runs (``<set>/run<k>/<net>/report.json``, the quiet runs of issue 14's
+    harness, docs/validation/fidelity-*) as tidy tables ``out/run<j>/<net>.csv``, one run per
+    source run directory, in order."""
+    from hetsim_host.validate import tidy_rows
+
+    j = 0
+    for src in sources:
+        for rd in sorted(p for p in src.glob("run*") if p.is_dir()):
+            reports = sorted(rd.glob("*/report.json"))
+            if not reports:
+                continue
+            j += 1
+            dest = out / f"run{j}"
+            dest.mkdir(parents=True, exist_ok=True)
+            for rep in reports:
+                d = json.loads(rep.read_text())
+                pd.DataFrame(tidy_rows(d)).to_csv(dest / f"{d['workload']}.csv", index=False, float_format="%.9g")
+            (dest / "SOURCE").write_text(f"{rd}\n")
+
+
 def single_stage(df: pd.DataFrame, statistic: str) -> pd.DataFrame:
     """The rows a fit sees: the layers of the one-stage runs (C1, C2) and the whole networks."""
     one = df[~df.run_mapping.str.contains("|", regex=False)].copy()
@@ -178,6 +200,9 @@ def main() -> None:
     m.add_argument("--frames", type=int, default=30)
     m.add_argument("--limit", type=float, default=0.3, help="wait until others use less than this CPU share")
     m.add_argument("--wait", type=float, default=900, help="... for at most this many seconds, then measure anyway")
+    c = sub.add_parser("convert")
+    c.add_argument("sources", type=Path, nargs="+")
+    c.add_argument("--out", type=Path, required=True)
     a = sub.add_parser("analyse")
     a.add_argument("out", type=Path)
     a.add_argument("--statistic", choices=["median", "p20"], default="median")
@@ -186,6 +211,8 @@ def main() -> None:
     args = ap.parse_args()
     if args.cmd == "measure":
         measure(args.out, args.runs, args.networks.split(","), args.repeats, args.frames, args.limit, args.wait)
+    elif args.cmd == "convert":
+        convert(args.sources, args.out)
     else:
         print(analyse(args.out, args.statistic, args.mechanisms, args.cost))
 

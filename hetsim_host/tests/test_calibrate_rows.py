@@ -16,11 +16,13 @@ def test_host_reports_become_tidy_rows():
 
     def result(mapping, fps, layers):
         return MappingResult(mapping, fps, [fps], fps, [[0]], layers, layers, "|" not in mapping,
-                             load=[1.0], other_cpu=[0.1], layer_measured_p20_s=[x * 0.9 for x in layers])
+                             load=[1.0], other_cpu=[0.1], layer_measured_p20_s=[x * 0.9 for x in layers],
+                             by_cost={"roofline": {"simulated_fps": fps, "layer_simulated_s": layers}})
 
     r = Report("host", "alexnet", 1.0, 30, 3, [f"l{i}" for i in range(11)],
                [result("C1:1-11", 10.0, [0.01] * 11), result("C1:1-4|C1:5-11", 15.0, [0.011] * 11)])
     t = normalise(pd.DataFrame(tidy_rows(r)), "tidy")
+    assert tidy_rows(r.to_dict()) == tidy_rows(r)     # a saved report.json gives the same rows
     assert list(t.kind.value_counts().sort_index().items()) == [("layer", 22), ("network", 1), ("pipeline", 1)]
     later = t[(t.kind == "layer") & (t.stage == 2)]
     assert len(later) == 7 and set(later.layer) == {str(i) for i in range(5, 12)}

@@ -38,32 +38,44 @@ NETWORKS = ("alexnet", "googlenet", "mobilenet", "resnet50", "squeezenet")
 CUTS = (0.2, 0.35, 0.5, 0.65, 0.8)
 
 
-def facts_yaml(out: Path) -> Path:
-    """This machine's hardware facts as a platform without fitted parameters."""
+def facts_yaml(out: Path, saved: Path | None = None) -> Path:
+    """This machine's hardware facts as a platform without fitted parameters. The bandwidths are
+    measured now, or read from ``saved`` (a saved run's host.yaml: its [measured] hardware facts; its
+    fitted cost-model terms are left out)."""
     from hetsim_host.microbench import BenchPlan, bench_stream, cpus, machine_info
 
     info = machine_info()
-    rows = bench_stream(BenchPlan(stream_reps=5), cpus(), lambda *a: None)   # 256 MB per CPU: past the caches
-    one = [r["bytes"] / r["time_s"] / 1e9 for r in rows if r["cores"] == 1]
-    every = [r["bytes"] / r["time_s"] / 1e9 for r in rows if r["cores"] == len(cpus())]
-    per_core = float(np.median(one))
-    total = float(np.sum(every)) if len(cpus()) > 1 else per_core
+    if saved is None:
+        rows = bench_stream(BenchPlan(stream_reps=5), cpus(), lambda *a: None)   # 256 MB per CPU: past the caches
+        one = [r["bytes"] / r["time_s"] / 1e9 for r in rows if r["cores"] == 1]
+        every = [r["bytes"] / r["time_s"] / 1e9 for r in rows if r["cores"] == len(cpus())]
+        per_core = float(np.median(one))
+        total = float(np.sum(every)) if len(cpus()) > 1 else per_core
+        n_cpus, source = len(cpus()), "STREAM-like read"
+    else:
+        import yaml
+
+        d = yaml.safe_load(saved.read_text())
+        total = float(d["memories"][0]["bandwidth_GBps"])
+        per_core = float(d["core_types"][0]["bandwidth_GBps_per_core"])
+        n_cpus = int(d["clusters"][0]["cores"])
+        source = f"STREAM-like read, from {saved}"
     text = f"""# This machine's hardware facts, no cost-model parameter: the input of `hetsim calibrate platform`
 # (benchmarks/calibrate_host.py). {info['model']}, {info['isa']}.
 schema: 2
 name: host-facts
-description: "{info['model']}, {len(cpus())} CPUs: hardware facts only (the cost models' defaults)"
+description: "{info['model']}, {n_cpus} CPUs: hardware facts only (the cost models' defaults)"
 memories:
   - name: dram
-    bandwidth_GBps: {total:.3f}  # [measured] STREAM-like read on all CPUs at once, summed
+    bandwidth_GBps: {total:.3f}  # [measured] {source} on all CPUs at once, summed
 core_types:
   - name: cpu
     macs_per_cycle: {info['macs_per_cycle']}  # [ext] {info['isa']}
-    bandwidth_GBps_per_core: {per_core:.3f}  # [measured] STREAM-like read on 1 CPU
+    bandwidth_GBps_per_core: {per_core:.3f}  # [measured] {source} on 1 CPU
     dvfs:
       - {{name: nominal, freq_MHz: {round(info['nominal_MHz'])}}}  # [measured] /proc/cpuinfo
 clusters:
-  - {{name: host, symbol: C, core_type: cpu, cores: {len(cpus())}, memory: dram}}
+  - {{name: host, symbol: C, core_type: cpu, cores: {n_cpus}, memory: dram}}
 provenance:
   cost_parameters: datasheet
   source: "hardware facts of this machine; no cost-model parameter fitted"
@@ -139,6 +151,8 @@ def convert(sources: list[Path], out: Path) -> None:
                 d = json.loads(rep.read_text())
                 pd.DataFrame(tidy_rows(d)).to_csv(dest / f"{d['workload']}.csv", index=False, float_format="%.9g")
             (dest / "SOURCE").write_text(f"{rd}\n")
+            if not (out / "host-facts.yaml").exists() and (rd / "host.yaml").exists():
+                facts_yaml(out, saved=rd / "host.yaml")
 
 
 def single_stage(df: pd.DataFrame, statistic: str) -> pd.DataFrame:

@@ -2,13 +2,14 @@
 #   make demo   - create .venv, install hetsim, simulate Pipe-it's ResNet50 pipeline on hikey970
 #   make test   - create .venv, install the dev extras and the example plugin, run the test suite
 #   make test-core - the core's tests (not slow) with every plugin left out: no paper is needed
-#   make fuzz   - 12,000 fuzzed inputs through the CLI: outcomes by class (docs/robustness.md)
+#   make fuzz   - 24,000 fuzzed inputs through the CLI: outcomes by class (docs/robustness.md)
 #   make check  - the test suite, ruff (make lint) and mypy (make types): what CI runs
+#   make notebooks - re-run every notebook (the tour, each paper's) and keep its outputs
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test test-core fuzz lint types check bench clean
+.PHONY: demo test test-core fuzz lint types check bench notebooks clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -53,6 +54,11 @@ check: test lint types
 
 bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/run.py
+
+# The notebooks are committed with their outputs; the tests check they are current
+# (hetsim/notebooks.py; `python -m hetsim.notebooks --check` re-executes and compares).
+notebooks: $(VENV)/.installed-dev
+	$(BIN)/python -m hetsim.notebooks
 
 clean:
 	rm -rf $(VENV) results .pytest_cache .hypothesis

@@ -26,11 +26,13 @@ from helpers import CLI_ENV  # noqa: E402
 
 def _import_the_cli_without_a_terminal() -> None:
     """rich picks a Console's colour system when the Console is built, and
-    hetsim/cli/_common.py builds its console at import: import it here, with stdout not a
+    hetsim/cli/_common.py builds its console on first use: build it here, with stdout not a
     terminal (as in CI and in the subprocess tests), or ``pytest -s`` in a terminal would put
     ANSI codes in every captured line."""
     with CliRunner().isolation(env=CLI_ENV):
-        import hetsim.cli  # noqa: F401
+        from hetsim.cli._common import console
+
+        console.is_terminal  # noqa: B018 - builds the console now, without a terminal
 
 
 _import_the_cli_without_a_terminal()

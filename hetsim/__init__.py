@@ -22,7 +22,6 @@ Everything a user can get wrong raises :class:`HetsimError` with one line. The c
 """
 
 from importlib import import_module
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING
 
 from hetsim.errors import HetsimError
@@ -61,6 +60,15 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str):
+    if name == "__version__":   # read from the installed metadata when asked (not at import)
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            value = version("hetsim")
+        except PackageNotFoundError:  # a source tree that is not installed
+            value = "0+unknown"
+        globals()[name] = value
+        return value
     module = _API.get(name)
     if module is None:
         raise AttributeError(f"module 'hetsim' has no attribute {name!r}")
@@ -68,11 +76,6 @@ def __getattr__(name: str):
     globals()[name] = value
     return value
 
-
-try:
-    __version__ = version("hetsim")
-except PackageNotFoundError:  # a source tree that is not installed
-    __version__ = "0+unknown"
 
 __all__ = [
     "DagOptions", "Exploration", "ExplorationRun", "HetsimError", "Measurement", "Metrics", "Pipeline",

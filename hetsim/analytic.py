@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hetsim.contention import FluidScorer, fluid_bound
 from hetsim.cost import CostModel, DvfsState
 from hetsim.errors import HetsimError
 from hetsim.mapping import Pipeline, Placement, pipeline_from_split
@@ -69,7 +70,10 @@ def periodic_schedule(times: Sequence[float], period_s: float, frames: int) -> t
 def evaluate_pipeline(platform, workload, pipe: Pipeline, cost: CostModel,
                       options: RunOptions | None = None) -> Metrics:
     """Pipe-it eq. 11: throughput = 1 / max(slowest stage, arrival interval); latency = the sum
-    of the stage times; the stream of ``frames`` frames ends after latency + (F - 1) periods."""
+    of the stage times; the stream of ``frames`` frames ends after latency + (F - 1) periods.
+    With ``options.contention`` the period is at least the fluid limit of the busiest shared
+    memory or link (:func:`hetsim.contention.fluid_bound`; ``bound_by`` names it when it binds),
+    which changes nothing while none saturates."""
     options = options or RunOptions(engine="analytic").resolve(pipe)
     frames = options.frames or 1
     compute, transfer = stage_costs(pipe, workload, cost, options.state)
@@ -78,6 +82,11 @@ def evaluate_pipeline(platform, workload, pipe: Pipeline, cost: CostModel,
     inp = input_stage(pipe, cost, options.state)
     own = inp.time_s if inp is not None and not inp.shared else 0.0   # a stage of its own before the first
     period = max(max(times), interval or 0.0, own)
+    bound_by = None
+    if options.contention:   # the fluid share of the shared memories and links (hetsim.contention)
+        fluid = fluid_bound(platform, workload, pipe, cost, options.state)
+        if fluid.fps > 0 and 1.0 / fluid.fps > period:
+            period, bound_by = 1.0 / fluid.fps, fluid.resource
     latency = sum(times) + own
     makespan = latency + (frames - 1) * period
     mem = stage_peak_memory(pipe, workload, options.buffer_frames or 1)
@@ -106,7 +115,7 @@ def evaluate_pipeline(platform, workload, pipe: Pipeline, cost: CostModel,
         stream_throughput_fps=per_second(frames, makespan),
         energy_J=energy_J(platform, units, makespan, link_bytes, options.state, coherent),
         bottleneck=int(np.argmax(times)), core_busy_s=by_place, coherent_s=coherent,
-        link_bytes=link_bytes, input_stage=input_metrics,
+        link_bytes=link_bytes, input_stage=input_metrics, contention=options.contention, bound_by=bound_by,
     )
 
 
@@ -235,9 +244,11 @@ class SplitScorer:
     """
 
     def __init__(self, platform, workload, cost: CostModel, eps: Sequence[ExecutionPlace],
-                 state: DvfsState | None = None):
+                 state: DvfsState | None = None, contention: bool = False):
         self.platform, self.workload, self.cost = platform, workload, cost
         self.eps = list(eps)
+        #: with contention, throughputs are capped at the fluid limit of the shared memories and links
+        self.fluid = FluidScorer(platform, workload, cost, self.eps, state) if contention else None
         self.T = cost.time_matrix(workload, self.eps, state)
         self.prefix = np.vstack([np.zeros((1, len(self.eps))), np.cumsum(self.T, axis=0)])
         self.cut_bytes = np.asarray(workload.cut_bytes_array(), dtype=float)
@@ -280,9 +291,24 @@ class SplitScorer:
         bounds = split_boundaries(self.workload.num_layers, k)
         out = np.empty((bounds.shape[0], len(orders)))
         for j, order in enumerate(orders):
-            slowest = self.stage_times(bounds, order).max(axis=1)
-            out[:, j] = 1.0 / (np.maximum(slowest, self.own_input) if self.own_input else slowest)
+            out[:, j] = self.throughput(bounds, order)
         return ScoredSplits(bounds, orders, self.eps, out)
+
+    def throughput(self, bounds: np.ndarray, order: Sequence[int], times: np.ndarray | None = None) -> np.ndarray:
+        """(splits,) throughput of every split in ``bounds`` with stage i on EP ``order[i]``: 1 / the
+        slowest stage or the input stage of its own (``times``: :meth:`stage_times`, if computed already), with contention capped
+        at the fluid limit of the shared memories and links (:mod:`hetsim.contention`)."""
+        times = self.stage_times(bounds, order) if times is None else times
+        slowest = times.max(axis=1)
+        if self.own_input:   # an input stage of its own bounds the period whatever the split
+            slowest = np.maximum(slowest, self.own_input)
+        with np.errstate(divide="ignore"):
+            fps = 1.0 / slowest
+        if self.fluid is not None:
+            bound = self.fluid.fps(bounds, order)
+            if bound is not None:
+                fps = np.minimum(fps, bound)
+        return fps
 
     def best_split(self, order: Sequence[int],
                    incapable: Sequence[np.ndarray | None] | None = None) -> tuple[tuple[int, ...], float]:
@@ -291,9 +317,14 @@ class SplitScorer:
         dynamic programming, f_s(b) = min_a max(f_(s-1)(a), t_s(a, b)), O(k M^2).
 
         t_s(a, b) is :meth:`stage_times`'s expression for layers a+1..b (the same float
-        operations), so the throughput equals the largest of :meth:`score` exactly.
+        operations), so the throughput equals the largest of :meth:`score` exactly (without
+        contention: the fluid limit of a shared memory sums over stages, which no min-max
+        recurrence follows; a scorer with contention refuses).
         ``incapable[s]``: prefix counts of the layers stage s's EP cannot run (None: it runs all);
         a stage holding one is excluded. Throughput 0 when no split is feasible."""
+        if self.fluid is not None:
+            raise HetsimError("best_split: the min-max recurrence has no contention; score the splits "
+                              "(SplitScorer.score) instead")
         o = [int(e) for e in order]
         k, M = len(o), self.workload.num_layers
         if not 1 <= k <= M:

@@ -220,8 +220,8 @@ def validate_pipeline(pipe: Pipeline, platform: Platform, workload, source: str 
             for layer in workload.layers[s.first - 1:s.last]:
                 for op in layer.ops:
                     if not cost.supports(op, s.ep):
-                        raise HetsimError(f"{source}: {s.ep.name} cannot run op {op.name} "
-                                          f"(kind {op.kind}) of layer {layer.index}")
+                        raise HetsimError(f"{source}: {s.ep.name} cannot run layer {layer.index} (op "
+                                          f"{op.name!r}, kind {op.kind}): {cost.why_not(op, s.ep)}")
 
 
 def make_placement(spec: Mapping[str, str], platform: Platform, workload, default: str | None = None,
@@ -290,7 +290,8 @@ def validate_placement(placement: Placement, platform: Platform, workload, sourc
             eps = [s.ep for s in placement.splits.get(op.name, ())] or [placement.ep_of[op.name]]
             for ep in eps:
                 if not cost.supports(op, ep):
-                    raise HetsimError(f"{source}: {ep.name} cannot run op {op.name} (kind {op.kind})")
+                    raise HetsimError(f"{source}: {ep.name} cannot run op {op.name} (kind {op.kind}): "
+                                      f"{cost.why_not(op, ep)}")
     if placement.order is not None:
         _check_order(placement, workload, source)
     if not serial:
@@ -360,7 +361,11 @@ class FileModel(BaseModel):
         if isinstance(data, dict):
             unknown = sorted(str(k) for k in data if k not in cls.model_fields)
             if unknown:
-                raise ValueError(f"unknown key {unknown[0]!r}; allowed: {', '.join(cls.model_fields)}")
+                from hetsim.keypaths import nearest
+
+                near = nearest(unknown[0], list(cls.model_fields))
+                hint = f" (did you mean {near!r}?)" if near else ""
+                raise ValueError(f"unknown key {unknown[0]!r}{hint}; allowed: {', '.join(cls.model_fields)}")
         return data
 
 
@@ -444,7 +449,9 @@ def _load_file(path: Path, platform: Platform, workload, cost) -> Mapping_:
     try:
         spec = MappingFile.model_validate(data)
     except ValidationError as e:
-        raise one_line(src, e) from None
+        from hetsim.keypaths import Describe
+
+        raise one_line(src, e, Describe(MappingFile, data)) from None
     if spec.placement is not None:
         return make_placement(spec.placement, platform, workload, spec.default, spec.order, spec.splits,
                               src, cost, bool(spec.sequential), spec.inputs)

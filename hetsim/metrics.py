@@ -63,6 +63,7 @@ class Metrics:
     #: Pipelines with an input stage (core_types[].input_stage): its EP and time per frame, layers
     #: (0, 0). On the first stage's EP it is part of that stage's time (its first part).
     input_stage: StageMetrics | None = None
+    bound_by: str | None = None            # analytic pipelines: the shared memory or link whose fluid limit set the throughput
 
     def to_dict(self) -> dict:
         d = asdict(self)

@@ -61,7 +61,8 @@ class RunOptions(BaseModel):
 
     ``engine``: ``analytic`` (closed forms) or ``des`` (SimPy). ``frames``: frames streamed
     (default 100 for a pipeline, 1 for a placement). ``contention``: memories and links slow the
-    flows that share them (des). ``source``/``interval_s``: frame arrivals of a pipeline
+    flows that share them (des; analytic pipelines: the fluid limit of the busiest shared memory
+    or link caps the throughput, :mod:`hetsim.contention`). ``source``/``interval_s``: frame arrivals of a pipeline
     (saturated, periodic, Poisson). ``buffer_frames``: frames each inter-stage queue of a pipeline
     holds (default 1). ``in_flight``: frames a placement may have inside the platform at once
     (default 1). ``noise_sigma``/``seed``: seeded multiplicative lognormal noise of mean 1 per
@@ -149,10 +150,10 @@ class RunOptions(BaseModel):
         if wrong is not None:
             refuse("source", f"{wrong}: give --interval (interval_s), the mean seconds between frames")
         if self.engine == "analytic":
-            for field in ("noise_sigma", "contention", "warmup_fraction", "flows"):
+            for field in ("noise_sigma", "warmup_fraction", "flows"):
                 if field in given and getattr(self, field) != RunOptions.model_fields[field].default:
                     refuse(field, "needs --engine des (the analytic engine is closed-form: no noise, "
-                           "no contention, no warm-up)")
+                           "no warm-up, no per-op flows)")
             if pipeline and self.source == "poisson":
                 refuse("source", "a Poisson source needs --engine des (the analytic engine has no "
                        "random arrivals)")

@@ -54,6 +54,9 @@ class ExplorerSpec:
     summary: str
     paper: str = ""                       # default: the plugin's title
     fixed: Mapping[str, Any] = field(default_factory=dict)
+    #: The optional dependency it needs, as hetsim's pip extra (``"saga"``): a sweep's ``all`` leaves
+    #: it out, so that what a sweep (the tournament) runs does not depend on what is installed.
+    extra: str = ""
 
 
 @dataclass(frozen=True)
@@ -165,6 +168,10 @@ CORE = Plugin(
         ExplorerSpec("HEFT", f"{_DAG}.heft:heft", "placement",
                      "upward-rank list scheduling with insertion-based earliest finish time",
                      paper="baseline (Topcuoglu et al., TPDS 2002)"),
+        ExplorerSpec("saga", f"{_DAG}.saga_schedulers:saga_schedule", "placement",
+                     "saga's list schedulers (scheduler=HEFT, CPOP, ETF, MinMin, ...) on a related-machines "
+                     "fit of the cost tables; needs pip install 'hetsim[saga]'",
+                     paper="saga (Coleman et al.: the anrg-saga package)", extra="saga"),
         ExplorerSpec("muLayer", f"{_DAG}.mulayer:mulayer", "placement",
                      "layer by layer, each compute op's channels split between CPU and GPU",
                      paper="baseline (HOPE Fig. 6: Kim et al., EuroSys 2019)"),
@@ -178,6 +185,7 @@ CORE = Plugin(
         CostModelSpec("gemm2", "hetsim.cost.gemm2:Gemm2CostModel",
                       "shape-, cache- and algorithm-aware op costs", fallback=True),
     ],
+    networks="hetsim.workload.generated:NETWORKS",
     order=0,
     package="hetsim",
     distribution="hetsim",
@@ -253,6 +261,17 @@ def explorer_specs() -> list[tuple[Plugin, ExplorerSpec]]:
 
 def cost_model_specs() -> dict[str, CostModelSpec]:
     return _unique_names("cost model", ((p, s.name, s) for p in plugins() for s in p.cost_models))
+
+
+def cost_model_names() -> tuple[str, ...]:
+    """Every cost model by name (``--cost-model``, ``runtime.cost_model``): hetsim's, then the plugins'."""
+    return tuple(cost_model_specs())
+
+
+def fallback_names() -> tuple[str, ...]:
+    """The cost models a measured table can fall back on (``--fallback``): those that price any op
+    from the platform alone."""
+    return tuple(name for name, spec in cost_model_specs().items() if spec.fallback)
 
 
 def parameter_blocks(section: str) -> dict[str, str]:

@@ -191,6 +191,7 @@ class Task:
     transfer_s: float = 0.0                 # transfer: uncontended time (the cost model's)
     measured: bool = False                  # transfer: a measured copy (a plain delay, never contended)
     op: str | None = None                   # the workload op it belongs to
+    source: int | None = None               # transfer: the task that made its bytes (None: a network input)
 
     @property
     def time_s(self) -> float:
@@ -296,7 +297,7 @@ class _TaskBuilder:
         i = self.add("transfer", name, lane, _union(deps, self.barrier) if sequenced else deps,
                      route=self.platform.route(src, dst), nbytes=float(nbytes), transfer_s=seconds,
                      measured=measured is not None, op=consumer, dst=dst, src=src, also=also,
-                     out_bytes=float(nbytes))
+                     out_bytes=float(nbytes), source=src_task)
         if key is not None:
             self.cached[key] = i
         return i
@@ -494,6 +495,22 @@ def ep_peak_memory(tg: TaskGraph, start: Sequence[float] | np.ndarray, end: Sequ
     an op holds its working memory (im2col) while it runs. Weights are ``resident`` (loaded once and
     kept, as most runtimes do) or ``transient`` (held only while their op runs: ncnn's light mode,
     which frees what is no longer needed)."""
+    events, resident = ep_memory_events(tg, start, end, weights)
+    peak: dict[str, float] = {}
+    for name, ev in events.items():
+        level = top = 0.0
+        for _, delta in sorted(ev, key=lambda e: (e[0], e[1])):  # frees before allocations at a tie
+            level += delta
+            top = max(top, level)
+        peak[name] = top + resident.get(name, 0.0)
+    return peak
+
+
+def ep_memory_events(tg: TaskGraph, start: Sequence[float] | np.ndarray, end: Sequence[float] | np.ndarray,
+                     weights: Literal["resident", "transient"] = "resident",
+                     ) -> tuple[dict[str, list[tuple[float, float]]], dict[str, float]]:
+    """What :func:`ep_peak_memory` adds up: per EP, the (time, +-bytes) allocations and frees of one
+    frame, and the bytes of weights resident all along."""
     frame_end = max(end, default=0.0)
     last_read = list(end)
     for t in tg.tasks:
@@ -517,14 +534,7 @@ def ep_peak_memory(tg: TaskGraph, start: Sequence[float] | np.ndarray, end: Sequ
                 resident[home.name] = resident.get(home.name, 0.0) + t.weight_bytes
             else:
                 ev += [(start[t.index], t.weight_bytes), (end[t.index], -t.weight_bytes)]
-    peak: dict[str, float] = {}
-    for name, ev in events.items():
-        level = top = 0.0
-        for _, delta in sorted(ev, key=lambda e: (e[0], e[1])):  # frees before allocations at a tie
-            level += delta
-            top = max(top, level)
-        peak[name] = top + resident.get(name, 0.0)
-    return peak
+    return events, resident
 
 
 def task_time_s(tg: TaskGraph, durations: Sequence[float] | np.ndarray | None = None) -> dict[str, float]:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from hetsim.platform import load_platform, platform_from_dict
 from hetsim.workload import workload_from_dict
@@ -193,6 +194,16 @@ def missing_shipped_plugins() -> set[str]:
     return declared - {p.name for p in plugins()}
 
 
+def with_plugin(plugin: str, *values):
+    """Test parameters that need a shipped plugin (one of its networks, platforms): skipped when
+    the plugin is left out, as `make test-core` runs the core's tests."""
+    from hetsim.plugins import plugins
+
+    loaded = plugin in {p.name for p in plugins()}
+    return [pytest.param(v, marks=pytest.mark.skipif(not loaded, reason=f"needs the {plugin} plugin"))
+            for v in values]
+
+
 def assert_one_line_error(run, fragment: str) -> None:
     """A user error: exit 2 and exactly one stderr line ``hetsim: error: ...`` naming
     ``fragment``, no traceback. ``run`` is a conftest ``CliRun`` or a
@@ -225,9 +236,42 @@ def cli_corpus(path: Path) -> list[dict]:
     return yaml.safe_load(path.read_text())
 
 
+def _special_files(tmp_path: Path, args: list[str]) -> dict[str, int]:
+    """Make the special files an entry names: ``{fifo}`` a FIFO, ``{chardev}`` a character device
+    (a copy of /dev/null's: root only); their paths and file types."""
+    import stat
+
+    made = {}
+    for name in ("fifo", "fifo.yaml"):
+        if any("{" + name + "}" in a for a in args):
+            os.mkfifo(tmp_path / name)
+            made[str(tmp_path / name)] = stat.S_IFIFO
+    if any("{chardev}" in a for a in args):
+        if os.geteuid() != 0:
+            pytest.skip("making a device needs root")
+        os.mknod(tmp_path / "chardev", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        made[str(tmp_path / "chardev")] = stat.S_IFCHR
+    return made
+
+
 def check_cli_corpus_entry(hetsim, tmp_path: Path, entry: dict) -> None:
-    args = [a.replace("{tmp}", str(tmp_path)).replace("{repo}", str(REPO)) for a in entry["args"]]
+    """The entry's command line ends in its one error line; the special files it names ({fifo},
+    {chardev}, an entry's ``fifos``) are left as they were; with ``writes_nothing`` it wrote
+    nothing. ``{64KiB}``: 65,536 characters."""
+    special = _special_files(tmp_path, entry["args"])
+    for rel in entry.get("fifos", []):   # FIFOs where the command will look, not named on its line
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        os.mkfifo(tmp_path / rel)
+        special[str(tmp_path / rel)] = 0o010000
+    args = [a.replace("{tmp}", str(tmp_path)).replace("{repo}", str(REPO))
+            .replace("{fifo}", str(tmp_path / "fifo")).replace("{fifo.yaml}", str(tmp_path / "fifo.yaml"))
+            .replace("{chardev}", str(tmp_path / "chardev")).replace("{64KiB}", "k" * 65536)
+            for a in entry["args"]]
     assert_one_line_error(hetsim(*args), entry["expect"])
+    for path, kind in special.items():   # refused, and left as it was (not replaced by a file)
+        assert os.lstat(path).st_mode & 0o170000 == kind, path
+    if entry.get("writes_nothing"):      # refused before any work: nothing in {tmp} but the specials
+        assert sorted(str(p) for p in tmp_path.rglob("*")) == sorted(special), list(tmp_path.rglob("*"))
 
 
 def check_complete(path: Path) -> None:
@@ -334,3 +378,24 @@ def assert_plots_inline(code: list, at_least: int) -> None:
     assert len(plotting) >= at_least
     for c in plotting:
         assert any("image/png" in o.get("data", {}) for o in c.get("outputs", [])), c.source[:60]
+
+
+def assert_notebook_current(notebook: Path) -> None:
+    """The committed outputs of ``notebook`` were made from its cells as they are (the hash of its
+    sources in its metadata, :func:`hetsim.notebooks.stale`): ``python -m hetsim.notebooks`` after
+    editing a cell."""
+    from hetsim.notebooks import stale
+
+    why = stale(notebook)
+    assert why is None, why
+
+
+def assert_notebook_reproduces(notebook: Path) -> None:
+    """Executed again, ``notebook`` prints what is committed (text and tables exactly; figures and
+    cells tagged volatile by presence): :func:`hetsim.notebooks.differences`."""
+    import nbformat
+
+    from hetsim.notebooks import differences, execute
+
+    diff = differences(nbformat.read(notebook, as_version=4), execute(notebook))
+    assert not diff, f"{notebook} is stale (python -m hetsim.notebooks {notebook}): {diff[:3]}"

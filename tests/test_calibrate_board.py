@@ -149,7 +149,7 @@ def test_acl_scheduler_timer_log_gives_per_node_medians(tmp_path):
 
 
 def test_ort_profiles_give_op_and_network_rows(tmp_path):
-    from tests.test_ort_profile import cpu_run, profile
+    from test_ort_profile import cpu_run, profile
 
     f = tmp_path / "cpu.json"
     f.write_text(json.dumps(profile([cpu_run(5), cpu_run(1.0), cpu_run(1.2), cpu_run(0.9)])))

@@ -151,7 +151,7 @@ def test_a_block_no_model_in_use_reads_is_data():
 
 
 def test_a_parameter_at_the_top_names_its_block():
-    with pytest.raises(HetsimError, match=r"core_types\.0: gemm_efficiency is a parameter of the roofline "
+    with pytest.raises(HetsimError, match=r"core_types\.denver2: gemm_efficiency is a parameter of the roofline "
                                           r"cost model: since schema 2 it goes in the roofline block "
                                           r"\(core_types\.denver2\.roofline\.gemm_efficiency\)"):
         load_platform("jetson-tx2", ["core_types.denver2.gemm_efficiency=0.4"])
@@ -220,7 +220,7 @@ def test_a_v1_error_is_reported_at_its_v2_path(tmp_path):
     bad["core_types"][0]["gemm_efficiency"] = 1.5
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump(bad))
-    assert validate_file(path) == [f"{path}: core_types.0.roofline.gemm_efficiency: must be a number in "
+    assert validate_file(path) == [f"{path}: core_types.c.roofline.gemm_efficiency: must be a number in "
                                    f"[1e-06, 1] (got 1.5)"]
 
 

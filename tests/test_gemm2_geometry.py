@@ -7,6 +7,8 @@ Fast: two networks on two EPs of each board, no fit is run.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from hetsim.cost import Gemm2CostModel
@@ -16,9 +18,10 @@ from hetsim.platform import load_platform
 from hetsim.workload import load_workload
 from hetsim.workload.ops import VIEW_KINDS
 
-#: The host calibration platform: the saved host calibration with a gemm2 block of the shape
-#: `hetsim calibrate host` writes (tiles, K block, cache sizes, one-thread kernels, Winograd, ingest).
-HOST = "docs/validation/host.yaml"
+#: The host calibration platform: a saved host calibration (tests/data/host.yaml, 2026-11-23) with a
+#: gemm2 block of the shape `hetsim calibrate host` writes (tiles, K block, cache sizes, one-thread
+#: kernels, Winograd, ingest).
+HOST = str(Path(__file__).parent / "data" / "host.yaml")
 HOST_GEMM2 = ["core_types.cpu.l1d_KiB=48", "clusters.host.l2_KiB=1024", "clusters.host.l2_private=true",
               "clusters.host.l3_KiB=32768", *(f"core_types.cpu.gemm2.{k}" for k in (
                   "tile_rows=2", "tile_cols=8", "block_k=128", "tile_overhead_cycles=18.7",

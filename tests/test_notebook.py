@@ -5,7 +5,12 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from helpers import assert_plots_inline, execute_notebook
+from helpers import (
+    assert_notebook_current,
+    assert_notebook_reproduces,
+    assert_plots_inline,
+    execute_notebook,
+)
 
 NOTEBOOKS = Path(__file__).parents[1] / "notebooks"
 NOTEBOOK = NOTEBOOKS / "01_tour.ipynb"
@@ -31,3 +36,17 @@ def test_tour_notebook_executes(tmp_path):
     code, _, text = execute_notebook(NOTEBOOK, tmp_path)
     assert "analytic" in text and "fps" in text and "candidate EPs" in text
     assert_plots_inline(code, 6)
+
+
+def test_tour_outputs_are_committed_and_current():
+    """The notebook is committed with its outputs, made from its cells as they are."""
+    assert_notebook_current(NOTEBOOK)
+
+
+@pytest.mark.slow
+def test_tour_outputs_reproduce():
+    from hetsim.exploration import algorithms
+
+    if "Shisha" not in {a.name for a in algorithms()}:
+        pytest.skip("the tour compares Shisha (the shisha plugin, not installed) with SA and ES")
+    assert_notebook_reproduces(NOTEBOOK)

@@ -197,7 +197,7 @@ def test_override_of_a_memory_and_of_cores():
 @pytest.mark.parametrize("override, fragment", [
     ("links.nope.latency_ns=1", "no entry named 'nope'"),
     ("links.cci.latency_ns", "expected key.path=value"),
-    ("links.cci.latencyns=3", "links.0.latencyns: Extra inputs are not permitted"),
+    ("links.cci.latencyns=3", "links.cci.latencyns: unknown key (did you mean 'latency_ns'?)"),
     ("links.cci.latency_ns.x=1", "links.cci.latency_ns is a value, not a section"),
     ("links.cci=3", "cannot replace a whole list entry"),
     ("links.cci.latency_ns=-1", "must be a number in [0, 1e+12] ns (got -1)"),

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers import assert_one_line_error
+from helpers import assert_one_line_error, check_cli_corpus_entry
 
 from hetsim.errors import HetsimError
 from hetsim.options import RunOptions
@@ -113,21 +113,21 @@ def _platform_with(path: list, value) -> dict:
 
 @pytest.mark.parametrize("path,value,fragment", [
     (["memories", 0, "bandwidth_GBps"], float("inf"),
-     "memories.0.bandwidth_GBps: must be a finite number in [1e-06, 1e+06] GB/s (got inf)"),
+     "memories.dram.bandwidth_GBps: must be a finite number in [1e-06, 1e+06] GB/s (got inf)"),
     (["memories", 0, "bandwidth_GBps"], True,
-     "memories.0.bandwidth_GBps: must be a number in [1e-06, 1e+06] GB/s, not a boolean (got True)"),
+     "memories.dram.bandwidth_GBps: must be a number in [1e-06, 1e+06] GB/s, not a boolean (got True)"),
     (["memories", 0, "bandwidth_GBps"], "30",
-     "memories.0.bandwidth_GBps: must be a number in [1e-06, 1e+06] GB/s, not a string"),
+     "memories.dram.bandwidth_GBps: must be a number in [1e-06, 1e+06] GB/s, not a string"),
     (["core_types", 0, "dvfs", 0, "freq_MHz"], 1e308,
-     "core_types.0.dvfs.0.freq_MHz: must be a number in [0.001, 100000] MHz (got 1e+308)"),
+     "core_types.cortex-a73.dvfs.max.freq_MHz: must be a number in [0.001, 100000] MHz (got 1e+308)"),
     (["core_types", 0, "dvfs", 0, "freq_MHz"], "1e3", "not a string"),
     (["core_types", 0, "roofline", "gemm_efficiency"], 0.0,
-     "core_types.0.roofline.gemm_efficiency: must be a number in [1e-06, 1] (got 0.0)"),
+     "core_types.cortex-a73.roofline.gemm_efficiency: must be a number in [1e-06, 1] (got 0.0)"),
     (["core_types", 0, "roofline", "parallel_efficiency"], [1.0, float("nan")],
-     "core_types.0.roofline.parallel_efficiency.1: must be a finite number in [1e-06, 1]"),
-    (["clusters", 0, "cores"], 2.5, "clusters.0.cores: must be an integer in [1, 2147483647] (got 2.5)"),
-    (["clusters", 0, "cores"], 2 ** 63, "clusters.0.cores: must be an integer in [1, 2147483647]"),
-    (["links", 0, "latency_ns"], -1, "links.0.latency_ns: must be a number in [0, 1e+12] ns (got -1)"),
+     "core_types.cortex-a73.roofline.parallel_efficiency.1: must be a finite number in [1e-06, 1]"),
+    (["clusters", 0, "cores"], 2.5, "clusters.big.cores: must be an integer in [1, 2147483647] (got 2.5)"),
+    (["clusters", 0, "cores"], 2 ** 63, "clusters.big.cores: must be an integer in [1, 2147483647]"),
+    (["links", 0, "latency_ns"], -1, "links.cci.latency_ns: must be a number in [0, 1e+12] ns (got -1)"),
     (["power", "static_W"], [[[[1.0]]]], "power.static_W: must be a number in [0, 100000] W"),
     (["schema"], True, "schema: must be the integer 2"),
 ])
@@ -279,8 +279,7 @@ _CLI_CORPUS = yaml.safe_load((MALFORMED / "cli.yaml").read_text())
 
 @pytest.mark.parametrize("entry", _CLI_CORPUS, ids=[e["id"] for e in _CLI_CORPUS])
 def test_malformed_command_line(hetsim, tmp_path, entry):
-    args = [a.replace("{tmp}", str(tmp_path)).replace("{repo}", str(REPO)) for a in entry["args"]]
-    assert_one_line_error(hetsim(*args), entry["expect"])
+    check_cli_corpus_entry(hetsim, tmp_path, entry)
 
 
 _FILES = yaml.safe_load((MALFORMED / "files" / "EXPECT.yaml").read_text())

@@ -563,7 +563,7 @@ def test_pydantic_errors_are_one_line_with_the_field_path():
     with pytest.raises(HetsimError) as e:
         workload_from_dict(_tiny([{"name": "c", "kind": "conv", "kernel": 3, "out_c": True}]),
                            "mem.yaml")
-    assert str(e.value).startswith("mem.yaml: ops.0.out_c: ")
+    assert str(e.value).startswith("mem.yaml: ops.c.out_c: ")
     assert "\n" not in str(e.value)
 
 

@@ -25,7 +25,6 @@ row is one line naming the file, the row, the column, the value and what is allo
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -137,14 +136,17 @@ def normalise(df: pd.DataFrame, source: str) -> pd.DataFrame:
 
 def read_measurements(path: str | os.PathLike) -> pd.DataFrame:
     """A tidy CSV (module docstring) as the normalised table."""
+    import io
+
+    from hetsim.validation import MAX_CSV_BYTES, read_input
+
     p = Path(path)
+    if p.is_dir():
+        raise HetsimError(f"{path}: a directory, not a CSV file")
+    data = read_input(p, MAX_CSV_BYTES, "a CSV table")   # a FIFO or a device is refused
     try:
-        df = pd.read_csv(p, dtype={"layer": str, "op": str, "ep": str, "mapping": str, "dvfs": str,
-                                   "network": str, "workload": str, "cluster": str})
-    except FileNotFoundError:
-        raise HetsimError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise HetsimError(f"{path}: a directory, not a CSV file") from None
+        df = pd.read_csv(io.BytesIO(data), dtype={"layer": str, "op": str, "ep": str, "mapping": str, "dvfs": str,
+                                                  "network": str, "workload": str, "cluster": str})
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as e:
         raise HetsimError(f"{path}: not a readable CSV ({' '.join(str(e).split())[:120]})") from None
     return normalise(df, str(p))
@@ -195,13 +197,12 @@ class AclKernel:
 
 def read_acl_log(path: str | os.PathLike) -> list[AclKernel]:
     """The SchedulerTimer kernels of an ARM Compute Library benchmark JSON log (:data:`ACL_INSTRUMENT`)."""
+    from hetsim.validation import read_json
+
     p = Path(path)
-    try:
-        data = json.loads(p.read_text())
-    except FileNotFoundError:
-        raise HetsimError(f"{path}: no such file") from None
-    except (ValueError, UnicodeDecodeError) as e:
-        raise HetsimError(f"{path}: not JSON ({' '.join(str(e).split())[:100]})") from None
+    if p.is_dir():
+        raise HetsimError(f"{path}: a directory, not an ARM Compute Library log")
+    data = read_json(p, what="an ARM Compute Library log")   # size limit, no FIFO, strict JSON
     tests = data.get("tests") if isinstance(data, dict) else None
     if not isinstance(tests, dict) or not tests:
         raise HetsimError(f"{path}: no 'tests' object: not an ARM Compute Library benchmark log "

@@ -5,21 +5,19 @@ from __future__ import annotations
 import re
 
 import click
-from rich.console import Console
-from rich.markup import escape
-from rich.segment import Segment
-from rich.table import Table
-from rich.text import Text
 
 from hetsim.errors import HetsimError
 
 _NUMBER = re.compile(r"[-+]?(\d[\d,]*\.?\d*|\.\d+)([eE][-+]?\d+)?%?( \*)?|[-+]?inf|nan|-")
 
 
-def uncut(table: Table) -> Table:
-    """Make ``table`` print every value whole at any console width: a column is never narrower
-    than its widest number or its longest word (up to 48 characters: a mapping string), so the table grows past the
-    width instead of cutting "12.345" to "12.…"; longer text folds onto the next line."""
+def uncut(table):
+    """Make ``table`` (a rich Table) print every value whole at any console width: a column is never
+    narrower than its widest number or its longest word (up to 48 characters: a mapping string), so
+    the table grows past the width instead of cutting "12.345" to "12.…"; longer text folds onto the
+    next line."""
+    from rich.text import Text
+
     for column in table.columns:
         column.overflow = "fold"
         header = column.header.plain if isinstance(column.header, Text) else str(column.header)
@@ -34,25 +32,70 @@ def uncut(table: Table) -> Table:
     return table
 
 
-class _Console(Console):
+def _make_console(**kwargs):
     """rich's Console; a table it prints never cuts a value (:func:`uncut`): one wider than the
     console is printed at its own width (a terminal wraps the lines; a file keeps them whole)."""
+    from rich.console import Console
+    from rich.segment import Segment
+    from rich.table import Table
 
-    def print(self, *objects, **kwargs) -> None:
-        for obj in objects:
-            if isinstance(obj, Table) and "width" not in kwargs:
-                uncut(obj)
-                # rich may lay a table out wider than asked (columns' min_width win): measure the
-                # lines it renders, not its nominal minimum.
-                lines = Segment.split_lines(self.render(obj, self.options))
-                need = max((Segment.get_line_length(line) for line in lines), default=0)
-                if need > self.width:
-                    super().print(obj, **kwargs, width=need, crop=False)
-                    continue
-            super().print(obj, **kwargs)
+    class _Console(Console):
+        def print(self, *objects, **kwargs) -> None:
+            for obj in objects:
+                if isinstance(obj, Table) and "width" not in kwargs:
+                    uncut(obj)
+                    # rich may lay a table out wider than asked (columns' min_width win): measure
+                    # the lines it renders, not its nominal minimum.
+                    lines = Segment.split_lines(self.render(obj, self.options))
+                    need = max((Segment.get_line_length(line) for line in lines), default=0)
+                    if need > self.width:
+                        super().print(obj, **kwargs, width=need, crop=False)
+                        continue
+                super().print(obj, **kwargs)
+
+    return _Console(**kwargs)
 
 
-console = _Console()
+class _LazyConsole:
+    """The commands' console, built (and rich imported) when first used: ``hetsim --help`` and a
+    command's ``--help`` never print through it."""
+
+    _real = None
+
+    @staticmethod
+    def real():
+        """The rich Console itself (built on first use)."""
+        if _LazyConsole._real is None:
+            _LazyConsole._real = _make_console()
+        return _LazyConsole._real
+
+    def __getattr__(self, name: str):
+        return getattr(self.real(), name)
+
+    # rich's Live and Progress hold the console they are given and enter it (``with console:``):
+    # special methods are looked up on the type, not through __getattr__.
+    def __enter__(self):
+        return self.real().__enter__()
+
+    def __exit__(self, *exc):
+        return self.real().__exit__(*exc)
+
+
+console = _LazyConsole()
+
+
+def escape(text: str) -> str:
+    """rich's markup escape, imported when used."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
+
+
+def table(*args, **kwargs):
+    """A rich Table (rich imported when a table is made)."""
+    from rich.table import Table
+
+    return Table(*args, **kwargs)
 
 
 def check_flag(flag: str, value, rng: tuple[float, float], unit: str = "", *, low_open: bool = False,
@@ -71,7 +114,7 @@ def check_flag(flag: str, value, rng: tuple[float, float], unit: str = "", *, lo
 
 def print_metrics(m) -> None:
     title = escape(f"{m.workload} on {m.platform} [{m.engine}{', contention' if m.contention else ''}]")
-    t = Table(title=title, title_justify="left")
+    t = table(title=title, title_justify="left")
     for col in ("stage", "EP", "layers", "time (ms)", "compute (ms)", "transfer (ms)", "util"):
         t.add_column(col, justify="right" if col not in ("EP",) else "left")
     inp = getattr(m, "input_stage", None)
@@ -88,6 +131,9 @@ def print_metrics(m) -> None:
     console.print(f"mapping            {m.mapping}")
     console.print(f"throughput         {m.throughput_fps:.3f} frames/s (steady state; "
                   f"{m.stream_throughput_fps:.3f} over the {m.frames}-frame stream)")
+    if getattr(m, "bound_by", None):
+        console.print(f"bound by           {m.bound_by}: the stages' bytes per frame at its bandwidth (the "
+                      f"fluid estimate of contention; --engine des simulates it)")
     console.print(f"latency            mean {lat['mean'] * 1e3:.2f} ms, p50 {lat['p50'] * 1e3:.2f} ms, "
                   f"p99 {lat['p99'] * 1e3:.2f} ms")
     console.print(f"makespan           {m.makespan_s:.4f} s")
@@ -161,8 +207,9 @@ class PluginHelpOption(click.Option):
 
 
 def progress_bar(console):
-    """A rich progress bar of long work (a description, the bar, done of total, elapsed time)."""
+    """A rich progress bar of long work (a description, the bar, done of total, elapsed time); on a
+    terminal only: on a file or a pipe it would print its last state, lines before an error's one."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), console=console, transient=False)
+                    TimeElapsedColumn(), console=console, transient=False, disable=not console.is_terminal)

@@ -20,10 +20,9 @@ from __future__ import annotations
 import json
 
 import click
-from rich.markup import escape
-from rich.table import Table
 
-from hetsim.cli._common import LazyChoice, PluginHelpOption, console, fmt
+from hetsim.cli._common import LazyChoice, PluginHelpOption, console, escape, fmt
+from hetsim.cli._common import table as Table
 from hetsim.errors import HetsimError
 
 OBJECTIVES = ("throughput", "latency", "energy", "memory")
@@ -39,6 +38,7 @@ FLAGS = {
     "measurement.engine": "--engine", "measurement.frames_per_trial": "--frames",
     "measurement.noise_sigma": "--noise", "termination.max_trials": "--max-trials",
     "termination.max_clock_s": "--max-clock", "termination.target_fps": "--target-fps",
+    "confirm_top": "--confirm-top",
 }
 
 
@@ -94,7 +94,8 @@ def _parse_pareto(pareto: str | None, objective: str | None) -> list[str] | None
 def flags_spec(platform_name, workload_name, algorithm=None, params=(), depths=(), eps=None, cores=None,
                assignment_kind=None, objective=None, pareto=None, engine=None, frames=None, cost_table=None,
                fallback=None, max_trials=None, max_clock=None, target_fps=None, noise_sigma=0.0, seed=0,
-               dvfs=None, overrides=(), force=False, cost_model=None, comm=None, no_caching=False):
+               dvfs=None, overrides=(), force=False, cost_model=None, comm=None, no_caching=False,
+               confirm_top=None):
     """The :class:`~hetsim.exploration.spec.ExplorationSpec` of ``hetsim explore``'s flags (only the
     flags given are set; errors name the flag)."""
     from hetsim.exploration.spec import ExplorationSpec
@@ -111,7 +112,8 @@ def flags_spec(platform_name, workload_name, algorithm=None, params=(), depths=(
     data = {"platform": platform_name, "workload": workload_name, "set": _parse_sets(overrides) or None,
             "dvfs": dvfs, "cost_model": cost_model, "cost_table": cost_table, "fallback": fallback,
             "algorithm": algorithm, "params": _parse_params(params) or None, "problem": _given(problem),
-            "measurement": _given(measurement), "termination": _given(termination), "seed": seed}
+            "measurement": _given(measurement), "termination": _given(termination), "seed": seed,
+            "confirm_top": confirm_top}
     return ExplorationSpec.make(FLAGS, **_given(data))
 
 
@@ -131,7 +133,7 @@ def _given(fields: dict) -> dict:
               help="An algorithm parameter, e.g. heuristic=H1 or alpha=15 (repeatable; "
                    "docs/explorers.md lists each algorithm's).")
 @click.option("--depth", "depths", type=click.IntRange(min=1), multiple=True,
-              help="Pipeline depth(s) (default: 2..the number of EPs; larger ones are capped).")
+              help="Pipeline depth(s) (default: 1..the number of EPs, one EP alone included; larger ones are capped).")
 @click.option("--eps", default=None,
               help="Comma-separated candidate EPs, on distinct clusters or accelerators (default: "
                    "each cluster whole and each accelerator, fastest first).")
@@ -150,15 +152,20 @@ def _given(fields: dict) -> dict:
               help="Two objectives to trade off, e.g. throughput,energy: the Pareto front of every "
                    "trial as a table (and a plot with --plot).")
 @click.option("--engine", type=click.Choice(["analytic", "des"]), default=None,
-              help="How a trial is measured: analytic (default; each stage timed alone, closed form) or "
-                   "des (a stream of --frames frames through the DES, with contention).")
+              help="How a trial is measured: analytic (default; the closed form with the fluid share of "
+                   "the shared memories and links) or des (a stream of --frames frames through the DES, "
+                   "with contention). The answer is re-simulated in the DES either way (--confirm-top).")
 @click.option("--frames", type=click.IntRange(min=1), default=None,
-              help="Frames per trial (default 1 for analytic, 20 for des).")
+              help="Frames per trial (default 20: a stream; 1 for Paper I's stage trials).")
 @click.option("--cost-table", type=click.Path(), default=None,
               help="Measured times (CSV with layer|op, ep, time_s; or a directory from `hetsim "
                    "profile`/`costs import-ort`) instead of the roofline model.")
-@click.option("--fallback", type=LazyChoice("hetsim.cost:fallback_names"), default=None,
+@click.option("--fallback", type=LazyChoice("hetsim.plugins:fallback_names"), default=None,
               help="Price what --cost-table lacks with this model instead of refusing it.")
+@click.option("--confirm-top", type=click.IntRange(min=0), default=None, metavar="N",
+              help="Re-simulate the search's N best distinct mappings in the DES (hetsim simulate's run) "
+                   "and answer with the best of them (default 20; 0: answer with the search's own "
+                   "measurement).")
 @click.option("--max-trials", type=click.IntRange(min=1), default=None, help="Stop after this many trials.")
 @click.option("--max-clock", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Stop when the tuning clock passes this many seconds.")
@@ -170,7 +177,7 @@ def _given(fields: dict) -> dict:
 @click.option("--dvfs", default=None, help="DVFS preset (e.g. governor3).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a platform field.")
 @click.option("--force", is_flag=True, help="Enumerate a design space past the size limit.")
-@click.option("--cost-model", type=LazyChoice("hetsim.cost:cost_model_names"), default=None,
+@click.option("--cost-model", type=LazyChoice("hetsim.plugins:cost_model_names"), default=None,
               help="The cost model (default: the platform's, runtime.cost_model; hope: HOPE's phones "
                    "hope-le/me/he, docs/papers/hope.md; pim: the PIM paper's pim-zynq, docs/papers/pim.md; "
                    "ncnn: the Jetson cluster of the hybrid-partitioning thesis, which its NSGA-II always uses).")
@@ -183,20 +190,24 @@ def _given(fields: dict) -> dict:
 @click.option("--trials", "trials_out", type=click.Path(dir_okay=False), default=None,
               help="Write the trial table as CSV.")
 @click.option("--plot", "plot_out", type=click.Path(dir_okay=False), default=None,
-              help="Write a PNG: the Pareto front with --pareto, else the best-so-far convergence.")
+              help="Write a figure (.png, .pdf or .svg: the suffix sets the format): the Pareto front with "
+              "--pareto, else the best-so-far convergence.")
 @click.option("--export-autodice", "export_dir", type=click.Path(file_okay=False), default=None,
               help="Placements: write the chosen mapping as AutoDiCE's mapping.json and horizontal.json "
                    "in this directory (hetsim simulate -m DIR/mapping.json).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 def explore_cmd(plan_out, trials_out, plot_out, export_dir, as_json, **flags):
     """Search mappings of a workload with one of the registered algorithms."""
+    from hetsim import loading
     from hetsim.exploration.spec import build
+    from hetsim.figures import check_figure_path
     from hetsim.validation import check_output_dir, check_output_path
 
+    loading.allow(flags["force"])   # --force passes the loading limits too (docs/robustness.md)
     spec = flags_spec(**flags)   # every flag but the outputs describes the exploration
     # Every output path writable before anything runs.
     check_output_path(trials_out, "--trials")
-    check_output_path(plot_out, "--plot")
+    check_figure_path(plot_out, "--plot")
     check_output_path(plan_out, "--plan-out")
     check_output_dir(export_dir, "--export-autodice")
     setup = build(spec, names=FLAGS)
@@ -234,12 +245,20 @@ def _explore_pipeline(setup, pareto, plan_out, trials_out, plot_out, export_dir,
     result = setup.run(progress=not as_json and console.is_terminal)
     _flush_notes(setup.notes)
     front = pareto_front(result, list(problem.objectives)) if pareto is not None else None
+    if front is not None and result.confirmation is not None and not front.empty:
+        from hetsim.exploration.confirm import confirm_front
+
+        des = confirm_front(result, front, list(problem.objectives))
+        front = front.merge(des, on="mapping", how="left")
     _write_pipeline_files(result, algorithm, setup.workload, setup.platform, pareto, trials_out, plot_out)
     if as_json:
-        _echo_json(result.summary(), front)
+        summary = result.summary()
+        if result.confirmation is not None:
+            summary["confirmed"] = result.confirmation.table.to_dict(orient="records")
+        _echo_json(summary, front)
         return
     _print_pipeline_result(result, problem, front, setup.workload, setup.platform, platform_name, workload_name,
-                           trials_out, plot_out)
+                           trials_out, plot_out, _simulate_flags(setup.spec))
 
 
 def _explore_placement(setup, plan_out, trials_out, plot_out, export_dir, as_json, platform_name,
@@ -307,25 +326,57 @@ def _summary_table(result, summary: dict, workload, platform) -> None:
     console.print(t)
 
 
+def _simulate_flags(spec) -> str:
+    """The flags that make ``hetsim simulate`` run on the explored platform and cost model (the
+    overrides, the DVFS preset, the cost model or table)."""
+    import shlex
+
+    from hetsim.exploration.spec import overrides
+
+    parts = [f"--set {shlex.quote(o)}" for o in overrides(spec.set)]
+    for flag, value in (("--dvfs", spec.dvfs), ("--cost-model", spec.cost_model),
+                        ("--cost-table", spec.cost_table), ("--fallback", spec.fallback)):
+        if value is not None:
+            parts.append(f"{flag} {shlex.quote(str(value))}")
+    return "".join(f" {p}" for p in parts)
+
+
 def _print_pipeline_result(result, problem, front, workload, platform, platform_name, workload_name,
-                           trials_out, plot_out) -> None:
-    """The summary, the Pareto front, how to simulate the best mapping (or why none is feasible)
-    and the files written."""
+                           trials_out, plot_out, flags: str = "") -> None:
+    """The summary, the DES-confirmed candidates, the Pareto front, how to simulate the answer (or
+    why none is feasible) and the files written."""
     _summary_table(result, result.summary(), workload, platform)
+    confirmation = result.confirmation
+    if confirmation is not None and len(confirmation.table) > 1:
+        column = problem.objective_column
+        ct = Table(title=escape(f"the search's {len(confirmation.table)} best, re-simulated in the "
+                                f"{confirmation.engine}"), title_justify="left")
+        for c in ("rank", "mapping", f"search {column}", f"des {column}"):
+            ct.add_column(c)
+        for row in confirmation.table.itertuples(index=False):
+            d = row._asdict()
+            mark = " *" if d["mapping"] == str(confirmation.best) else ""
+            ct.add_row(str(d["rank"]), escape(d["mapping"] + mark), fmt(d[f"search_{column}"]),
+                       fmt(d[f"des_{column}"]))
+        console.print(ct)
     if front is not None:
-        ft = Table(title=f"Pareto front ({len(front)} of {result.n_distinct} distinct configurations)",
-                   title_justify="left")
+        title = f"Pareto front ({len(front)} of {result.n_distinct} distinct configurations"
+        if "on_des_front" in front:
+            title += f"; des_* re-simulated in the {confirmation.engine if confirmation else 'des'}"
+        ft = Table(title=escape(title + ")"), title_justify="left")
         for c in front.columns:
             ft.add_column(c)
         for row in front.itertuples(index=False):
             ft.add_row(*(escape(fmt(v)) for v in row))
         console.print(ft)
-    if result.best is None or not problem.capable(result.best):
+    answer = result.answer
+    if answer is None or not problem.capable(answer):
         console.print("no feasible mapping found: every trial put a layer on an EP that cannot run one "
                       "of its ops (see `hetsim platforms show`); try --eps without that EP, or ES")
-    elif result.best_mapping:
+    else:
+        engine = "" if confirmation is not None else f" (the numbers above are the {result.answer_engine})"
         console.print(f"simulate it: hetsim simulate -p {platform_name} -w {workload_name} "
-                      f"-m '{result.best_mapping}'", soft_wrap=True)
+                      f"-m '{answer}'{flags}{escape(engine)}", soft_wrap=True)
     for path in (trials_out, plot_out):
         if path:
             console.print(f"wrote {path}")
@@ -388,7 +439,7 @@ def _plot_convergence(result, path, title: str) -> None:
     """The best-so-far objective against the tuning clock (every improvement and the last trial)."""
     import matplotlib.pyplot as plt
 
-    from hetsim.validation import atomic_write
+    from hetsim.figures import save_figure
 
     problem = result.problem
     column = result.trials.columns[-2]
@@ -400,18 +451,19 @@ def _plot_convergence(result, path, title: str) -> None:
     ax.set_title(title)
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    with atomic_write(path, "wb") as f:
-        fig.savefig(f, format="png", dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, "--plot", dpi=120)
 
 
 def _installed() -> str:
     """The registered algorithms by problem kind (the --algorithm help): hetsim's and every
     installed plugin's."""
-    from hetsim.exploration.registry import PROBLEM_KINDS, algorithms
+    from hetsim.plugins import explorer_specs
 
+    # The plugins' declarations, not the registry: the help imports no explorer (and no numpy).
     what = {"pipeline": "stages of layers", "placement": "op -> EP plans of the DAG",
             "hybrid": "partitions over devices"}
-    text = "; ".join(f"{kind} ({what.get(kind, kind)}): {', '.join(a.name for a in found)}"
-                     for kind in PROBLEM_KINDS if (found := algorithms(kind)))
+    by_kind: dict[str, list[str]] = {}
+    for _, spec in explorer_specs():
+        by_kind.setdefault(spec.problem, []).append(spec.name)
+    text = "; ".join(f"{kind} ({what.get(kind, kind)}): {', '.join(names)}" for kind, names in by_kind.items())
     return text[:1].upper() + text[1:] + "."

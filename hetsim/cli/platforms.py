@@ -5,10 +5,9 @@ from __future__ import annotations
 import sys
 
 import click
-from rich.markup import escape
-from rich.table import Table
 
-from hetsim.cli._common import console
+from hetsim.cli._common import console, escape
+from hetsim.cli._common import table as Table
 from hetsim.errors import HetsimError
 
 
@@ -118,8 +117,9 @@ def platforms_validate(files) -> None:
 def platforms_schema(out) -> None:
     """The JSON Schema of platform files (for editors)."""
     from hetsim.platform import json_schema
-    from hetsim.validation import atomic_write
+    from hetsim.validation import atomic_write, check_output_path
 
+    check_output_path(out, "--out")
     text = json_schema()
     if out:
         with atomic_write(out) as f:

@@ -7,12 +7,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
-from hetsim.bounds import SEED
-from hetsim.cli._common import check_flag, console
+from hetsim.cli._common import check_flag, console, escape
+from hetsim.cli._common import table as Table
 from hetsim.errors import HetsimError
 
 if TYPE_CHECKING:
@@ -83,9 +80,11 @@ def profile(model, out, threads, runs, warmup, input_shapes, name, seed, spin) -
     """Measure MODEL on this machine with ONNX Runtime (one session per thread count, threads
     pinned, random inputs) and write its profiles, a measured cost table per op and thread count,
     the workload and a platform whose EPs are the thread settings (C1, C2, ...)."""
+    from hetsim.bounds import SEED
     from hetsim.cli._common import progress_bar
     from hetsim.cli.costs import print_summary, write_tables
     from hetsim.cost.ort_profile import import_ort_profiles, run_ort_profiles
+    from hetsim.validation import check_name, check_output_dir
     from hetsim.workload.onnx_import import import_onnx, parse_input_shapes
 
     counts = _threads(threads)
@@ -97,9 +96,16 @@ def profile(model, out, threads, runs, warmup, input_shapes, name, seed, spin) -
     check_flag("--warmup", warmup, (0, 10 ** 6), "runs", integer=True)
     check_flag("--seed", seed, SEED, integer=True)
     shapes = parse_input_shapes(input_shapes)
-    wname = name or Path(model).stem
+    # The name becomes the workload's file and the platform's name (<name>-ort): checked before
+    # anything runs or is written.
+    wname = check_name(name if name is not None else Path(model).stem,
+                       "--name" if name is not None else "workload name (the model's file name; give --name)",
+                       strict=True)
+    check_output_dir(out, "--out")
     imported = import_onnx(model, wname, input_shapes=shapes, allow_unknown=True)  # fail early
     out_dir = Path(out)
+    from rich.console import Console
+
     err = Console(stderr=True)
     load_before = os.getloadavg()[0]
     with progress_bar(err) as bar:

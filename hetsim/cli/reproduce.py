@@ -36,10 +36,10 @@ def reproduce(spec, all_, quick, out, seed, list_, strict) -> None:
         write_outcome,
         write_scorecard,
     )
-    from hetsim.validation import check_path
+    from hetsim.validation import check_output_dir
 
     check_flag("--seed", seed, SEED, integer=True)
-    check_path(out, "--out")
+    check_output_dir(out, "--out")
 
     if not spec and not all_ and not list_:
         raise HetsimError("say what to reproduce: a paper (pipesearch), paper:id (shisha:fig4) or --all")

@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.markup import escape
-from rich.table import Table
 
-from hetsim.cli._common import console, fmt
+from hetsim.cli._common import console, escape, fmt
+from hetsim.cli._common import table as Table
 from hetsim.errors import HetsimError
 
 
@@ -18,20 +17,55 @@ def workloads() -> None:
 
 
 @workloads.command("list")
-def workloads_list() -> None:
-    """Every workload on the search path."""
+@click.option("--sizes", is_flag=True,
+              help="Build the generated networks too, to count their layers, ops and MACs (seconds each).")
+def workloads_list(sizes) -> None:
+    """Every workload on the search path, and the networks the installed plugins generate."""
     from hetsim.workload import list_workloads, load_workload
 
-    t = Table("name", "layers", "ops", "GMAC", "description")
-    for name in list_workloads():
+    t = Table("name", "source", "layers", "ops", "GMAC", "description",
+              caption=None if sizes else "generated networks are built when used: --sizes counts them, "
+              "`hetsim workloads show NAME` lists their layers")
+    files = list_workloads()
+    generated = [g for g in _generated() if g[0] not in files]
+    for name in files:
         try:
             w = load_workload(name)
         except HetsimError as e:
-            t.add_row(name, "", "", "", f"[red]invalid: {escape(str(e))}[/red]")
+            t.add_row(name, "file", "", "", "", f"[red]invalid: {escape(str(e))}[/red]")
             continue
-        t.add_row(name, str(w.num_layers), str(len(w.ops)), f"{sum(op.macs for op in w.ops) / 1e9:.3f}",
-                  escape(w.description))
+        t.add_row(name, "file", *_sizes(w), escape(w.description))
+    for name, plugin, doc in generated:
+        source = f"generated ({plugin})"
+        if not sizes:
+            t.add_row(name, source, "–", "–", "–", escape(doc))
+            continue
+        try:
+            w = load_workload(name)
+        except HetsimError as e:
+            t.add_row(name, source, "", "", "", f"[red]invalid: {escape(str(e))}[/red]")
+            continue
+        t.add_row(name, source, *_sizes(w), escape(doc))
     console.print(t)
+
+
+def _sizes(w) -> tuple[str, str, str]:
+    return str(w.num_layers), str(len(w.ops)), f"{sum(op.macs for op in w.ops) / 1e9:.3f}"
+
+
+def _generated() -> list[tuple[str, str, str]]:
+    """(name, plugin, first line of the builder's docstring) of every generated network."""
+    from hetsim.plugins import plugins, resolve
+
+    out = []
+    for p in plugins():
+        if not p.networks:
+            continue
+        for name, builder in resolve(p.networks).items():
+            fn = getattr(builder, "func", builder)   # a functools.partial's function
+            doc = " ".join((fn.__doc__ or "").strip().split("\n\n")[0].split())
+            out.append((name, p.name, doc.split(". ")[0].rstrip(".") + "." if doc else ""))
+    return out
 
 
 @workloads.command("show")
@@ -55,17 +89,24 @@ def workloads_show(name, as_json) -> None:
 
 def _out_yaml(out: str, name: str | None, default: str) -> tuple[str, Path]:
     """The workload name and the file for ``--out`` (a .yaml file or a directory); the file name
-    must be the workload's name (the loader checks it)."""
+    must be the workload's name (the loader checks it). Both checked before any work: the name
+    (one that could leave the folder is refused) and the file (not a device, a FIFO, a folder)."""
+    from hetsim.validation import check_name, check_output_dir, check_output_path
+
     path = Path(out)
     if path.suffix in (".yaml", ".yml"):
-        wname = name or path.stem
+        check_output_path(out, "--out")
+        wname = check_name(name if name is not None else path.stem, "--name" if name is not None else "--out's file name")
         if wname != path.stem:
             raise HetsimError(f"--name {wname!r} must equal the file name of --out ({path.stem!r}): "
                               "a workload file is loaded by its name")
         return wname, path
     if path.suffix:
         raise HetsimError(f"--out {out}: a workload file ends in .yaml (or give a directory)")
-    wname = name or default
+    check_output_dir(out, "--out")
+    wname = check_name(name if name is not None else default,
+                       "--name" if name is not None else "workload name (the model's file name; give --name)")
+    check_output_path(path / f"{wname}.yaml", "--out")
     return wname, path / f"{wname}.yaml"
 
 
@@ -82,9 +123,14 @@ def _out_yaml(out: str, name: str | None, default: str) -> tuple[str, Path]:
               "and/or re:PATTERN on node names, comma-separated. Default: conv,dw,fc,matmul.")
 @click.option("--allow-unknown", is_flag=True,
               help="Import op types hetsim does not know as memory-bound ops (listed).")
-def workloads_import(model, out, name, input_shapes, layers, allow_unknown) -> None:
+@click.option("--force", is_flag=True, help="Import even when the model's estimated loading work "
+              "(CPU time, memory) is past the limit (docs/robustness.md).")
+def workloads_import(model, out, name, input_shapes, layers, allow_unknown, force) -> None:
     """Turn an ONNX model into a workload YAML (shape inference, op mapping, FLOPs and bytes)."""
+    from hetsim import loading
     from hetsim.validation import atomic_write
+
+    loading.allow(force)
     from hetsim.workload.loader import workload_yaml
     from hetsim.workload.onnx_import import import_onnx, parse_input_shapes
 
@@ -127,7 +173,30 @@ def workloads_export(name, out, weights, seed) -> None:
     if not out.endswith(".onnx"):
         raise HetsimError(f"--out {out}: an ONNX file ends in .onnx")
     model = workload_to_onnx(load_workload(name), weights=weights, seed=seed)
-    onnx.checker.check_model(model)
+    onnx.checker.check_model(_without_external_weights(model))
     with atomic_write(out, "wb") as f:
         f.write(model.SerializeToString())
     console.print(f"wrote {escape(out)} ({len(model.graph.node)} nodes, weights {weights})")
+
+
+def _without_external_weights(model):
+    """The model to check: its external weights (dims only, a file that does not exist) turned into
+    graph inputs of the same type and dims. ``onnx.checker`` opens an external weight's file, and,
+    given a model rather than a path, looks for it in the working directory: it failed on every
+    export, or read a same-named file there."""
+    from onnx import TensorProto, helper
+
+    copy = type(model)()
+    copy.CopyFrom(model)
+    graph = copy.graph
+    external = [t for t in graph.initializer if t.data_location == TensorProto.EXTERNAL]
+    if not external:
+        return copy
+    inputs = {i.name for i in graph.input}
+    keep = [t for t in graph.initializer if t.data_location != TensorProto.EXTERNAL]
+    for t in external:
+        if t.name not in inputs:
+            graph.input.append(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
+    del graph.initializer[:]
+    graph.initializer.extend(keep)
+    return copy

@@ -5,6 +5,7 @@ ONNX Runtime profiles) replaces them where it has entries. Plugins add theirs
 (:class:`hetsim.plugins.CostModelSpec`); :func:`cost_model_names` lists every one installed.
 """
 
+from hetsim import plugins as _plugins
 from hetsim.cost.base import ZERO, CostModel, Demand, DvfsState
 from hetsim.cost.composite import CompositeCostModel
 from hetsim.cost.gemm2 import Gemm2CostModel
@@ -19,15 +20,21 @@ __all__ = [
 ]
 
 
-def cost_model_names() -> tuple[str, ...]:
-    """Every cost model by name (``--cost-model``, ``runtime.cost_model``): hetsim's, then the plugins'."""
-    return tuple(cost_model_specs())
+# Every cost model by name, and those a measured table can fall back on (hetsim.plugins: the
+# command line's choices read them without importing the models).
+cost_model_names, fallback_names = _plugins.cost_model_names, _plugins.fallback_names
 
 
-def fallback_names() -> tuple[str, ...]:
-    """The cost models a measured table can fall back on (``--fallback``): those that price any op
-    from the platform alone."""
-    return tuple(name for name, spec in cost_model_specs().items() if spec.fallback)
+def peak_note(platform, cost: CostModel) -> str | None:
+    """A note when ``cost`` prices some of the platform's EPs from peak rates alone (their blocks of
+    its parametric model left out: :func:`hetsim.platform.plausibility.at_peak`); None otherwise or
+    for a measured table (the fallback of a mixed one is checked)."""
+    from hetsim.platform.plausibility import peak_note as note
+
+    model = cost.fallback if isinstance(cost, CompositeCostModel) else cost
+    if isinstance(model, MeasuredCostModel):
+        return None
+    return note(platform, model.name)
 
 
 def make_cost_model(platform, table=None, fallback: str | None = None, model: str | None = None,

@@ -81,6 +81,10 @@ class CostModel:
         """Whether ``ep`` can run ``op`` at all (an accelerator may lack an op kind)."""
         return True
 
+    def why_not(self, op, ep: ExecutionPlace) -> str | None:
+        """Why ``ep`` cannot run ``op``, in a few words for an error line (None: it can)."""
+        return None if self.supports(op, ep) else f"{ep.name} cannot run kind {op.kind}"
+
     def share_demand(self, op, ep: ExecutionPlace, fraction: float,
                      state: DvfsState | None = None) -> Demand:
         """The cost of computing ``fraction`` of ``op``'s output channels on ``ep`` (a split op:

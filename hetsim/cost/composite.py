@@ -52,6 +52,9 @@ class CompositeCostModel(CostModel):
     def supports(self, op, ep: ExecutionPlace) -> bool:
         return self._op_time(op, ep) is not None or self.fallback.supports(op, ep)
 
+    def why_not(self, op, ep: ExecutionPlace) -> str | None:
+        return None if self.supports(op, ep) else self.fallback.why_not(op, ep)
+
     def op_demand(self, op, ep: ExecutionPlace, state: DvfsState | None = None) -> Demand:
         if self.keyed_by == "layer":
             raise HetsimError(f"{self.measured.source} is keyed by layer; per-op costs (DAG placements) "

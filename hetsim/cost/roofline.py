@@ -23,7 +23,7 @@ bandwidth (LRN, pooling: kernels slower than the memory); ``kind_overhead_us[kin
 cost per op of that kind (the softmax in a running network). With ``gemv_GBps`` a fully connected
 layer (a GEMV, x @ W with W of K rows) takes bytes / rate + K x ``gemv_row_ns`` for its memory
 time, and ``gemv_overhead_us`` more as a fixed cost: the STREAM-like bandwidth is itself a GEMV, and a GEMV's rows cost time of their own
-(docs/fidelity.md 1.6). A rate is one core's (n cores: n times
+(docs/fidelity.md#the-classifier-gemv-and-softmax). A rate is one core's (n cores: n times
 it) or a measured list, entry n-1 for n cores. With ``gemm_tile_rows`` = ts set, the N
 rows of the im2col GEMM are dealt to the n threads in whole tiles of ts rows and the slowest thread
 decides (Pipe-it eq. 7 with integer iterations, ceil(ceil(N/ts)/n)), which makes small layers stop
@@ -169,7 +169,7 @@ class RooflineCostModel(CostModel):
             pack = min(by_cores(r.gemm_pack_GBps, n, True) * 1e9, bw) if r.gemm_pack_GBps else None
             kind_bw = {k: min(by_cores(v, n, True) * 1e9, bw) for k, v in r.kind_GBps.items()}
             # fc: its own streaming rate and per-row cost where measured (not capped: the
-            # bandwidth is itself a GEMV's, docs/fidelity.md 1.6).
+            # bandwidth is itself a GEMV's, docs/fidelity.md#the-classifier-gemv-and-softmax).
             gemv = by_cores(r.gemv_GBps, n, True) * 1e9 if r.gemv_GBps else None
             gemv_row = by_cores(r.gemv_row_ns, n, False) * 1e-9 if r.gemv_row_ns is not None else 0.0
             kind_overhead = {k: by_cores(v, n, False) * 1e-6 for k, v in r.kind_overhead_us.items()}
@@ -201,6 +201,14 @@ class RooflineCostModel(CostModel):
         if r.kinds is not None and op.kind not in r.kinds:
             return False
         return not (op.macs and r.rate_for(op.dtype) is None)
+
+    def why_not(self, op, ep: ExecutionPlace) -> str | None:
+        if self.supports(op, ep):
+            return None
+        r = self.ep_rates(ep)
+        if r.kinds is not None and op.kind not in r.kinds:
+            return f"kind {op.kind} is not one of the kinds {ep.place} runs (its `kinds:` list)"
+        return f"{ep.place} has no rate for {op.dtype} (peak_GMACps, precisions or compute_dtype)"
 
     def op_demand(self, op, ep: ExecutionPlace, state: DvfsState | None = None) -> Demand:
         if op.kind in _VIEW_KINDS:

@@ -282,6 +282,8 @@ class Exploration:
     n_distinct_splits: int
     info: dict[str, Any] = field(default_factory=dict, repr=False)
     results: dict[Any, Any] = field(default_factory=dict, repr=False)   # problem.key -> result
+    #: the best candidates re-simulated in the DES (hetsim.exploration.confirm), if asked
+    confirmation: Any = field(default=None, repr=False)
 
     @property
     def n_trials(self) -> int:
@@ -301,6 +303,25 @@ class Exploration:
     @property
     def best_mapping(self) -> str | None:
         return str(self.best) if self.best is not None else None
+
+    @property
+    def answer(self):
+        """The exploration's answer: the best of the DES-confirmed candidates when the search was
+        confirmed (:mod:`hetsim.exploration.confirm`), else the search's own best."""
+        return self.confirmation.best if self.confirmation is not None else self.best
+
+    @property
+    def answer_value(self) -> float:
+        """The answer's objective, in the engine that confirmed it (else the search's)."""
+        return self.confirmation.value if self.confirmation is not None else self.best_value
+
+    @property
+    def answer_engine(self) -> str:
+        """The engine of :attr:`answer_value`."""
+        if self.confirmation is not None:
+            return self.confirmation.engine
+        m = getattr(self.problem, "measurement", None)
+        return m.describe() if m is not None and hasattr(m, "describe") else "the problem's measurement"
 
     @property
     def best_pipeline(self):
@@ -335,10 +356,20 @@ class Exploration:
         """One row of scalars (see :func:`summarize`)."""
         splits = hasattr(self.problem, "split_space_size")   # pipelines: Paper II's split counts
         fraction_splits = self.fraction_splits_explored if splits else None
+        column = self.problem.objective_column
+        answer = self.answer
+        confirmed = {}
+        if self.confirmation is not None:
+            n = len(self.confirmation.table)
+            confirmed = {"engine": f"{self.answer_engine}: the search's {n} best re-simulated",
+                         "search_best_mapping": self.best_mapping, f"search_best_{column}": self.best_value,
+                         "search_engine": self.problem.measurement.describe()}
+        else:
+            confirmed = {"engine": self.answer_engine}
         return {
             "algorithm": self.algorithm, "seed": self.seed, "problem": self.problem.name,
-            "best_mapping": self.best_mapping, **self.problem.summary_fields(self.best),
-            f"best_{self.problem.objective_column}": self.best_value,
+            "best_mapping": str(answer) if answer is not None else None, **self.problem.summary_fields(answer),
+            f"best_{column}": self.answer_value, **confirmed,
             "trials": self.n_trials, "measured": self.n_measured, "distinct": self.n_distinct,
             **({"distinct_splits": self.n_distinct_splits} if splits else {}),
             "space_size": self.space_size, "fraction_explored": self.fraction_explored,
@@ -635,20 +666,24 @@ def explore(problem: Problem, explorer: Explorer, termination=None, seed: int = 
 
 
 def explore_seeds(problem: Problem, explorer: Explorer, seeds: int | Iterable[int] = 10,
-                  termination=None, progress: bool = False, n_jobs: int = 1) -> list[Exploration]:
+                  termination=None, progress: bool = False, n_jobs: int = 1,
+                  scheduler: Any = None) -> list[Exploration]:
     """Run ``explorer`` once per seed (``seeds=10`` means 0..9): the digest's "average over >= 10
-    RNG seeds" (§8 item 16) and Shisha's 100 random starts (Fig. 6). ``n_jobs > 1`` runs the seeds
-    in a local process pool."""
+    RNG seeds" (§8 item 16) and Shisha's 100 random starts (Fig. 6). The seeds run where a sweep's
+    cells do (:func:`hetsim.sweep.map_tasks`): ``n_jobs > 1`` a local process pool, ``scheduler`` a
+    Dask cluster (its address, a ``distributed.Client`` or a ``LocalCluster``); the explorations
+    are the same, in seed order, wherever they ran."""
     seed_list = list(range(seeds)) if isinstance(seeds, int) else [int(s) for s in seeds]
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 1:
         raise HetsimError(f"explore_seeds: n_jobs={n_jobs!r} must be an integer >= 1")
-    if n_jobs == 1 or len(seed_list) < 2:
+    if scheduler is None and (n_jobs == 1 or len(seed_list) < 2):
         return [explore(problem, explorer, termination, s, progress) for s in seed_list]
-    from concurrent.futures import ProcessPoolExecutor
+    from functools import partial
 
-    with ProcessPoolExecutor(max_workers=n_jobs) as pool:
-        futures = [pool.submit(explore, problem, explorer, termination, s) for s in seed_list]
-        return [f.result() for f in futures]
+    from hetsim.sweep.tasks import map_tasks
+
+    return map_tasks(partial(explore, problem, explorer, termination), seed_list, workers=n_jobs,
+                     scheduler=scheduler)
 
 
 def summarize(explorations: Iterable[Exploration]) -> pd.DataFrame:

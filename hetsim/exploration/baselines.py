@@ -73,7 +73,8 @@ class ExhaustiveSearch(Explorer[PipelineProblem]):
         closed = problem.measurement.is_closed_form and problem.objective == "throughput" \
             and len(problem.objectives) == 1
         scorer = (SplitScorer(problem.platform, problem.workload, problem.cost,
-                              [problem.platform.ep(e) for e in problem.eps], problem.state)
+                              [problem.platform.ep(e) for e in problem.eps], problem.state,
+                              contention=problem.measurement.contends)
                   if closed else None)
         for p in problem.depths:
             orders = problem.orders(p)
@@ -105,8 +106,7 @@ def _scored(problem: PipelineProblem, scorer: SplitScorer, k: int, orders, split
         mask = problem.incapable_mask(bounds, o)   # infeasible configurations: 0 f/s
         if mask is not None:
             t[mask] = math.inf
-    throughput = [1.0 / (np.maximum(t.max(axis=1), scorer.own_input) if scorer.own_input else t.max(axis=1))
-                  for t in stage_times]   # an input stage of its own bounds the period too
+    throughput = [scorer.throughput(bounds, o, t) for t, o in zip(stage_times, order_idx, strict=True)]
     m = problem.measurement
     frames = m.frames
     splits = [tuple(int(x) for x in np.diff(b)) for b in bounds]

@@ -200,6 +200,22 @@ class Measurement:
         :class:`~hetsim.analytic.SplitScorer` can compute for a whole design space at once."""
         return self.noise_sigma == 0 and (self.mode == "stages" or self.engine == "analytic")
 
+    @property
+    def contends(self) -> bool:
+        """Whether the shared memories and links slow the stages: a stream with contention (the
+        DES's bandwidth servers, or the analytic engine's fluid limit); a stage trial runs each
+        stage alone."""
+        return self.mode == "stream" and self.contention
+
+    def describe(self) -> str:
+        """How a trial measures, in a few words (summaries name the engine of every number)."""
+        if self.mode == "stages":
+            return f"stage trials (each stage run alone{'' if self.frames == 1 else f', {self.frames} runs'})"
+        noise = f", noise {self.noise_sigma:g}" if self.noise_sigma > 0 else ""
+        if self.engine == "analytic":
+            return f"analytic ({'fluid contention' if self.contention else 'no contention'})"
+        return f"des ({self.frames} frames{', contention' if self.contention else ''}{noise})"
+
     def database_cost(self, n_configs: int) -> float:
         if self.database_cost_s is not None:
             return float(self.database_cost_s)
@@ -361,8 +377,8 @@ class PipelineProblem(Problem):
         accelerator, fastest first: :func:`hetsim.exploration.space.default_eps`, and for cores every
         EP ``B1..B4, s1..s4``).
     depths
-        Pipeline depths in the space (default: 2..number of EPs, 2..the most stages the cores
-        allow, or the rule's ``depths``).
+        Pipeline depths in the space (default: 1..number of EPs, 1..the most stages the cores
+        allow, or the rule's ``depths``; depth 1 is one EP running every layer).
     assignment
         How stages get EPs: ``"permutations"`` (any ordered choice of ``depth`` distinct candidate
         EPs: Shisha's space), ``"cores"`` (any sequence of candidate EPs whose cores fit in their
@@ -443,7 +459,7 @@ class PipelineProblem(Problem):
     def _assign_from_eps(self, assignment: str, eps: Sequence[str] | None) -> Sequence[int]:
         """Stages get candidate EPs by ``"permutations"``, ``"cores"`` or ``"auto"`` (class
         docstring): resolve the candidates, the cores each place can give its stages, and the
-        deepest pipeline they allow. Returns the default depths, 2..that depth."""
+        deepest pipeline they allow. Returns the default depths, 1..that depth."""
         platform = self.platform
         _choice("PipelineProblem", "assignment", assignment, ("permutations", "cores", "auto"))
         self._rule = None
@@ -481,7 +497,7 @@ class PipelineProblem(Problem):
             max_depth = sum(b // min(c for n, (pl, c) in self._ep_cores.items() if pl == place)
                             for place, b in self._budget.items())
         self._max_depth = max_depth
-        return range(2, max_depth + 1)
+        return range(1, max_depth + 1)
 
     def _assign_by_rule(self, assignment, depths: Sequence[int] | None) -> Sequence[int] | None:
         """Stages get the EPs a function depth -> EP names (or a dict) gives. Returns the default
@@ -745,11 +761,12 @@ class PipelineProblem(Problem):
         """The best configuration of the space and its noise-free throughput, exactly: for every
         depth and EP assignment, the best split by
         :meth:`~hetsim.analytic.SplitScorer.best_split` (a min-max dynamic programme, so spaces far
-        too large to enumerate are solved too). Needs a closed-form measurement (noise aside: the
+        too large to enumerate are solved too; an analytic stream with contention scores every
+        split instead, within the enumeration limit). Needs a closed-form measurement (noise aside: the
         optimum is that of the noise-free measurement) and the throughput objective; a stage on an
         EP that cannot run its layers is excluded (:meth:`capable`). Refuses more than
         ``max_orders`` EP assignments in all."""
-        from hetsim.analytic import SplitScorer
+        from hetsim.analytic import SplitScorer, split_boundaries
 
         if self.objective != "throughput":
             raise HetsimError(f"optimum of {self.name}: computed for the throughput objective, not "
@@ -763,13 +780,26 @@ class PipelineProblem(Problem):
             raise HetsimError(f"optimum of {self.name}: {n_orders:,} EP assignments exceed "
                               f"max_orders={max_orders:,}; narrow eps or depths")
         scorer = SplitScorer(self.platform, self.workload, self.cost,
-                             [self._ep_objects[e] for e in self.eps], self.state)
+                             [self._ep_objects[e] for e in self.eps], self.state, contention=m.contends)
         index = {e: i for i, e in enumerate(self.eps)}
         best, best_fps = None, -math.inf
+        if m.contends:
+            # The fluid limit of a shared memory sums over the stages, which the min-max recurrence
+            # cannot follow: every split is scored (vectorised), within the enumeration limit.
+            self.check_enumerable(self.distinct_space_size, f"optimum of {self.name} with contention")
         for k in self.depths:
+            bounds = split_boundaries(self.num_layers, k) if m.contends else None
             for order in self.orders(k):
-                split, fps = scorer.best_split([index[e] for e in order],
-                                               [self._incapable.get(e) for e in order])
+                idx = [index[e] for e in order]
+                if bounds is None:
+                    split, fps = scorer.best_split(idx, [self._incapable.get(e) for e in order])
+                else:
+                    times = scorer.stage_times(bounds, idx)
+                    mask = self.incapable_mask(bounds, order)
+                    if mask is not None:
+                        times[mask] = math.inf
+                    row = int(np.argmax(scores := scorer.throughput(bounds, idx, times)))
+                    split, fps = tuple(int(x) for x in np.diff(bounds[row])), float(scores[row])
                 if fps > best_fps:
                     best, best_fps = Configuration(split, order), fps
         if best is None or best_fps <= 0:

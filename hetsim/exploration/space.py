@@ -20,7 +20,8 @@ stages that own whole EPs (Shisha's space, "permutations") cannot take two of th
   bandwidth first, then by this order (§8 item 11), which on a one-memory SoC is the whole
   ranking. In platform order, both would give a phone SoC's CPU clusters the stages and leave its
   NPU idle.
-* **Depths**: 2 .. the number of EPs (:func:`cap_depths` caps larger requests with a note).
+* **Depths**: 1 .. the number of EPs: one EP alone is a candidate wherever it can run the workload
+  (:func:`cap_depths` caps larger requests with a note).
 """
 
 from __future__ import annotations
@@ -41,12 +42,7 @@ def default_eps(platform, workload, cost: CostModel, state: DvfsState | None = N
     names = [c.name for c in platform.clusters] + [a.name for a in platform.accelerators]
     times = ep_times(platform, workload, cost, names, state)
     order = sorted(names, key=lambda n: (times[n], names.index(n)))
-    incapable = []
-    for n in order:
-        ep = platform.ep(n)
-        bad = sum(1 for layer in workload.layers if any(not cost.supports(op, ep) for op in layer.ops))
-        if bad:
-            incapable.append(f"{n} cannot run {bad} of its {workload.num_layers} layers")
+    incapable = [text for n in order if (text := incapable_layers(cost, workload, platform.ep(n))) is not None]
     kinds = []
     if platform.clusters:
         kinds.append("each cluster whole")
@@ -58,6 +54,24 @@ def default_eps(platform, workload, cost: CostModel, state: DvfsState | None = N
             + (f"; {'; '.join(incapable)}" if incapable else "")
             + f"; --eps chooses others{_example(platform)}")
     return order, note
+
+
+def incapable_layers(cost: CostModel, workload, ep, shown: int = 3) -> str | None:
+    """Which layers ``ep`` cannot run, each with its first op it cannot run and that op's kind, and
+    why (``"npu cannot run layer 20 (op 'avgpool', kind reduce): kind reduce is not one of the kinds
+    npu runs"``); None when it runs them all."""
+    bad = []
+    for layer in workload.layers:
+        op = next((op for op in layer.ops if not cost.supports(op, ep)), None)
+        if op is not None:
+            bad.append((layer, op))
+    if not bad:
+        return None
+    listed = ", ".join(f"layer {layer.index} (op {op.name!r}, kind {op.kind})" for layer, op in bad[:shown])
+    more = f" and {len(bad) - shown} more" if len(bad) > shown else ""
+    head = (f"{ep.name} cannot run {listed}" if len(bad) == 1 else
+            f"{ep.name} cannot run {len(bad)} of the {workload.num_layers} layers: {listed}{more}")
+    return f"{head}: {cost.why_not(bad[0][1], ep)}"
 
 
 def _example(platform) -> str:

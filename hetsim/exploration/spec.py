@@ -14,15 +14,22 @@ seed). Errors are one line naming the setting by the caller's name for it (``nam
 
 The defaults :func:`build` resolves (each a choice stated in a note where it is one):
 
-* ``algorithm``: Shisha; NSGA-II-pipe for a Pareto front (``problem.track``) or an objective other
-  than throughput (Shisha optimises throughput only); PS over Paper I's per-core space
+* ``algorithm``: the best measured default of the platform's class (big.LITTLE, chiplets,
+  accelerator SoC, PIM, multi-board: :mod:`hetsim.exploration.defaults`) among the installed
+  algorithms, with the EP space it was measured on unless ``problem.assignment`` or ``problem.eps``
+  is given; NSGA-II-pipe for a Pareto front (``problem.track``) or an objective other than
+  throughput (Shisha optimises throughput only); PS over Paper I's per-core space
   (``problem.cores``).
 * A pipeline's space: ``problem.assignment`` ``permutations`` of whole EPs (Pipe-it: disjoint core
   groups where a cluster's cores are EPs); ``auto`` chooses permutations where the EPs lie on
   distinct clusters or accelerators, else core groups. Candidate EPs without ``problem.eps``: each
   cluster whole and each accelerator, fastest first (:func:`hetsim.exploration.space.default_eps`).
-  Depths: 2..the number of EPs (Pipe-it: 1..), larger ones capped. A trial: Paper I's (every stage
-  run alone), or with ``measurement.engine: des`` a stream of 20 frames through the DES.
+  Depths: 1..the number of EPs (one EP alone is a candidate), larger ones capped. A trial: a stream
+  in closed form with the fluid contention estimate (:mod:`hetsim.contention`), or with
+  ``measurement.engine: des`` a stream of 20 frames through the DES; Paper I's stage trials (every
+  stage run alone) with noise and no engine, and over Paper I's per-core space (``problem.cores``).
+* ``confirm_top``: the search's 20 best candidates re-simulated in the DES, the best of them the
+  answer (:mod:`hetsim.exploration.confirm`); a sweep's cells confirm none unless asked.
 * A placement's: objective latency; candidate EPs each cluster whole and each accelerator; a trial
   one inference in closed form, [choice] a noisy one in the DES without contention (the closed
   form's model, with noise on top), unless the engine or contention is given.
@@ -72,7 +79,7 @@ class ProblemSpec(_Strict):
     cores: Annotated[int | None, B._number(B.COUNT, integer=True, optional=True)] = Field(
         None, description="Pipelines: Paper I's per-core space, stages over the first N cores.")
     depths: list[Annotated[int, B._number((1, 1024), "stages", integer=True)]] | None = Field(
-        None, description="Pipeline depths (default: 2..the number of EPs; larger ones are capped).")
+        None, description="Pipeline depths (default: 1..the number of EPs; larger ones are capped).")
     space_limit: Annotated[int | None, B._number((1, B.SEED[1]), integer=True, optional=True)] = Field(
         None, description="Refuse to enumerate larger spaces (default: hetsim's 2,000,000).")
     force: StrictBool = Field(False, description="Enumerate past space_limit.")
@@ -126,6 +133,10 @@ class ExplorationSpec(_Strict):
     problem: ProblemSpec = Field(default_factory=lambda: ProblemSpec.model_validate({}))
     measurement: MeasurementSpec = Field(default_factory=lambda: MeasurementSpec.model_validate({}))
     termination: TerminationSpec = Field(default_factory=lambda: TerminationSpec.model_validate({}))
+    confirm_top: Annotated[int | None, B._number((0, 10_000), integer=True, optional=True)] = Field(
+        None, description="Pipelines: re-simulate the N best distinct candidates of the search in the DES "
+        "(hetsim simulate's run: 100 frames, contention) and answer with the best of them; 0 answers with "
+        "the search's own measurement (default 20; a sweep's cells 0 unless their SPEC sets it).")
     seed: Seed = Field(0, description="Seed of every random choice.")
 
     @classmethod
@@ -175,13 +186,22 @@ class ExplorationSetup:
     explorer: Any
     termination: list = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: pipelines: how many of the search's best candidates are re-simulated in the DES (0: none)
+    confirm_top: int = 0
 
     def run(self, progress: bool = False):
-        """:func:`hetsim.exploration.explore` of this setup (an :class:`Exploration`)."""
+        """:func:`hetsim.exploration.explore` of this setup (an :class:`Exploration`), its best
+        ``confirm_top`` candidates re-simulated in the DES (:func:`hetsim.exploration.confirm.confirm`:
+        the exploration's ``answer``)."""
         from hetsim.exploration.base import explore
 
-        return explore(self.problem, self.explorer, self.termination or None, seed=self.spec.seed,
-                       progress=progress)
+        result = explore(self.problem, self.explorer, self.termination or None, seed=self.spec.seed,
+                         progress=progress)
+        if self.kind == "pipeline" and self.confirm_top > 0:
+            from hetsim.exploration.confirm import confirm
+
+            result.confirmation = confirm(result, self.confirm_top)
+        return result
 
 
 class _Names:
@@ -195,22 +215,25 @@ class _Names:
 
 
 def build(spec: ExplorationSpec, *, names: Mapping[str, str] | None = None, strict: bool = True,
-          noise_free: bool = False, cache: bool = False) -> ExplorationSetup:
+          noise_free: bool = False, cache: bool = False, confirm_default: int | None = None) -> ExplorationSetup:
     """The exploration ``spec`` describes (the module's docstring says which defaults it resolves).
 
     ``names``: how errors and notes name each setting (default its key path). ``strict``: refuse a
     setting the algorithm's problem ignores (else leave it out). ``noise_free``: the same problem
     measured without noise (what the candidate an exploration settles on is really worth).
     ``cache``: share the loaded platforms, workloads, cost models and problems with the other
-    explorations of this process (a sweep's cells)."""
+    explorations of this process (a sweep's cells). ``confirm_default``: ``confirm_top`` when the
+    spec leaves it unset (default :data:`~hetsim.exploration.confirm.DEFAULT_TOP_K`)."""
     from hetsim.exploration.registry import ALGORITHMS, algorithms
 
     n = _Names(names)
     notes: list[str] = []
     inputs = _Inputs.of(spec, cache)
     platform, workload, cost = inputs.platform, inputs.workload, inputs.cost
-    from hetsim.cost import CompositeCostModel
+    from hetsim.cost import CompositeCostModel, peak_note
 
+    if (peak := peak_note(platform, cost)) is not None:
+        notes.append(peak)
     if isinstance(cost, CompositeCostModel):
         measured, total = cost.coverage(workload, [platform.ep(x) for x in _places(platform)])
         notes.append(f"{n('cost_table')}: {measured} of {total} ({cost.keyed_by}, EP) times measured on "
@@ -221,9 +244,16 @@ def build(spec: ExplorationSpec, *, names: Mapping[str, str] | None = None, stri
                           f"{', '.join(ALGORITHMS)}")
     kind = ALGORITHMS[spec.algorithm].problem if spec.algorithm is not None else "pipeline"
     p, t = spec.problem, spec.termination
+    placed = _class_placement(spec, platform, n, notes) if spec.algorithm is None else None
+    if placed is not None:
+        kind, spec = "placement", spec.model_copy(update={"algorithm": placed})
     if kind == "pipeline":
         objective, track = _pipeline_objectives(platform, p, n)
-        name = spec.algorithm or _default_algorithm(p, objective, n, notes)
+        default_space = None
+        if spec.algorithm is not None:
+            name = spec.algorithm
+        else:
+            name, default_space = _default_algorithm(p, objective, n, notes, platform)
         if strict:
             _refuse(name, ", a pipeline algorithm (placements only: HOPE:GS, HOPE:LP, StarPU-DMDAR, ...)", n,
                     ("problem.comm", p.comm is not None), ("problem.caching", p.caching is not None))
@@ -239,7 +269,7 @@ def build(spec: ExplorationSpec, *, names: Mapping[str, str] | None = None, stri
 
     explorer = make_explorer(name, **spec.params)
     if kind == "pipeline":
-        args = _pipeline_args(spec, inputs, name, objective, track, n, notes, noise_free)
+        args = _pipeline_args(spec, inputs, name, objective, track, n, notes, noise_free, default_space)
         if p.cores is not None and (name == "Shisha" or getattr(explorer, "start", None) == "shisha"):
             raise HetsimError(f"{n('algorithm')} {name} gives each stage a whole EP (Shisha's seed), but "
                               f"{n('problem.cores')} fixes the stages' core groups (Paper I); with "
@@ -250,8 +280,33 @@ def build(spec: ExplorationSpec, *, names: Mapping[str, str] | None = None, stri
         args = _placement_args(spec, inputs, name, n, strict, noise_free)
     problem = (_cached_problem(inputs.key, args) if cache
                else _make_problem(platform, workload, cost, json.loads(args)))
+    if (kind == "pipeline" and spec.algorithm is None and name == "ES" and not p.force
+            and problem.limit is not None and problem.distinct_space_size > problem.limit):
+        # The class's default cannot enumerate this space: the best default of the class that can
+        # (a default must answer).
+        from hetsim.exploration.defaults import class_default
+        from hetsim.exploration.registry import algorithms as installed
+
+        alt = class_default(platform, {a.name for a in installed("pipeline")} - {"ES"})
+        if alt is not None:
+            notes.append(f"{problem.distinct_space_size:,} configurations are past exhaustive search's limit "
+                         f"of {problem.limit:,}: searching with {alt.algorithm}, the next default of "
+                         f"{alt.platform_class} platforms ({alt.choice.quality:.1%} of the best DES "
+                         f"throughput known, mean of {alt.choice.runs} runs)")
+            name, explorer = alt.algorithm, make_explorer(alt.algorithm, **spec.params)
+            space = alt.assignment if p.assignment is None and p.eps is None else None
+            args = _pipeline_args(spec, inputs, name, objective, track, n, [], noise_free, space)
+            problem = (_cached_problem(inputs.key, args) if cache
+                       else _make_problem(platform, workload, cost, json.loads(args)))
+    from hetsim.exploration.confirm import DEFAULT_TOP_K
+
+    confirm_top = spec.confirm_top if spec.confirm_top is not None else (
+        DEFAULT_TOP_K if confirm_default is None else confirm_default)
+    if kind != "pipeline" and spec.confirm_top is not None and strict:
+        raise HetsimError(f"{n('confirm_top')} applies to pipeline algorithms (their search's best "
+                          f"candidates re-simulated in the DES), not to {name}")
     return ExplorationSetup(spec, name, kind, platform, workload, cost, problem, explorer,
-                            _terminations(t), notes)
+                            _terminations(t), notes, confirm_top if kind == "pipeline" else 0)
 
 
 # -- inputs ---------------------------------------------------------------------------------------------
@@ -331,48 +386,85 @@ def _pipeline_objectives(platform, p: ProblemSpec, n: _Names) -> tuple[str, list
     return objective, track
 
 
-def _default_algorithm(p: ProblemSpec, objective: str, n: _Names, notes: list[str]) -> str:
-    """The default fits the request: Shisha for throughput over whole EPs; Pipe-search over
-    Paper I's per-core stages; NSGA-II for a front or another objective (Shisha and Pipe-search
-    optimise throughput only). Without the plugin that adds Shisha or Pipe-search, hetsim's own
-    hill climbing."""
+def _class_placement(spec: ExplorationSpec, platform, n: _Names, notes: list[str]) -> str | None:
+    """The placement algorithm the platform's class searches with by default (a PIM platform's:
+    :mod:`hetsim.exploration.defaults`), unless the request is a pipeline's (depths, cores, an
+    assignment, a Pareto front, a target rate, an objective a placement is not judged by)."""
+    p, t = spec.problem, spec.termination
+    if (p.depths is not None or p.cores is not None or p.assignment is not None or p.track is not None
+            or t.target_fps is not None or p.objective not in (None, "latency")):
+        return None
+    from hetsim.exploration.defaults import class_default
+    from hetsim.exploration.registry import algorithms
+
+    pipelines = class_default(platform, {a.name for a in algorithms("pipeline")})
+    placements = class_default(platform, {a.name for a in algorithms("placement")}, kinds=("placement",))
+    if placements is None or (pipelines is not None and pipelines.choice.quality >= placements.choice.quality):
+        return None
+    notes.append(placements.note(platform.name, n("algorithm"), n("problem.assignment")))
+    return placements.algorithm
+
+
+def _default_algorithm(p: ProblemSpec, objective: str, n: _Names, notes: list[str],
+                       platform) -> tuple[str, str | None]:
+    """The default algorithm (and the EP space it was measured on, where the platform's class
+    chose it) fits the request: NSGA-II for a front or another objective (Shisha and Pipe-search
+    optimise throughput only); Pipe-search over Paper I's per-core stages; else the best measured
+    default of the platform's class (:mod:`hetsim.exploration.defaults`) among the installed
+    algorithms, Shisha where the table has no row for the class, hetsim's own hill climbing without
+    Shisha's plugin."""
     from hetsim.exploration.registry import algorithms
 
     installed = {a.name for a in algorithms("pipeline")}
     if p.track:
         notes.append(f"{n('problem.track')}: searching with NSGA-II-pipe (pymoo's NSGA-II on both "
                      f"objectives); {n('algorithm')} chooses another algorithm, whose trials then give the front")
-        return "NSGA-II-pipe"
+        return "NSGA-II-pipe", None
     if objective != "throughput":
-        notes.append(f"{n('problem.objective')} {objective}: searching with NSGA-II-pipe (Shisha, the "
-                     f"default, optimises throughput only); {n('algorithm')} chooses another")
-        return "NSGA-II-pipe"
+        notes.append(f"{n('problem.objective')} {objective}: searching with NSGA-II-pipe (Shisha and "
+                     f"Pipe-search optimise throughput only); {n('algorithm')} chooses another")
+        return "NSGA-II-pipe", None
     if p.cores is not None:
         if "PS" in installed:
             notes.append(f"{n('problem.cores')}: searching with PS (Pipe-search, Paper I's per-core space; "
                          f"Shisha gives each stage a whole EP); {n('algorithm')} chooses another")
-            return "PS"
+            return "PS", None
         notes.append(f"{n('problem.cores')}: searching with HC (hill climbing; PS, the default here, is "
                      f"not installed); {n('algorithm')} chooses another")
-        return "HC"
+        return "HC", None
+    from hetsim.exploration.defaults import class_default
+
+    choice = class_default(platform, installed)
+    if choice is not None:
+        space = choice.assignment if p.assignment is None and p.eps is None else None
+        notes.append(choice.note(platform.name, n("algorithm"), n("problem.assignment")))
+        return choice.algorithm, space
     if "Shisha" in installed:
-        return "Shisha"
+        return "Shisha", None
     notes.append(f"searching with HC (hill climbing; Shisha, the default, is not installed); "
                  f"{n('algorithm')} chooses another")
-    return "HC"
+    return "HC", None
 
 
 def _pipeline_args(spec: ExplorationSpec, inputs: _Inputs, name: str, objective: str, track: list[str],
-                   n: _Names, notes: list[str], noise_free: bool) -> str:
-    """The PipelineProblem's arguments, every default resolved (JSON: a problem cache's key)."""
+                   n: _Names, notes: list[str], noise_free: bool, default_space: str | None = None) -> str:
+    """The PipelineProblem's arguments, every default resolved (JSON: a problem cache's key);
+    ``default_space``: the assignment the platform's class chose with the algorithm."""
     p = spec.problem
+    if default_space is not None and p.assignment is None:
+        p = p.model_copy(update={"assignment": default_space})
     assignment, eps, n_eps = _stage_eps(inputs, p, name, n, notes)
     depths = _depths(p, name, n_eps, eps, inputs.workload, n, notes)
     fields = spec.measurement.model_dump(exclude_none=True)
     if noise_free:
         fields["noise_sigma"] = 0.0
-    # A DES trial is a stream of frames (Paper I's stage trials are closed form).
-    fields.setdefault("mode", "stream" if fields.get("engine") == "des" else "stages")
+    # [choice] A trial is a stream: in the DES with --engine des, else the closed form with its fluid
+    # contention estimate (stages sharing a memory or link slow each other, as they do in the DES).
+    # Paper I's stage trials (each stage run alone: no contention) where noise is asked without an
+    # engine (the closed form is noise-free) and over Paper I's per-core space.
+    if "mode" not in fields:
+        paper_one = (fields.get("noise_sigma", 0) > 0 and "engine" not in fields) or p.cores is not None
+        fields["mode"] = "stages" if paper_one and fields.get("engine") != "des" else "stream"
     return json.dumps({"kind": "pipeline", "eps": eps, "depths": depths, "assignment": assignment,
                        "measurement": fields, "limit": p.space_limit, "force": p.force,
                        "objective": objective, "track": track}, sort_keys=True)
@@ -459,8 +551,9 @@ def _places(platform) -> list[str]:
 
 def _depths(p: ProblemSpec, name: str, n_eps: int, eps, workload, n: _Names,
             notes: list[str]) -> list[int] | None:
-    """The depths to search (None: PipelineProblem's default, 2..the number of EPs), the ones given
-    capped at what the EPs and layers allow."""
+    """The depths to search (None: PipelineProblem's default, 1..the number of EPs: one EP alone is
+    a candidate wherever it can run the workload), the ones given capped at what the EPs and layers
+    allow."""
     from hetsim.exploration.space import cap_depths
 
     depths = list(p.depths) if p.depths is not None else None

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from hetsim.errors import HetsimError
+from hetsim.keypaths import Describe, entry_name, unknown_key_hint
 from hetsim.paths import search_path
 from hetsim.platform.plausibility import plausibility_warnings
 from hetsim.platform.schema import SCHEMA_VERSION, Platform
@@ -24,6 +25,13 @@ from hetsim.validation import (
     read_yaml,
     warn_once,
 )
+
+#: The longest ``--set`` key (a path of field names; the deepest real one is ~60 characters).
+MAX_KEY_CHARS = 1000
+
+
+def _short(text: str, n: int) -> str:
+    return text if len(text) <= n else text[:n] + "..."
 
 
 def list_platforms() -> list[str]:
@@ -58,10 +66,10 @@ def load_platform(name_or_path: str | os.PathLike, overrides: list[str] | None =
     migrate(data)  # before the overrides: they address version 2's paths
     for ov in overrides or ():
         apply_override(data, ov, source=str(path))
-    if dvfs:
+    if dvfs is not None:   # --dvfs '' is a mistake, not "no preset"
         apply_dvfs(data, dvfs, source=str(path))
-    # Name the overrides in errors: the file itself may be fine.
-    source = f"{path} (with --set {' '.join(overrides)})" if overrides else str(path)
+    # Name the overrides in errors: the file itself may be fine (shortened: one line stays short).
+    source = f"{path} (with --set {_short(' '.join(overrides), 200)})" if overrides else str(path)
     platform = platform_from_dict(data, source)
     for line in plausibility_warnings(platform):
         warn_once(f"{source}: {line}")
@@ -78,14 +86,33 @@ def _read(path: Path, _mtime: float) -> dict:
 
 
 def platform_from_dict(data: dict, source: str = "<platform>") -> Platform:
-    """Validate a platform dict (a version 1 dict is migrated first, on a copy)."""
+    """Validate a platform dict (a version 1 dict is migrated first, on a copy); its entries are
+    counted before they are validated (:func:`hetsim.loading.check_load`)."""
+    from hetsim.loading import check_load
+
+    check_load(source, _entries(data), "entries")
     if isinstance(data, dict) and _is_v1(data):
         data = copy.deepcopy(data)
         migrate(data)
     try:
         return Platform.model_validate(data)
     except ValidationError as e:
-        raise one_line(source, e) from None
+        raise one_line(source, e, Describe(Platform, data)) from None
+
+
+def _entries(data: Any) -> int:
+    """The list entries of a platform dict, one level into each (DVFS levels, precisions, a link's
+    ends): what validating and checking it grows with."""
+    if not isinstance(data, dict):
+        return 0
+    n = 0
+    for value in data.values():
+        if isinstance(value, list | dict):
+            n += len(value)
+            for item in value if isinstance(value, list) else value.values():
+                if isinstance(item, dict):
+                    n += sum(len(v) for v in item.values() if isinstance(v, list | dict))
+    return n
 
 
 def v1_moves() -> dict[str, dict[str, tuple[str, ...]]]:
@@ -142,7 +169,8 @@ def validate_file(path: str | os.PathLike, notes: list[str] | None = None,
                   warnings: list[str] | None = None) -> list[str]:
     """Every problem in a platform file, one line each with its field path ([] when valid).
     ``notes``, when given, receives a line for each thing done to the file on load (a migration);
-    ``warnings`` a line for each implausible value (:mod:`hetsim.platform.plausibility`)."""
+    ``warnings`` a line for each implausible value and one for the EPs without parameters of the
+    platform's cost model, which run at peak (:mod:`hetsim.platform.plausibility`)."""
     p = Path(path)
     try:
         data = read_yaml(p)
@@ -154,9 +182,14 @@ def validate_file(path: str | os.PathLike, notes: list[str] | None = None,
     try:
         platform = Platform.model_validate(data)
     except ValidationError as e:
-        return error_lines(str(p), e)
+        return error_lines(str(p), e, Describe(Platform, data))
     if warnings is not None:
         warnings.extend(f"{p}: {line}" for line in plausibility_warnings(platform))
+        from hetsim.platform.plausibility import peak_note
+
+        peak = peak_note(platform, platform.runtime.cost_model)   # the model the platform runs by default
+        if peak is not None:
+            warnings.append(f"{p}: {peak}")
     return []
 
 
@@ -164,7 +197,10 @@ def split_override(text: str) -> tuple[str, str]:
     """``key.path=value`` as (key path, the value's YAML text)."""
     key, eq, raw = text.partition("=")
     if not eq or not key:
-        raise HetsimError(f"--set {text!r}: expected key.path=value, e.g. links.nop.latency_ns=1e6")
+        raise HetsimError(f"--set {_short(text, 80)!r}: expected key.path=value, e.g. links.nop.latency_ns=1e6")
+    if len(key) > MAX_KEY_CHARS:   # no platform field is this deep: a mistake, said in one short line
+        raise HetsimError(f"--set {_short(key, 60)!r}: a key of {len(key):,} characters; a key is a path "
+                          f"of field names (at most {MAX_KEY_CHARS})")
     return key, raw
 
 
@@ -184,11 +220,16 @@ def apply_override(data: dict, text: str, source: str = "<platform>") -> None:
                                   f"({len(node)} entries: {node}); set the whole list instead")
             node[int(part)] = value
         elif isinstance(node, list):
-            # Entries are addressed by their name (an accelerator's precisions by their dtype).
-            match = [x for x in node if isinstance(x, dict) and x.get("name", x.get("dtype")) == part]
+            # Entries are addressed by their name (an accelerator's precisions by their dtype), or by
+            # their 0-based index (the path pydantic itself would print).
+            match = [x for x in node if entry_name(x) == part]
+            if not match and part.isdigit() and int(part) < len(node) and isinstance(node[int(part)], dict):
+                match = [node[int(part)]]
             if not match:
-                names = [x.get("name", x.get("dtype")) for x in node if isinstance(x, dict)]
-                raise HetsimError(f"--set {key}: {source} has no entry named {part!r} at {where}; have {names}")
+                names = [entry_name(x) for x in node if isinstance(x, dict)]
+                hint = unknown_key_hint(part, [n for n in names if n is not None])
+                raise HetsimError(f"--set {key}: {source} has no entry named {part!r} at {where}"
+                                  f"{hint if hint.startswith(' (') else ''}; have {names}")
             if last:
                 raise HetsimError(f"--set {key}: cannot replace a whole list entry; set one of its fields")
             node = match[0]
@@ -205,8 +246,15 @@ def apply_override(data: dict, text: str, source: str = "<platform>") -> None:
 
 def apply_dvfs(data: dict, setting: str, source: str = "<platform>") -> None:
     presets = data.get("dvfs_presets") or {}
+    if not setting.strip(" ,"):
+        raise HetsimError(f"--dvfs {setting!r}: an empty setting; give a preset "
+                          f"({', '.join(presets) or 'none in ' + source}) or cluster=level,...")
     if "=" in setting:
-        pairs = dict(p.split("=", 1) for p in setting.split(",") if p)
+        items = [p for p in setting.split(",") if p]
+        bad = [p for p in items if "=" not in p]
+        if bad:
+            raise HetsimError(f"--dvfs {_short(setting, 80)!r}: {_short(bad[0], 40)!r} is not cluster=level")
+        pairs = dict(p.split("=", 1) for p in items)
     elif setting in presets:
         pairs = presets[setting]
     else:

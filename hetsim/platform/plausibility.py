@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from pydantic import BaseModel
+
 from hetsim.platform.schema import Platform
 
 
@@ -89,7 +91,10 @@ def plausibility_warnings(platform: Platform) -> list[str]:
     value and the likely unit slip; [] for a plausible platform."""
     out = []
     for path, model in _entries(platform):
+        fields = getattr(type(model), "model_fields", {})   # a miss through pydantic's __getattr__ costs ~3 us
         for name, rng in RANGES.items():
+            if name not in fields:
+                continue
             value = getattr(model, name, None)
             if not isinstance(value, int | float) or isinstance(value, bool):
                 continue
@@ -105,3 +110,35 @@ def plausibility_warnings(platform: Platform) -> list[str]:
                 out.append(f"core_types.{t.name}.dvfs.{lvl.name}: idle_W_per_core {lvl.idle_W_per_core:g} "
                            f"is above active_W_per_core {lvl.active_W_per_core:g}; swapped?")
     return out
+
+
+def at_peak(platform: Platform, cost_model: str) -> list[str]:
+    """The core types (used by a cluster) and accelerators whose parameter blocks that
+    ``cost_model`` reads were all left out of the file (no ``roofline:`` block for the roofline
+    model, ...): the model runs them at 100 % of their peak rates, as no real kernel does. [] when
+    every one has a fitted or sourced block, or the model reads no block (a measured table)."""
+    from hetsim.platform.params import cost_blocks
+
+    out = []
+    used = {c.core_type for c in platform.clusters}
+    owners: list[tuple[str, BaseModel]] = [(t.name, t) for t in platform.core_types if t.name in used]
+    owners += [(a.name, a) for a in platform.accelerators]
+    for name, owner in owners:
+        keys = [k for k, model in cost_blocks(type(owner)).items() if cost_model in model.readers]
+        if keys and not any(getattr(owner, k).model_fields_set for k in keys):
+            out.append(name)
+    return out
+
+
+def peak_note(platform: Platform, cost_model: str) -> str | None:
+    """One line saying which EPs run at peak under ``cost_model`` (:func:`at_peak`), or None."""
+    names = at_peak(platform, cost_model)
+    if not names:
+        return None
+    every = len(names) == len({c.core_type for c in platform.clusters}) + len(platform.accelerators)
+    who = f"every core type and accelerator ({', '.join(names)})" if every else ", ".join(names)
+    return (f"{platform.name}: {who} {'has' if every or len(names) == 1 else 'have'} no fitted or sourced "
+            f"{cost_model} parameters (no `{cost_model}:` block), so the {cost_model} model runs "
+            f"{'it' if len(names) == 1 else 'them'} at 100 % of peak compute and bandwidth, which no real "
+            f"kernel reaches; give the block's efficiencies from a source or a measurement "
+            f"(docs/platforms.md), or fit them (hetsim calibrate)")

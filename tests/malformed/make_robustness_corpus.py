@@ -50,17 +50,17 @@ PLATFORMS = {
         "refused YAML at line 6, column 38: duplicate key 'bandwidth_GBps' (first at line 6)", "-",
         tiny(BW="10, bandwidth_GBps: 20")),
     "26_bandwidth_inf.yaml": (
-        "memories.0.bandwidth_GBps: must be a finite number in [1e-06, 1e+06] GB/s (got inf)",
-        "memories.0.bandwidth_GBps", tiny(BW=".inf")),
+        "memories.dram.bandwidth_GBps: must be a finite number in [1e-06, 1e+06] GB/s (got inf)",
+        "memories.dram.bandwidth_GBps", tiny(BW=".inf")),
     "27_freq_1e308.yaml": (
-        "core_types.0.dvfs.0.freq_MHz: must be a number in [0.001, 100000] MHz (got 1e+308)",
-        "core_types.0.dvfs.0.freq_MHz", tiny(FREQ="1e308")),
+        "core_types.cpu.dvfs.max.freq_MHz: must be a number in [0.001, 100000] MHz (got 1e+308)",
+        "core_types.cpu.dvfs.max.freq_MHz", tiny(FREQ="1e308")),
     "28_freq_numeric_string.yaml": (
-        "core_types.0.dvfs.0.freq_MHz: must be a number in [0.001, 100000] MHz, not a string",
-        "core_types.0.dvfs.0.freq_MHz", tiny(FREQ="'1e3'")),
+        "core_types.cpu.dvfs.max.freq_MHz: must be a number in [0.001, 100000] MHz, not a string",
+        "core_types.cpu.dvfs.max.freq_MHz", tiny(FREQ="'1e3'")),
     "29_bandwidth_true.yaml": (
-        "memories.0.bandwidth_GBps: must be a number in [1e-06, 1e+06] GB/s, not a boolean (got True)",
-        "memories.0.bandwidth_GBps", tiny(BW="true")),
+        "memories.dram.bandwidth_GBps: must be a number in [1e-06, 1e+06] GB/s, not a boolean (got True)",
+        "memories.dram.bandwidth_GBps", tiny(BW="true")),
     "30_value_in_100_lists.yaml": (
         "refused YAML at line 16, column 117: nested deeper than 100 levels", "-",
         tiny(STATIC="[" * 100 + "0.5" + "]" * 100)),
@@ -71,17 +71,17 @@ PLATFORMS = {
         "schema: must be the integer 2 (files of version 1 are migrated on load) (got True)", "schema",
         tiny().replace("schema: 2", "schema: true")),
     "33_cores_fraction.yaml": (
-        "clusters.0.cores: must be an integer in [1, 2147483647] (got 2.5)", "clusters.0.cores",
+        "clusters.big.cores: must be an integer in [1, 2147483647] (got 2.5)", "clusters.big.cores",
         tiny(CORES="2.5")),
     "34_efficiency_nan.yaml": (
-        "core_types.0.roofline.parallel_efficiency.1: must be a finite number in [1e-06, 1] (got nan)",
-        "core_types.0.roofline.parallel_efficiency.1", tiny(PAR="[1.0, .nan]")),
+        "core_types.cpu.roofline.parallel_efficiency.1: must be a finite number in [1e-06, 1] (got nan)",
+        "core_types.cpu.roofline.parallel_efficiency.1", tiny(PAR="[1.0, .nan]")),
     "35_tiny_bandwidth.yaml": (
-        "memories.0.bandwidth_GBps: must be a number in [1e-06, 1e+06] GB/s (got 1e-300)",
-        "memories.0.bandwidth_GBps", tiny(BW="1e-300")),
+        "memories.dram.bandwidth_GBps: must be a number in [1e-06, 1e+06] GB/s (got 1e-300)",
+        "memories.dram.bandwidth_GBps", tiny(BW="1e-300")),
     "36_huge_int_cores.yaml": (
-        "clusters.0.cores: must be an integer in [1, 2147483647] (got 9223372036854775808)",
-        "clusters.0.cores", tiny(CORES=str(2 ** 63))),
+        "clusters.big.cores: must be an integer in [1, 2147483647] (got 9223372036854775808)",
+        "clusters.big.cores", tiny(CORES=str(2 ** 63))),
 }
 
 WORKLOAD = """schema: 1
@@ -94,13 +94,13 @@ ops:
 
 #: workloads/<name>: (expected fragment, extra op fields)
 WORKLOADS = {
-    "19_count_2_63.yaml": ("ops.0.macs: must be an integer in [0, 9007199254740992] (got 9223372036854775808)",
+    "19_count_2_63.yaml": ("ops.conv1.macs: must be an integer in [0, 9007199254740992] (got 9223372036854775808)",
                            f", macs: {2 ** 63}"),
     "20_duplicate_key.yaml": ("refused YAML at line 7, column 52: duplicate key 'kernel' (first at line 7)",
                               ", kernel: 5"),
     "21_shape_past_2_53.yaml": ("ops[0] (conv1): macs 3.32e+20 is past 2^53",
                                 ", input_shape: {h: 2147483647, w: 2147483647, c: 1}"),
-    "22_ceil_mode_string.yaml": ("ops.0.ceil_mode: Input should be a valid boolean", ", ceil_mode: 'yes'"),
+    "22_ceil_mode_string.yaml": ("ops.conv1.ceil_mode: Input should be a valid boolean", ", ceil_mode: 'yes'"),
 }
 
 MAPPINGS = {

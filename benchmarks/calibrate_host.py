@@ -3,8 +3,8 @@ pipelines (hetsim_host's executor: numpy forward passes, one pinned OS process p
 `hetsim calibrate platform` with one network held out, predicting that network's real pipelines.
 
     python benchmarks/calibrate_host.py measure --runs 3 --out results/calibrate-host
-    python benchmarks/calibrate_host.py analyse results/calibrate-host      # the tables of docs/calibrate.md
-    python benchmarks/calibrate_host.py convert docs/validation/fidelity-2026-11-24* --out DIR   # saved quiet runs
+    python benchmarks/calibrate_host.py analyse results/calibrate-host --ablation   # the tables of docs/calibrate.md
+    python benchmarks/calibrate_host.py convert SAVED/fidelity-2026-11-24* --out DIR   # saved quiet runs
 
 ``measure``: the hardware facts of this machine (hetsim_host.microbench.machine_info: ISA peak,
 nominal clock, CPUs; one STREAM-like read for the memory bandwidth) into ``host-facts.yaml``, no
@@ -31,8 +31,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fidelity_host import busy_fraction, wait_quiet  # noqa: E402
+from hetsim_host.probes.fidelity import busy_fraction, wait_quiet  # noqa: E402
 
 NETWORKS = ("alexnet", "googlenet", "mobilenet", "resnet50", "squeezenet")
 CUTS = (0.2, 0.35, 0.5, 0.65, 0.8)
@@ -134,7 +133,7 @@ def measure(out: Path, runs: int, networks, repeats: int, frames: int, limit: fl
 
 def convert(sources: list[Path], out: Path) -> None:
     """Saved ``validate host`` runs (``<set>/run<k>/<net>/report.json``, the quiet runs of issue 14's
-    harness, docs/validation/fidelity-*) as tidy tables ``out/run<j>/<net>.csv``, one run per
+    harness, python -m hetsim_host.probes.fidelity) as tidy tables ``out/run<j>/<net>.csv``, one run per
     source run directory, in order."""
     from hetsim_host.validate import tidy_rows
 
@@ -164,19 +163,31 @@ def single_stage(df: pd.DataFrame, statistic: str) -> pd.DataFrame:
     return one
 
 
-def analyse(out: Path, statistic: str = "median", mechanisms: str = "auto", cost: str = "roofline") -> str:
+def holdouts(out: Path, statistic: str = "median", mechanisms: str = "auto", cost: str = "roofline",
+             fit_on: str = "single") -> pd.DataFrame:
+    """Per run and held-out network: fit on the other networks' rows (``single``: their one-stage
+    runs, per-layer times on C1 and C2 and whole networks; ``all``: their pipelines too, whose
+    later-stage layers identify the feeder share) and score the held-out network's one-stage layers
+    and every measured mapping of it (C1, C2 and the pipelines)."""
     from hetsim.calibrate.crossval import Holdout, crossvalidate, predict_table
     from hetsim.calibrate.table import normalise
 
     facts = out / "host-facts.yaml"
     per_run = []
-    for rd in sorted(out.glob("run*")):
+    for rd in sorted(out.glob("run*"), key=lambda p: int(p.name[3:]) if p.name[3:].isdigit() else 0):
         files = sorted(rd.glob("*.csv"))
         if len(files) < 2:
             continue
         raw = pd.concat([pd.read_csv(f, dtype={"mapping": str, "ep": str}) for f in files], ignore_index=True)
         one = single_stage(raw, statistic)
-        fit_rows = normalise(one, f"{rd}")
+        if fit_on == "all":
+            every = raw.copy()
+            if statistic == "p20":
+                m = every.layer.notna()
+                every.loc[m, "time_s"] = every.loc[m, "time_p20_s"]
+            fit_rows = normalise(every, f"{rd}")
+        else:
+            fit_rows = normalise(one, f"{rd}")
         nets = sorted(set(fit_rows.network))
         for h in crossvalidate(facts, fit_rows, [[n] for n in nets], mechanisms=mechanisms, cost=cost, workloads={}):
             # the held-out network: its one-stage layers and every measured mapping (C1, C2, the pipelines)
@@ -185,21 +196,51 @@ def analyse(out: Path, statistic: str = "median", mechanisms: str = "auto", cost
                                  & raw.run_mapping.str.contains("|", regex=False)]], ignore_index=True)
             full = Holdout(h.network, h.fit, predict_table(h.fit, normalise(own, f"{rd} {h.network}"), {}))
             per_run.append({"run": rd.name, **full.scores(),
-                            "mechanisms": ",".join(h.fit.mechanisms),
+                            "mechanisms": ",".join(h.fit.mechanisms) or "none",
                             "load_1min": float(np.nanmedian(raw[raw.network == h.network].load_1min)),
                             "other_cpu": float(np.nanmedian(raw[raw.network == h.network].other_cpu))})
-    s = pd.DataFrame(per_run)
-    (out / f"analysis_{statistic}_{mechanisms.replace(',', '+')}_{cost}.csv").write_text(s.to_csv(index=False))
-    cols = ["layer_median_abs_error", "layer_spearman", "pipeline_median_abs_error", "pipeline_spearman",
-            "regret", "other_cpu"]
-    med = s.groupby("network")[cols].median()
-    lines = [f"Held-out networks, {statistic} per layer, mechanisms {mechanisms}, {cost} model: medians over "
-             f"{s.run.nunique()} runs", "",
-             "| held out | layer median abs error | layer rank corr. | pipeline median abs error | "
-             "pipeline rank corr. | regret | others' CPU share |", "|---|---:|---:|---:|---:|---:|---:|"]
+    return pd.DataFrame(per_run)
+
+
+SCORES = ["layer_median_abs_error", "layer_spearman", "pipeline_median_abs_error", "pipeline_spearman", "regret"]
+
+
+def analyse(out: Path, statistic: str = "median", mechanisms: str = "auto", cost: str = "roofline",
+            fit_on: str = "single", ablate: bool = False) -> str:
+    tag = f"{statistic}_{mechanisms.replace(',', '+')}_{cost}_{fit_on}"
+    s = holdouts(out, statistic, mechanisms, cost, fit_on)
+    (out / f"analysis_{tag}.csv").write_text(s.to_csv(index=False))
+    med = s.groupby("network")[[*SCORES, "pipeline_rows", "other_cpu"]].median()
+    used = sorted(set(s.mechanisms))
+    lines = [f"Held-out networks, {statistic} per layer, fitted on the other networks' "
+             f"{'one-stage runs' if fit_on == 'single' else 'runs (pipelines too)'}, mechanisms {mechanisms} "
+             f"({'; '.join(used)}), {cost} model: medians over {s.run.nunique()} runs", "",
+             "| held out | layer median abs error | layer rank corr. | mappings | pipeline median abs error | "
+             "pipeline rank corr. | regret | others' CPU share |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for net, r in med.iterrows():
-        lines.append(f"| {net} | {r.layer_median_abs_error:.1%} | {r.layer_spearman:.3f} | "
+        lines.append(f"| {net} | {r.layer_median_abs_error:.1%} | {r.layer_spearman:.3f} | {r.pipeline_rows:.0f} | "
                      f"{r.pipeline_median_abs_error:.1%} | {r.pipeline_spearman:.3f} | {r.regret:.1%} | {r.other_cpu:.0%} |")
+    m = med[SCORES].median()
+    lines.append(f"| **median** | {m.layer_median_abs_error:.1%} | {m.layer_spearman:.3f} | | "
+                 f"{m.pipeline_median_abs_error:.1%} | {m.pipeline_spearman:.3f} | {m.regret:.1%} | |")
+    if ablate:
+        on = sorted({x for v in s.mechanisms for x in v.split(",") if x != "none"})
+        variants = [("all (" + (",".join(on) or "none") + ")", s)]
+        for mech in on:
+            rest = ",".join(x for x in on if x != mech) or "none"
+            variants.append((f"no {mech}", holdouts(out, statistic, rest, cost, fit_on)))
+        if len(on) > 1:
+            variants.append(("base only", holdouts(out, statistic, "none", cost, fit_on)))
+        lines += ["", "Ablation (medians over the held-out networks of their medians over the runs):", "",
+                  "| variant | layer median abs error | pipeline median abs error | pipeline rank corr. | regret |",
+                  "|---|---:|---:|---:|---:|"]
+        rows = []
+        for label, v in variants:
+            vm = v.groupby("network")[SCORES].median().median()
+            rows.append({"variant": label, **vm.to_dict()})
+            lines.append(f"| {label} | {vm.layer_median_abs_error:.1%} | {vm.pipeline_median_abs_error:.1%} | "
+                         f"{vm.pipeline_spearman:.3f} | {vm.regret:.1%} |")
+        (out / f"ablation_{tag}.csv").write_text(pd.DataFrame(rows).to_csv(index=False))
     return "\n".join(lines)
 
 
@@ -222,13 +263,16 @@ def main() -> None:
     a.add_argument("--statistic", choices=["median", "p20"], default="median")
     a.add_argument("--mechanisms", default="auto")
     a.add_argument("--cost", default="roofline")
+    a.add_argument("--fit-on", choices=["single", "all"], default="single",
+                   help="the other networks' one-stage runs, or their pipelines too")
+    a.add_argument("--ablation", action="store_true", help="refit with each mechanism off")
     args = ap.parse_args()
     if args.cmd == "measure":
         measure(args.out, args.runs, args.networks.split(","), args.repeats, args.frames, args.limit, args.wait)
     elif args.cmd == "convert":
         convert(args.sources, args.out)
     else:
-        print(analyse(args.out, args.statistic, args.mechanisms, args.cost))
+        print(analyse(args.out, args.statistic, args.mechanisms, args.cost, args.fit_on, args.ablation))
 
 
 if __name__ == "__main__":

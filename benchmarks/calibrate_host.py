@@ -164,7 +164,7 @@ def single_stage(df: pd.DataFrame, statistic: str) -> pd.DataFrame:
 
 
 def holdouts(out: Path, statistic: str = "median", mechanisms: str = "auto", cost: str = "roofline",
-             fit_on: str = "single") -> pd.DataFrame:
+             fit_on: str = "single", runs: list[str] | None = None) -> pd.DataFrame:
     """Per run and held-out network: fit on the other networks' rows (``single``: their one-stage
     runs, per-layer times on C1 and C2 and whole networks; ``all``: their pipelines too, whose
     later-stage layers identify the feeder share) and score the held-out network's one-stage layers
@@ -176,7 +176,7 @@ def holdouts(out: Path, statistic: str = "median", mechanisms: str = "auto", cos
     per_run = []
     for rd in sorted(out.glob("run*"), key=lambda p: int(p.name[3:]) if p.name[3:].isdigit() else 0):
         files = sorted(rd.glob("*.csv"))
-        if len(files) < 2:
+        if len(files) < 2 or (runs and rd.name not in runs):
             continue
         raw = pd.concat([pd.read_csv(f, dtype={"mapping": str, "ep": str}) for f in files], ignore_index=True)
         one = single_stage(raw, statistic)
@@ -206,9 +206,9 @@ SCORES = ["layer_median_abs_error", "layer_spearman", "pipeline_median_abs_error
 
 
 def analyse(out: Path, statistic: str = "median", mechanisms: str = "auto", cost: str = "roofline",
-            fit_on: str = "single", ablate: bool = False) -> str:
-    tag = f"{statistic}_{mechanisms.replace(',', '+')}_{cost}_{fit_on}"
-    s = holdouts(out, statistic, mechanisms, cost, fit_on)
+            fit_on: str = "single", ablate: bool = False, runs: list[str] | None = None) -> str:
+    tag = f"{statistic}_{mechanisms.replace(',', '+')}_{cost}_{fit_on}" + (f"_{'+'.join(runs)}" if runs else "")
+    s = holdouts(out, statistic, mechanisms, cost, fit_on, runs)
     (out / f"analysis_{tag}.csv").write_text(s.to_csv(index=False))
     med = s.groupby("network")[[*SCORES, "pipeline_rows", "other_cpu"]].median()
     used = sorted(set(s.mechanisms))
@@ -228,9 +228,9 @@ def analyse(out: Path, statistic: str = "median", mechanisms: str = "auto", cost
         variants = [("all (" + (",".join(on) or "none") + ")", s)]
         for mech in on:
             rest = ",".join(x for x in on if x != mech) or "none"
-            variants.append((f"no {mech}", holdouts(out, statistic, rest, cost, fit_on)))
+            variants.append((f"no {mech}", holdouts(out, statistic, rest, cost, fit_on, runs)))
         if len(on) > 1:
-            variants.append(("base only", holdouts(out, statistic, "none", cost, fit_on)))
+            variants.append(("base only", holdouts(out, statistic, "none", cost, fit_on, runs)))
         lines += ["", "Ablation (medians over the held-out networks of their medians over the runs):", "",
                   "| variant | layer median abs error | pipeline median abs error | pipeline rank corr. | regret |",
                   "|---|---:|---:|---:|---:|"]
@@ -266,13 +266,15 @@ def main() -> None:
     a.add_argument("--fit-on", choices=["single", "all"], default="single",
                    help="the other networks' one-stage runs, or their pipelines too")
     a.add_argument("--ablation", action="store_true", help="refit with each mechanism off")
+    a.add_argument("--runs", default=None, help="only these run directories (run1,run2,...)")
     args = ap.parse_args()
     if args.cmd == "measure":
         measure(args.out, args.runs, args.networks.split(","), args.repeats, args.frames, args.limit, args.wait)
     elif args.cmd == "convert":
         convert(args.sources, args.out)
     else:
-        print(analyse(args.out, args.statistic, args.mechanisms, args.cost, args.fit_on, args.ablation))
+        print(analyse(args.out, args.statistic, args.mechanisms, args.cost, args.fit_on, args.ablation,
+                      args.runs.split(",") if args.runs else None))
 
 
 if __name__ == "__main__":

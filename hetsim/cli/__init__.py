@@ -108,7 +108,7 @@ def entry() -> None:
 #: ``--help`` imports).
 COMMANDS = {
     "calibrate": ("hetsim.cli.calibrate:calibrate",
-                  "Fit a platform's cost-model parameters to measured times (and the plugins' calibrations)."),
+                  "Fit a platform YAML to measurements (a board's per-layer times, this machine, ...)."),
     "costs": ("hetsim.cli.costs:costs", "Measured cost tables (for --cost-table) from other tools' measurements."),
     "demo": ("hetsim.cli.demo:demo",
              "Pipe-it's B4-s2-s2 ResNet50 pipeline on hikey970: table, Gantt PNG and Perfetto trace."),

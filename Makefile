@@ -3,7 +3,7 @@
 #   make test   - create .venv, install the dev extras and the example plugin, run the test suite
 #   make test-core - the core's tests (not slow) with every plugin left out: no paper is needed
 #   make fuzz   - 24,000 fuzzed inputs through the CLI: outcomes by class (docs/robustness.md)
-#   make check  - the test suite, ruff (make lint) and mypy (make types): what CI runs
+#   make check  - the test suite, ruff and the import contracts (make lint), mypy (make types): what CI runs
 #   make notebooks - re-run every notebook (the tour, each paper's) and keep its outputs
 PYTHON ?= python3
 VENV   := .venv
@@ -16,7 +16,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet -e '.[all]'
 	touch $@
 
 # The example plugin (examples/hetsim-example, docs/extending.md) is installed next to hetsim, as a
@@ -46,6 +46,7 @@ fuzz: $(VENV)/.installed-dev
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check hetsim hetsim_papers hetsim_host benchmarks tests workloads platforms notebooks examples conftest.py
+	$(BIN)/lint-imports
 
 types: $(VENV)/.installed-dev
 	$(BIN)/mypy

@@ -623,7 +623,7 @@ def synthetic_dag(n_ops: int, seed: int = 0, channels: int = 16, size: int = 14,
     """A random DAG workload of ``n_ops`` ops of one tensor shape: 1x1 convs and ReLUs in turn along
     a chain, and with probability ``join`` an add of the op before and a random one of the
     ``window`` before it (a residual: DenseNet- and transformer-like fan-in)."""
-    from hetsim.workload.loader import workload_from_dict
+    from hetsim.workload.build import workload_from_dict
 
     rng = np.random.default_rng(seed)
     ops: list[dict] = []

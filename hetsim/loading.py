@@ -4,7 +4,7 @@ Every loader counts what it is about to build, once its file is read and before 
 grows with it: the bytes of a YAML document its fallback reader must parse, the ops of a workload,
 the entries of a platform, the nodes of an ONNX graph, the bytes of an ONNX Runtime profile. From
 the count it estimates the CPU time (at the rate measured here, :data:`RATES`) and the memory,
-and refuses past :data:`MAX_LOAD_S` or :data:`hetsim.sim.budget.MAX_MEMORY_BYTES` unless forced,
+and refuses past :data:`MAX_LOAD_S` or :data:`MAX_MEMORY_BYTES` unless forced,
 with one line that gives the count and the estimate:
 
     >>> check_load("w.yaml", 3_000_000, "ops")
@@ -30,6 +30,9 @@ from hetsim.errors import HetsimError
 
 #: Loads estimated past this much CPU time are refused unless forced (a minute, as runs).
 MAX_LOAD_S = 60.0
+#: Work (loading, a run, a sweep's results) estimated to hold more memory than this is refused
+#: unless forced.
+MAX_MEMORY_BYTES = 4 << 30
 
 
 class Rate(NamedTuple):
@@ -86,8 +89,6 @@ def estimate(count: float, unit: str) -> tuple[float, float]:
 def check_load(source: str, count: float, unit: str) -> None:
     """Refuse, unless forced, loading ``count`` ``unit`` of ``source`` when its estimate passes
     :data:`MAX_LOAD_S` or the memory limit."""
-    from hetsim.sim.budget import MAX_MEMORY_BYTES
-
     seconds, memory = estimate(count, unit)
     if (seconds <= MAX_LOAD_S and memory <= MAX_MEMORY_BYTES) or _FORCE.get():
         return

@@ -6,11 +6,10 @@ from __future__ import annotations
 import pytest
 
 from hetsim.errors import HetsimError
-from hetsim.exploration import explore_seeds
 from hetsim.exploration.baselines import RandomWalk
 from hetsim.exploration.problem import PipelineProblem
 from hetsim.exploration.termination import MaxTrials
-from hetsim.sweep import run_sweep, spec_from_dict
+from hetsim.sweep import explore_seeds, run_sweep, spec_from_dict
 from hetsim.sweep.engine import batch_key
 
 distributed = pytest.importorskip("distributed")

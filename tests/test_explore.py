@@ -20,7 +20,6 @@ from hetsim.exploration import (
     TargetThroughput,
     core_groups,
     explore,
-    explore_seeds,
     make_explorer,
     summarize,
 )
@@ -34,6 +33,7 @@ from hetsim.exploration.database import generate_database
 from hetsim.exploration.problem import CoreGroups
 from hetsim.options import RunOptions
 from hetsim.platform import load_platform
+from hetsim.sweep import explore_seeds
 from hetsim.workload import load_workload
 from hetsim.workload.splits import count_compositions, count_eq4_with_dups, cv_rank
 

@@ -71,7 +71,8 @@ def test_explore_with_defaults_works_on_platforms_with_clusters(hetsim, platform
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     assert out["best_fps"] > 0 and out["best_mapping"]
-    assert f"hetsim: note: {platform}: candidate EPs" in p.stderr
+    # the default of the platform's class, said in a note (hetsim/exploration/defaults.py)
+    assert f"hetsim: note: {platform} is a" in p.stderr and f"searching with {out['algorithm']}" in p.stderr
 
 
 def test_depth_cap_in_the_cli(hetsim):
@@ -308,5 +309,10 @@ def test_the_default_algorithm_fits_the_request(hetsim):
         assert json.loads(p.stdout)["algorithm"] == "Pipe-search" and "--cores: searching with PS" in p.stderr
     else:
         assert json.loads(p.stdout)["algorithm"] == "HC" and "--cores: searching with HC" in p.stderr
+    # Without a request: the measured default of the platform's class among the installed algorithms.
+    from hetsim.exploration.defaults import class_default
+    from hetsim.platform import load_platform
+
     p = hetsim("explore", "-p", "rk3588", "-w", "alexnet", "--json")
-    assert json.loads(p.stdout)["algorithm"] == ("Shisha" if "Shisha" in installed else "HC")
+    expected = class_default(load_platform("rk3588"), installed)
+    assert expected is not None and json.loads(p.stdout)["algorithm"] == expected.choice.algorithm

@@ -12,7 +12,7 @@ from onnx import TensorProto, helper
 
 from hetsim.errors import HetsimError
 from hetsim.workload import load_workload, workload_from_dict
-from hetsim.workload.loader import workload_yaml
+from hetsim.workload.build import workload_yaml
 from hetsim.workload.onnx_export import workload_to_onnx
 from hetsim.workload.onnx_graph import OnnxGraph
 from hetsim.workload.onnx_import import count_node, import_onnx, parse_layers

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -40,10 +39,8 @@ def test_an_alias_bomb_is_refused_before_it_expands(tmp_path):
     lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 9)]
     f = tmp_path / "bomb.yaml"
     f.write_text("\n".join(lines) + "\n")
-    t0 = time.perf_counter()
     with pytest.raises(HetsimError) as e:
         read_yaml(f)
-    assert time.perf_counter() - t0 < 1.0
     msg = str(e.value)
     assert "aliases expand the document past 5,000,000 nodes" in msg and "\n" not in msg
     assert "line 7" in msg      # where the expansion crossed the limit

@@ -75,6 +75,13 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
         _fail("interrupted")
+    except ModuleNotFoundError as e:
+        from hetsim.extras import missing_extra
+
+        line = missing_extra(e)
+        if line is None:
+            raise
+        _fail(line)
     except MemoryError:
         # Past what the run's estimate foresaw (or --force past the limit): one line, not a trace.
         _fail("out of memory: the run needs more memory than this machine gives it; give fewer "

@@ -35,7 +35,7 @@ def write_tables(measured, out: Path, workload_spec: dict | None, header: str) -
     """Write costs.csv, transfers.csv, runs.csv and the workload YAML (when given) into ``out``."""
     from hetsim.cost.measured import COSTS_FILE, TRANSFERS_FILE
     from hetsim.validation import atomic_write
-    from hetsim.workload.loader import workload_yaml
+    from hetsim.workload.build import workload_yaml
 
     written = []
     for fname, df in ((COSTS_FILE, measured.ops), (TRANSFERS_FILE, measured.transfers),

@@ -131,7 +131,7 @@ def workloads_import(model, out, name, input_shapes, layers, allow_unknown, forc
     from hetsim.validation import atomic_write
 
     loading.allow(force)
-    from hetsim.workload.loader import workload_yaml
+    from hetsim.workload.build import workload_yaml
     from hetsim.workload.onnx_import import import_onnx, parse_input_shapes
 
     wname, path = _out_yaml(out, name, Path(model).stem)

@@ -20,16 +20,7 @@ docs/explorers.md describes every one. :class:`ExplorationRun` drives any explor
 (ask and tell) from an outside loop.
 """
 
-from hetsim.exploration.base import (
-    Exploration,
-    ExplorationRun,
-    Explorer,
-    Session,
-    all_trials,
-    explore,
-    explore_seeds,
-    summarize,
-)
+from hetsim.exploration.base import Exploration, Explorer, Session, all_trials, summarize
 from hetsim.exploration.placement import PlacementProblem, PlacementResult
 from hetsim.exploration.problem import (
     DEFAULT_SPACE_LIMIT,
@@ -48,6 +39,7 @@ from hetsim.exploration.registry import (
     make_explorer,
     register,
 )
+from hetsim.exploration.run import ExplorationRun, explore
 from hetsim.exploration.termination import MaxClock, MaxTrials, TargetThroughput, Termination
 
 __all__ = [
@@ -55,5 +47,5 @@ __all__ = [
     "MaxClock", "MaxTrials", "Measurement", "PipelineProblem", "PlacementProblem", "PlacementResult",
     "Problem", "Session",
     "TargetThroughput", "Termination", "TrialResult", "algorithms", "all_trials", "core_groups",
-    "explore", "explore_seeds", "get_algorithm", "make_explorer", "register", "summarize",
+    "explore", "get_algorithm", "make_explorer", "register", "summarize",
 ]

@@ -17,7 +17,7 @@ one percentage point of it, the fastest. A core-only installation gets hetsim's 
 covers them too); with the papers' plugins installed, theirs compete.
 
     >>> class_default(load_platform("rk3588"), {"ES", "HC", "NSGA-II-pipe"}).algorithm
-    'NSGA-II-pipe'
+    'ES'
 
 A PIM platform's best measured defaults are placements (the PIM paper's runtime runs one op at a
 time, which a pipeline cannot use): ``hetsim explore`` then searches placements, unless the

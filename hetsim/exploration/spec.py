@@ -193,7 +193,7 @@ class ExplorationSetup:
         """:func:`hetsim.exploration.explore` of this setup (an :class:`Exploration`), its best
         ``confirm_top`` candidates re-simulated in the DES (:func:`hetsim.exploration.confirm.confirm`:
         the exploration's ``answer``)."""
-        from hetsim.exploration.base import explore
+        from hetsim.exploration.run import explore
 
         result = explore(self.problem, self.explorer, self.termination or None, seed=self.spec.seed,
                          progress=progress)

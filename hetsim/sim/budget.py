@@ -45,14 +45,13 @@ import math
 from dataclasses import dataclass
 
 from hetsim.errors import HetsimError
+from hetsim.loading import MAX_MEMORY_BYTES  # runs past it are refused without --force, as loads
 
 #: SimPy events per second on the machine the weights below were measured on (2 shared cores).
 EVENTS_PER_S = 150_000
 #: Runs estimated past this many events are refused without ``--force`` (``RunOptions.force``):
 #: about a minute at :data:`EVENTS_PER_S`.
 MAX_EVENTS = 10_000_000
-#: Runs estimated to hold more memory than this are refused without ``--force`` as well.
-MAX_MEMORY_BYTES = 4 << 30
 #: Bytes a stage execution (or task run) holds until the metrics are made: its float64 times in
 #: the run's arrays and the metrics' temporaries (measured: ~100 for the max-plus path, ~80 for the
 #: analytic one; rounded up).

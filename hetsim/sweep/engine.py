@@ -356,7 +356,7 @@ def run_sweep(spec: SweepSpec, out: str | os.PathLike | None = None, *, workers:
     """Run every cell of ``spec`` (see the module docstring); ``out=None`` keeps everything in memory.
 
     Counted before anything starts: the cells (past ``max_cells``) and the memory their records
-    will hold (past :data:`hetsim.sim.budget.MAX_MEMORY_BYTES`), each refused unless ``force``.
+    will hold (past :data:`hetsim.loading.MAX_MEMORY_BYTES`), each refused unless ``force``.
     The cells are made as they are sent (never all at once). A sweep with an ``out`` folder holds
     a lock on it while it runs: a second sweep there (fresh or ``--resume``) is refused."""
     n = check_count(spec, force)
@@ -374,8 +374,8 @@ def run_sweep(spec: SweepSpec, out: str | os.PathLike | None = None, *, workers:
 
 def check_memory(spec: SweepSpec, n: int, force: bool = False) -> None:
     """Refuse, unless ``force``, a sweep whose finished cells would hold more memory than
-    :data:`~hetsim.sim.budget.MAX_MEMORY_BYTES` (each keeps its record until the table is written)."""
-    from hetsim.sim.budget import MAX_MEMORY_BYTES
+    :data:`~hetsim.loading.MAX_MEMORY_BYTES` (each keeps its record until the table is written)."""
+    from hetsim.loading import MAX_MEMORY_BYTES
 
     need = n * BYTES_PER_CELL
     if need > MAX_MEMORY_BYTES and not force:

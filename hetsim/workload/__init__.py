@@ -10,15 +10,9 @@ See docs/workloads.md for the file format and the shipped networks, docs/import.
 (:mod:`hetsim.workload.graphs`: :func:`to_networkx`, :func:`from_networkx`).
 """
 
+from hetsim.workload.build import workload_from_dict, workload_yaml
 from hetsim.workload.graphs import from_networkx, to_networkx
-from hetsim.workload.loader import (
-    list_workloads,
-    load_workload,
-    resolve_workload,
-    search_path,
-    workload_from_dict,
-    workload_yaml,
-)
+from hetsim.workload.loader import list_workloads, load_workload, resolve_workload, search_path
 from hetsim.workload.model import Layer, NetInput, Workload
 from hetsim.workload.ops import (
     BLAS_GEMM_KINDS,

@@ -34,7 +34,7 @@ from pydantic import ValidationError
 
 from hetsim.errors import HetsimError
 from hetsim.validation import one_line
-from hetsim.workload.loader import _FIELDS, _GENERIC_FIELDS, workload_from_dict
+from hetsim.workload.build import _FIELDS, _GENERIC_FIELDS, workload_from_dict
 from hetsim.workload.model import Workload
 from hetsim.workload.ops import Op
 from hetsim.workload.schema import OpSpec

@@ -40,7 +40,7 @@ import numpy as np
 
 from hetsim.bounds import DIM
 from hetsim.errors import HetsimError
-from hetsim.workload.loader import workload_from_dict
+from hetsim.workload.build import workload_from_dict
 from hetsim.workload.model import Workload
 from hetsim.workload.onnx_export import LAYER_KINDS_KEY, LAYER_START_DOC
 from hetsim.workload.ops import (

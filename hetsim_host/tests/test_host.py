@@ -341,7 +341,6 @@ def test_a_depthwise_cost_per_output_pixel_and_tap_enters_every_model_and_is_fit
     from hetsim.cost import Gemm2CostModel
     from hetsim_host.fit import _fit_dw
     from hetsim_host.microbench import _single_op
-    from hetsim_papers.pipeit.cost import PipeitGroundTruth
 
     few, many = _single_op("dw", 40, 40, 16), _single_op("dw", 10, 10, 256)
     assert few.macs == many.macs and few.window_taps == 40 * 40 * 9 and many.window_taps == 10 * 10 * 9
@@ -355,15 +354,6 @@ def test_a_depthwise_cost_per_output_pixel_and_tap_enters_every_model_and_is_fit
             extra = op.window_taps * 4.0 / 1e9 / per_core
             assert taps.op_demand(op, e).busy_s == pytest.approx(base.op_demand(op, e).busy_s + extra)
     assert taps.op_time(few, taps.platform.ep("K1")) > taps.op_time(many, taps.platform.ep("K1"))
-    # the Pipe-it ground truth reads the same field (1 core: the whole op)
-    def with_bandwidth(model):   # the ground truth streams a GEMV at the per-core bandwidth
-        d = model.platform.model_dump(exclude_none=True)
-        d["core_types"][0]["bandwidth_GBps_per_core"] = 5.0
-        return PipeitGroundTruth(platform_from_dict(d))
-
-    gt, gt_base = with_bandwidth(taps), with_bandwidth(base)
-    p, p0 = gt.params("k"), gt_base.params("k")
-    assert gt.side_time(few, p, 1)[0] == pytest.approx(gt_base.side_time(few, p0, 1)[0] + few.window_taps * 4e-9)
     # gemm2: cycles per pixel and tap on the depthwise step
     hikey = load_platform("hikey970")
     over = [f"core_types.{t}.gemm2.dw_tap_cycles=5" for t in ("cortex-a73", "cortex-a53")]

@@ -148,7 +148,7 @@ def _synthetic_profile(tmp_path, drop: str | None = None):
     """costs.csv of BERT-small p = 8 on two thread settings C1, C2 (times from the PIM model's CPU_S and
     CPU_P, so that C2 wins the MatMuls and loses the small ops), and its workload and platform."""
     from hetsim.cli.profile import platform_yaml
-    from hetsim.workload.loader import workload_yaml
+    from hetsim.workload.build import workload_yaml
     from hetsim.workload.onnx_import import import_onnx
 
     problem = runs.problem("bert-small", 8)

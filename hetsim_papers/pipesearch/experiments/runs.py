@@ -15,10 +15,10 @@ from hetsim.exploration import (
     TrialResult,
     core_groups,
     explore,
-    explore_seeds,
 )
 from hetsim.exploration.baselines import ExhaustiveSearch, RandomWalk
 from hetsim.exploration.database import ConfigurationDatabase, generate_database
+from hetsim.sweep import explore_seeds
 from hetsim.workload import load_workload
 from hetsim.workload.splits import eq4_with_dups
 from hetsim_papers.pipesearch.experiments.calibration import calibrated_tx2, cost_model, split_text

@@ -1,6 +1,5 @@
 """The tournament and what it rests on: the core-group design space, the exact optimum by dynamic
-programming, Pipe-it's algorithms as explorers (the reproduction's designs exactly), and the quick
-tournament itself, pipeline and placement tables, with a new explorer joining by registration."""
+programming, and the quick tournament itself, pipeline and placement tables, with a new explorer joining by registration."""
 
 from __future__ import annotations
 
@@ -25,7 +24,6 @@ from hetsim.exploration import (
     register,
 )
 from hetsim.exploration.baselines import random_neighbour
-from hetsim_papers.pipeit.pipeit import all_configurations, n_pipelines
 
 
 @pytest.fixture(scope="module")
@@ -45,10 +43,6 @@ def test_core_group_space(hikey_cores):
     assert [p.count_orders(k) for k in (2, 3, 4)] == [count(2), count(3), count(4)] == [44, 152, 346]
     assert all(p.fits(o) for k in p.depths for o in p.orders(k))
     assert not p.fits(("B4", "B1")) and not p.fits(("B2", "x9"))
-    # Pipe-it's space (Big stages first, every core used: eq. 1) lies inside it.
-    pipeit = [tuple(f"{c}{n}" for c, n in cfg) for cfg in all_configurations(4, 4)]
-    assert len(pipeit) == sum(n_pipelines(k, 4, 4) for k in range(2, 9)) == 64
-    assert all(p.fits(o) for o in pipeit)
     assert p.design_space_size == sum(p.count_splits(k) * p.count_orders(k) for k in p.depths)
     # Pipe-search's default stages on it are Paper I's core groups over all 8 cores.
     assert p.stage_eps(4) == ("B2", "B2", "s2", "s2")
@@ -112,28 +106,6 @@ def test_optimum_refuses_a_des_stream():
                         measurement=Measurement(mode="stream", engine="des"))
     with pytest.raises(HetsimError, match="no closed form"):
         p.optimum()
-
-
-# -- Pipe-it's algorithms as explorers --------------------------------------------------------------
-@pytest.mark.slow
-def test_pipeit_explorer_makes_the_reproductions_designs():
-    """Algorithm 3 as an explorer gives the Pipe-it reproduction's designs (Tables V and VI) on the
-    calibrated board, from the measured and the predicted T, in one trial each."""
-    from hetsim_papers.pipeit.experiments.runs import setup
-
-    s = setup()
-    for n, w in s.workloads.items():
-        p = PipelineProblem(s.platform, w, s.truth, assignment="cores", depths=range(1, 9))
-        for kind, prediction in (("measured", "measured"), ("predicted", s.predictor)):
-            r = explore(p, make_explorer("Pipe-it", prediction=prediction), seed=0)
-            assert r.best_mapping == str(s.designs[(n, kind)].pipeline), (n, kind)
-            assert r.n_trials == 1
-            profiled = r.info.get("database_charges", [])
-            assert bool(profiled) == (kind == "measured")   # a measured T is profiled on the clock
-            if profiled:
-                T = sum(float(np.sum(s.truth.layer_times(w, s.platform.ep(f"{c}{k}"))))
-                        for c in "Bs" for k in range(1, 5))
-                assert profiled[0]["cost_s"] == pytest.approx(T, rel=1e-12)
 
 
 # -- the tournament ------------------------------------------------------------------------------------

@@ -1,0 +1,45 @@
+"""Optional parts: a command that needs a package an extra brings, when it is missing, says which
+extra in one line (exit 2); the table of extras matches pyproject.toml; a missing module no extra
+brings is a bug and shows as one."""
+
+from __future__ import annotations
+
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+from helpers import assert_one_line_error
+
+from hetsim.extras import EXTRAS, missing_extra
+
+PYPROJECT = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+
+
+def test_every_extra_named_exists_and_the_core_needs_none_of_them():
+    extras = PYPROJECT["project"]["optional-dependencies"]
+    assert set(EXTRAS.values()) <= set(extras)
+    core = " ".join(PYPROJECT["project"]["dependencies"])
+    assert not any(module in core for module in ("onnx", "pymoo", "ortools", "distributed"))
+    assert "hetsim[all]" in extras["dev"]       # make test installs every optional part
+
+
+def test_the_message_names_the_extra():
+    line = missing_extra(ModuleNotFoundError("No module named 'ortools.sat'", name="ortools.sat"))
+    assert line is not None and "pip install 'hetsim[ilp]'" in line and "'ortools'" in line
+    assert missing_extra(ModuleNotFoundError("No module named 'nonsense'", name="nonsense")) is None
+
+
+@pytest.mark.parametrize("module, extra", [("pymoo", "moo"), ("onnx", "onnx")])
+def test_a_command_without_its_extra_is_one_line(hetsim, monkeypatch, module, extra):
+    # the package made unimportable, as in an installation without the extra
+    for name in [m for m in sys.modules if m == module or m.startswith(module + ".")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, module, None)
+    if module == "pymoo":
+        for name in [m for m in sys.modules if m.startswith("hetsim.exploration.moo")]:
+            monkeypatch.delitem(sys.modules, name)
+        run = hetsim("explore", "-p", "hikey970", "-w", "alexnet", "-a", "NSGA-II-pipe", "--max-trials", "10")
+    else:
+        run = hetsim("workloads", "export", "squeezenet", "--out", "x.onnx")
+    assert_one_line_error(run, f"pip install 'hetsim[{extra}]'")

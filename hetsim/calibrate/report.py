@@ -27,10 +27,7 @@ def plot_format(path: str | os.PathLike) -> str:
 def plot_fit(table: pd.DataFrame, path: str | os.PathLike, title: str = "") -> None:
     """Measured vs predicted time of every row (log-log): layers and ops as dots coloured by network,
     whole networks and pipelines as larger marks, the diagonal and +-10 % about it."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # the backend is the caller's (the hetsim command draws to files)
 
     from hetsim.validation import atomic_write
 

@@ -45,6 +45,7 @@ from hetsim.tasks import (
     TaskGraph,
     ep_peak_memory,
     ep_units,
+    input_stage,
     lane_busy_s,
     list_schedule,
     pipeline_link_bytes,
@@ -78,13 +79,15 @@ def evaluate_pipeline(platform, workload, pipe: Pipeline, cost: CostModel,
     compute, transfer = stage_costs(pipe, workload, cost, options.state)
     times = [c + x for c, x in zip(compute, transfer, strict=True)]
     interval = options.interval_s if options.source == "periodic" else None
-    period = max(max(times), interval or 0.0)
+    inp = input_stage(pipe, cost, options.state)
+    own = inp.time_s if inp is not None and not inp.shared else 0.0   # a stage of its own before the first
+    period = max(max(times), interval or 0.0, own)
     bound_by = None
     if options.contention:   # the fluid share of the shared memories and links (hetsim.contention)
         fluid = fluid_bound(platform, workload, pipe, cost, options.state)
         if fluid.fps > 0 and 1.0 / fluid.fps > period:
             period, bound_by = 1.0 / fluid.fps, fluid.resource
-    latency = sum(times)
+    latency = sum(times) + own
     makespan = latency + (frames - 1) * period
     mem = stage_peak_memory(pipe, workload, options.buffer_frames or 1)
     stages = [
@@ -94,6 +97,13 @@ def evaluate_pipeline(platform, workload, pipe: Pipeline, cost: CostModel,
         for s, t, c, x, m in zip(pipe.stages, times, compute, transfer, mem, strict=True)
     ]
     units = [(s.ep, t * frames) for s, t in zip(pipe.stages, times, strict=True)]
+    input_metrics = None
+    if inp is not None:
+        input_metrics = StageMetrics(ep=inp.ep.name, layers=(0, 0), time_s=inp.time_s, compute_s=inp.time_s,
+                                     transfer_s=0.0, utilization=inp.time_s / period if period > 0 else 0.0,
+                                     busy_s=inp.time_s * frames)
+        if own:
+            units.append((inp.ep, inp.time_s * frames))
     by_ep, by_place = busy_summary(units)
     start, end = periodic_schedule(times, period, frames)
     coherent = coherent_time_of_stages(pipe.eps, start, end)
@@ -105,7 +115,7 @@ def evaluate_pipeline(platform, workload, pipe: Pipeline, cost: CostModel,
         stream_throughput_fps=per_second(frames, makespan),
         energy_J=energy_J(platform, units, makespan, link_bytes, options.state, coherent),
         bottleneck=int(np.argmax(times)), core_busy_s=by_place, coherent_s=coherent,
-        link_bytes=link_bytes, contention=options.contention, bound_by=bound_by,
+        link_bytes=link_bytes, input_stage=input_metrics, contention=options.contention, bound_by=bound_by,
     )
 
 
@@ -242,6 +252,19 @@ class SplitScorer:
         self.T = cost.time_matrix(workload, self.eps, state)
         self.prefix = np.vstack([np.zeros((1, len(self.eps))), np.cumsum(self.T, axis=0)])
         self.cut_bytes = np.asarray(workload.cut_bytes_array(), dtype=float)
+        # the first stage's EP pays the feeder share and, when it runs there, the input stage; an
+        # input stage of its own (runtime.input_ep) bounds the period whatever the split
+        self.feeder = np.array([cost.feeder_factor(ep) for ep in self.eps])
+        self.first_input = np.zeros(len(self.eps))
+        self.own_input = 0.0
+        for i, ep in enumerate(self.eps):
+            where = cost.input_ep(ep)
+            if where is not None:
+                if where == ep:
+                    self.first_input[i] = cost.input_time(ep, state)
+                else:
+                    self.own_input = cost.input_time(where, state)
+        self._first_stage_plain = bool(np.all(self.feeder == 1.0) and not self.first_input.any())
         e = len(self.eps)
         self.latency = np.zeros((e, e))
         self.inv_bw = np.zeros((e, e))
@@ -273,11 +296,14 @@ class SplitScorer:
 
     def throughput(self, bounds: np.ndarray, order: Sequence[int], times: np.ndarray | None = None) -> np.ndarray:
         """(splits,) throughput of every split in ``bounds`` with stage i on EP ``order[i]``: 1 / the
-        slowest stage (``times``: :meth:`stage_times`, if computed already), with contention capped
+        slowest stage or the input stage of its own (``times``: :meth:`stage_times`, if computed already), with contention capped
         at the fluid limit of the shared memories and links (:mod:`hetsim.contention`)."""
         times = self.stage_times(bounds, order) if times is None else times
+        slowest = times.max(axis=1)
+        if self.own_input:   # an input stage of its own bounds the period whatever the split
+            slowest = np.maximum(slowest, self.own_input)
         with np.errstate(divide="ignore"):
-            fps = 1.0 / times.max(axis=1)
+            fps = 1.0 / slowest
         if self.fluid is not None:
             bound = self.fluid.fps(bounds, order)
             if bound is not None:
@@ -310,6 +336,8 @@ class SplitScorer:
         choice = []
         for s, e in enumerate(o):
             t = self.prefix[:, e][None, :] - self.prefix[:, e][:, None]     # t[a, b] = P[b] - P[a]
+            if s == 0 and not self._first_stage_plain:
+                t = t * self.feeder[e] + self.first_input[e]
             bad = incapable[s] if incapable is not None else None
             if bad is not None:
                 t = np.where(bad[None, :] - bad[:, None] > 0, math.inf, t)
@@ -328,7 +356,8 @@ class SplitScorer:
         bounds.append(0)
         bounds.reverse()
         split = tuple(bounds[i + 1] - bounds[i] for i in range(k))
-        return split, (1.0 / float(f[M]) if math.isfinite(f[M]) else 0.0)
+        period = max(float(f[M]), self.own_input)
+        return split, (1.0 / period if math.isfinite(period) else 0.0)
 
     def stage_times(self, bounds: np.ndarray, order: Sequence[int]) -> np.ndarray:
         """(splits, k) stage times of every split in ``bounds`` (rows of :func:`split_boundaries`)
@@ -338,6 +367,8 @@ class SplitScorer:
         o = np.asarray(order)
         firsts, lasts = bounds[:, :-1], bounds[:, 1:]
         stage = self.prefix[lasts, o] - self.prefix[firsts, o]
+        if not self._first_stage_plain:   # the feeder share and the input stage (stage_costs)
+            stage[:, 0] = stage[:, 0] * self.feeder[o[0]] + self.first_input[o[0]]
         if len(o) > 1:
             cut = self.cut_bytes[lasts[:, :-1]]             # bytes leaving stages 1..k-1
             stage[:, :-1] += np.where(cut > 0, self.latency[o[:-1], o[1:]] + cut * self.inv_bw[o[:-1], o[1:]],

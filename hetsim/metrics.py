@@ -60,12 +60,19 @@ class Metrics:
     link_bytes: dict[str, float] = field(default_factory=dict)   # bytes moved over each link
     ep_peak_memory_bytes: dict[str, float] = field(default_factory=dict)  # DAG mappings, per EP
     task_time_s: dict[str, float] = field(default_factory=dict)  # DAG mappings: compute / transfer s per frame
+    #: Pipelines with an input stage (core_types[].input_stage): its EP and time per frame, layers
+    #: (0, 0). On the first stage's EP it is part of that stage's time (its first part).
+    input_stage: StageMetrics | None = None
     bound_by: str | None = None            # analytic pipelines: the shared memory or link whose fluid limit set the throughput
 
     def to_dict(self) -> dict:
         d = asdict(self)
         for s in d["stages"]:
             s["layers"] = list(s["layers"])
+        if d["input_stage"] is None:
+            del d["input_stage"]      # the model without one: the same keys as before
+        else:
+            d["input_stage"]["layers"] = list(d["input_stage"]["layers"])
         return clean_json(d)
 
     def to_json(self) -> str:

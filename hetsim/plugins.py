@@ -91,7 +91,8 @@ class Plugin:
     - ``sweep_reports``: ``name -> "module:writer"``, a SPEC's ``report:`` written after the sweep.
     - ``experiments``: a module that registers experiments (:func:`hetsim.experiment.register_experiments`)
       under the plugin's name; ``known_disagreements``: its YAML of claims hetsim is known to fail.
-    - ``commands``: click commands added to ``hetsim`` (``"module:command"``).
+    - ``commands``: click commands added to ``hetsim`` (``"module:command"``), or to one of its
+      core groups (``"calibrate:module:command"``: ``hetsim calibrate <command>``).
     - ``platforms``, ``workloads``, ``sweeps``: folders of YAML files found by name, relative to the
       plugin's package (or absolute).
     - ``order``: where the plugin's experiments and algorithms are listed (smaller first).
@@ -307,9 +308,24 @@ def folders(kind: str) -> list[Path]:
     return out
 
 
-def commands() -> list[Any]:
-    """The click commands the plugins add to ``hetsim``."""
-    return [resolve(ref) for p in plugins() for ref in p.commands]
+def command_ref(ref: str) -> tuple[str | None, str]:
+    """``"group:module:command"`` -> (group, ``"module:command"``); ``"module:command"`` -> (None, ref)."""
+    parts = ref.split(":")
+    if len(parts) == 3:
+        return parts[0], f"{parts[1]}:{parts[2]}"
+    if len(parts) <= 2:
+        return None, ref
+    raise HetsimError(f"plugin command {ref!r}: expected 'module:command' or 'group:module:command'")
+
+
+def commands() -> list[tuple[str | None, Any]]:
+    """The click commands the plugins add: (core group or None for ``hetsim`` itself, command)."""
+    out = []
+    for p in plugins():
+        for ref in p.commands:
+            group, target = command_ref(ref)
+            out.append((group, resolve(target)))
+    return out
 
 
 def _unique_names(what: str, rows) -> dict:

@@ -79,9 +79,36 @@ DMA_LANE = "dma"
 
 
 # -- pipelines ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class InputStage:
+    """A pipeline's per-frame input stage (``core_types[].input_stage``, docs/calibrate.md): reading
+    and preparing a frame, ``time_s`` on ``ep``. ``shared``: on the first stage's EP, before its
+    layers (one thread reads a frame, then runs it: part of stage 1's time); otherwise a stage of
+    its own on ``runtime.input_ep``, in parallel with the first, handing it one frame at a time."""
+
+    ep: ExecutionPlace
+    time_s: float
+    shared: bool
+
+    @property
+    def name(self) -> str:
+        return f"input@{self.ep.name}"
+
+
+def input_stage(pipe: Pipeline, cost: CostModel, state: DvfsState | None = None) -> InputStage | None:
+    """The input stage of ``pipe`` (None when its EP's core type has none)."""
+    first = pipe.stages[0].ep
+    ep = cost.input_ep(first)
+    if ep is None:
+        return None
+    t = cost.input_time(ep, state)
+    return InputStage(ep, t, ep == first) if t > 0 else None
+
+
 def stage_costs(pipe: Pipeline, workload, cost: CostModel,
                 state: DvfsState | None = None) -> tuple[list[float], list[float]]:
-    """(compute_s, transfer_s) of every stage for one frame."""
+    """(compute_s, transfer_s) of every stage for one frame. The first stage's layers take
+    1 / (1 - feeder_share) of their time and, on its EP, the input stage comes first."""
     compute, transfer = [], []
     stages = pipe.stages
     for i, s in enumerate(stages):
@@ -91,6 +118,12 @@ def stage_costs(pipe: Pipeline, workload, cost: CostModel,
             transfer.append(cost.transfer_time(workload.cut_bytes(s.last), s.ep, stages[i + 1].ep))
         else:
             transfer.append(0.0)
+    feeder = cost.feeder_factor(stages[0].ep)
+    if feeder != 1.0:
+        compute[0] *= feeder
+    inp = input_stage(pipe, cost, state)
+    if inp is not None and inp.shared:
+        compute[0] += inp.time_s
     return compute, transfer
 
 
@@ -98,12 +131,21 @@ def stage_demands(pipe: Pipeline, workload, cost: CostModel, state: DvfsState | 
                   per_op: bool = False) -> list[list[Demand]]:
     """The fluid work of each stage execution on its EP's memory: one demand, the stage's layers
     summed (``per_op=False``), or one per op in turn (``per_op=True``: a memory-bound op is not
-    averaged with compute-bound ones)."""
+    averaged with compute-bound ones). The first stage's as :func:`stage_costs`: its demands slowed
+    by the feeder share, the input stage on its EP a fixed demand before them."""
     if per_op:
-        return [[cost.op_demand(op, s.ep, state) for layer in workload.layers[s.first - 1:s.last]
-                 for op in layer.ops] for s in pipe.stages]
-    return [[sum(cost.layer_demands(workload, s.ep, state)[s.first - 1:s.last], ZERO)]
-            for s in pipe.stages]
+        out = [[cost.op_demand(op, s.ep, state) for layer in workload.layers[s.first - 1:s.last]
+                for op in layer.ops] for s in pipe.stages]
+    else:
+        out = [[sum(cost.layer_demands(workload, s.ep, state)[s.first - 1:s.last], ZERO)]
+               for s in pipe.stages]
+    feeder = cost.feeder_factor(pipe.stages[0].ep)
+    if feeder != 1.0:
+        out[0] = [Demand(d.fixed_s * feeder, d.busy_s * feeder, d.bytes_) for d in out[0]]
+    inp = input_stage(pipe, cost, state)
+    if inp is not None and inp.shared:
+        out[0] = [Demand(inp.time_s, 0.0, 0.0), *out[0]]
+    return out
 
 
 def stage_peak_memory(pipe: Pipeline, workload, buffer_frames: int = 1) -> list[float]:

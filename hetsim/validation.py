@@ -564,6 +564,16 @@ def _temp_name(name: str) -> str:
 _WARNED: set[str] = set()
 
 
+def note_once(message: str) -> None:
+    """Print ``hetsim: note: message`` on stderr, once per process per message."""
+    import sys
+
+    if message in _WARNED:
+        return
+    _WARNED.add(message)
+    print(f"hetsim: note: {message}", file=sys.stderr)
+
+
 def warn_once(message: str) -> None:
     """Print ``hetsim: warning: message`` on stderr, once per process per message (a platform
     loaded a hundred times by a sweep warns once)."""

@@ -6,6 +6,6 @@ from hetsim.plugins import Plugin
 
 plugin = Plugin(
     "host", "host calibration",
-    commands=["hetsim_host.commands:calibrate", "hetsim_host.commands:validate"],
+    commands=["calibrate:hetsim_host.commands:calibrate_host", "hetsim_host.commands:validate"],
     order=200,
 )

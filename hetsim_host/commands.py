@@ -1,5 +1,6 @@
-"""``hetsim calibrate host`` and ``hetsim validate host``: two click groups, registered on the main
-command line with ``cli.add_command(calibrate)`` and ``cli.add_command(validate)``.
+"""``hetsim calibrate host`` and ``hetsim validate host``: the command ``host`` the plugin adds to the
+core group ``hetsim calibrate`` (entry ``"calibrate:hetsim_host.commands:calibrate_host"``), and the
+group ``validate`` it adds to ``hetsim``.
 
 Progress bars and tables go to stderr when ``--json`` asks for one object on stdout.
 """
@@ -16,13 +17,8 @@ from hetsim.cli._common import table as Table
 from hetsim.errors import HetsimError
 
 
-# -- calibrate --------------------------------------------------------------------------------
-@click.group()
-def calibrate() -> None:
-    """Measure a machine and fit a platform YAML to it."""
-
-
-@calibrate.command("host")
+# -- calibrate host ---------------------------------------------------------------------------
+@click.command("host")
 @click.option("--out", "out", type=click.Path(dir_okay=False), default="results/host/host.yaml",
               show_default=True, help="Platform YAML to write; the raw measurements go beside it "
               "(<name>.measurements.json).")
@@ -198,9 +194,12 @@ def validate() -> None:
 @click.option("--cost", "costs", multiple=True, type=LazyChoice("hetsim.plugins:fallback_names"),
               help="Cost model(s) to simulate with (repeatable; the first picks the default pipeline and "
               "heads the report). Default: roofline.")
+@click.option("--tidy", "tidy", type=click.Path(dir_okay=False), default=None,
+              help="Also write the measurements as a tidy CSV for `hetsim calibrate platform` "
+              "(every layer of every mapping, one row per mapping; docs/calibrate.md).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def validate_host_cmd(platform_name, workload_name, mappings, frames, repeats, scale, seed, noise_sigma,
-                      out_dir, overrides, costs, as_json) -> None:
+                      out_dir, overrides, costs, tidy, as_json) -> None:
     """Run a workload for real (numpy, one pinned process per stage) and compare per-layer times
     and pipeline throughput with the DES on the calibrated platform."""
     from hetsim import bounds as B
@@ -222,6 +221,9 @@ def validate_host_cmd(platform_name, workload_name, mappings, frames, repeats, s
     check_flag("--scale", scale, (1e-3, 100.0), "x the input resolution")
     check_flag("--seed", seed, B.SEED, integer=True)
     check_flag("--noise", noise_sigma, B.NOISE_SIGMA)
+    from hetsim.validation import check_output_path
+
+    check_output_path(tidy, "--tidy")
     platform = load_platform(platform_name, list(overrides))
     if noise_sigma is None:
         noise_sigma = measured_jitter(resolve_platform(platform_name))
@@ -247,6 +249,15 @@ def validate_host_cmd(platform_name, workload_name, mappings, frames, repeats, s
         report = validate_host(platform, ref, list(mappings) or None, frames, repeats, seed,
                                noise_sigma=noise_sigma, progress=progress, costs=costs)
     paths = write_report(report, out)
+    if tidy:
+        import pandas as pd
+
+        from hetsim.validation import atomic_write
+        from hetsim_host.validate import tidy_rows
+
+        with atomic_write(tidy) as f:
+            pd.DataFrame(tidy_rows(report)).to_csv(f, index=False, float_format="%.9g")
+        paths.append(Path(tidy))
     if as_json:
         d = report.to_dict()
         click.echo(json.dumps({"layer_mape": d["layer_mape"], "layer_mape_by_cost": d["layer_mape_by_cost"],

@@ -381,3 +381,35 @@ def write_report(r: Report, out_dir: str | os.PathLike) -> list[Path]:
     with atomic_write(paths[2]) as f:
         json.dump(r.to_dict(), f, indent=2)
     return paths
+
+
+def tidy_rows(r: Report | dict) -> list[dict]:
+    """The measurements of a report (or of its ``report.json``) as rows of the tidy table
+    ``hetsim calibrate platform`` fits (hetsim/calibrate/table.py): every layer of every mapping on
+    its stage's EP (median over the frames of every repeat; ``time_p20_s``: the 20th percentile),
+    at its stage's position, and one row per mapping (a whole-network row for one stage, a
+    pipeline row otherwise) with the median throughput. ``run_mapping``, ``load_1min`` and
+    ``other_cpu`` say where a row comes from and how busy the machine was."""
+    d = r.to_dict() if isinstance(r, Report) else r
+    rows: list[dict] = []
+    for m in d["mappings"]:
+        stages: list[tuple[str, int, int]] = []
+        for part in m["mapping"].split("|"):
+            ep, _, span = part.partition(":")
+            lo, _, hi = span.partition("-")
+            stages.append((ep, int(lo), int(hi)))
+        load, other = m.get("load_1min") or [], [x for x in m.get("other_cpu") or [] if x == x]
+        common = {"network": d["workload"], "run_mapping": m["mapping"],
+                  "load_1min": float(np.median(load)) if load else float("nan"),
+                  "other_cpu": float(np.median(other)) if other else float("nan")}
+        p20 = m.get("layer_measured_p20_s") or []
+        for s, (ep, first, last) in enumerate(stages):
+            for layer in range(first, last + 1):
+                rows.append({**common, "layer": layer, "ep": ep, "stage": s + 1,
+                             "time_s": m["layer_measured_s"][layer - 1],
+                             "time_p20_s": p20[layer - 1] if p20 else float("nan")})
+        if len(stages) == 1:
+            rows.append({**common, "ep": stages[0][0], "throughput_fps": m["measured_fps"]})
+        else:
+            rows.append({**common, "mapping": m["mapping"], "throughput_fps": m["measured_fps"]})
+    return rows

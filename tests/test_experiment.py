@@ -171,7 +171,7 @@ def test_select_errors():
 
 def test_fit_recovers_a_known_parameter():
     # Simulate a stated throughput with a known efficiency, then fit it back from 0.05..1.
-    from hetsim.calibrate import _analytic
+    from hetsim.calibrate.fit import _analytic
     from hetsim.platform import load_platform
 
     truth = load_platform("jetson-tx2", ["core_types.denver2.roofline.gemm_efficiency=0.42"], "governor1")

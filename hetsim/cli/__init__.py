@@ -114,6 +114,8 @@ def entry() -> None:
 #: so the start-up pays for click alone (tests/test_cli_startup.py checks both the lines and what
 #: ``--help`` imports).
 COMMANDS = {
+    "calibrate": ("hetsim.cli.calibrate:calibrate",
+                  "Fit a platform YAML to measurements (a board's per-layer times, this machine, ...)."),
     "costs": ("hetsim.cli.costs:costs", "Measured cost tables (for --cost-table) from other tools' measurements."),
     "demo": ("hetsim.cli.demo:demo",
              "Pipe-it's B4-s2-s2 ResNet50 pipeline on hikey970: table, Gantt PNG and Perfetto trace."),
@@ -133,6 +135,10 @@ COMMANDS = {
 }
 
 
+#: hetsim's commands that are groups a plugin may add a subcommand to ("group:module:command").
+_COMMAND_GROUPS = ("calibrate", "costs", "platforms", "workloads")
+
+
 class _LazyGroup(click.Group):
     """hetsim's commands from :data:`COMMANDS`, imported on first use, and the plugins' commands."""
 
@@ -144,7 +150,10 @@ class _LazyGroup(click.Group):
             if name in COMMANDS:
                 from hetsim.plugins import resolve
 
-                self.add_command(resolve(COMMANDS[name][0]), name)
+                command = resolve(COMMANDS[name][0])
+                for sub in _plugin_subcommands().get(name, []):   # a plugin's 'group:module:command'
+                    command.add_command(sub)
+                self.add_command(command, name)
             elif name in _plugin_commands():
                 self.add_command(_plugin_commands()[name], name)
         return self.commands.get(name)
@@ -169,16 +178,41 @@ class _LazyGroup(click.Group):
 
 
 _PLUGIN_COMMANDS: dict | None = None
+_PLUGIN_SUBCOMMANDS: dict | None = None
+
+
+def _load_plugin_commands() -> None:
+    """The installed plugins' commands (imported on first use): those of ``hetsim`` itself by name,
+    and those that join one of hetsim's command groups (``calibrate host``) by group."""
+    global _PLUGIN_COMMANDS, _PLUGIN_SUBCOMMANDS
+    if _PLUGIN_COMMANDS is None or _PLUGIN_SUBCOMMANDS is None:
+        from hetsim.plugins import commands
+
+        top: dict = {}
+        sub: dict = {}
+        for group, command in commands():
+            if group is None:
+                top[command.name] = command
+                continue
+            if group not in _COMMAND_GROUPS:
+                raise HetsimError(f"a plugin adds {command.name!r} to hetsim {group!r}, which is not a command "
+                                  f"group; groups: {', '.join(_COMMAND_GROUPS)}")
+            sub.setdefault(group, []).append(command)
+        _PLUGIN_COMMANDS, _PLUGIN_SUBCOMMANDS = top, sub
 
 
 def _plugin_commands() -> dict:
-    """The installed plugins' commands by name (imported on first use)."""
-    global _PLUGIN_COMMANDS
-    if _PLUGIN_COMMANDS is None:
-        from hetsim.plugins import commands
-
-        _PLUGIN_COMMANDS = {c.name: c for c in commands()}
+    """The installed plugins' commands of ``hetsim`` itself, by name."""
+    _load_plugin_commands()
+    assert _PLUGIN_COMMANDS is not None
     return _PLUGIN_COMMANDS
+
+
+def _plugin_subcommands() -> dict:
+    """The installed plugins' commands that join a core group, by group."""
+    _load_plugin_commands()
+    assert _PLUGIN_SUBCOMMANDS is not None
+    return _PLUGIN_SUBCOMMANDS
 
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

@@ -117,6 +117,10 @@ def print_metrics(m) -> None:
     t = table(title=title, title_justify="left")
     for col in ("stage", "EP", "layers", "time (ms)", "compute (ms)", "transfer (ms)", "util"):
         t.add_column(col, justify="right" if col not in ("EP",) else "left")
+    inp = getattr(m, "input_stage", None)
+    if inp is not None:   # the input stage (on stage 1's EP: the first part of its time)
+        t.add_row("input", inp.ep, "-", f"{inp.time_s * 1e3:.2f}", f"{inp.compute_s * 1e3:.2f}", "0.00",
+                  f"{inp.utilization:.0%}" if inp.utilization else "-")
     for i, s in enumerate(m.stages, 1):
         mark = " *" if m.bottleneck == i - 1 else ""
         t.add_row(f"{i}{mark}", s.ep, f"{s.layers[0]}-{s.layers[1]}", f"{s.time_s * 1e3:.2f}",

@@ -97,6 +97,36 @@ class CostModel:
         here (slices written in place); cost models that know memory bandwidth charge the copy."""
         return ZERO
 
+    # -- the frame's way in (core_types[].input_stage, feeder_share; docs/calibrate.md) -------
+    def input_ep(self, first: ExecutionPlace) -> ExecutionPlace | None:
+        """The EP that runs the input stage of a pipeline whose first stage is on ``first``
+        (``runtime.input_ep``, else ``first``), or None when that EP's core type has no input stage
+        (accelerators have none: their frames come from a core)."""
+        name = self.platform.runtime.input_ep
+        ep = self.platform.ep(name) if name else first
+        if ep.cluster is None:
+            return None
+        t = self.platform.core_type(self.platform.cluster(ep.cluster).core_type)
+        return ep if t.input_stage is not None else None
+
+    def input_time(self, ep: ExecutionPlace, state: DvfsState | None = None) -> float:
+        """One frame's input stage on ``ep`` at its level in ``state``, s (0 without one)."""
+        if ep.cluster is None:
+            return 0.0
+        c = self.platform.cluster(ep.cluster)
+        t = self.platform.core_type(c.core_type)
+        if t.input_stage is None:
+            return 0.0
+        return t.input_stage.time_s(t.level((state or {}).get(c.name) or c.dvfs).freq_MHz)
+
+    def feeder_factor(self, ep: ExecutionPlace) -> float:
+        """How much slower the layers of a first stage on ``ep`` run while the feeder thread takes
+        ``feeder_share`` of its cluster: 1 / (1 - share), 1 without one."""
+        if ep.cluster is None:
+            return 1.0
+        share = self.platform.core_type(self.platform.cluster(ep.cluster).core_type).feeder_share
+        return 1.0 / (1.0 - share) if share else 1.0
+
     # -- derived quantities (cached) ---------------------------------------------------------
     def layer_demands(self, workload, ep: ExecutionPlace,
                       state: DvfsState | None = None) -> list[Demand]:

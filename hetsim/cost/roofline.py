@@ -6,7 +6,9 @@ For an op on ``n`` cores of core type T at frequency f, R = T's ``roofline`` blo
     mem_s     = (input + output + weight + 2 * im2col bytes) / min(n * per-core, port, memory bandwidth)
     op_time   = R.op_overhead (+ R.gemm_overhead for conv, fc) + max(compute_s, mem_s)
 
-``eff`` is the block's GEMM (or depthwise) efficiency; a depthwise conv takes the block's
+``eff`` is the block's GEMM (or depthwise) efficiency, or its ``kind_efficiency`` of the op's kind or
+conv shape (``conv3x3``) where one is given; with ``clock_independent_share`` s, compute_s at a level
+of f MHz is compute_s(f_max) x (s + (1 - s) x f_max / f) instead of following 1/f; a depthwise conv takes the block's
 ``dw_parallel_efficiency`` curve instead of ``parallel_efficiency`` where one is given, and one of
 stride > 1 the ``dw_strided_efficiency`` where one is given; ``dw_tap_cycles`` adds that many
 cycles per output pixel and kernel tap to a depthwise conv's compute time. Three optional fields of the block, fitted
@@ -83,6 +85,11 @@ class EpRates:
     gemv_row_s: float = 0.0
     #: op kind -> fixed cost per op of that kind (``kind_overhead_us``), s.
     kind_overhead_s: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    #: op kind or conv shape (conv3x3) -> its GEMM rate over gemm_MACps (``kind_efficiency``).
+    gemm_scale: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    #: factor on compute time at this level for the share that does not follow the clock
+    #: (``clock_independent_share``): share x f / f_max + (1 - share); 1 at the top level.
+    compute_scale: float = 1.0
 
     def rate_for(self, dtype: str) -> float | None:
         """The GEMM rate of an op whose tensors are ``dtype`` on this EP, MAC/s (None: the EP has
@@ -168,6 +175,10 @@ class RooflineCostModel(CostModel):
             kind_overhead = {k: by_cores(v, n, False) * 1e-6 for k, v in r.kind_overhead_us.items()}
             if gemv:
                 kind_overhead["fc"] = kind_overhead.get("fc", 0.0) + by_cores(r.gemv_overhead_us, n, False) * 1e-6
+            gemm_scale = {k: v / r.gemm_efficiency for k, v in r.kind_efficiency.items()}
+            share = r.clock_independent_share
+            f_max = max(lvl.freq_MHz for lvl in t.dvfs)
+            compute_scale = share * level.freq_MHz / f_max + (1.0 - share) if share else 1.0
             rates = EpRates(gemm * n, dw * n, gemm, bw, r.op_overhead_us * 1e-6,
                             by_cores(r.gemm_overhead_us, n, False) * 1e-6, r.gemm_tile_rows,
                             frozenset(t.kinds) if t.kinds else None, im2col, pack,
@@ -175,7 +186,8 @@ class RooflineCostModel(CostModel):
                             dw_strided_MACps=dw_strided * n if dw_strided is not None else None,
                             dw_tap_s=dw_tap / n,
                             gemv_Bps=gemv, gemv_row_s=gemv_row if gemv else 0.0,
-                            kind_overhead_s=MappingProxyType(kind_overhead))
+                            kind_overhead_s=MappingProxyType(kind_overhead),
+                            gemm_scale=MappingProxyType(gemm_scale), compute_scale=compute_scale)
         self._ep_cache[key] = rates
         return rates
 
@@ -221,9 +233,14 @@ class RooflineCostModel(CostModel):
                     compute = rows * k * m * op.gemm_groups / r.gemm_MACps_per_core
                 else:
                     compute = macs / r.gemm_MACps
+                if r.gemm_scale:
+                    shape = f"conv{op.kernel[0]}x{op.kernel[1]}" if op.kind == "conv" else ""
+                    compute /= r.gemm_scale.get(shape) or r.gemm_scale.get(op.kind, 1.0)
             else:
                 compute = macs / (r.dw_strided_MACps if op.stride > 1 and r.dw_strided_MACps else r.dw_MACps)
                 compute += op.window_taps * r.dw_tap_s
+            if r.compute_scale != 1.0:
+                compute *= r.compute_scale
         else:
             compute = 0.0
         nbytes = op.input_bytes + op.output_bytes + op.weight_bytes + 2 * op.im2col_bytes

@@ -16,7 +16,15 @@ from hetsim.keypaths import Describe, entry_name, unknown_key_hint
 from hetsim.paths import search_path
 from hetsim.platform.plausibility import plausibility_warnings
 from hetsim.platform.schema import SCHEMA_VERSION, Platform
-from hetsim.validation import check_path, error_lines, load_yaml, one_line, read_yaml, warn_once
+from hetsim.validation import (
+    check_path,
+    error_lines,
+    load_yaml,
+    note_once,
+    one_line,
+    read_yaml,
+    warn_once,
+)
 
 #: The longest ``--set`` key (a path of field names; the deepest real one is ~60 characters).
 MAX_KEY_CHARS = 1000
@@ -65,6 +73,10 @@ def load_platform(name_or_path: str | os.PathLike, overrides: list[str] | None =
     platform = platform_from_dict(data, source)
     for line in plausibility_warnings(platform):
         warn_once(f"{source}: {line}")
+    prov = platform.provenance
+    if prov is not None and prov.cost_parameters == "transplanted":
+        note_once(f"platform {platform.name}: its cost-model parameters are transplanted ({prov.source or 'from another board'}), "
+                  "not fitted to this board; `hetsim calibrate platform` fits them to measurements (docs/calibrate.md)")
     return platform
 
 

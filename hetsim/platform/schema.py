@@ -199,12 +199,39 @@ class RooflineCoreParams(CostParams):
         "op_overhead_us and gemm_overhead_us, us: one value or a list, entry n-1 for n cores. Read "
         "only with gemv_GBps. Default 0.")
     kind_overhead_us: dict[str, PerCoresOverhead_us] = KIND_OVERHEAD_US
+    kind_efficiency: dict[str, Fraction] = Field(
+        default_factory=dict, description="Fraction of the peak MAC rate the GEMMs of a kind or shape "
+        "sustain where it is not gemm_efficiency: an op kind (conv, fc, matmul) or a conv's kernel "
+        "shape (conv1x1, conv3x3, conv11x11: the shape wins over the kind). Fitted per kind by "
+        "`hetsim calibrate platform` so that several networks fit at once (docs/calibrate.md). "
+        "Default: gemm_efficiency for all.")
+    clock_independent_share: OptFraction = Field(
+        default=None, description="Share of an op's compute time at the core type's highest DVFS level "
+        "that does not follow the core clock (memory stalls, uncore): at a level of f MHz, compute_s = "
+        "compute_s(f_max) x (share + (1 - share) x f_max / f), the t = a + b/f of a layer measured at "
+        "two or more clocks (docs/calibrate.md). Default: none (all of it scales with 1/f).")
 
     @model_validator(mode="after")
     def _check(self) -> RooflineCoreParams:
         check_kinds(list(self.kind_GBps))
         check_kinds(list(self.kind_overhead_us))
+        check_gemm_shapes(list(self.kind_efficiency))
         return self
+
+
+#: A conv's kernel shape as a key of ``roofline.kind_efficiency``: conv1x1, conv3x3, conv7x7, ...
+GEMM_SHAPE_KEY = r"^conv[0-9]+x[0-9]+$"
+#: The op kinds ``kind_efficiency`` may name: the kinds priced as GEMMs.
+GEMM_EFFICIENCY_KINDS = ("conv", "fc", "matmul")
+
+
+def check_gemm_shapes(keys: list[str]) -> None:
+    import re
+
+    for k in keys:
+        if k not in GEMM_EFFICIENCY_KINDS and not re.match(GEMM_SHAPE_KEY, k):
+            raise ValueError(f"kind_efficiency key {k!r}: allowed: {', '.join(GEMM_EFFICIENCY_KINDS)} or a "
+                             "conv kernel shape convKxK (conv1x1, conv3x3, ...)")
 
 
 class RooflineAcceleratorParams(CostParams):
@@ -383,6 +410,19 @@ class Gemm2AcceleratorParams(CostParams):
 
 
 # -- hardware ------------------------------------------------------------------------------------------
+class InputStage(_Strict):
+    """``core_types[].input_stage``: the per-frame input stage on a core of this type, t = a + b / f."""
+
+    fixed_us: Overhead_us = Field(0.0, description="Part that does not follow the core clock (file or "
+                                  "camera reads, memory traffic), us per frame.")
+    Mcycles: Annotated[float, Field(ge=0, le=1e6)] = Field(
+        0.0, description="Part that follows the core clock: millions of core cycles per frame (scales "
+        "with 1/f of the level the EP's cluster runs at).")
+
+    def time_s(self, freq_MHz: float) -> float:
+        return self.fixed_us * 1e-6 + self.Mcycles / freq_MHz
+
+
 class CoreType(_Strict):
     """A CPU core micro-architecture (Cortex-A73, Denver 2, a gem5 O3 core...): hardware facts at the
     top, each cost model's parameters in its block."""
@@ -398,6 +438,14 @@ class CoreType(_Strict):
                                     "rule applies to every op kind; views (flatten, reshape, shape) run anywhere.")
     l1d_KiB: OptCache_KiB = Field(None, description="Level-1 data cache of one core, KiB "
                                           "(private to the core; the gemm2 model's first level).")
+    input_stage: InputStage | None = Field(
+        None, description="Reading and preparing one frame (decode, resize, normalise) before the first "
+        "layer, on a core of this type: a stage of its own in the pipeline (metrics, traces, Gantt "
+        "charts), on the first stage's EP or on runtime.input_ep. Default: none (frames arrive free).")
+    feeder_share: OptFraction = Field(
+        None, description="Share of the first stage's cores the feeder thread (the one that reads "
+        "frames and hands them on) takes when a cluster of this type runs the first stage: that stage's "
+        "layers take 1 / (1 - share) of their time; at most 0.95. Default: none.")
     # Cost-model blocks (see CostParams).
     roofline: RooflineCoreParams = Field(
         default_factory=RooflineCoreParams, description="Parameters of the roofline cost model "
@@ -419,6 +467,9 @@ class CoreType(_Strict):
         if self.default_dvfs is not None and self.default_dvfs not in names:
             raise ValueError(f"default_dvfs {self.default_dvfs!r} is not one of its dvfs levels {names}")
         check_kinds(self.kinds)
+        if self.feeder_share is not None and self.feeder_share > 0.95:
+            raise ValueError(f"feeder_share {self.feeder_share} leaves the first stage almost no cores; "
+                             "allowed: up to 0.95")
         return self
 
     if TYPE_CHECKING:   # a plugin's parameter block (``core_type.hope``): a field with_blocks adds
@@ -626,6 +677,20 @@ class Power(_Strict):
         "(snoops over the CCI, the DRAM traffic they cause), W. Pipe-it Table VIII.")
 
 
+class Provenance(_Strict):
+    """``provenance``: how a platform's cost-model parameters were obtained."""
+
+    cost_parameters: Literal["fitted", "transplanted", "stated", "datasheet"] = Field(
+        description="fitted: to measurements of this board; transplanted: another board's fit reused; "
+        "stated: a paper's numbers; datasheet: defaults and public specifications only.")
+    source: str = Field("", description="From what: the measurements a fit used, or the board whose fit "
+                        "was transplanted.")
+    fitted_on: list[str] = Field(default_factory=list, description="What the fit saw, one line each "
+                                 "(files, networks, EPs, clocks, rows).")
+    mechanisms: list[str] = Field(default_factory=list, description="The calibration mechanisms the "
+                                  "fit switched on (docs/calibrate.md).")
+
+
 class Runtime(_Strict):
     """How the platform's software runs a network: the cost model its parameter blocks are fitted
     for, and how the one DAG engine executes a placement by default (:class:`hetsim.evaluation.DagOptions`).
@@ -643,6 +708,10 @@ class Runtime(_Strict):
     comm: Literal["free", "consumer", "copy", "mpi"] = Field(
         default="free", description="Which lane a copy holds (none, the consumer's EP, a copy lane, both "
         "ends: a blocking MPI send/receive).")
+    input_ep: Name | None = Field(
+        default=None, description="EP that runs the input stage of a pipeline (core_types[].input_stage): "
+        "its own stage, in parallel with the first. Default: the first stage's EP, before its layers "
+        "(one thread reads a frame, then runs it).")
 
     @model_validator(mode="after")
     def _known_cost_model(self) -> Runtime:
@@ -672,6 +741,10 @@ class Platform(_Strict):
     dvfs_presets: dict[Name, dict[Name, Name]] = Field(
         default_factory=dict,
         description="Named DVFS settings: preset -> {cluster: level}. E.g. Pipe-search's governors.")
+    provenance: Provenance | None = Field(
+        None, description="Where the cost models' parameters come from: fitted (by `hetsim calibrate "
+        "platform`, on what), transplanted (from another board's fit: hetsim prints a note when such a "
+        "platform is loaded), stated (a paper's numbers) or datasheet. docs/platforms.md.")
     power: Power | None = Field(None, description="Board power (static, coherence); none: 0.")
     runtime: Runtime = Field(default_factory=Runtime, description="The software that runs networks: "
                              "default cost model and DAG execution.")
@@ -778,6 +851,13 @@ class Platform(_Strict):
                                      f"DVFS levels ({sorted(clusters) + sorted(accels)})")
                 if level not in levels:
                     raise ValueError(f"dvfs_presets.{preset}.{cname}: level {level!r} is not one of {levels}")
+        if self.runtime.input_ep is not None:
+            from hetsim.errors import HetsimError
+
+            try:
+                self.topology.ep(self.runtime.input_ep)
+            except HetsimError as e:
+                raise ValueError(f"runtime.input_ep {self.runtime.input_ep!r}: {e}") from None
         return self
 
 

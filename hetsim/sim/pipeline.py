@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import simpy
 
-from hetsim.cost import CostModel
+from hetsim.cost import CostModel, Demand
 from hetsim.mapping import Pipeline
 from hetsim.metrics import (
     Metrics,
@@ -38,7 +38,13 @@ from hetsim.sim.noise import lognormal_factors
 from hetsim.sim.recurrence import run_pipeline_recurrence
 from hetsim.sim.runs import PipelineRun
 from hetsim.sim.source import FrameSource
-from hetsim.tasks import pipeline_link_bytes, stage_costs, stage_demands, stage_peak_memory
+from hetsim.tasks import (
+    input_stage,
+    pipeline_link_bytes,
+    stage_costs,
+    stage_demands,
+    stage_peak_memory,
+)
 
 
 def simulate_pipeline(platform, workload, pipe: Pipeline, cost: CostModel,
@@ -61,16 +67,31 @@ def run_pipeline(platform, workload, pipe: Pipeline, cost: CostModel, options: R
     frames = options.frames
     assert frames is not None and options.buffer_frames is not None, "options not resolved"
     stages = pipe.stages
-    k = len(stages)
     compute, transfer = stage_costs(pipe, workload, cost, options.state)
-    routes = [platform.route(s.ep, stages[i + 1].ep) if i + 1 < k else None for i, s in enumerate(stages)]
+    routes: list = [platform.route(s.ep, stages[i + 1].ep) if i + 1 < len(stages) else None
+                    for i, s in enumerate(stages)]
     shared_mems, shared_links = shared_memories_and_links(platform, pipe, routes) if options.contention else ((), ())
     names = [s.ep.name for s in stages]
+    eps = [s.ep for s in stages]
+    inp = input_stage(pipe, cost, options.state)
+    mark = ("shared" if inp.shared else "own") if inp is not None else ""
+    share = inp.time_s / compute[0] if inp is not None and inp.shared and compute[0] > 0 else 0.0
+    if mark == "own":
+        # a stage of its own before the first (row 0 of the run): its time, no memory, no hand-over
+        assert inp is not None
+        compute, transfer = [inp.time_s, *compute], [0.0, *transfer]
+        routes, names, eps = [None, *routes], [inp.name, *names], [inp.ep, *eps]
+    k = len(compute)
     if options.fast and not shared_mems and not shared_links:
-        return run_pipeline_recurrence(compute, transfer, frames, options.buffer_frames,
-                                       FrameSource.of(options), options.noise_sigma, options.seed,
-                                       stage_names=names, progress=progress)
+        run = run_pipeline_recurrence(compute, transfer, frames, options.buffer_frames,
+                                      FrameSource.of(options), options.noise_sigma, options.seed,
+                                      stage_names=names, progress=progress)
+        run.input_stage, run.input_share = mark, share
+        return run
     demands = stage_demands(pipe, workload, cost, options.state, per_op=options.flows == "op")
+    if mark == "own":
+        assert inp is not None
+        demands = [[Demand(inp.time_s, 0.0, 0.0)], *demands]
     # flows="op": each stage execution is one profile flow of its ops' segments (precomputed once)
     op_profiles = [FlowProfile.from_demands(parts) for parts in demands] if options.flows == "op" else []
     profiles: list[FlowProfile | None] = list(op_profiles) or [None] * k
@@ -81,14 +102,15 @@ def run_pipeline(platform, workload, pipe: Pipeline, cost: CostModel, options: R
         run = run_pipeline_recurrence(compute, transfer, frames, options.buffer_frames,
                                       FrameSource.of(options), options.noise_sigma, options.seed,
                                       stage_names=names)
+        run.input_stage, run.input_share = mark, share
         noise = lognormal_factors(np.random.default_rng(options.seed), options.noise_sigma, (k, frames))
 
         def fits(upto: int) -> bool:
             return all(never_throttled(
                 Server.of_memory(platform.memory(name)),
-                [op_profiles[i] for i, s in enumerate(stages) if s.ep.memory == name],
-                [run.start[i, :upto] for i, s in enumerate(stages) if s.ep.memory == name],
-                [noise[i, :upto] if noise is not None else None for i, s in enumerate(stages) if s.ep.memory == name])
+                [op_profiles[i] for i, ep in enumerate(eps) if ep.memory == name],
+                [run.start[i, :upto] for i, ep in enumerate(eps) if ep.memory == name],
+                [noise[i, :upto] if noise is not None else None for i, ep in enumerate(eps) if ep.memory == name])
                 for name in shared_mems)
 
         # the first frames first: a contended run usually shows it there, at a fraction of the cost
@@ -98,15 +120,21 @@ def run_pipeline(platform, workload, pipe: Pipeline, cost: CostModel, options: R
             return run
         # contended: the pipeline's own event loop, each shared memory's flows one solver's
         servers = [Server.of_memory(platform.memory(name)) for name in shared_mems]
-        memory_of = [shared_mems.index(s.ep.memory) if s.ep.memory in shared_mems else None for s in stages]
-        return run_pipeline_fluid(compute, transfer, frames, options.buffer_frames, servers, memory_of, op_profiles,
-                                  FrameSource.of(options), options.noise_sigma, options.seed,
-                                  stage_names=names, progress=progress)
+        memory_of = [shared_mems.index(ep.memory) if ep.memory in shared_mems else None for ep in eps]
+        if mark == "own":
+            memory_of[0] = None     # the input stage moves no bytes of the network
+        run = run_pipeline_fluid(compute, transfer, frames, options.buffer_frames, servers, memory_of, op_profiles,
+                                 FrameSource.of(options), options.noise_sigma, options.seed,
+                                 stage_names=names, progress=progress)
+        run.input_stage, run.input_share = mark, share
+        return run
     rng = np.random.default_rng(options.seed)
     env = simpy.Environment()
     # Seeded multiplicative noise per stage execution, drawn before the source's arrivals.
     noise = lognormal_factors(rng, options.noise_sigma, (k, frames))
-    cut = [workload.cut_bytes(s.last) if i + 1 < k else 0 for i, s in enumerate(stages)]
+    cut = [workload.cut_bytes(s.last) if i + 1 < len(stages) else 0 for i, s in enumerate(stages)]
+    if mark == "own":
+        cut = [0, *cut]
     memories = {name: BandwidthResource.for_memory(env, platform.memory(name)) for name in shared_mems}
     links = {lk.name: BandwidthResource(env, lk.bandwidth_GBps * 1e9, lk.name)
              for lk in platform.links if lk.name in shared_links}
@@ -117,14 +145,14 @@ def run_pipeline(platform, workload, pipe: Pipeline, cost: CostModel, options: R
     env.process(FrameSource.of(options).process(env, queues[0], frames, arrival, rng))
     for i in range(k):
         route = routes[i]
-        mem = memories.get(stages[i].ep.memory)
+        mem = memories.get(eps[i].memory) if not (mark == "own" and i == 0) else None
         link = links.get(route.bottleneck) if (route is not None and route.links) else None
-        if i + 1 < k and cost.measured_transfer_s(cut[i], stages[i].ep, stages[i + 1].ep) is not None:
+        if i + 1 < k and route is not None and cost.measured_transfer_s(cut[i], eps[i], eps[i + 1]) is not None:
             link = None  # a measured copy already contains its contention: a plain delay
         env.process(_stage_proc(env, i, frames, queues, compute[i], demands[i], profiles[i], mem,
                                 transfer[i], route, link, cut[i], noise, record, progress))
     env.run()
-    return PipelineRun(*record, arrival, names)
+    return PipelineRun(*record, arrival, names, mark, share)
 
 
 def _stage_proc(env, i: int, frames: int, queues, compute_s: float, parts, profile, mem, xfer_s: float,
@@ -186,7 +214,23 @@ def shared_memories_and_links(platform, pipe: Pipeline, routes) -> tuple[list[st
 
 def pipeline_metrics(platform, workload, pipe: Pipeline, run: PipelineRun, options: RunOptions,
                      engine: str = "des") -> Metrics:
-    """Metrics of a recorded pipeline run (the DES's, or any schedule with the same arrays)."""
+    """Metrics of a recorded pipeline run (the DES's, or any schedule with the same arrays). An
+    input stage of its own (row 0) is reported apart (``Metrics.input_stage``) and its EP's busy
+    time counted; one on the first stage's EP is the first part of that stage's time."""
+    input_metrics = None
+    extra_units = []
+    if run.input_stage == "own":
+        busy_in = run.end[0] - run.start[0]
+        input_metrics = StageMetrics(
+            ep=run.stage_names[0].partition("@")[2], layers=(0, 0), time_s=float(busy_in.mean()),
+            compute_s=float(busy_in.mean()), transfer_s=0.0, utilization=0.0, busy_s=float(busy_in.sum()))
+        extra_units = [(platform.ep(input_metrics.ep), input_metrics.busy_s)]
+        run = PipelineRun(run.start[1:], run.compute_end[1:], run.end[1:], run.arrival, run.stage_names[1:])
+    elif run.input_stage == "shared":
+        busy_in = (run.compute_end[0] - run.start[0]) * run.input_share
+        input_metrics = StageMetrics(
+            ep=pipe.stages[0].ep.name, layers=(0, 0), time_s=float(busy_in.mean()), compute_s=float(busy_in.mean()),
+            transfer_s=0.0, utilization=0.0, busy_s=float(busy_in.sum()))
     k, frames = run.end.shape
     done = run.end[-1]
     makespan = float(done[-1])
@@ -205,10 +249,12 @@ def pipeline_metrics(platform, workload, pipe: Pipeline, run: PipelineRun, optio
         transfer_s=float((run.end[i] - run.compute_end[i]).mean()),
         utilization=float(min(util[i], 1.0)), busy_s=float(busy_total[i]), peak_memory_bytes=mem[i])
         for i, s in enumerate(pipe.stages)]
-    units = [(s.ep, float(busy_total[i])) for i, s in enumerate(pipe.stages)]
+    units = [(s.ep, float(busy_total[i])) for i, s in enumerate(pipe.stages)] + extra_units
     by_ep, by_place = busy_summary(units)
     coherent = coherent_time_of_stages(pipe.eps, run.start, run.end)
     link_bytes = pipeline_link_bytes(platform, workload, pipe, frames)
+    if input_metrics is not None and frames > 1 and throughput > 0:
+        input_metrics.utilization = float(min(input_metrics.time_s * throughput, 1.0))
     return Metrics(
         engine=engine, platform=platform.name, workload=workload.name, mapping=str(pipe),
         throughput_fps=float(throughput), latency_s=latency_stats(done - run.arrival),
@@ -216,5 +262,5 @@ def pipeline_metrics(platform, workload, pipe: Pipeline, run: PipelineRun, optio
         stream_throughput_fps=per_second(frames, makespan),
         energy_J=energy_J(platform, units, makespan, link_bytes, options.state, coherent),
         bottleneck=int(np.argmax(busy_total)), contention=options.contention, seed=options.seed,
-        core_busy_s=by_place, coherent_s=coherent, link_bytes=link_bytes,
+        core_busy_s=by_place, coherent_s=coherent, link_bytes=link_bytes, input_stage=input_metrics,
     )

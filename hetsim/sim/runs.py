@@ -20,6 +20,11 @@ class PipelineRun:
     end: np.ndarray        # transfer done, frame handed downstream (or completed)
     arrival: np.ndarray    # (frames,) when each frame entered the system
     stage_names: list[str]
+    #: The pipeline's input stage (core_types[].input_stage): "own" when row 0 is a stage of its own
+    #: (runtime.input_ep), "shared" when it is the first part of stage 1's compute, whose share of
+    #: that compute ``input_share`` gives; "" without one.
+    input_stage: str = ""
+    input_share: float = 0.0
 
 
 @dataclass

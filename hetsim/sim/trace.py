@@ -28,10 +28,20 @@ def intervals_of(run: PipelineRun | DagRun) -> list[Interval]:
     out: list[Interval] = []
     if isinstance(run, PipelineRun):
         k, frames = run.start.shape
+        own = run.input_stage == "own"
         for i in range(k):
-            lane = f"stage {i + 1} ({run.stage_names[i]})"
+            if own and i == 0:     # the input stage, a lane of its own before stage 1
+                lane = f"input ({run.stage_names[0].partition('@')[2]})"
+                out += [Interval(lane, f"frame {f} input", "input", f, float(run.start[0, f]),
+                                 float(run.end[0, f])) for f in range(frames)]
+                continue
+            lane = f"stage {i + (0 if own else 1)} ({run.stage_names[i]})"
             for f in range(frames):
-                out.append(Interval(lane, f"frame {f}", "compute", f, float(run.start[i, f]),
+                begin = float(run.start[i, f])
+                if i == 0 and run.input_stage == "shared":   # the frame's input, then its layers
+                    begin = begin + (float(run.compute_end[i, f]) - begin) * run.input_share
+                    out.append(Interval(lane, f"frame {f} input", "input", f, float(run.start[i, f]), begin))
+                out.append(Interval(lane, f"frame {f}", "compute", f, begin,
                                     float(run.compute_end[i, f])))
                 if run.end[i, f] > run.compute_end[i, f]:
                     out.append(Interval(lane, f"frame {f} out", "transfer", f,
@@ -409,8 +419,9 @@ def draw_gantt(ax, intervals: list[Interval], title: str = "", max_frames: int =
     for iv in shown:
         y = lanes.index(iv.lane)
         colour: str | tuple[float, ...] = (cmap(iv.frame % 20) if by_frame else
-                                           "tab:orange" if iv.category == "transfer" else "tab:blue")
-        hatch = "//" if iv.category == "transfer" else None
+                                           "tab:orange" if iv.category == "transfer" else
+                                           "tab:gray" if iv.category == "input" else "tab:blue")
+        hatch = "//" if iv.category == "transfer" else "xx" if iv.category == "input" else None
         start, width = iv.start_s * 1e3, (iv.end_s - iv.start_s) * 1e3
         ax.broken_barh([(start, width)], (y - 0.4, 0.8), facecolors=colour, edgecolor="black",
                        linewidth=0.3, hatch=hatch)
@@ -432,6 +443,7 @@ def draw_gantt(ax, intervals: list[Interval], title: str = "", max_frames: int =
     what = (f"frames 0-{n_shown - 1} of {total_frames}" if n_shown < total_frames
             else f"all {total_frames} frames")
     legend = (("number = frame, hatched = transfer" if by_frame else "blue = compute, orange hatched = transfer")
+              + (", cross-hatched = input stage" if any(iv.category == "input" for iv in shown) else "")
               + (", ticks = layers" if layers else ""))
     ax.set_title(f"{title}\n{what} ({legend})" if title else f"{what} ({legend})", fontsize=10)
     ax.grid(axis="x", alpha=0.3)

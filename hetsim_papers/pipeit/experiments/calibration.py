@@ -2,8 +2,9 @@
 paper states (001 digest §6), never typed in.
 
 * :func:`fit_ground_truth`: the ground-truth cost model on hikey970, fitted per core type by
-  :func:`hetsim.calibrate.fit_platform` (log least squares) to Table IV's Big-only (B4) and
-  Small-only (s4) throughputs: GEMM efficiency, depthwise efficiency, GEMV weight-streaming rate per
+  hetsim's one calibration path (:func:`hetsim.calibrate.calibrate_platform`, log least squares;
+  Table IV's columns are its whole-network rows, :func:`table_iv_rows`) to Table IV's Big-only (B4)
+  and Small-only (s4) throughputs: GEMM efficiency, depthwise efficiency, GEMV weight-streaming rate per
   core and per-op overhead, 4 parameters per cluster against 5 stated values each. The ground truth
   is the gemm2 model (hetsim/cost/gemm2.py, :data:`GROUND_TRUTH`, the default since issue 14: its
   per-layer big/LITTLE ratios come out of the ops' shapes, the caches and each core's datapath) or
@@ -28,7 +29,9 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from hetsim.calibrate import Fit, Observation, fit_platform
+from hetsim.calibrate import Fit
+from hetsim.calibrate.board import calibrate_platform
+from hetsim.calibrate.table import normalise
 from hetsim.cost.gemm2 import GeometryCache
 from hetsim.errors import HetsimError
 from hetsim.platform import Platform, load_platform
@@ -143,18 +146,13 @@ class GroundTruthFit:
         return pd.concat([f.table.assign(cluster=c) for c, f in self.fits.items()], ignore_index=True)
 
 
-def _single_stage_fps(split: str, model: str):
-    workloads = {n: load_workload(n) for n in NETWORKS}
-    # Every evaluation builds a new platform and model that differ only in the fitted rates
-    # (FIT_BOUNDS_GEMM2 are all gemm2 PRICE_FIELDS): the ops' geometry is computed once per fit.
-    geometry = GeometryCache()
-
-    def evaluate(platform: Platform, obs: Observation) -> float:
-        ep = platform.ep(obs.mapping.split(":")[0])
-        truth = make_truth(platform, model, split, geometry)
-        return 1.0 / float(truth.layer_times(workloads[obs.workload], ep).sum())
-
-    return evaluate
+def table_iv_rows(cluster: str) -> pd.DataFrame:
+    """Table IV's column of ``cluster`` (B4 or s4: every CNN whole on the cluster's 4 cores) as rows
+    of the tidy table :func:`hetsim.calibrate.calibrate_platform` fits (whole-network rows)."""
+    column = list(CORE_TYPES).index(cluster)
+    ep = "B4" if cluster == "big" else "s4"
+    return normalise(pd.DataFrame([{"network": n, "ep": ep, "throughput_fps": TABLE_IV[n][column],
+                                    "label": f"{LABELS[n]} {ep}"} for n in NETWORKS]), "Pipe-it Table IV")
 
 
 @lru_cache(maxsize=16)
@@ -169,16 +167,18 @@ def fit_ground_truth(split: str = "even", contention: float | None = None, model
     contention = CONTENTION_PER_CORE if contention is None else contention
     truth_class(model)
     fixed = assumption_overrides(contention, model, extra)
-    evaluator = _single_stage_fps(split, model)
+    # Every evaluation builds a new platform and model that differ only in the fitted rates
+    # (FIT_BOUNDS_GEMM2 are all gemm2 PRICE_FIELDS): the ops' geometry is computed once per fit.
+    geometry = GeometryCache()
     bounds_by_type = FIT_BOUNDS_GEMM2 if model == "gemm2" else FIT_BOUNDS
     fits = {}
-    for column, (cluster, ctype) in enumerate(CORE_TYPES.items()):
-        ep = "B4" if cluster == "big" else "s4"
-        obs = [Observation(n, f"{ep}:1-{load_workload(n).num_layers}", TABLE_IV[n][column], label=f"{LABELS[n]} {ep}")
-               for n in NETWORKS]
+    for cluster, ctype in CORE_TYPES.items():
+        # hetsim's one calibration path: Table IV's rows, the ground truth pricing them
         bounds = {f"core_types.{ctype}.{k}": b for k, b in bounds_by_type.items()}
-        fits[cluster] = fit_platform(PLATFORM, obs, bounds, fixed_overrides=[*BOARD_BLOCK, *fixed],
-                                     evaluator=evaluator)
+        board = calibrate_platform(PLATFORM, table_iv_rows(cluster), parameters=bounds,
+                                   fixed=[*BOARD_BLOCK, *fixed],
+                                   factory=lambda p: make_truth(p, model, split, geometry))
+        fits[cluster] = board.to_fit()
     return GroundTruthFit(fits, fixed, split, model)
 
 

@@ -4,7 +4,8 @@ inputs, never typed numbers).
 :func:`calibration_fit` fits the TX2's Denver and A57 GEMM efficiencies and the A57 two-core
 parallel efficiency to the four throughputs of Table 6, each measured on the configuration the
 paper states, mapped with Paper I's core rule (:func:`hetsim.exploration.core_groups`), by least squares
-on log throughput (:func:`hetsim.calibrate.fit_platform`). Every other number is a prediction of the
+on log throughput (hetsim's one calibration path, :func:`hetsim.calibrate.calibrate_platform`: Table 6
+as pipeline rows, :func:`table6_rows`). Every other number is a prediction of the
 fitted platform. docs/papers/pipesearch.md ("Calibration") explains each parameter.
 """
 
@@ -12,15 +13,16 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from hetsim.analytic import evaluate_pipeline
-from hetsim.calibrate import Fit, Observation, fit_platform
+import pandas as pd
+
+from hetsim.calibrate import Fit, Observation
+from hetsim.calibrate.board import calibrate_platform
+from hetsim.calibrate.table import normalise
 from hetsim.cost import CostModel, Gemm2CostModel, make_cost_model
 from hetsim.cost.gemm2 import GeometryCache
 from hetsim.errors import HetsimError
 from hetsim.exploration import Configuration, core_groups
-from hetsim.mapping import Pipeline, load_mapping
 from hetsim.platform import Platform, load_platform
-from hetsim.workload import load_workload
 from hetsim_papers.pipesearch.experiments.paper import GOV_LABEL, TABLE6
 
 PLATFORM = "jetson-tx2"
@@ -63,13 +65,6 @@ def cost_model(platform: Platform, geometry: GeometryCache | None = None) -> Cos
     return make_cost_model(platform, model=COST_MODEL)
 
 
-def _evaluate(platform: Platform, obs: Observation, geometry: GeometryCache | None = None) -> float:
-    """Throughput of an observation's pipeline with the reproduction's cost model (analytic)."""
-    workload = load_workload(obs.workload)
-    cost = cost_model(platform, geometry)
-    pipe = load_mapping(obs.mapping, platform, workload, cost)
-    assert isinstance(pipe, Pipeline)
-    return evaluate_pipeline(platform, workload, pipe, cost).throughput_fps
 #: Candidate extra parameters tried by the full calibration experiment (docs/papers/pipesearch.md).
 EXTRA_CANDIDATES = (
     ("inter-cluster latency", "links.ccplex.latency_ns", (1.0, 1e10)),
@@ -93,16 +88,25 @@ def table6_observations() -> list[Observation]:
             for g, (split, _rank, fps) in TABLE6.items()]
 
 
+def table6_rows() -> pd.DataFrame:
+    """Table 6 as rows of the tidy table :func:`hetsim.calibrate.calibrate_platform` fits: one
+    pipeline row per governor (its DVFS preset) and measured throughput."""
+    return normalise(pd.DataFrame([{"network": o.workload, "mapping": o.mapping, "dvfs": o.dvfs,
+                                    "throughput_fps": o.throughput_fps, "label": o.label}
+                                   for o in table6_observations()]), "Pipe-search Table 6")
+
+
 def fit(parameters: dict, fixed=None) -> Fit:
     """Fit ``parameters`` (dotted path -> bounds) to Table 6, with ``fixed`` overrides applied first
-    (default: the reproduction's cost model's own, and :data:`COST_MODEL_EXTRA`)."""
+    (default: the reproduction's cost model's own, and :data:`COST_MODEL_EXTRA`), through hetsim's
+    one calibration path (Table 6's pipeline rows, priced by the reproduction's cost model)."""
     if fixed is None:
         fixed = (*(CALIBRATION_FIXED_GEMM2 if COST_MODEL == "gemm2" else CALIBRATION_FIXED), *COST_MODEL_EXTRA)
     # One gemm2 geometry cache per fit: its platforms differ only in the fitted values, and the cache
     # key holds everything an op's geometry reads, so only the rates' arithmetic is redone.
     geometry = GeometryCache()
-    return fit_platform(PLATFORM, table6_observations(), parameters, fixed_overrides=list(fixed),
-                        evaluator=lambda platform, obs: _evaluate(platform, obs, geometry))
+    return calibrate_platform(PLATFORM, table6_rows(), parameters=parameters, fixed=list(fixed),
+                              factory=lambda platform: cost_model(platform, geometry)).to_fit()
 
 
 def calibration_parameters() -> dict:

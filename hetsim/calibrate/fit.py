@@ -73,17 +73,21 @@ def _analytic(platform: Platform, obs: Observation) -> float:
     return evaluate_pipeline(platform, workload, pipe, cost).throughput_fps
 
 
-def fit_platform(platform_name: str, observations: Sequence[Observation],
-                 parameters: Mapping[str, tuple[float, float]], x0: Mapping[str, float] | None = None,
-                 fixed_overrides: Sequence[str] = (), evaluator: Evaluator = _analytic,
-                 log_scale: bool = True) -> Fit:
-    """Least-squares fit of ``parameters`` (override key -> (low, high)) to ``observations``.
+def fit_overrides(platform_name: str, parameters: Mapping[str, tuple[float, float]],
+                  predict: Callable[[Callable[[str | None], Platform]], np.ndarray], measured: np.ndarray,
+                  weights: np.ndarray | None = None, x0: Mapping[str, float] | None = None,
+                  fixed_overrides: Sequence[str] = (), log_scale: bool = True, loss: str = "linear",
+                  ) -> tuple[dict[str, float], np.ndarray]:
+    """The one least-squares fit of hetsim: the ``parameters`` (override key -> (low, high)) of
+    platform ``platform_name`` that make ``predict(platform_for)`` match ``measured``.
 
-    Residuals are log(simulated / stated) throughput, weighted; with ``log_scale`` the parameters
-    are searched on a log scale (they are rates and efficiencies spanning decades).
+    ``predict`` gets ``platform_for(dvfs)`` (the platform with the current values and
+    ``fixed_overrides``, cached, in a DVFS preset or ``cluster=level,...``; None: as loaded) and
+    returns one positive number per measured one (a time or a throughput). Residuals are
+    ``sqrt(weight) x log(predicted / measured)``; with ``log_scale`` the parameters are searched on
+    a log scale (rates and efficiencies span decades). ``loss``: scipy's (``soft_l1`` lets a row
+    disturbed by another process weigh little). Returns the fitted values and the predictions.
     """
-    if not observations:
-        raise HetsimError("a fit needs at least one observation")
     keys = list(parameters)
     lo = np.array([parameters[k][0] for k in keys], dtype=float)
     hi = np.array([parameters[k][1] for k in keys], dtype=float)
@@ -96,32 +100,55 @@ def fit_platform(platform_name: str, observations: Sequence[Observation],
     from_x = (lambda x: np.exp(x)) if log_scale else (lambda x: x)
     cache: dict[tuple, Platform] = {}
 
-    def platform_for(values: np.ndarray, dvfs: str | None) -> Platform:
-        key = (tuple(np.round(values, 15)), dvfs)
-        p = cache.get(key)
-        if p is None:
-            overrides = [*fixed_overrides, *(f"{k}={v!r}" for k, v in zip(keys, values.tolist(), strict=True))]
-            p = cache[key] = load_platform(platform_name, overrides, dvfs)
-        return p
+    def platform_for_values(values: np.ndarray) -> Callable[[str | None], Platform]:
+        def platform_for(dvfs: str | None) -> Platform:
+            key = (tuple(np.round(values, 15)), dvfs)
+            p = cache.get(key)
+            if p is None:
+                overrides = [*fixed_overrides, *(f"{k}={v!r}" for k, v in zip(keys, values.tolist(), strict=True))]
+                p = cache[key] = load_platform(platform_name, overrides, dvfs)
+            return p
+        return platform_for
 
-    weights = np.sqrt(np.array([o.weight for o in observations], dtype=float))
+    w = np.sqrt(np.asarray(weights, dtype=float)) if weights is not None else np.ones(len(measured))
+    measured = np.asarray(measured, dtype=float)
 
     def residuals(x: np.ndarray) -> np.ndarray:
-        values = from_x(x)
-        sim = np.array([evaluator(platform_for(values, o.dvfs), o) for o in observations])
-        return weights * np.log(sim / np.array([o.throughput_fps for o in observations]))
+        sim = np.asarray(predict(platform_for_values(from_x(x))), dtype=float)
+        return w * np.log(sim / measured)
 
-    result = least_squares(residuals, to_x(start), bounds=(to_x(lo), to_x(hi)), x_scale="jac")
+    result = least_squares(residuals, to_x(start), bounds=(to_x(lo), to_x(hi)), x_scale="jac", loss=loss)
     values = from_x(result.x)
-    fitted = [evaluator(platform_for(values, o.dvfs), o) for o in observations]
+    predicted = np.asarray(predict(platform_for_values(values)), dtype=float)
+    return {k: float(v) for k, v in zip(keys, values, strict=True)}, predicted
+
+
+def fit_platform(platform_name: str, observations: Sequence[Observation],
+                 parameters: Mapping[str, tuple[float, float]], x0: Mapping[str, float] | None = None,
+                 fixed_overrides: Sequence[str] = (), evaluator: Evaluator = _analytic,
+                 log_scale: bool = True) -> Fit:
+    """Least-squares fit of ``parameters`` (override key -> (low, high)) to ``observations``
+    (:func:`fit_overrides` on their throughputs).
+
+    Residuals are log(simulated / stated) throughput, weighted; with ``log_scale`` the parameters
+    are searched on a log scale (they are rates and efficiencies spanning decades).
+    """
+    if not observations:
+        raise HetsimError("a fit needs at least one observation")
+
+    def predict(platform_for: Callable[[str | None], Platform]) -> np.ndarray:
+        return np.array([evaluator(platform_for(o.dvfs), o) for o in observations])
+
+    values, fitted = fit_overrides(
+        platform_name, parameters, predict, np.array([o.throughput_fps for o in observations]),
+        np.array([o.weight for o in observations], dtype=float), x0, fixed_overrides, log_scale)
     table = pd.DataFrame({
         "label": [o.label or f"{o.workload} {o.mapping}" for o in observations],
         "workload": [o.workload for o in observations],
         "mapping": [o.mapping for o in observations],
         "dvfs": [o.dvfs for o in observations],
         "stated_fps": [o.throughput_fps for o in observations],
-        "fitted_fps": fitted,
+        "fitted_fps": list(fitted),
     })
     table["error"] = table["fitted_fps"] / table["stated_fps"] - 1
-    return Fit(platform_name, {k: float(v) for k, v in zip(keys, values, strict=True)}, table,
-               list(fixed_overrides))
+    return Fit(platform_name, values, table, list(fixed_overrides))

@@ -286,7 +286,7 @@ def fc_op(inputs: int, outputs: int, name: str = "bench") -> Op:
     return Op(name, OpKind.FC, (), inp, Shape(1, 1, outputs), 1, True, in_shapes=(inp,))
 
 
-#: Pipe-it §V-B's micro-benchmark grid (digest 4.2), as printed ("92" kept): 5 × 5 × 6 × 6 = 900.
+#: Pipe-it §V-B's micro-benchmark grid, as printed ("92" kept): 5 × 5 × 6 × 6 = 900.
 GRID_SIZES = (7, 14, 28, 56, 112)
 GRID_KERNELS = (1, 3, 5, 7, 11)
 GRID_CHANNELS = (32, 64, 92, 128, 192, 256)
@@ -302,7 +302,7 @@ DW_STRIDES = (1, 2)
 
 def conv_grid(sizes=GRID_SIZES, kernels=GRID_KERNELS, channels=GRID_CHANNELS,
               filters=GRID_FILTERS) -> list[Op]:
-    """The micro-benchmark convolutions: stride 1, same padding [assumption, digest 9.2]."""
+    """The micro-benchmark convolutions: stride 1, same padding [assumption: §V-B gives none]."""
     return [conv_op(i, c, f, m) for i in sizes for f in kernels for c in channels for m in filters]
 
 

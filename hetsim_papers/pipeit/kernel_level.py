@@ -1,5 +1,5 @@
 """Kernel-level co-execution: ARM-CL's default, every kernel split across the chosen cores of both
-clusters (Pipe-it §II, Figs. 3 and 5; 001 digest §1.2, §8.1 item 8).
+clusters (Pipe-it §III-A, Figs. 3 and 5).
 
 Images run one after another; each op's work is divided between the Big cores and the Small cores
 (``small_share`` of it to the Small cluster: by default ARM-CL's equal split per thread,

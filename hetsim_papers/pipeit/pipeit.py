@@ -1,4 +1,4 @@
-"""Pipe-it's design-space exploration (Wang et al., TCAD 2019, §IV and §VI; 001 digest §5).
+"""Pipe-it's design-space exploration (Wang et al., TCAD 2019, §IV and §VI).
 
 Offline: given the time matrix T (layer × homogeneous configuration B1..B4, s1..s4, measured or
 predicted), choose the pipeline configuration P (stages of one core type each, Big stages first,
@@ -11,7 +11,7 @@ every core used) and the contiguous layer allocation L that maximise eq. 11's th
 * :func:`merge_stage` is Algorithm 3: start from one single-core stage per core, merge adjacent
   same-type stages while eq. 12 holds (the merged stage beats the slower of the two), Big cluster
   first, re-running Algorithm 2 after every merge. The loop control of the printed pseudocode is
-  ambiguous (digest §5.8): ``policy`` selects ``"grow"`` (default: grow stage i while eq. 12 holds,
+  ambiguous (Algorithm 3's break, §VI-C): ``policy`` selects ``"grow"`` (default: grow stage i while eq. 12 holds,
   then move on to the next pair, the only reading consistent with every result in the paper),
   ``"pairwise"`` (passes of left-to-right pair merges until nothing changes) or ``"literal_break"``
   (leave the cluster's loop at the first failed test).
@@ -53,7 +53,7 @@ def n_pipelines(p: int, h_big: int, h_small: int) -> int:
 
 def n_design_points(n_layers: int, h_big: int, h_small: int) -> int:
     """Eq. 2 as printed: Σ_{p=2}^{H} C(W−1, p−1)·C_p (4 272 048 for W = 28, H = 4 + 4; the paper
-    prints 5 379 616, the W = 29 value; digest §5.4)."""
+    prints 5 379 616, the W = 29 value; eq. 2, §IV-B)."""
     return sum(comb(n_layers - 1, p - 1) * n_pipelines(p, h_big, h_small)
                for p in range(2, h_big + h_small + 1))
 
@@ -69,7 +69,7 @@ def find_split(t_i: np.ndarray, t_next: np.ndarray, first: int, end: int) -> int
 
     Starting from everything in stage i, the last layer l_j of stage i moves to the front of stage
     i+1 while T^{P_i}(L_i) − T^{P_i}(l_j) > T^{P_{i+1}}(L_{i+1}) + T^{P_{i+1}}(l_j) (strict), i.e.
-    while stage i stays the slower one after the move (digest §5.6, iterating from l_b backwards).
+    while stage i stays the slower one after the move (§VI-B, from l_b backwards).
     """
     t_i = np.asarray(t_i, dtype=float)
     t_next = np.asarray(t_next, dtype=float)
@@ -322,7 +322,7 @@ def big_little(platform, types: Sequence[str] | None = None) -> tuple[str, str]:
 
 
 class PipeIt(Explorer):
-    """Pipe-it's design-time exploration as an explorer (001 digest §5): Algorithm 3 (start from
+    """Pipe-it's design-time exploration as an explorer (§VI): Algorithm 3 (start from
     one single-core stage per core, merge adjacent same-type stages while eq. 12 holds, Big cluster
     first) with Algorithm 2 (the work flow, made of Algorithm 1's pairwise splits) on a layer-time
     matrix T; the design is then measured once, its only trial.
@@ -438,7 +438,7 @@ class PipeIt(Explorer):
 class PipeItA2(PipeIt):
     """Pipe-it's Algorithm 2 (the work flow, built on Algorithm 1) on every EP assignment of the
     problem, the design with the best eq. 11 throughput on T measured once (its only trial): the
-    configuration oracle that Algorithm 3's merges approximate (digest §5.8), on any pipeline
+    configuration oracle that Algorithm 3's merges approximate (§VI-C), on any pipeline
     space (core groups, or whole EPs as on the chiplets, where Algorithm 3 does not apply).
 
     Eq. 11 has no transfer term (Pipe-it's stages hand frames over shared memory): on platforms

@@ -1,4 +1,4 @@
-"""Pipe-it (Wang et al., IEEE TCAD 2019): CNN pipelines on big.LITTLE (001 digest).
+"""Pipe-it (Wang et al., IEEE TCAD 2019): CNN pipelines on big.LITTLE.
 
 Every number comes out of hetsim: the ground truth (hetsim_papers/pipeit/cost.py) fitted to Table IV's
 Big-only and Small-only columns plays the HiKey 970, Pipe-it's predictor (eqs. 5-8) is fitted on

@@ -1,5 +1,5 @@
 """Calibration of the Pipe-it reproduction: every fitted number comes from here, fitted to what the
-paper states (001 digest §6), never typed in.
+paper states (§VII, Tables IV-VIII), never typed in.
 
 * :func:`fit_ground_truth`: the ground-truth cost model on hikey970, fitted per core type by
   hetsim's one calibration path (:func:`hetsim.calibrate.calibrate_platform`, log least squares;

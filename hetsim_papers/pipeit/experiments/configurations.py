@@ -39,7 +39,7 @@ def design_table(ctx: Context, kind: str, paper: dict) -> tuple[pd.DataFrame, li
     notes = [f"{same} of 5 configurations agree. Algorithm 3 with merge policy 'grow' on the "
              f"{'predicted (eqs. 5-8)' if kind == 'predicted' else 'ground-truth'} T matrix; empty trailing stages "
              "are dropped. Merge decisions hinge on eq. 12 margins of a few %, so they follow small differences "
-             "in the multicore speedups (digest 5.8). The CSV also has the 'pairwise' and 'literal_break' policies, the "
+             "in the multicore speedups (Algorithm 3, §VI-C). The CSV also has the 'pairwise' and 'literal_break' policies, the "
              "best of all 64 configurations under Algorithm 2 (oracle_*), and the paper's own mapping streamed on hetsim's "
              "ground truth (paper_mapping_stream_fps).",
              "Algorithm 3 vs the configuration oracle (eq. 11): " + ", ".join(

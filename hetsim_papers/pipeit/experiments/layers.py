@@ -24,12 +24,12 @@ def table1(ctx: Context) -> Artifact:
     counts = [n_pipelines(p, 4, 4) for p in range(2, 9)]
     claims += [
         ctx.equal("4B+4s: pipeline configurations over p = 2..8 (eq. 1)", 64, sum(counts), kind=VECTOR),
-        ctx.equal("4B+4s: C_p for p = 2..8 (digest-derived, 5.4)", [1, 6, 15, 20, 15, 6, 1], counts, kind=VECTOR),
-        ctx.equal("3B+2s: pipeline configurations (Table VII's space; digest-derived, the paper prints none)", 8,
+        ctx.equal("4B+4s: C_p for p = 2..8 (derived from eq. 1)", [1, 6, 15, 20, 15, 6, 1], counts, kind=VECTOR),
+        ctx.equal("3B+2s: pipeline configurations (Table VII's space; derived from eq. 1, the paper prints none)", 8,
                   sum(n_pipelines(p, 3, 2) for p in range(2, 6)), kind=VECTOR),
         ctx.equal("MobileNet (W = 28): design points D_W (eq. 2)", 5_379_616, n_design_points(28, 4, 4),
                   kind=VECTOR),
     ]
     notes = ["Eq. 2 as printed gives 4,272,048 design points for W = 28 (closed form C(W+H-3, H-1)); the "
-             "paper's 5,379,616 is the W = 29 value (digest 5.4). hetsim evaluates the equation as printed."]
+             "paper's 5,379,616 is the W = 29 value (eq. 2, §IV-B). hetsim evaluates the equation as printed."]
     return Artifact(table, None, claims, notes)

@@ -1,6 +1,5 @@
-"""What Pipe-it (Wang et al., IEEE TCAD 2019) states, as the reproduction compares it. Source: the
-paper's text (/work/shared/seeds/001_7af5fc59ffc20b11.txt); section numbers are those of the digest
-/work/shared/papers/001_pipeit.md."""
+"""What Pipe-it (Wang et al., IEEE TCAD 2019) states, as the reproduction compares it; section,
+table and equation numbers are the paper's own (docs/papers/pipeit.md)."""
 
 from __future__ import annotations
 

@@ -30,7 +30,7 @@ def table3_table(ctx: Context) -> tuple[pd.DataFrame, pd.DataFrame, list, list[s
             rows.append({"cnn": LABELS[n], "config": c, "paper_pct": paper, "hetsim_pct": per.loc[n, c],
                          "conv_layers": int((errs.workload == n).sum() / len(CONFIGS))})
     table = pd.DataFrame(rows)
-    # Pooled over GEMM conv layers (the digest's reading of the Average row, 4.6).
+    # Pooled over GEMM conv layers (our reading of Table III's Average row: docs/papers/pipeit.md).
     pooled = {t: 100 * errs[errs.ep.str.startswith(t)].abs_error.mean() for t in ("B", "s")}
     fc = pd.concat([prediction_errors(s.predictor, s.truth, s.workloads[n], eps, kinds=("fc",)) for n in NETWORKS])
     dw = prediction_errors(s.predictor, s.truth, s.workloads["mobilenet"], eps, kinds=("dw",))

@@ -139,5 +139,5 @@ def plot_table7(table: pd.DataFrame):
 def table7(ctx: Context) -> Artifact:
     table, claims = table7_table(ctx)
     notes = ["B3 and s2 were not used by the fit: they test the ground truth's multicore model (shared-L2 "
-             "contention assumption). GoogLeNet's s2 = 0.7 imgs/s is a flagged measurement quirk (digest 6, 9.17)."]
+             "contention assumption). GoogLeNet's s2 = 0.7 imgs/s is a flagged measurement quirk (docs/papers/pipeit.md)."]
     return Artifact(table, plot_table7(table), claims, notes)

@@ -1,4 +1,4 @@
-"""Pipe-it (001 digest): design-space counts, Algorithms 1-3, the ground truth and the predictor, the
+"""Pipe-it (Wang et al., TCAD 2019): design-space counts, Algorithms 1-3, the ground truth and the predictor, the
 kernel-level baseline, the power helpers, and the quick reproduction (every claim must pass)."""
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ from hetsim_papers.pipeit.pipeit import (
 NETS = ("alexnet", "googlenet", "mobilenet", "resnet50", "squeezenet")
 
 
-# -- eqs. 1-2 (digest 5.4) -------------------------------------------------------------------------------
-def test_design_space_counts_match_the_digest():
+# -- eqs. 1-2 (§IV-B) ----------------------------------------------------------------------------------
+def test_design_space_counts_match_eqs_1_2():
     assert [n_pipelines(p, 4, 4) for p in range(2, 9)] == [1, 6, 15, 20, 15, 6, 1]
     assert sum(n_pipelines(p, 4, 4) for p in range(2, 9)) == 64
     assert [n_pipelines(p, 3, 2) for p in range(2, 6)] == [1, 3, 3, 1]
@@ -55,7 +55,7 @@ def test_table_i_layer_counts():
     assert [load_workload(n).num_layers for n in NETS] == [11, 58, 28, 54, 26]
 
 
-# -- Algorithms 1-3 against the digest's Appendix C reference -------------------------------------------
+# -- Algorithms 1-3 against an independent reference implementation -------------------------------------------
 def _ref_find_split(Lwl, Ti, Tn):
     Li, Ln = list(Lwl), []
     ti, tn = sum(Ti[j] for j in Li), 0.0
@@ -135,7 +135,7 @@ def _random_T(rng, W, HB, Hs):
 
 
 @pytest.mark.parametrize("policy", ["grow", "pairwise", "literal_break"])
-def test_merge_stage_equals_the_digest_reference(policy):
+def test_merge_stage_equals_the_reference(policy):
     rng = np.random.default_rng(1)
     policies_differ = set()
     for trial in range(60):

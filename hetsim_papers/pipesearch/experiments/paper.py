@@ -1,7 +1,6 @@
 """What Paper I (Pipe-search, Soomro et al., CF'21) states, as the reproduction compares it, and the
-tolerances fixed before the first run. Sources: the thesis text
-(/work/shared/seeds/000_99acb3f753bba32c.txt, Paper I); section numbers (§) are the paper's own, and
-what the paper leaves open is a line of docs/papers/pipesearch.md."""
+tolerances fixed before the first run. Source: the thesis's Paper I; section numbers (§) are the
+paper's own, and what the paper leaves open is a line of docs/papers/pipesearch.md."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """What Paper II (Shisha) states, as the reproduction compares it, and the tolerances fixed before
-the first run. Sources: the thesis text (/work/shared/seeds/000_99acb3f753bba32c.txt, Paper II);
-section numbers (§) are Paper II's own; what it leaves open is a line of docs/papers/shisha.md."""
+the first run. Source: the thesis's Paper II; section numbers (§) are Paper II's own; what it leaves open is a line of docs/papers/shisha.md."""
 
 from __future__ import annotations
 

@@ -218,6 +218,14 @@ def explore_cmd(plan_out, trials_out, plot_out, export_dir, as_json, **flags):
         _explore_placement(setup, plan_out, trials_out, plot_out, export_dir, as_json, *names)
 
 
+def _link_notes(setup) -> list[str]:
+    """The measured table's transfers that fell back to the platform's links, as one note."""
+    from hetsim.cost import link_note
+
+    note = link_note(setup.cost)
+    return [note] if note is not None else []
+
+
 def _flush_notes(notes: list[str]) -> None:
     """Notes on what the command chose, printed (stderr) once the run succeeded, so that an error
     stays the one line on stderr."""
@@ -243,7 +251,7 @@ def _explore_pipeline(setup, pareto, plan_out, trials_out, plot_out, export_dir,
         raise HetsimError(f"--algorithm {algorithm} / --param: {e}") from None
     # A progress bar only where someone watches (a terminal), never in a pipe or a captured run.
     result = setup.run(progress=not as_json and console.is_terminal)
-    _flush_notes(setup.notes)
+    _flush_notes(setup.notes + _link_notes(setup))
     front = pareto_front(result, list(problem.objectives)) if pareto is not None else None
     if front is not None and result.confirmation is not None and not front.empty:
         from hetsim.exploration.confirm import confirm_front
@@ -271,7 +279,7 @@ def _explore_placement(setup, plan_out, trials_out, plot_out, export_dir, as_jso
                           f"it does not cut stages)")
     result = setup.run()
     written = _export_autodice(result, platform, workload, export_dir) if export_dir else []
-    _flush_notes(setup.notes)
+    _flush_notes(setup.notes + _link_notes(setup))
     _write_placement_files(result, algorithm, workload, platform, trials_out, plan_out)
     summary = _placement_summary(result)
     if as_json:

@@ -14,8 +14,13 @@ files and several runs each, and gives:
 * a measured per-op cost table keyed by (op, device): the median over the runs of the node's
   kernel time. An op that ran on another provider in a device's profile (ONNX Runtime fell back
   to the CPU) has no entry for that device: it is not capable there;
-* measured copies: ONNX Runtime's ``Memcpy`` nodes between providers, keyed by (source device,
-  destination device, bytes), medians;
+* measured copies: ONNX Runtime's ``Memcpy`` nodes between a device and its host, keyed by
+  (source device, destination device, the tensor's logical element count), medians; the element
+  count comes from the copy's shape, else from its bytes at the device's element size (a bf16
+  device's copies are half the bytes of the same tensor on an fp32 host: keyed by bytes, they would
+  be looked up at the fp32 size and priced about twice);
+* a capability table: which device can run which op (by default, the profiles' evidence: the
+  device's own provider ran it), overridable by the user (``capability.csv``);
 * the end-to-end time of every run (``model_run``), to compare a simulation with;
 * when no ONNX model is given, the workload graph rebuilt from the profile (node order, sizes,
   shapes, and the edges of ``input_nodes`` when the profile has them).
@@ -40,6 +45,10 @@ from hetsim.errors import HetsimError
 from hetsim.workload.ops import DTYPE_BYTES
 
 CPU_PROVIDER = "CPUExecutionProvider"
+CAPABILITY_COLUMNS = ("op", "op_type", "ep", "capable", "evidence")
+#: The bytes per element hetsim assumes for a tensor whose profile records no element type (the
+#: rebuilt graph's ops, and its copies at the reference device's precision).
+DEFAULT_ELEMENT_BYTES = 4
 _KERNEL_SUFFIX = "_kernel_time"
 
 
@@ -230,10 +239,12 @@ class MeasuredCosts:
     """What :func:`import_ort_profiles` gives: tidy tables and, optionally, the workload."""
 
     ops: pd.DataFrame  # op, ep, time_s, runs, op_type, provider
-    transfers: pd.DataFrame  # src, dst, bytes, time_s, count, op_type
+    transfers: pd.DataFrame  # src, dst, elements, bytes, time_s, count, op_type
     runs: pd.DataFrame  # ep, file, run, time_s (model_run), kernels_s (sum of its node times)
     spec: dict[str, Any] | None = None  # the workload: imported from the model, or rebuilt
     notes: list[str] = field(default_factory=list)
+    capability: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
+        columns=list(CAPABILITY_COLUMNS)))  # op, op_type, ep, capable (0/1), evidence
 
     def summary(self) -> pd.DataFrame:
         """Per op type and device: ops, total median time (ms) and share of the device's total."""
@@ -262,15 +273,52 @@ def _main_provider(profile_runs: Sequence[NodeRun]) -> str:
     return CPU_PROVIDER
 
 
+def _elements(n: NodeRun, element_bytes: float) -> int:
+    """A copy's logical element count: from its output shape when the profile records one, else
+    its bytes at ``element_bytes`` per element (the device's precision)."""
+    shapes = n.out_shapes or n.in_shapes
+    if shapes:
+        return sum(math.prod(d) for _, d in shapes)
+    nbytes = n.output_bytes or n.activation_bytes
+    return max(int(round(nbytes / element_bytes)), 1 if nbytes else 0)
+
+
+def device_element_bytes(profiles: Mapping[str, Sequence[Profile]], mains: Mapping[str, str],
+                         reference: str) -> dict[str, float]:
+    """Each device's bytes per element, relative to the reference device's (taken as
+    :data:`DEFAULT_ELEMENT_BYTES`): the median ratio of a node's ``output_size`` on the device (its
+    own provider ran it) to the same node's on the reference, snapped to a power of two within
+    10 % (a bf16 device's outputs are half an fp32 host's: 2 bytes). 1 when they share no node."""
+    def sizes(dev: str, own: bool) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for prof in profiles[dev]:
+            for run in prof.runs:
+                for n in run:
+                    if (not n.op_type.startswith("Memcpy") and n.output_bytes > 0
+                            and (not own or n.provider == mains[dev])):
+                        out.setdefault(n.node, n.output_bytes)
+        return out
+
+    ref = sizes(reference, False)
+    out = {}
+    for dev in profiles:
+        mine = sizes(dev, True) if dev != reference else {}
+        ratios = [b / ref[node] for node, b in mine.items() if node in ref]
+        r = float(np.median(ratios)) if ratios else 1.0
+        snapped = 2.0 ** round(math.log2(r)) if r > 0 else 1.0
+        out[dev] = DEFAULT_ELEMENT_BYTES * (snapped if abs(r / snapped - 1) <= 0.1 else r)
+    return out
+
+
 def _device_runs(dev: str, files: Sequence[Profile], main: str, host: str, skip_runs: int | None,
-                 known: set[str] | None, folded: set[str]):
+                 known: set[str] | None, folded: set[str], element_bytes: float):
     """One device's profiled runs past the warm-up: the times of every node its main provider
     ran, its nodes' first events, the nodes another provider ran (fallbacks), its Memcpy times by
-    (src, dst, bytes, op type), and a row per run."""
+    (src, dst, elements, bytes, op type), and a row per run."""
     times: dict[str, list[float]] = {}
     meta: dict[str, NodeRun] = {}
-    fallback: set[str] = set()
-    copies: dict[tuple[str, str, int, str], list[float]] = {}
+    fallback: dict[str, str] = {}
+    copies: dict[tuple[str, str, int, int, str], list[float]] = {}
     run_rows = []
     for prof in files:
         skip = skip_runs if skip_runs is not None else (1 if len(prof.runs) > 1 else 0)
@@ -287,7 +335,8 @@ def _device_runs(dev: str, files: Sequence[Profile], main: str, host: str, skip_
                     to_host = "ToHost" in n.op_type
                     src, dst = (dev, host) if to_host else (host, dev)
                     nbytes = n.output_bytes or n.activation_bytes
-                    copies.setdefault((src, dst, nbytes, n.op_type), []).append(n.time_s)
+                    key = (src, dst, _elements(n, element_bytes), nbytes, n.op_type)
+                    copies.setdefault(key, []).append(n.time_s)
                     continue
                 if n.node in folded:
                     continue
@@ -298,24 +347,25 @@ def _device_runs(dev: str, files: Sequence[Profile], main: str, host: str, skip_
                                       "profile with graph optimizations disabled)")
                 meta.setdefault(n.node, n)
                 if n.provider != main:
-                    fallback.add(n.node)
+                    fallback.setdefault(n.node, n.provider)
                     continue
                 times.setdefault(n.node, []).append(n.time_s)
     return times, meta, fallback, copies, run_rows
 
 
 def _device_rows(dev: str, files: Sequence[Profile], main: str, host: str, skip_runs: int | None,
-                 known: set[str] | None, folded: set[str]):
-    """One device's rows of the op, transfer and run tables (medians over its runs) and its notes."""
+                 known: set[str] | None, folded: set[str], element_bytes: float):
+    """One device's rows of the op, transfer and run tables (medians over its runs), the nodes it
+    left to another provider, and its notes."""
     times, meta, fallback, copies, run_rows = _device_runs(dev, files, main, host, skip_runs,
-                                                           known, folded)
+                                                           known, folded, element_bytes)
     op_rows, copy_rows, notes = [], [], []
     for node, ts in times.items():
         n = meta[node]
         op_rows.append({"op": node, "ep": dev, "time_s": float(np.median(ts)), "runs": len(ts),
                         "op_type": n.op_type, "provider": n.provider, "index": n.index})
-    for (src, dst, nbytes, op_type), ts in copies.items():
-        copy_rows.append({"src": src, "dst": dst, "bytes": nbytes,
+    for (src, dst, elements, nbytes, op_type), ts in copies.items():
+        copy_rows.append({"src": src, "dst": dst, "elements": elements, "bytes": nbytes,
                           "time_s": float(np.median(ts)), "count": len(ts), "op_type": op_type})
     if fallback:
         notes.append(f"{dev}: {len(fallback)} nodes ran on another provider than {main} (not "
@@ -324,7 +374,7 @@ def _device_rows(dev: str, files: Sequence[Profile], main: str, host: str, skip_
     if copies:
         notes.append(f"{dev}: {sum(len(v) for v in copies.values())} Memcpy runs "
                      f"({len(copies)} distinct size/direction), host {host}")
-    return op_rows, copy_rows, run_rows, notes
+    return op_rows, copy_rows, run_rows, fallback, notes
 
 
 def _tables(op_rows: list, copy_rows: list, run_rows: list) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -334,35 +384,50 @@ def _tables(op_rows: list, copy_rows: list, run_rows: list) -> tuple[pd.DataFram
     if not ops.empty:
         ops = ops.sort_values(["ep", "index", "op"], kind="stable", ignore_index=True)
     ops = ops.drop(columns="index")
-    transfers = pd.DataFrame(copy_rows, columns=["src", "dst", "bytes", "time_s", "count",
-                                                 "op_type"])
+    transfers = pd.DataFrame(copy_rows, columns=["src", "dst", "elements", "bytes", "time_s",
+                                                 "count", "op_type"])
     if not transfers.empty:
-        transfers = transfers.sort_values(["src", "dst", "bytes"], ignore_index=True)
+        transfers = transfers.sort_values(["src", "dst", "elements", "bytes"], ignore_index=True)
     runs = pd.DataFrame(run_rows, columns=["ep", "file", "run", "time_s", "kernels_s"])
     return ops, transfers, runs
 
 
 def import_ort_profiles(profiles: Mapping[str, Sequence[str | os.PathLike]],
                         model: Any = None, *, skip_runs: int | None = None,
-                        host: str | None = None, providers: Mapping[str, str] | None = None,
+                        host: str | Mapping[str, str] | None = None,
+                        providers: Mapping[str, str] | None = None,
                         input_shapes: Mapping[str, Sequence[int]] | None = None,
-                        name: str | None = None, reference: str | None = None) -> MeasuredCosts:
+                        name: str | None = None, reference: str | None = None,
+                        capability: str | os.PathLike | pd.DataFrame | None = None) -> MeasuredCosts:
     """Measured costs from ONNX Runtime profiles, one or more files per device.
 
     ``skip_runs`` runs at the start of every file are warm-up and dropped (default: 1 when a file
     has more than one run: ONNX Runtime's first run allocates its memory arena). ``model`` (a path
     or ``onnx.ModelProto``) names the ops; every profiled node must be one of its nodes. Without
-    it the workload is rebuilt from the profiles; either is ``MeasuredCosts.spec``. ``host`` is the device
-    whose memory Memcpy nodes copy from/to (default: the first device measuring the CPU);
-    ``providers`` overrides the provider a device's profile measures. ``reference`` is the
-    device whose profile gives a rebuilt graph's op sizes and shapes (default: the host, which
-    runs every op at the model's own precision; a bf16 accelerator's profile would halve them).
+    it the workload is rebuilt from the profiles; either is ``MeasuredCosts.spec``. ``host`` is the
+    device whose memory a device's Memcpy nodes copy from/to: one name for every device, or a
+    mapping device -> host (several hosts in one import: the same CPU at 1 and 4 threads, each the
+    host of the accelerator profiles recorded with it); default the first device measuring the
+    CPU. ``providers`` overrides the provider a device's profile measures. ``reference`` is the
+    device whose profile gives a rebuilt graph's op sizes and shapes, and the precision copies'
+    element counts are relative to (default: the host, which runs every op at the model's own
+    precision; a bf16 accelerator's profile would halve them). ``capability`` (a CSV path or a
+    table with columns ``ep``, ``capable`` and ``op`` or ``op_type``) overrides the capability
+    table's rows that the profiles' evidence fills (:func:`capability_table`).
     """
     if not profiles:
         raise HetsimError("no profiles given (--profile DEVICE=FILE.json)")
     if skip_runs is not None and (isinstance(skip_runs, bool) or not isinstance(skip_runs, int)
                                   or skip_runs < 0):
         raise HetsimError(f"--skip-runs {skip_runs!r}: the warm-up runs to drop, an integer >= 0")
+    if reference is not None and reference not in profiles:
+        raise HetsimError(f"--reference {reference}: no --profile of that device "
+                          f"(devices: {', '.join(profiles)})")
+    if isinstance(host, Mapping):
+        for dev in host:
+            if dev not in profiles:
+                raise HetsimError(f"--host {dev}=...: no --profile of device {dev!r} "
+                                  f"(devices: {', '.join(profiles)})")
     read: dict[str, list[Profile]] = {dev: [read_ort_profile(f) for f in files]
                                       for dev, files in profiles.items()}
     notes: list[str] = []
@@ -370,11 +435,11 @@ def import_ort_profiles(profiles: Mapping[str, Sequence[str | os.PathLike]],
     for dev, files in read.items():
         events = [n for prof in files for run in prof.runs for n in run]
         mains[dev] = (providers or {}).get(dev) or _main_provider(events)
-    if host is None:
-        host = next((d for d, m in mains.items() if m == CPU_PROVIDER), "cpu")
-    if reference is not None and reference not in read:
-        raise HetsimError(f"--reference {reference}: no --profile of that device "
-                          f"(devices: {', '.join(read)})")
+    default_host = (host if isinstance(host, str) else
+                    next((d for d, m in mains.items() if m == CPU_PROVIDER), "cpu"))
+    hosts = {dev: (host.get(dev, default_host) if isinstance(host, Mapping) else default_host)
+             for dev in read}
+    ref = reference or (default_host if default_host in read else next(iter(read)))
 
     known: set[str] | None = None
     folded: set[str] = set()
@@ -387,22 +452,97 @@ def import_ort_profiles(profiles: Mapping[str, Sequence[str | os.PathLike]],
         folded = set(result.report.folded)
         workload_spec = result.spec
 
+    element_bytes = device_element_bytes(read, mains, ref)
     op_rows, copy_rows, run_rows = [], [], []
+    fallbacks: dict[str, dict[str, str]] = {}
     for dev, files in read.items():
-        dev_ops, dev_copies, dev_runs, dev_notes = _device_rows(dev, files, mains[dev], host, skip_runs,
-                                                                known, folded)
+        dev_ops, dev_copies, dev_runs, fallbacks[dev], dev_notes = _device_rows(
+            dev, files, mains[dev], hosts[dev], skip_runs, known, folded, element_bytes[dev])
         op_rows += dev_ops
         copy_rows += dev_copies
         run_rows += dev_runs
         notes += dev_notes
     ops, transfers, runs = _tables(op_rows, copy_rows, run_rows)
+    odd = {d: b for d, b in element_bytes.items() if b != DEFAULT_ELEMENT_BYTES}
+    if odd and not transfers.empty:
+        notes.append("copies keyed by element count; devices at another precision than " + ref + ": "
+                     + ", ".join(f"{d} {b:g} bytes/element" for d, b in odd.items()))
+    if len({hosts[d] for d in read if d != hosts[d]}) > 1:
+        notes.append("hosts: " + ", ".join(f"{d} copies with {h}" for d, h in hosts.items() if d != h))
     if model is None:
-        ref = reference or (host if host in read else next(iter(read)))
         workload_spec, more = workload_spec_from_profile(read, name or "profiled", ref)
         notes.append(f"op sizes and shapes from the profile of {ref}"
                      + ("" if reference else " (the host; --reference DEVICE to choose)"))
         notes.extend(more)
-    return MeasuredCosts(ops, transfers, runs, workload_spec, notes)
+    assert workload_spec is not None
+    cap = capability_table(workload_spec, ops, mains, fallbacks)
+    if capability is not None:
+        cap = override_capability(cap, capability)
+    return MeasuredCosts(ops, transfers, runs, workload_spec, notes, cap)
+
+
+def capability_table(spec: Mapping[str, Any], ops: pd.DataFrame, mains: Mapping[str, str],
+                     fallbacks: Mapping[str, Mapping[str, str]]) -> pd.DataFrame:
+    """Which device can run which op of the workload ``spec``, from the profiles' evidence: capable
+    where the device's own provider ran the op (it has a measured time), not where another provider
+    ran it in the device's profile (ONNX Runtime fell back) or where the profile never ran it."""
+    measured = set(zip(ops["op"], ops["ep"], strict=True))
+    rows = []
+    for dev, main in mains.items():
+        for op in spec.get("ops", []):
+            name = op["name"]
+            if (name, dev) in measured:
+                capable, evidence = 1, f"ran on {main}"
+            elif name in fallbacks.get(dev, {}):
+                capable, evidence = 0, f"fell back to {fallbacks[dev][name]}"
+            else:
+                capable, evidence = 0, "not in the profile"
+            rows.append({"op": name, "op_type": op.get("op_type", op.get("kind", "")), "ep": dev,
+                         "capable": capable, "evidence": evidence})
+    return pd.DataFrame(rows, columns=list(CAPABILITY_COLUMNS))
+
+
+_YES = {"1": 1, "true": 1, "yes": 1, "0": 0, "false": 0, "no": 0}
+
+
+def override_capability(table: pd.DataFrame, overrides: str | os.PathLike | pd.DataFrame) -> pd.DataFrame:
+    """``table`` with the rows named by ``overrides`` (columns ``ep``, ``capable`` (1/0, true/false,
+    yes/no) and ``op`` or ``op_type``: one row may set every op of a type) replaced; every row of
+    the overrides must name a device and an op (or op type) of the table (one line otherwise)."""
+    if isinstance(overrides, pd.DataFrame):
+        df, source = overrides.copy(), "<capability>"
+    else:
+        from hetsim.cost.measured import read_csv
+
+        source = str(overrides)
+        df = read_csv(Path(overrides), source)
+    if not {"ep", "capable"} <= set(df.columns) or not {"op", "op_type"} & set(df.columns):
+        raise HetsimError(f"{source}: a capability table needs columns ep, capable and op or op_type; "
+                          f"has {list(df.columns)}")
+    out = table.copy()
+    eps, ops, types = set(out["ep"]), set(out["op"]), set(out["op_type"])
+    for i, row in enumerate(df.to_dict(orient="records")):
+        where = f"{source}: row {i + 2}"
+        ep = str(row["ep"])
+        if ep not in eps:
+            raise HetsimError(f"{where}: ep {ep!r} is not a profiled device ({', '.join(sorted(eps))})")
+        flag = _YES.get(str(row["capable"]).strip().lower())
+        if flag is None:
+            raise HetsimError(f"{where}: capable {row['capable']!r}; allowed: 1/0, true/false, yes/no")
+        op = row.get("op")
+        if op is not None and not (isinstance(op, float) and math.isnan(op)):
+            if str(op) not in ops:
+                raise HetsimError(f"{where}: op {str(op)[:60]!r} is not an op of the workload")
+            sel = (out["op"] == str(op)) & (out["ep"] == ep)
+        else:
+            op_type = str(row.get("op_type"))
+            if op_type not in types:
+                raise HetsimError(f"{where}: op_type {op_type[:60]!r} is not an op type of the "
+                                  f"workload ({', '.join(sorted(map(str, types))[:8])})")
+            sel = (out["op_type"] == op_type) & (out["ep"] == ep)
+        out.loc[sel, "capable"] = flag
+        out.loc[sel, "evidence"] = f"set by {source}"
+    return out
 
 
 # -- the workload from a profile -------------------------------------------------------------

@@ -396,3 +396,28 @@ def test_import_ort_bad_hosts_and_capability_are_one_line(board_profiles, tmp_pa
                *extra, "--out", str(out))
     assert r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1
     assert not out.exists() or not any(out.iterdir())   # nothing half-written
+
+
+def test_explore_an_infeasible_imported_model_is_one_line(board_profiles, tmp_path, hetsim):
+    out = tmp_path / "costs"
+    r = hetsim("costs", "import-ort", *[a for d in ("C1", "npu", "pim")
+                                        for a in ("--profile", f"{d}={board_profiles[d]}")],
+               "--host", "C1", "--name", "board", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    board = tmp_path / "board.yaml"
+    board.write_text(json.dumps(BOARD))
+    # b fell back to the CPU in both accelerators' profiles: no EP of the space runs its layer
+    r = hetsim("explore", "-p", str(board), "-w", str(out / "board.yaml"), "--cost-table", str(out),
+               "--eps", "npu,pim", "-a", "ES", "--json")
+    assert r.returncode == 2 and r.stdout == "" and len(r.stderr.strip().splitlines()) == 1
+    assert "no EP of the space (npu, pim) can run layer 1 (npu: op b (unary); pim: op b (unary))" in r.stderr
+    # every layer has an EP that runs it, but no mapping of the space does (one stage only)
+    rows = [f"{op.name},{ep},0.001" for i, layer in enumerate(load_workload("synth1").layers)
+            for op in layer.ops for ep in (("npu",) if i < 3 else ("pim",))]
+    (tmp_path / "t.csv").write_text("op,ep,time_s\n" + "\n".join(rows) + "\n")
+    r = hetsim("explore", "-p", str(board), "-w", "synth1", "--cost-table", str(tmp_path / "t.csv"),
+               "--eps", "npu,pim", "--depth", "1", "-a", "ES", "--json")
+    assert r.returncode == 2 and r.stdout == "" and "no feasible mapping found in" in r.stderr
+    r = hetsim("explore", "-p", str(board), "-w", "synth1", "--cost-table", str(tmp_path / "t.csv"),
+               "--eps", "npu,pim", "-a", "ES", "--json")   # depth 2 runs: a real answer
+    assert r.returncode == 0 and json.loads(r.stdout)["best_mapping"] == "npu:1-3|pim:4-7"

@@ -249,8 +249,19 @@ def _explore_pipeline(setup, pareto, plan_out, trials_out, plot_out, export_dir,
         setup.explorer.validate(problem)
     except HetsimError as e:
         raise HetsimError(f"--algorithm {algorithm} / --param: {e}") from None
+    uncovered = problem.uncovered_layers()
+    if uncovered:   # no mapping of the space can run: say which layers, before any trial
+        shown = ", ".join(f"layer {i} ({why})" for i, why in uncovered[:3])
+        more = f" and {len(uncovered) - 3} more" if len(uncovered) > 3 else ""
+        raise HetsimError(f"no feasible mapping: no EP of the space ({', '.join(problem.eps)}) can run "
+                          f"{shown}{more}; add an EP that can (--eps), or --fallback a cost model")
     # A progress bar only where someone watches (a terminal), never in a pipe or a captured run.
     result = setup.run(progress=not as_json and console.is_terminal)
+    if as_json and (result.answer is None or not problem.capable(result.answer)):
+        # never a best_mapping that cannot run (0 frames/s) in a machine-read answer
+        raise HetsimError(f"no feasible mapping found in {result.n_trials} trials of {algorithm}: every "
+                          "trial put a layer on an EP that cannot run one of its ops; try --eps without "
+                          "that EP, or ES")
     _flush_notes(setup.notes + _link_notes(setup))
     front = pareto_front(result, list(problem.objectives)) if pareto is not None else None
     if front is not None and result.confirmation is not None and not front.empty:

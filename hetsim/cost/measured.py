@@ -49,6 +49,7 @@ every clock.
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
@@ -346,7 +347,23 @@ class MeasuredCostModel(CostModel):
     def layer_demands(self, workload, ep, state=None):
         if self.keyed_by == "layer":
             return [Demand(float(t), 0.0, 0.0) for t in self.layer_times(workload, ep, state)]
-        return super().layer_demands(workload, ep, state)
+        if all(self.supports(op, ep) and self._lookup(getattr(op, "workload", "*"), op.name, ep, state)
+               is not None for op in workload.ops):
+            return super().layer_demands(workload, ep, state)
+        # A layer holding an op ep cannot run (or has no time for) takes forever: a pipeline's stage
+        # sums only its own layers, so a stage of the others is priced, and one of it is never
+        # faster than 0 frames/s (mappings placing it there are refused before they run).
+        out = []
+        for layer in workload.layers:
+            d = Demand(0.0, 0.0, 0.0)
+            for op in layer.ops:
+                if not self.supports(op, ep) or self._lookup(getattr(op, "workload", "*"), op.name, ep,
+                                                             state) is None:
+                    d = Demand(math.inf, 0.0, 0.0)
+                    break
+                d = d + self.op_demand(op, ep, state)
+            out.append(d)
+        return out
 
 
 _FLAGS = {"1": True, "1.0": True, "true": True, "yes": True,

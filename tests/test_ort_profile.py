@@ -421,3 +421,59 @@ def test_explore_an_infeasible_imported_model_is_one_line(board_profiles, tmp_pa
     r = hetsim("explore", "-p", str(board), "-w", "synth1", "--cost-table", str(tmp_path / "t.csv"),
                "--eps", "npu,pim", "-a", "ES", "--json")   # depth 2 runs: a real answer
     assert r.returncode == 0 and json.loads(r.stdout)["best_mapping"] == "npu:1-3|pim:4-7"
+
+
+# -- function ops: ONNX Runtime runs HardSwish (opset >= 14) as its function body ----------------
+def hardswish_model(path, opset=14):
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = __import__("numpy").random.default_rng(0)
+    w = numpy_helper.from_array(rng.standard_normal((8, 4, 3, 3)).astype("float32"), "w")
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("HardSwish", ["c"], ["h"], name="hswish"),
+             helper.make_node("HardSwish", ["h"], ["h2"]),   # unnamed: ONNX Runtime's name
+             helper.make_node("Relu", ["h2"], ["y"], name="relu")]
+    graph = helper.make_graph(nodes, "hs", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 8, 8])], [w])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), path)
+
+
+def test_profile_of_function_ops_maps_their_bodies_back(tmp_path, hetsim):
+    import numpy as np
+    import onnxruntime as ort
+
+    from hetsim.cost.ort_profile import function_op_nodes, inline_function_ops
+    from hetsim.workload.onnx_import import load_onnx
+
+    model = tmp_path / "hs.onnx"
+    hardswish_model(model)
+    proto = load_onnx(model)
+    assert function_op_nodes(proto) == [1, 2]   # no CPU kernel for HardSwish-14
+    inlined, aliases = inline_function_ops(proto)
+    assert aliases == {"hswish/fn0_HardSigmoid": "hswish", "hswish/fn1_Mul": "hswish",
+                       "HardSwish_2/fn0_HardSigmoid": "HardSwish_2", "HardSwish_2/fn1_Mul": "HardSwish_2"}
+    x = {"x": np.random.default_rng(1).standard_normal((1, 4, 8, 8)).astype("float32")}
+    same = [ort.InferenceSession(m.SerializeToString(), providers=[CPU]).run(None, x)[0]
+            for m in (proto, inlined)]
+    np.testing.assert_array_equal(*same)   # the inlined model computes what the model does
+    out = tmp_path / "prof"
+    r = hetsim("profile", str(model), "--threads", "1", "--runs", "3", "--warmup", "1", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    costs = pd.read_csv(out / "costs.csv").set_index("op")
+    assert list(costs.index) == ["conv", "hswish", "HardSwish_2", "relu"]
+    assert (costs.op_type == ["Conv", "HardSwish", "HardSwish", "Relu"]).all()
+    # each function op's time: the median over runs of its body's nodes' times summed
+    prof = read_ort_profile(out / "ort_t1.json")
+    per_run = [sum(n.time_s for n in run if n.node.startswith("hswish/")) for run in prof.runs[1:]]
+    assert costs.loc["hswish", "time_s"] == pytest.approx(float(np.median(per_run)))
+    # a profile ONNX Runtime wrote of the model itself names the body's nodes its own way: one line
+    so = ort.SessionOptions()
+    so.enable_profiling, so.profile_file_prefix = True, str(tmp_path / "raw")
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    session = ort.InferenceSession(str(model), so, providers=[CPU])
+    session.run(None, x)
+    raw = session.end_profiling()
+    r = hetsim("costs", "import-ort", "--profile", f"C1={raw}", "--model", str(model),
+               "--out", str(tmp_path / "raw_out"))
+    assert r.returncode == 2 and "ran the function op(s) hswish (HardSwish)" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "raw_out" / "costs.csv").exists()

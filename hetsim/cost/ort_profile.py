@@ -34,7 +34,7 @@ import math
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -311,7 +311,8 @@ def device_element_bytes(profiles: Mapping[str, Sequence[Profile]], mains: Mappi
 
 
 def _device_runs(dev: str, files: Sequence[Profile], main: str, host: str, skip_runs: int | None,
-                 known: set[str] | None, folded: set[str], element_bytes: float):
+                 known: set[str] | None, folded: set[str], element_bytes: float,
+                 functions: _Functions):
     """One device's profiled runs past the warm-up: the times of every node its main provider
     ran, its nodes' first events, the nodes another provider ran (fallbacks), its Memcpy times by
     (src, dst, elements, bytes, op type), and a row per run."""
@@ -330,7 +331,15 @@ def _device_runs(dev: str, files: Sequence[Profile], main: str, host: str, skip_
                 continue
             run_rows.append({"ep": dev, "file": prof.path, "run": r, "time_s": run_s,
                              "kernels_s": sum(n.time_s for n in run)})
+            in_bodies: dict[str, float] = {}   # a function op's time: its body's nodes summed
             for n in run:
+                if n.node in functions.aliases:
+                    node = functions.aliases[n.node]
+                    meta.setdefault(node, replace(n, node=node, op_type=functions.op_types[node]))
+                    if n.provider != main:
+                        fallback.setdefault(node, n.provider)
+                    in_bodies[node] = in_bodies.get(node, 0.0) + n.time_s
+                    continue
                 if n.op_type.startswith("Memcpy"):
                     to_host = "ToHost" in n.op_type
                     src, dst = (dev, host) if to_host else (host, dev)
@@ -341,6 +350,13 @@ def _device_runs(dev: str, files: Sequence[Profile], main: str, host: str, skip_
                 if n.node in folded:
                     continue
                 if known is not None and n.node not in known:
+                    if functions.nodes:   # ONNX Runtime ran them as bodies, named by it
+                        shown = ", ".join(f"{k} ({v})" for k, v in list(functions.nodes.items())[:3])
+                        raise HetsimError(
+                            f"{prof.path}: profile names node {n.node!r} ({n.op_type}), which the "
+                            f"model does not have: ONNX Runtime ran the function op(s) {shown} as "
+                            "their ONNX function body and named its nodes; profile with `hetsim "
+                            "profile`, which inlines them under names that map back")
                     raise HetsimError(f"{prof.path}: profile names node {n.node!r} "
                                       f"({n.op_type}), which the model does not have (a "
                                       "profile of another model, or of an optimized session? "
@@ -350,15 +366,19 @@ def _device_runs(dev: str, files: Sequence[Profile], main: str, host: str, skip_
                     fallback.setdefault(n.node, n.provider)
                     continue
                 times.setdefault(n.node, []).append(n.time_s)
+            for node, t in in_bodies.items():
+                if node not in fallback:
+                    times.setdefault(node, []).append(t)
     return times, meta, fallback, copies, run_rows
 
 
 def _device_rows(dev: str, files: Sequence[Profile], main: str, host: str, skip_runs: int | None,
-                 known: set[str] | None, folded: set[str], element_bytes: float):
+                 known: set[str] | None, folded: set[str], element_bytes: float,
+                 functions: _Functions):
     """One device's rows of the op, transfer and run tables (medians over its runs), the nodes it
     left to another provider, and its notes."""
     times, meta, fallback, copies, run_rows = _device_runs(dev, files, main, host, skip_runs,
-                                                           known, folded, element_bytes)
+                                                           known, folded, element_bytes, functions)
     op_rows, copy_rows, notes = [], [], []
     for node, ts in times.items():
         n = meta[node]
@@ -444,20 +464,23 @@ def import_ort_profiles(profiles: Mapping[str, Sequence[str | os.PathLike]],
     known: set[str] | None = None
     folded: set[str] = set()
     workload_spec = None
+    functions = _Functions({}, {}, {})
     if model is not None:
-        from hetsim.workload.onnx_import import import_onnx
+        from hetsim.workload.onnx_import import import_onnx, load_onnx
 
         result = import_onnx(model, name, input_shapes=input_shapes)
         known = {op.name for op in result.workload.ops}
         folded = set(result.report.folded)
         workload_spec = result.spec
+        functions = _function_map(model if not isinstance(model, str | os.PathLike) else load_onnx(model),
+                                  workload_spec)
 
     element_bytes = device_element_bytes(read, mains, ref)
     op_rows, copy_rows, run_rows = [], [], []
     fallbacks: dict[str, dict[str, str]] = {}
     for dev, files in read.items():
         dev_ops, dev_copies, dev_runs, fallbacks[dev], dev_notes = _device_rows(
-            dev, files, mains[dev], hosts[dev], skip_runs, known, folded, element_bytes[dev])
+            dev, files, mains[dev], hosts[dev], skip_runs, known, folded, element_bytes[dev], functions)
         op_rows += dev_ops
         copy_rows += dev_copies
         run_rows += dev_runs
@@ -479,6 +502,26 @@ def import_ort_profiles(profiles: Mapping[str, Sequence[str | os.PathLike]],
     if capability is not None:
         cap = override_capability(cap, capability)
     return MeasuredCosts(ops, transfers, runs, workload_spec, notes, cap)
+
+
+@dataclass
+class _Functions:
+    """A model's function ops ONNX Runtime runs as their body: body node -> model node (as
+    :func:`inline_function_ops` names them), the model node's op type, and the function nodes."""
+
+    aliases: dict[str, str]
+    op_types: dict[str, str]
+    nodes: dict[str, str]   # model node -> op type
+
+
+def _function_map(proto: Any, spec: Mapping[str, Any]) -> _Functions:
+    nodes = {proto.graph.node[i].name or f"{proto.graph.node[i].op_type}": proto.graph.node[i].op_type
+             for i in function_op_nodes(proto)}
+    if not nodes:
+        return _Functions({}, {}, {})
+    _, aliases = inline_function_ops(proto)
+    types = {op["name"]: op.get("op_type", "") for op in spec.get("ops", [])}
+    return _Functions(aliases, {m: types.get(m) or "function" for m in set(aliases.values())}, nodes)
 
 
 def capability_table(spec: Mapping[str, Any], ops: pd.DataFrame, mains: Mapping[str, str],
@@ -671,6 +714,118 @@ def workload_spec_from_profile(profiles: Mapping[str, Sequence[Profile]], name: 
     return spec, notes
 
 
+# -- ONNX function ops (HardSwish at opset >= 14, ...) ---------------------------------------
+#: Separates a model node's name from the index and op type of a node of its function body.
+FUNCTION_SEP = "/fn"
+
+
+def _cpu_kernels() -> set[tuple[str, str, int, int]] | None:
+    """(domain, op, first, last opset version) of every kernel ONNX Runtime's CPU provider has; None
+    when this onnxruntime does not list them."""
+    try:
+        from onnxruntime.capi import _pybind_state as ort_c
+
+        defs = ort_c.get_all_opkernel_def()
+    except (ImportError, AttributeError):
+        return None
+    return {("" if d.domain == "ai.onnx" else d.domain, d.op_name, *d.version_range) for d in defs
+            if d.provider == CPU_PROVIDER}
+
+
+def function_op_nodes(model: Any) -> list[int]:
+    """The indices of the nodes of ``model`` (an ``onnx.ModelProto``) that ONNX Runtime's CPU provider runs as their
+    ONNX function body (no kernel for the op at the model's opset, a schema with a function body:
+    HardSwish at opset >= 14). Their body's nodes get names of ONNX Runtime's making in a profile,
+    which name no node of the model."""
+    import onnx.defs
+
+    kernels = _cpu_kernels()
+    if kernels is None:
+        return []
+    opsets = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in model.opset_import}
+    out = []
+    for i, node in enumerate(model.graph.node):
+        domain = "" if node.domain == "ai.onnx" else node.domain
+        if domain not in opsets:
+            continue
+        try:
+            schema = onnx.defs.get_schema(node.op_type, opsets[domain], domain)
+        except onnx.defs.SchemaError:
+            continue
+        if not schema.function_body.node:   # no body (or one that depends on the context)
+            continue
+        v = schema.since_version
+        if not any(d == domain and op == node.op_type and lo <= v <= hi for d, op, lo, hi in kernels):
+            out.append(i)
+    return out
+
+
+def inline_function_ops(model: Any) -> tuple[Any, dict[str, str]]:
+    """A copy of ``model`` with every :func:`function_op_nodes` node replaced by its function body,
+    the body's nodes named ``<node>/fn<k>_<op type>`` so that their profiled times map back to the
+    model's node; and that map (body node -> model node). Unnamed nodes first get the names ONNX
+    Runtime gives them (``<OpType>_<index among non-Constant nodes>``, as the importer names them),
+    so inlining does not shift them."""
+    import onnx
+    import onnx.defs
+
+    targets = set(function_op_nodes(model))
+    if not targets:
+        return model, {}
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    opsets = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in out.opset_import}
+    index = 0
+    for node in out.graph.node:
+        if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
+            continue
+        if not node.name:
+            node.name = f"{node.op_type}_{index}"
+        index += 1
+    aliases: dict[str, str] = {}
+    new_nodes = []
+    for i, node in enumerate(out.graph.node):
+        if i not in targets:
+            new_nodes.append(node)
+            continue
+        domain = "" if node.domain == "ai.onnx" else node.domain
+        schema = onnx.defs.get_schema(node.op_type, opsets[domain], domain)
+        body = schema.function_body
+        given = {a.name: a for a in node.attribute}
+        rename = {f: a for f, a in zip(body.input, node.input, strict=False)}
+        rename.update({f: "" for f in list(body.input)[len(node.input):]})   # optional, absent
+        rename.update({f: a for f, a in zip(body.output, node.output, strict=False)})
+        for k, b in enumerate(body.node):
+            n = onnx.NodeProto()
+            n.CopyFrom(b)
+            n.name = f"{node.name}{FUNCTION_SEP}{k}_{b.op_type}"
+            for seq in (n.input, n.output):
+                for i, t in enumerate(seq):
+                    seq[i] = rename.setdefault(t, f"{node.name}{FUNCTION_SEP}:{t}") if t else t
+            attrs = []
+            for a in n.attribute:
+                if a.ref_attr_name:   # an attribute of the function: the node's, else the default
+                    src = given.get(a.ref_attr_name)
+                    if src is None:
+                        default = schema.attributes.get(a.ref_attr_name)
+                        if default is None or not default.default_value.name:
+                            continue
+                        src = default.default_value
+                    a2 = onnx.AttributeProto()
+                    a2.CopyFrom(src)
+                    a2.name = a.name
+                    attrs.append(a2)
+                else:
+                    attrs.append(a)
+            del n.attribute[:]
+            n.attribute.extend(attrs)
+            aliases[n.name] = node.name
+            new_nodes.append(n)
+    del out.graph.node[:]
+    out.graph.node.extend(new_nodes)
+    return out, aliases
+
+
 # -- measuring on this machine (``hetsim profile``) -------------------------------------------
 def random_inputs(model: Any, seed: int = 0) -> dict[str, np.ndarray]:
     """Seeded random values for every graph input of ``model`` (an ``onnx.ModelProto`` whose input
@@ -705,7 +860,8 @@ def run_ort_profiles(model_path: str | os.PathLike, threads: Sequence[int], out_
     """Run ``model_path`` with ONNX Runtime on this machine, profiling enabled, once per intra-op
     thread count (threads pinned to distinct CPUs), ``warmup`` + ``runs`` runs each with seeded
     random inputs; write ONNX Runtime's profile JSON as ``<out_dir>/ort_t<n>.json`` and return
-    those paths. Graph optimizations are off, so the profiled nodes are the model's nodes.
+    those paths. Graph optimizations are off, so the profiled nodes are the model's nodes (a
+    function op ONNX Runtime runs as its body is inlined first: :func:`inline_function_ops`).
     Worker threads sleep between ops unless ``spinning`` (ONNX Runtime's default is to spin: on a
     machine other processes share, a spinning thread fights them for the cores and multi-thread
     runs stall). ``progress(n)`` is called after every run."""
@@ -724,6 +880,9 @@ def run_ort_profiles(model_path: str | os.PathLike, threads: Sequence[int], out_
     source = str(model_path)
     proto = fix_input_shapes(load_onnx(model_path), input_shapes, source)
     feeds = random_inputs(proto, seed)
+    # Function ops ONNX Runtime would run as their body (HardSwish at opset >= 14) are inlined here,
+    # their body's nodes named after the model's node, so that the import maps them back.
+    proto, _ = inline_function_ops(proto)
     data = proto.SerializeToString()
     out = Path(out_dir)
     try:
@@ -789,5 +948,5 @@ def _first(e: BaseException) -> str:
     return text.splitlines()[0] if text else type(e).__name__
 
 
-__all__ = ["CPU_PROVIDER", "MeasuredCosts", "NodeRun", "Profile", "import_ort_profiles",
+__all__ = ["CPU_PROVIDER", "MeasuredCosts", "function_op_nodes", "inline_function_ops", "NodeRun", "Profile", "import_ort_profiles",
            "random_inputs", "read_ort_profile", "run_ort_profiles", "workload_spec_from_profile"]

@@ -249,7 +249,10 @@ class SplitScorer:
         self.eps = list(eps)
         #: with contention, throughputs are capped at the fluid limit of the shared memories and links
         self.fluid = FluidScorer(platform, workload, cost, self.eps, state) if contention else None
-        self.T = cost.time_matrix(workload, self.eps, state)
+        T = cost.time_matrix(workload, self.eps, state)
+        # a layer an EP cannot run (a measured table has no time: inf) is masked infeasible by the
+        # callers; 0 keeps the prefix sums of the other layers finite
+        self.T = T if np.isfinite(T).all() else np.where(np.isfinite(T), T, 0.0)
         self.prefix = np.vstack([np.zeros((1, len(self.eps))), np.cumsum(self.T, axis=0)])
         self.cut_bytes = np.asarray(workload.cut_bytes_array(), dtype=float)
         # the first stage's EP pays the feeder share and, when it runs there, the input stage; an

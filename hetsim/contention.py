@@ -106,7 +106,7 @@ class FluidScorer:
     def __init__(self, platform, workload, cost: CostModel, eps: Sequence, state: DvfsState | None = None):
         self.platform = platform
         self.eps = list(eps)
-        nbytes = np.array([[d.bytes_ for d in cost.layer_demands(workload, ep, state)] for ep in self.eps],
+        nbytes = np.array([[d.bytes_ for d in cost.scoring_demands(workload, ep, state)] for ep in self.eps],
                           dtype=float).T                       # (layers, eps)
         self.prefix = np.vstack([np.zeros((1, len(self.eps))), np.cumsum(nbytes, axis=0)])
         self.cut_bytes = np.asarray(workload.cut_bytes_array(), dtype=float)

@@ -27,11 +27,14 @@ CPU = "CPUExecutionProvider"
 
 
 def node(name, op, dur_us, ts, provider=CPU, out_bytes=4096, inputs=None, in_shape=(1, 1024),
-         out_shape=(1, 1024), params=0):
+         out_shape=None, params=0, dtype="float"):
+    # as ONNX Runtime writes them: output_size is the output shape's elements at the element size
+    size = {"float": 4, "bfloat16": 2}[dtype]
+    out_shape = out_shape or (1, out_bytes // size)
     args = {"op_name": op, "provider": provider, "node_index": "0",
             "activation_size": str(4 * math.prod(in_shape)), "parameter_size": str(params),
             "output_size": str(out_bytes), "input_type_shape": [{"float": list(in_shape)}],
-            "output_type_shape": [{"float": list(out_shape)}]}
+            "output_type_shape": [{dtype: list(out_shape)}]}
     if inputs is not None:
         args["input_nodes"] = inputs
     return {"cat": "Node", "pid": 1, "tid": 1, "dur": dur_us, "ts": ts, "ph": "X",
@@ -251,3 +254,226 @@ def test_profiles_without_shapes_rebuild_the_graph_from_sizes_and_replay(tmp_pat
     for engine in ("analytic", "des"):
         assert simulate(platform, w, seq, cost=cost, engine=engine, frames=1).metrics.latency_s[
             "mean"] == pytest.approx(measured)
+
+
+# -- profiles from other devices, in the shapes issue 27 found them -------------------------------
+NPU = "NPUExecutionProvider"
+BOARD = {**PLATFORM, "name": "cpu4-npu-pim",
+         "clusters": [{"name": "cpu", "symbol": "C", "core_type": "arm", "cores": 8, "memory": "dram"}],
+         "accelerators": [{"name": "npu", "kind": "npu", "peak_GMACps": 1, "memory": "dram"},
+                          {"name": "pim", "kind": "pim", "peak_GMACps": 1, "memory": "dram"}]}
+
+
+def host_run(us):
+    """A CPU's run of the graph x -> a (MatMul) -> b (Erf) -> c (Add of a and b); ``us`` its times."""
+    return [("a", "MatMul", us[0], CPU, {"out_bytes": 2048, "inputs": ""}),
+            ("b", "Erf", us[1], CPU, {"out_bytes": 2048, "inputs": "a"}),
+            ("c", "Add", us[2], CPU, {"out_bytes": 2048, "inputs": "a,b"})]
+
+
+def accel_run(provider, element_bytes, b_us):
+    """An accelerator's run, its host's CPU running b (a fallback, ``b_us``): copies of the input
+    to it, of a's output back, of b's output to it; every size at the device's precision."""
+    size = 2048 * element_bytes // 4
+    return [("Memcpy", "MemcpyFromHost", 7, provider, {"out_bytes": 4096 * element_bytes // 4, "inputs": ""}),
+            ("a", "MatMul", 11, provider, {"out_bytes": size, "inputs": "Memcpy"}),
+            ("Memcpy_1", "MemcpyToHost", 6, provider, {"out_bytes": size, "inputs": "a"}),
+            ("b", "Erf", b_us, CPU, {"out_bytes": 2048, "inputs": "Memcpy_1"}),
+            ("Memcpy_2", "MemcpyFromHost", 5, provider, {"out_bytes": size, "inputs": "b"}),
+            ("c", "Add", 3, provider, {"out_bytes": size, "inputs": "a,Memcpy_2"})]
+
+
+@pytest.fixture()
+def board_profiles(tmp_path):
+    """Profiles exactly as recorded on a board: no output_type_shape, a bf16 NPU whose copies are
+    recorded at 2 bytes per element, its fallbacks run by the CPU at 4 threads (host C4), an fp32
+    PIM device whose host is the CPU at 1 thread (C1)."""
+    files = {"C1": profile([host_run((90, 40, 30))] * 3), "C4": profile([host_run((30, 15, 12))] * 3),
+             "npu": profile([accel_run(NPU, 2, 15)] * 3), "pim": profile([accel_run(PIM, 4, 40)] * 3)}
+    paths = {}
+    for dev, events in files.items():
+        paths[dev] = tmp_path / f"{dev}.json"
+        paths[dev].write_text(json.dumps(_unshaped(events)))
+    return paths
+
+
+def test_board_profiles_replay_to_their_own_sums(board_profiles):
+    m = import_ort_profiles({"npu": [board_profiles["npu"]], "C1": [board_profiles["C1"]],
+                             "C4": [board_profiles["C4"]], "pim": [board_profiles["pim"]]},
+                            host={"npu": "C4", "pim": "C1"})
+    # copies keyed by the tensor's elements: the NPU's 1024-byte bf16 copy of a is a's 512 elements
+    x = m.transfers.set_index(["src", "dst", "elements"])
+    assert x.loc[("npu", "C4", 512), "bytes"] == 1024 and x.loc[("pim", "C1", 512), "bytes"] == 2048
+    assert x.loc[("C4", "npu", 1024), "bytes"] == 2048   # the input: 4096 fp32 bytes, 1024 elements
+    assert set(zip(m.transfers.src, m.transfers.dst, strict=True)) == {("C4", "npu"), ("npu", "C4"),
+                                                          ("C1", "pim"), ("pim", "C1")}
+    assert any("npu 2 bytes/element" in n for n in m.notes)
+    w = workload_from_dict(m.spec, "<board>")
+    assert [op.output_bytes for op in w.ops] == [2048] * 3   # sized by the host (C1), not the NPU
+    platform = platform_from_dict(BOARD, "board")
+    cost = MeasuredCostModel(platform, m.ops, m.transfers, m.capability)
+    runs = m.runs.groupby("ep").kernels_s.median()
+    for dev, host in (("npu", "C4"), ("pim", "C1")):
+        mine = m.transfers[(m.transfers.src == dev) | (m.transfers.dst == dev)]
+        # its copies, asked at the workload's (fp32) sizes: the profile's copy sum per run
+        moved = [cost.transfer_time(b, platform.ep(s), platform.ep(d))
+                 for s, d, b in ((host, dev, 4096), (dev, host, 2048), (host, dev, 2048))]
+        assert sum(moved) == pytest.approx(mine.time_s.sum()) == pytest.approx(18e-6)
+        # each accelerator's run replayed as recorded (a and c on it, b on its host): the profile's
+        # own kernel sum, copies included, but for the graph input's copy (in hetsim a frame
+        # arrives in its first EP's memory)
+        input_copy = mine[mine.elements == 1024].time_s.iloc[0]
+        place = placement_from_dict({"a": dev, "b": host, "c": dev}, platform, w, cost=cost)
+        for engine in ("analytic", "des"):
+            lat = evaluate(platform, w, place, cost=cost, engine=engine).latency_s["mean"]
+            assert lat == pytest.approx(runs[dev] - input_copy)
+    for host in ("C1", "C4"):   # each thread setting's sequential run: its kernel sum
+        seq = load_mapping(f"{host}:1-{w.num_layers}", platform, w, cost)
+        for engine in ("analytic", "des"):
+            assert simulate(platform, w, seq, cost=cost, engine=engine, frames=1).metrics.latency_s[
+                "mean"] == pytest.approx(runs[host])
+    assert cost.fallback_note() is None   # every transfer asked so far was measured
+    # two thread settings of one CPU: no copy between them measured, the links priced it (a note)
+    place = placement_from_dict({"a": "C1", "b": "C4", "c": "C1"}, platform, w, cost=cost)
+    evaluate(platform, w, place, cost=cost, engine="des")
+    assert "no copy measured for C1->C4, C4->C1" in cost.fallback_note()
+
+
+def test_import_ort_capability_table_hosts_and_the_link_note(board_profiles, tmp_path, hetsim):
+    out = tmp_path / "costs"
+    args = ["costs", "import-ort", *[a for d in ("C1", "C4", "npu", "pim")
+                                     for a in ("--profile", f"{d}={board_profiles[d]}")],
+            "--host", "npu=C4", "--host", "pim=C1", "--name", "board", "--out", str(out)]
+    r = hetsim(*args)
+    assert r.returncode == 0, r.stderr
+    cap = pd.read_csv(out / "capability.csv")
+    assert list(cap.columns) == ["op", "op_type", "ep", "capable", "evidence"]
+    row = cap.set_index(["op", "ep"])
+    assert row.loc[("b", "npu"), "capable"] == 0 and "fell back to " + CPU in row.loc[("b", "npu"), "evidence"]
+    assert row.loc[("a", "npu"), "capable"] == 1 and row.loc[("b", "C4"), "capable"] == 1
+    platform = platform_from_dict(BOARD, "board")
+    w = load_workload(out / "board.yaml")
+    cost = MeasuredCostModel(platform, out)
+    assert not cost.supports(w.op("b"), platform.ep("npu"))
+    # the user's word overrides the evidence: no Add on the PIM device (by op type), b on the NPU
+    override = tmp_path / "cap.csv"
+    override.write_text("op_type,op,ep,capable\nAdd,,pim,0\n,b,npu,yes\n")
+    r = hetsim(*args, "--capability", str(override))
+    assert r.returncode == 0, r.stderr
+    cost = MeasuredCostModel(platform, out)
+    assert not cost.supports(w.op("c"), platform.ep("pim")) and cost.supports(w.op("b"), platform.ep("npu"))
+    assert "capability table" in cost.why_not(w.op("c"), platform.ep("pim"))
+    with pytest.raises(HetsimError, match="capable on npu .* no measured time"):
+        cost.op_demand(w.op("b"), platform.ep("npu"))
+    # edited by hand: the measured model reads capability.csv back
+    (out / "capability.csv").write_text("op,ep,capable\na,C1,0\n")
+    assert not MeasuredCostModel(platform, out).supports(w.op("a"), platform.ep("C1"))
+    # a simulation between the two thread settings of one CPU says its copies used the links
+    (tmp_path / "board.yaml").write_text(json.dumps(BOARD))
+    (tmp_path / "m.yaml").write_text(json.dumps({"placement": {"a": "C4", "b": "C1", "c": "C1"}}))
+    r = hetsim("simulate", "-p", str(tmp_path / "board.yaml"), "-w", str(out / "board.yaml"),
+               "-m", str(tmp_path / "m.yaml"), "--cost-table", str(out))
+    assert r.returncode == 0, r.stderr
+    notes = [line for line in r.stderr.splitlines() if "no copy measured" in line]
+    assert len(notes) == 1 and "C4->C1" in notes[0] and "platform's links" in notes[0]
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--host", "gpu=C1"], "--host gpu=C1: no --profile of device 'gpu'"),
+    (["--host", "C1", "--host", "npu=C4"], "--host npu=C4: give either one HOST"),
+    (["--capability", "CAP"], "row 2: capable 'maybe'; allowed"),
+    (["--capability", "CAP2"], "row 2: ep 'tpu' is not a profiled device"),
+    (["--capability", "CAP3"], "row 2: op 'zz' is not an op of the workload"),
+])
+def test_import_ort_bad_hosts_and_capability_are_one_line(board_profiles, tmp_path, hetsim, extra, message):
+    (tmp_path / "CAP").write_text("op,ep,capable\na,npu,maybe\n")
+    (tmp_path / "CAP2").write_text("op,ep,capable\na,tpu,1\n")
+    (tmp_path / "CAP3").write_text("op,ep,capable\nzz,npu,1\n")
+    extra = [str(tmp_path / e) if e.startswith("CAP") else e for e in extra]
+    out = tmp_path / "out"
+    r = hetsim("costs", "import-ort", *[a for d in ("C1", "C4", "npu")
+                                        for a in ("--profile", f"{d}={board_profiles[d]}")],
+               *extra, "--out", str(out))
+    assert r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert not out.exists() or not any(out.iterdir())   # nothing half-written
+
+
+def test_explore_an_infeasible_imported_model_is_one_line(board_profiles, tmp_path, hetsim):
+    out = tmp_path / "costs"
+    r = hetsim("costs", "import-ort", *[a for d in ("C1", "npu", "pim")
+                                        for a in ("--profile", f"{d}={board_profiles[d]}")],
+               "--host", "C1", "--name", "board", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    board = tmp_path / "board.yaml"
+    board.write_text(json.dumps(BOARD))
+    # b fell back to the CPU in both accelerators' profiles: no EP of the space runs its layer
+    r = hetsim("explore", "-p", str(board), "-w", str(out / "board.yaml"), "--cost-table", str(out),
+               "--eps", "npu,pim", "-a", "ES", "--json")
+    assert r.returncode == 2 and r.stdout == "" and len(r.stderr.strip().splitlines()) == 1
+    assert "no EP of the space (npu, pim) can run layer 1 (npu: op b (unary); pim: op b (unary))" in r.stderr
+    # every layer has an EP that runs it, but no mapping of the space does (one stage only)
+    rows = [f"{op.name},{ep},0.001" for i, layer in enumerate(load_workload("synth1").layers)
+            for op in layer.ops for ep in (("npu",) if i < 3 else ("pim",))]
+    (tmp_path / "t.csv").write_text("op,ep,time_s\n" + "\n".join(rows) + "\n")
+    r = hetsim("explore", "-p", str(board), "-w", "synth1", "--cost-table", str(tmp_path / "t.csv"),
+               "--eps", "npu,pim", "--depth", "1", "-a", "ES", "--json")
+    assert r.returncode == 2 and r.stdout == "" and "no feasible mapping found in" in r.stderr
+    r = hetsim("explore", "-p", str(board), "-w", "synth1", "--cost-table", str(tmp_path / "t.csv"),
+               "--eps", "npu,pim", "-a", "ES", "--json")   # depth 2 runs: a real answer
+    assert r.returncode == 0 and json.loads(r.stdout)["best_mapping"] == "npu:1-3|pim:4-7"
+
+
+# -- function ops: ONNX Runtime runs HardSwish (opset >= 14) as its function body ----------------
+def hardswish_model(path, opset=14):
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = __import__("numpy").random.default_rng(0)
+    w = numpy_helper.from_array(rng.standard_normal((8, 4, 3, 3)).astype("float32"), "w")
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("HardSwish", ["c"], ["h"], name="hswish"),
+             helper.make_node("HardSwish", ["h"], ["h2"]),   # unnamed: ONNX Runtime's name
+             helper.make_node("Relu", ["h2"], ["y"], name="relu")]
+    graph = helper.make_graph(nodes, "hs", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 8, 8])], [w])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), path)
+
+
+def test_profile_of_function_ops_maps_their_bodies_back(tmp_path, hetsim):
+    import numpy as np
+    import onnxruntime as ort
+
+    from hetsim.cost.ort_profile import function_op_nodes, inline_function_ops
+    from hetsim.workload.onnx_import import load_onnx
+
+    model = tmp_path / "hs.onnx"
+    hardswish_model(model)
+    proto = load_onnx(model)
+    assert function_op_nodes(proto) == [1, 2]   # no CPU kernel for HardSwish-14
+    inlined, aliases = inline_function_ops(proto)
+    assert aliases == {"hswish/fn0_HardSigmoid": "hswish", "hswish/fn1_Mul": "hswish",
+                       "HardSwish_2/fn0_HardSigmoid": "HardSwish_2", "HardSwish_2/fn1_Mul": "HardSwish_2"}
+    x = {"x": np.random.default_rng(1).standard_normal((1, 4, 8, 8)).astype("float32")}
+    same = [ort.InferenceSession(m.SerializeToString(), providers=[CPU]).run(None, x)[0]
+            for m in (proto, inlined)]
+    np.testing.assert_array_equal(*same)   # the inlined model computes what the model does
+    out = tmp_path / "prof"
+    r = hetsim("profile", str(model), "--threads", "1", "--runs", "3", "--warmup", "1", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    costs = pd.read_csv(out / "costs.csv").set_index("op")
+    assert list(costs.index) == ["conv", "hswish", "HardSwish_2", "relu"]
+    assert (costs.op_type == ["Conv", "HardSwish", "HardSwish", "Relu"]).all()
+    # each function op's time: the median over runs of its body's nodes' times summed
+    prof = read_ort_profile(out / "ort_t1.json")
+    per_run = [sum(n.time_s for n in run if n.node.startswith("hswish/")) for run in prof.runs[1:]]
+    assert costs.loc["hswish", "time_s"] == pytest.approx(float(np.median(per_run)))
+    # a profile ONNX Runtime wrote of the model itself names the body's nodes its own way: one line
+    so = ort.SessionOptions()
+    so.enable_profiling, so.profile_file_prefix = True, str(tmp_path / "raw")
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    session = ort.InferenceSession(str(model), so, providers=[CPU])
+    session.run(None, x)
+    raw = session.end_profiling()
+    r = hetsim("costs", "import-ort", "--profile", f"C1={raw}", "--model", str(model),
+               "--out", str(tmp_path / "raw_out"))
+    assert r.returncode == 2 and "ran the function op(s) hswish (HardSwish)" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "raw_out" / "costs.csv").exists()

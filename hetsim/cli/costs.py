@@ -32,14 +32,15 @@ def _pairs(items, what: str) -> list[tuple[str, str]]:
 
 
 def write_tables(measured, out: Path, workload_spec: dict | None, header: str) -> list[Path]:
-    """Write costs.csv, transfers.csv, runs.csv and the workload YAML (when given) into ``out``."""
-    from hetsim.cost.measured import COSTS_FILE, TRANSFERS_FILE
+    """Write costs.csv, transfers.csv, runs.csv, capability.csv and the workload YAML (when given)
+    into ``out``."""
+    from hetsim.cost.measured import CAPABILITY_FILE, COSTS_FILE, TRANSFERS_FILE
     from hetsim.validation import atomic_write
     from hetsim.workload.build import workload_yaml
 
     written = []
     for fname, df in ((COSTS_FILE, measured.ops), (TRANSFERS_FILE, measured.transfers),
-                      ("runs.csv", measured.runs)):
+                      ("runs.csv", measured.runs), (CAPABILITY_FILE, measured.capability)):
         with atomic_write(out / fname) as f:
             df.to_csv(f, index=False, float_format="%.9g")
         written.append(out / fname)
@@ -77,15 +78,17 @@ def print_summary(measured) -> None:
               help="The profiled ONNX model: names the ops and gives the workload (default: rebuild "
               "the graph from the profiles).")
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False),
-              help="Directory for costs.csv, transfers.csv, runs.csv and the workload YAML.")
+              help="Directory for costs.csv, transfers.csv, runs.csv, capability.csv and the workload YAML.")
 @click.option("--name", default=None, help="Workload name (default: the model's file name, else "
               "'profiled').")
 @click.option("--input-shape", "input_shapes", multiple=True, metavar="NAME=1x3x224x224",
               help="Fix a graph input's dims of --model.")
 @click.option("--skip-runs", type=int, default=None,
               help="Warm-up runs dropped at the start of every file (default: 1 if it has more).")
-@click.option("--host", default=None, help="The device Memcpy nodes copy from and to (default: the "
-              "first device measuring the CPU provider).")
+@click.option("--host", "hosts", multiple=True, metavar="[DEVICE=]HOST",
+              help="The device Memcpy nodes copy from and to: HOST for every device, or DEVICE=HOST "
+              "for one (repeatable: several hosts in one import, e.g. C1 and C4, the same CPU at 1 and "
+              "4 threads; default: the first device measuring the CPU provider).")
 @click.option("--provider", "providers", multiple=True, metavar="DEVICE=PROVIDER",
               help="The execution provider a device's profile measures (default: its accelerator's, "
               "else the CPU's).")
@@ -94,8 +97,11 @@ def print_summary(measured) -> None:
 @click.option("--reference", default=None, metavar="DEVICE",
               help="The device whose profile gives a rebuilt graph's op sizes and shapes (default: "
               "the host).")
-def import_ort(profiles, model, out, name, input_shapes, skip_runs, host, providers, force,
-               reference) -> None:
+@click.option("--capability", default=None, type=click.Path(dir_okay=False), metavar="FILE.csv",
+              help="Override which device can run which op: a CSV with columns ep, capable (1/0) and "
+              "op or op_type (default: the profiles' evidence; written to capability.csv).")
+def import_ort(profiles, model, out, name, input_shapes, skip_runs, hosts, providers, force,
+               reference, capability) -> None:
     """Measured per-op costs per device, copy costs and the graph from ONNX Runtime profiles."""
     from hetsim import loading
     from hetsim.cli._common import check_flag
@@ -115,8 +121,22 @@ def import_ort(profiles, model, out, name, input_shapes, skip_runs, host, provid
     wname = check_name(name if name is not None else (Path(model).stem if model else "profiled"),
                        "--name" if name is not None else "workload name (the --model's file name; give --name)")
     check_flag("--skip-runs", skip_runs, (0, 10 ** 9), "runs", integer=True)
-    if host is not None:
-        check_name(host, "--host", strict=True)
+    host: str | dict[str, str] | None = None
+    for item in hosts:
+        if "=" in item:
+            if isinstance(host, str):
+                raise HetsimError(f"--host {item}: give either one HOST or DEVICE=HOST pairs")
+            dev, h = _pairs([item], "--host")[0]
+            check_name(h, "--host HOST", strict=True)
+            if dev not in by_device:   # a typo would leave the device's copies on the default host
+                raise HetsimError(f"--host {dev}={h}: no --profile of device {dev!r} "
+                                  f"(devices: {', '.join(by_device)})")
+            host = {**(host or {}), dev: h}
+        else:
+            if host is not None:
+                raise HetsimError(f"--host {item}: one HOST for every device is given once; "
+                                  "DEVICE=HOST names several")
+            host = check_name(item, "--host", strict=True)
     providers_given = dict(_pairs(providers, "--provider"))
     unknown = sorted(set(providers_given) - set(by_device))
     if unknown:   # a typo would leave the device's provider guessed, silently
@@ -125,7 +145,7 @@ def import_ort(profiles, model, out, name, input_shapes, skip_runs, host, provid
     check_output_dir(out, "--out")
     measured = import_ort_profiles(by_device, model, skip_runs=skip_runs, host=host,
                                    providers=providers_given, input_shapes=shapes, name=wname,
-                                   reference=reference)
+                                   reference=reference, capability=capability)
     spec = measured.spec
     assert spec is not None
     if model is None:

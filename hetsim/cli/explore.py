@@ -218,6 +218,14 @@ def explore_cmd(plan_out, trials_out, plot_out, export_dir, as_json, **flags):
         _explore_placement(setup, plan_out, trials_out, plot_out, export_dir, as_json, *names)
 
 
+def _link_notes(setup) -> list[str]:
+    """The measured table's transfers that fell back to the platform's links, as one note."""
+    from hetsim.cost import link_note
+
+    note = link_note(setup.cost)
+    return [note] if note is not None else []
+
+
 def _flush_notes(notes: list[str]) -> None:
     """Notes on what the command chose, printed (stderr) once the run succeeded, so that an error
     stays the one line on stderr."""
@@ -241,9 +249,20 @@ def _explore_pipeline(setup, pareto, plan_out, trials_out, plot_out, export_dir,
         setup.explorer.validate(problem)
     except HetsimError as e:
         raise HetsimError(f"--algorithm {algorithm} / --param: {e}") from None
+    uncovered = problem.uncovered_layers()
+    if uncovered:   # no mapping of the space can run: say which layers, before any trial
+        shown = ", ".join(f"layer {i} ({why})" for i, why in uncovered[:3])
+        more = f" and {len(uncovered) - 3} more" if len(uncovered) > 3 else ""
+        raise HetsimError(f"no feasible mapping: no EP of the space ({', '.join(problem.eps)}) can run "
+                          f"{shown}{more}; add an EP that can (--eps), or --fallback a cost model")
     # A progress bar only where someone watches (a terminal), never in a pipe or a captured run.
     result = setup.run(progress=not as_json and console.is_terminal)
-    _flush_notes(setup.notes)
+    if as_json and (result.answer is None or not problem.capable(result.answer)):
+        # never a best_mapping that cannot run (0 frames/s) in a machine-read answer
+        raise HetsimError(f"no feasible mapping found in {result.n_trials} trials of {algorithm}: every "
+                          "trial put a layer on an EP that cannot run one of its ops; try --eps without "
+                          "that EP, or ES")
+    _flush_notes(setup.notes + _link_notes(setup))
     front = pareto_front(result, list(problem.objectives)) if pareto is not None else None
     if front is not None and result.confirmation is not None and not front.empty:
         from hetsim.exploration.confirm import confirm_front
@@ -271,7 +290,7 @@ def _explore_placement(setup, plan_out, trials_out, plot_out, export_dir, as_jso
                           f"it does not cut stages)")
     result = setup.run()
     written = _export_autodice(result, platform, workload, export_dir) if export_dir else []
-    _flush_notes(setup.notes)
+    _flush_notes(setup.notes + _link_notes(setup))
     _write_placement_files(result, algorithm, workload, platform, trials_out, plan_out)
     summary = _placement_summary(result)
     if as_json:

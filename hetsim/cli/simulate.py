@@ -106,11 +106,11 @@ def simulate(ctx, platform_name, workload_name, mapping, engine, frames, no_cont
             raise HetsimError("--gantt-layers applies to pipelines (a placement's Gantt shows ops already)")
         layers = stage_layers(m, workload, cost, options.state) if gantt_layers else None
         plot_gantt(result.intervals, gantt, f"{workload.name} on {platform.name}: {m}", gantt_frames, layers)
-    from hetsim.cost import peak_note
+    from hetsim.cost import link_note, peak_note
 
-    note = peak_note(platform, cost)
-    if note is not None:
-        click.echo(f"hetsim: note: {note}", err=True)
+    for note in (peak_note(platform, cost), link_note(cost)):
+        if note is not None:
+            click.echo(f"hetsim: note: {note}", err=True)
     if as_json:
         click.echo(result.metrics.to_json())
     else:

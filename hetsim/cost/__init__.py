@@ -16,13 +16,21 @@ from hetsim.plugins import cost_model_specs, resolve
 
 __all__ = [
     "ZERO", "CompositeCostModel", "CostModel", "Demand", "DvfsState", "EpRates", "Gemm2CostModel",
-    "MeasuredCostModel", "RooflineCostModel", "cost_model_names", "fallback_names", "make_cost_model",
+    "MeasuredCostModel", "RooflineCostModel", "cost_model_names", "fallback_names", "link_note",
+    "make_cost_model",
 ]
 
 
 # Every cost model by name, and those a measured table can fall back on (hetsim.plugins: the
 # command line's choices read them without importing the models).
 cost_model_names, fallback_names = _plugins.cost_model_names, _plugins.fallback_names
+
+
+def link_note(cost: CostModel) -> str | None:
+    """One line when a measured table's transfers fell back to the platform's links for a direction
+    it never measured (:meth:`MeasuredCostModel.fallback_note`); None otherwise."""
+    note = getattr(cost, "fallback_note", None)
+    return note() if callable(note) else None
 
 
 def peak_note(platform, cost: CostModel) -> str | None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hetsim.errors import HetsimError
 from hetsim.platform import ExecutionPlace, Platform
 
 #: DVFS state: cluster name -> level name. Clusters not named use their initial level.
@@ -153,6 +154,22 @@ class CostModel:
             cached.setflags(write=False)
             self._layer_cache[key] = cached
         return cached
+
+    def scoring_demands(self, workload, ep: ExecutionPlace,
+                        state: DvfsState | None = None) -> list[Demand]:
+        """:meth:`layer_demands` for a scorer of many mappings at once: a layer the model cannot
+        price on ``ep`` (a measured table without an incapable op's time: an infinite time, or an
+        error) is ZERO, which the scorer masks as infeasible anyway (a model that prices every op
+        keeps its numbers)."""
+        try:
+            demands = self.layer_demands(workload, ep, state)
+        except HetsimError:
+            if all(self.supports(op, ep) for op in workload.ops):
+                raise
+            return [ZERO if any(not self.supports(op, ep) for op in layer.ops)
+                    else sum((self.op_demand(op, ep, state) for op in layer.ops), ZERO)
+                    for layer in workload.layers]
+        return [d if np.isfinite(d.time_s) else ZERO for d in demands]
 
     def time_matrix(self, workload, eps: Sequence[ExecutionPlace],
                     state: DvfsState | None = None) -> np.ndarray:

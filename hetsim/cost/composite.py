@@ -50,10 +50,20 @@ class CompositeCostModel(CostModel):
         return self.measured.measured_time(getattr(op, "workload", "*"), op.name, ep, state)
 
     def supports(self, op, ep: ExecutionPlace) -> bool:
+        flag = self.measured.capable(op, ep)   # the capability table decides where it has a row
+        if flag is not None:
+            return flag
         return self._op_time(op, ep) is not None or self.fallback.supports(op, ep)
 
     def why_not(self, op, ep: ExecutionPlace) -> str | None:
-        return None if self.supports(op, ep) else self.fallback.why_not(op, ep)
+        if self.supports(op, ep):
+            return None
+        if self.measured.capable(op, ep) is False:
+            return self.measured.why_not(op, ep)
+        return self.fallback.why_not(op, ep)
+
+    def fallback_note(self) -> str | None:
+        return self.measured.fallback_note()
 
     def op_demand(self, op, ep: ExecutionPlace, state: DvfsState | None = None) -> Demand:
         if self.keyed_by == "layer":

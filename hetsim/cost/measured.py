@@ -15,16 +15,27 @@ error, never a silent zero.
 
 Measured copies (ONNX Runtime's Memcpy nodes, ``hetsim costs import-ort``) come as a second table:
 
-    src, dst, bytes, time_s
+    src, dst, elements | bytes, time_s
 
-keyed by direction (EP or place names, as ``ep``) and bytes. A transfer of a measured size takes
-its measured time; another size is interpolated linearly between the nearest measured sizes of
-that direction (extrapolated from the two nearest outside them, or proportionally when only one
-size was measured). A direction without measurements uses the platform's links. A measured copy
-already contains the contention it met, so the DES replays it as a plain delay.
+keyed by direction (EP or place names, as ``ep``) and the tensor's logical element count (what
+``import-ort`` writes: a bf16 device's copy of a tensor is half the bytes of the fp32 workload's
+tensor, the same elements), or, in a table without ``elements``, by bytes. A transfer the
+simulator asks for in the workload's bytes is looked up at ``bytes / element_bytes`` elements
+(default 4 bytes: the float32 tensors of an imported or rebuilt workload). A transfer of a
+measured size takes its measured time; another size is interpolated linearly between the nearest
+measured sizes of that direction (extrapolated from the two nearest outside them, or
+proportionally when only one size was measured). A direction without measurements uses the
+platform's links, and the model records it (:attr:`MeasuredCostModel.link_fallbacks`; the CLI says
+so in one note on stderr). A measured copy already contains the contention it met, so the DES
+replays it as a plain delay.
 
-``table`` may be a directory holding ``costs.csv`` and, optionally, ``transfers.csv`` (what
-``hetsim profile`` and ``hetsim costs import-ort`` write).
+**Capability.** An optional third table ``op, ep, capable`` (``capability.csv``, written by
+``import-ort`` from the profiles' evidence, edited by the user) says explicitly which device can
+run which op: a row decides for its (op, EP) pair (a capable op without a measured time is then
+priced by ``--fallback``); an op without a row follows the rule above (capable where timed).
+
+``table`` may be a directory holding ``costs.csv`` and, optionally, ``transfers.csv`` and
+``capability.csv`` (what ``hetsim profile`` and ``hetsim costs import-ort`` write).
 
 **DVFS.** An optional ``freq_MHz`` column says at which clock of the EP's cluster (or accelerator) a
 time was measured; a table may hold one op at several clocks (a GPU kernel at 200 and 800 MHz).
@@ -38,6 +49,7 @@ every clock.
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
@@ -50,9 +62,10 @@ from hetsim.platform import ExecutionPlace, Platform
 
 COSTS_FILE = "costs.csv"
 TRANSFERS_FILE = "transfers.csv"
+CAPABILITY_FILE = "capability.csv"
 
 
-def _read_csv(path: Path, source: str) -> pd.DataFrame:
+def read_csv(path: Path, source: str) -> pd.DataFrame:
     import io
 
     from hetsim.validation import MAX_CSV_BYTES, read_input
@@ -84,8 +97,16 @@ class MeasuredCostModel(CostModel):
     name = "measured"
 
     def __init__(self, platform: Platform, table: str | os.PathLike | pd.DataFrame,
-                 transfers: str | os.PathLike | pd.DataFrame | None = None):
+                 transfers: str | os.PathLike | pd.DataFrame | None = None,
+                 capability: str | os.PathLike | pd.DataFrame | None = None,
+                 element_bytes: float = 4.0):
         super().__init__(platform)
+        #: The workload's bytes per element: a transfer asked in bytes is looked up at
+        #: bytes / element_bytes elements in a table keyed by elements.
+        self.element_bytes = float(element_bytes)
+        #: Directions (src EP, dst EP) a transfer fell back to the platform's links for.
+        self.link_fallbacks: set[tuple[str, str]] = set()
+        self._transfer_key = "bytes"
         if isinstance(table, pd.DataFrame):
             df, source = table.copy(), "<table>"
         else:
@@ -93,9 +114,11 @@ class MeasuredCostModel(CostModel):
             if path.is_dir():
                 if transfers is None and (path / TRANSFERS_FILE).is_file():
                     transfers = path / TRANSFERS_FILE
+                if capability is None and (path / CAPABILITY_FILE).is_file():
+                    capability = path / CAPABILITY_FILE
                 path = path / COSTS_FILE
             source = str(path)
-            df = _read_csv(path, source)
+            df = read_csv(path, source)
         self.source = source
         if "ep" not in df.columns or "time_s" not in df.columns or not ({"layer", "op"} & set(df.columns)):
             raise HetsimError(f"{source}: needs columns ep, time_s and layer or op; has {list(df.columns)}")
@@ -131,6 +154,38 @@ class MeasuredCostModel(CostModel):
             self._table.setdefault((str(row.workload), key if self.keyed_by == "layer" else str(key),
                                     str(row.ep)), {})[f] = float(row.time_s)
         self._transfers = self._read_transfers(transfers)
+        self._capable = self._read_capability(capability)
+
+    # -- capability --------------------------------------------------------------------------
+    def _read_capability(self, capability) -> dict[tuple[str, str], bool]:
+        """(op, EP or place) -> capable, from a table with columns op, ep, capable (1/0)."""
+        if capability is None:
+            return {}
+        if isinstance(capability, pd.DataFrame):
+            df, source = capability.copy(), "<capability>"
+        else:
+            source = str(capability)
+            df = read_csv(Path(capability), source)
+        missing = {"op", "ep", "capable"} - set(df.columns)
+        if missing:
+            raise HetsimError(f"{source}: needs columns op, ep, capable; has {list(df.columns)}")
+        out = {}
+        for i, row in enumerate(df.itertuples(index=False)):
+            flag = _FLAGS.get(str(row.capable).strip().lower())
+            if flag is None:
+                raise HetsimError(f"{source}: row {i + 2}: capable {row.capable!r}; allowed: 1/0, "
+                                  "true/false, yes/no")
+            out[(str(row.op), str(row.ep))] = flag
+        return out
+
+    def capable(self, op, ep: ExecutionPlace) -> bool | None:
+        """What the capability table says of ``op`` on ``ep`` (its EP's row, else its place's);
+        None when it has no row for them."""
+        for e in (ep.name, ep.place):
+            flag = self._capable.get((op.name, e))
+            if flag is not None:
+                return flag
+        return None
 
     # -- transfers -------------------------------------------------------------------------
     def _read_transfers(self, transfers) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
@@ -140,16 +195,19 @@ class MeasuredCostModel(CostModel):
             df, source = transfers.copy(), "<transfers>"
         else:
             source = str(transfers)
-            df = _read_csv(Path(transfers), source)
-        missing = {"src", "dst", "bytes", "time_s"} - set(df.columns)
+            df = read_csv(Path(transfers), source)
+        size = "elements" if "elements" in df.columns else "bytes"
+        missing = {"src", "dst", size, "time_s"} - set(df.columns)
         if missing:
-            raise HetsimError(f"{source}: needs columns src, dst, bytes, time_s; has {list(df.columns)}")
+            raise HetsimError(f"{source}: needs columns src, dst, elements or bytes, time_s; has "
+                              f"{list(df.columns)}")
         df["time_s"] = _times(df, source)
-        df["bytes"] = _times(df, source, "bytes")
+        df[size] = _times(df, source, size)
+        self._transfer_key = size
         out = {}
         for (src, dst), g in df.groupby(["src", "dst"], sort=True):
             # one time per size: the median of repeated sizes
-            per = g.groupby("bytes")["time_s"].median().sort_index()
+            per = g.groupby(size)["time_s"].median().sort_index()
             out[(str(src), str(dst))] = (per.index.to_numpy(float), per.to_numpy(float))
         return out
 
@@ -159,12 +217,25 @@ class MeasuredCostModel(CostModel):
         was never measured."""
         if not self._transfers or nbytes <= 0:
             return None
+        size = float(nbytes) / self.element_bytes if self._transfer_key == "elements" else float(nbytes)
         for s in (src.name, src.place):
             for d in (dst.name, dst.place):
                 curve = self._transfers.get((s, d))
                 if curve is not None:
-                    return _interpolate(curve[0], curve[1], float(nbytes))
+                    return _interpolate(curve[0], curve[1], size)
+        if src.name != dst.name:
+            self.link_fallbacks.add((src.name, dst.name))
         return None
+
+    def fallback_note(self) -> str | None:
+        """One line naming the directions whose transfers used the platform's links because the
+        table measured no copy for them (None: every transfer was measured, or none asked)."""
+        if not self._transfers or not self.link_fallbacks:
+            return None
+        dirs = sorted(self.link_fallbacks)
+        shown = ", ".join(f"{s}->{d}" for s, d in dirs[:6]) + (" ..." if len(dirs) > 6 else "")
+        return (f"{self.source}: no copy measured for {shown}: those transfers use the platform's "
+                "links (measure them, or add rows to transfers.csv)")
 
     def transfer_time(self, nbytes: float, src: ExecutionPlace, dst: ExecutionPlace) -> float:
         measured = self.measured_transfer_s(nbytes, src, dst)
@@ -227,8 +298,12 @@ class MeasuredCostModel(CostModel):
         return float(t)
 
     def supports(self, op, ep: ExecutionPlace) -> bool:
-        """An op-keyed table can run ``op`` on ``ep`` only where it has a time for it (an op absent
-        from a device's profile is not capable there)."""
+        """The capability table's row for ``op`` on ``ep`` when it has one; else an op-keyed table
+        can run ``op`` on ``ep`` only where it has a time for it (an op absent from a device's
+        profile is not capable there)."""
+        flag = self.capable(op, ep)
+        if flag is not None:
+            return flag
         if self.keyed_by == "layer":
             return True
         w = getattr(op, "workload", "*")
@@ -237,6 +312,8 @@ class MeasuredCostModel(CostModel):
     def why_not(self, op, ep: ExecutionPlace) -> str | None:
         if self.supports(op, ep):
             return None
+        if self.capable(op, ep) is False:
+            return f"the capability table of {self.source} says {ep.name} cannot run op {op.name}"
         listed = sorted({str(k[2]) for k in self._table})
         if not any(k[2] in (ep.name, ep.place) for k in self._table):
             return (f"the measured table {self.source} has no entry for EP {ep.name} (it measures "
@@ -259,6 +336,9 @@ class MeasuredCostModel(CostModel):
             raise HetsimError(f"{self.source} is keyed by layer; ask it for layer times")
         t = self._lookup(getattr(op, "workload", "*"), op.name, ep, state)
         if t is None:
+            if self.capable(op, ep):
+                raise HetsimError(f"{self.source}: op {op.name} is capable on {ep.name} (capability "
+                                  "table) but has no measured time there: give --fallback to price it")
             raise HetsimError(f"{self.source}: no time for op {op.name} on {ep.name} (not capable "
                               "there: it has no measurement)")
         # A measured time already contains whatever contention the measurement saw: fixed.
@@ -267,7 +347,27 @@ class MeasuredCostModel(CostModel):
     def layer_demands(self, workload, ep, state=None):
         if self.keyed_by == "layer":
             return [Demand(float(t), 0.0, 0.0) for t in self.layer_times(workload, ep, state)]
-        return super().layer_demands(workload, ep, state)
+        if all(self.supports(op, ep) and self._lookup(getattr(op, "workload", "*"), op.name, ep, state)
+               is not None for op in workload.ops):
+            return super().layer_demands(workload, ep, state)
+        # A layer holding an op ep cannot run (or has no time for) takes forever: a pipeline's stage
+        # sums only its own layers, so a stage of the others is priced, and one of it is never
+        # faster than 0 frames/s (mappings placing it there are refused before they run).
+        out = []
+        for layer in workload.layers:
+            d = Demand(0.0, 0.0, 0.0)
+            for op in layer.ops:
+                if not self.supports(op, ep) or self._lookup(getattr(op, "workload", "*"), op.name, ep,
+                                                             state) is None:
+                    d = Demand(math.inf, 0.0, 0.0)
+                    break
+                d = d + self.op_demand(op, ep, state)
+            out.append(d)
+        return out
+
+
+_FLAGS = {"1": True, "1.0": True, "true": True, "yes": True,
+          "0": False, "0.0": False, "false": False, "no": False}
 
 
 def _interpolate(sizes: np.ndarray, times: np.ndarray, nbytes: float) -> float:

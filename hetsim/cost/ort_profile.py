@@ -14,8 +14,13 @@ files and several runs each, and gives:
 * a measured per-op cost table keyed by (op, device): the median over the runs of the node's
   kernel time. An op that ran on another provider in a device's profile (ONNX Runtime fell back
   to the CPU) has no entry for that device: it is not capable there;
-* measured copies: ONNX Runtime's ``Memcpy`` nodes between providers, keyed by (source device,
-  destination device, bytes), medians;
+* measured copies: ONNX Runtime's ``Memcpy`` nodes between a device and its host, keyed by
+  (source device, destination device, the tensor's logical element count), medians; the element
+  count comes from the copy's shape, else from its bytes at the device's element size (a bf16
+  device's copies are half the bytes of the same tensor on an fp32 host: keyed by bytes, they would
+  be looked up at the fp32 size and priced about twice);
+* a capability table: which device can run which op (by default, the profiles' evidence: the
+  device's own provider ran it), overridable by the user (``capability.csv``);
 * the end-to-end time of every run (``model_run``), to compare a simulation with;
 * when no ONNX model is given, the workload graph rebuilt from the profile (node order, sizes,
   shapes, and the edges of ``input_nodes`` when the profile has them).
@@ -29,7 +34,7 @@ import math
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +45,10 @@ from hetsim.errors import HetsimError
 from hetsim.workload.ops import DTYPE_BYTES
 
 CPU_PROVIDER = "CPUExecutionProvider"
+CAPABILITY_COLUMNS = ("op", "op_type", "ep", "capable", "evidence")
+#: The bytes per element hetsim assumes for a tensor whose profile records no element type (the
+#: rebuilt graph's ops, and its copies at the reference device's precision).
+DEFAULT_ELEMENT_BYTES = 4
 _KERNEL_SUFFIX = "_kernel_time"
 
 
@@ -230,10 +239,12 @@ class MeasuredCosts:
     """What :func:`import_ort_profiles` gives: tidy tables and, optionally, the workload."""
 
     ops: pd.DataFrame  # op, ep, time_s, runs, op_type, provider
-    transfers: pd.DataFrame  # src, dst, bytes, time_s, count, op_type
+    transfers: pd.DataFrame  # src, dst, elements, bytes, time_s, count, op_type
     runs: pd.DataFrame  # ep, file, run, time_s (model_run), kernels_s (sum of its node times)
     spec: dict[str, Any] | None = None  # the workload: imported from the model, or rebuilt
     notes: list[str] = field(default_factory=list)
+    capability: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
+        columns=list(CAPABILITY_COLUMNS)))  # op, op_type, ep, capable (0/1), evidence
 
     def summary(self) -> pd.DataFrame:
         """Per op type and device: ops, total median time (ms) and share of the device's total."""
@@ -262,15 +273,53 @@ def _main_provider(profile_runs: Sequence[NodeRun]) -> str:
     return CPU_PROVIDER
 
 
+def _elements(n: NodeRun, element_bytes: float) -> int:
+    """A copy's logical element count: from its output shape when the profile records one, else
+    its bytes at ``element_bytes`` per element (the device's precision)."""
+    shapes = n.out_shapes or n.in_shapes
+    if shapes:
+        return sum(math.prod(d) for _, d in shapes)
+    nbytes = n.output_bytes or n.activation_bytes
+    return max(int(round(nbytes / element_bytes)), 1 if nbytes else 0)
+
+
+def device_element_bytes(profiles: Mapping[str, Sequence[Profile]], mains: Mapping[str, str],
+                         reference: str) -> dict[str, float]:
+    """Each device's bytes per element, relative to the reference device's (taken as
+    :data:`DEFAULT_ELEMENT_BYTES`): the median ratio of a node's ``output_size`` on the device (its
+    own provider ran it) to the same node's on the reference, snapped to a power of two within
+    10 % (a bf16 device's outputs are half an fp32 host's: 2 bytes). 1 when they share no node."""
+    def sizes(dev: str, own: bool) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for prof in profiles[dev]:
+            for run in prof.runs:
+                for n in run:
+                    if (not n.op_type.startswith("Memcpy") and n.output_bytes > 0
+                            and (not own or n.provider == mains[dev])):
+                        out.setdefault(n.node, n.output_bytes)
+        return out
+
+    ref = sizes(reference, False)
+    out = {}
+    for dev in profiles:
+        mine = sizes(dev, True) if dev != reference else {}
+        ratios = [b / ref[node] for node, b in mine.items() if node in ref]
+        r = float(np.median(ratios)) if ratios else 1.0
+        snapped = 2.0 ** round(math.log2(r)) if r > 0 else 1.0
+        out[dev] = DEFAULT_ELEMENT_BYTES * (snapped if abs(r / snapped - 1) <= 0.1 else r)
+    return out
+
+
 def _device_runs(dev: str, files: Sequence[Profile], main: str, host: str, skip_runs: int | None,
-                 known: set[str] | None, folded: set[str]):
+                 known: set[str] | None, folded: set[str], element_bytes: float,
+                 functions: _Functions):
     """One device's profiled runs past the warm-up: the times of every node its main provider
     ran, its nodes' first events, the nodes another provider ran (fallbacks), its Memcpy times by
-    (src, dst, bytes, op type), and a row per run."""
+    (src, dst, elements, bytes, op type), and a row per run."""
     times: dict[str, list[float]] = {}
     meta: dict[str, NodeRun] = {}
-    fallback: set[str] = set()
-    copies: dict[tuple[str, str, int, str], list[float]] = {}
+    fallback: dict[str, str] = {}
+    copies: dict[tuple[str, str, int, int, str], list[float]] = {}
     run_rows = []
     for prof in files:
         skip = skip_runs if skip_runs is not None else (1 if len(prof.runs) > 1 else 0)
@@ -282,40 +331,61 @@ def _device_runs(dev: str, files: Sequence[Profile], main: str, host: str, skip_
                 continue
             run_rows.append({"ep": dev, "file": prof.path, "run": r, "time_s": run_s,
                              "kernels_s": sum(n.time_s for n in run)})
+            in_bodies: dict[str, float] = {}   # a function op's time: its body's nodes summed
             for n in run:
+                if n.node in functions.aliases:
+                    node = functions.aliases[n.node]
+                    meta.setdefault(node, replace(n, node=node, op_type=functions.op_types[node]))
+                    if n.provider != main:
+                        fallback.setdefault(node, n.provider)
+                    in_bodies[node] = in_bodies.get(node, 0.0) + n.time_s
+                    continue
                 if n.op_type.startswith("Memcpy"):
                     to_host = "ToHost" in n.op_type
                     src, dst = (dev, host) if to_host else (host, dev)
                     nbytes = n.output_bytes or n.activation_bytes
-                    copies.setdefault((src, dst, nbytes, n.op_type), []).append(n.time_s)
+                    key = (src, dst, _elements(n, element_bytes), nbytes, n.op_type)
+                    copies.setdefault(key, []).append(n.time_s)
                     continue
                 if n.node in folded:
                     continue
                 if known is not None and n.node not in known:
+                    if functions.nodes:   # ONNX Runtime ran them as bodies, named by it
+                        shown = ", ".join(f"{k} ({v})" for k, v in list(functions.nodes.items())[:3])
+                        raise HetsimError(
+                            f"{prof.path}: profile names node {n.node!r} ({n.op_type}), which the "
+                            f"model does not have: ONNX Runtime ran the function op(s) {shown} as "
+                            "their ONNX function body and named its nodes; profile with `hetsim "
+                            "profile`, which inlines them under names that map back")
                     raise HetsimError(f"{prof.path}: profile names node {n.node!r} "
                                       f"({n.op_type}), which the model does not have (a "
                                       "profile of another model, or of an optimized session? "
                                       "profile with graph optimizations disabled)")
                 meta.setdefault(n.node, n)
                 if n.provider != main:
-                    fallback.add(n.node)
+                    fallback.setdefault(n.node, n.provider)
                     continue
                 times.setdefault(n.node, []).append(n.time_s)
+            for node, t in in_bodies.items():
+                if node not in fallback:
+                    times.setdefault(node, []).append(t)
     return times, meta, fallback, copies, run_rows
 
 
 def _device_rows(dev: str, files: Sequence[Profile], main: str, host: str, skip_runs: int | None,
-                 known: set[str] | None, folded: set[str]):
-    """One device's rows of the op, transfer and run tables (medians over its runs) and its notes."""
+                 known: set[str] | None, folded: set[str], element_bytes: float,
+                 functions: _Functions):
+    """One device's rows of the op, transfer and run tables (medians over its runs), the nodes it
+    left to another provider, and its notes."""
     times, meta, fallback, copies, run_rows = _device_runs(dev, files, main, host, skip_runs,
-                                                           known, folded)
+                                                           known, folded, element_bytes, functions)
     op_rows, copy_rows, notes = [], [], []
     for node, ts in times.items():
         n = meta[node]
         op_rows.append({"op": node, "ep": dev, "time_s": float(np.median(ts)), "runs": len(ts),
                         "op_type": n.op_type, "provider": n.provider, "index": n.index})
-    for (src, dst, nbytes, op_type), ts in copies.items():
-        copy_rows.append({"src": src, "dst": dst, "bytes": nbytes,
+    for (src, dst, elements, nbytes, op_type), ts in copies.items():
+        copy_rows.append({"src": src, "dst": dst, "elements": elements, "bytes": nbytes,
                           "time_s": float(np.median(ts)), "count": len(ts), "op_type": op_type})
     if fallback:
         notes.append(f"{dev}: {len(fallback)} nodes ran on another provider than {main} (not "
@@ -324,7 +394,7 @@ def _device_rows(dev: str, files: Sequence[Profile], main: str, host: str, skip_
     if copies:
         notes.append(f"{dev}: {sum(len(v) for v in copies.values())} Memcpy runs "
                      f"({len(copies)} distinct size/direction), host {host}")
-    return op_rows, copy_rows, run_rows, notes
+    return op_rows, copy_rows, run_rows, fallback, notes
 
 
 def _tables(op_rows: list, copy_rows: list, run_rows: list) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -334,35 +404,50 @@ def _tables(op_rows: list, copy_rows: list, run_rows: list) -> tuple[pd.DataFram
     if not ops.empty:
         ops = ops.sort_values(["ep", "index", "op"], kind="stable", ignore_index=True)
     ops = ops.drop(columns="index")
-    transfers = pd.DataFrame(copy_rows, columns=["src", "dst", "bytes", "time_s", "count",
-                                                 "op_type"])
+    transfers = pd.DataFrame(copy_rows, columns=["src", "dst", "elements", "bytes", "time_s",
+                                                 "count", "op_type"])
     if not transfers.empty:
-        transfers = transfers.sort_values(["src", "dst", "bytes"], ignore_index=True)
+        transfers = transfers.sort_values(["src", "dst", "elements", "bytes"], ignore_index=True)
     runs = pd.DataFrame(run_rows, columns=["ep", "file", "run", "time_s", "kernels_s"])
     return ops, transfers, runs
 
 
 def import_ort_profiles(profiles: Mapping[str, Sequence[str | os.PathLike]],
                         model: Any = None, *, skip_runs: int | None = None,
-                        host: str | None = None, providers: Mapping[str, str] | None = None,
+                        host: str | Mapping[str, str] | None = None,
+                        providers: Mapping[str, str] | None = None,
                         input_shapes: Mapping[str, Sequence[int]] | None = None,
-                        name: str | None = None, reference: str | None = None) -> MeasuredCosts:
+                        name: str | None = None, reference: str | None = None,
+                        capability: str | os.PathLike | pd.DataFrame | None = None) -> MeasuredCosts:
     """Measured costs from ONNX Runtime profiles, one or more files per device.
 
     ``skip_runs`` runs at the start of every file are warm-up and dropped (default: 1 when a file
     has more than one run: ONNX Runtime's first run allocates its memory arena). ``model`` (a path
     or ``onnx.ModelProto``) names the ops; every profiled node must be one of its nodes. Without
-    it the workload is rebuilt from the profiles; either is ``MeasuredCosts.spec``. ``host`` is the device
-    whose memory Memcpy nodes copy from/to (default: the first device measuring the CPU);
-    ``providers`` overrides the provider a device's profile measures. ``reference`` is the
-    device whose profile gives a rebuilt graph's op sizes and shapes (default: the host, which
-    runs every op at the model's own precision; a bf16 accelerator's profile would halve them).
+    it the workload is rebuilt from the profiles; either is ``MeasuredCosts.spec``. ``host`` is the
+    device whose memory a device's Memcpy nodes copy from/to: one name for every device, or a
+    mapping device -> host (several hosts in one import: the same CPU at 1 and 4 threads, each the
+    host of the accelerator profiles recorded with it); default the first device measuring the
+    CPU. ``providers`` overrides the provider a device's profile measures. ``reference`` is the
+    device whose profile gives a rebuilt graph's op sizes and shapes, and the precision copies'
+    element counts are relative to (default: the host, which runs every op at the model's own
+    precision; a bf16 accelerator's profile would halve them). ``capability`` (a CSV path or a
+    table with columns ``ep``, ``capable`` and ``op`` or ``op_type``) overrides the capability
+    table's rows that the profiles' evidence fills (:func:`capability_table`).
     """
     if not profiles:
         raise HetsimError("no profiles given (--profile DEVICE=FILE.json)")
     if skip_runs is not None and (isinstance(skip_runs, bool) or not isinstance(skip_runs, int)
                                   or skip_runs < 0):
         raise HetsimError(f"--skip-runs {skip_runs!r}: the warm-up runs to drop, an integer >= 0")
+    if reference is not None and reference not in profiles:
+        raise HetsimError(f"--reference {reference}: no --profile of that device "
+                          f"(devices: {', '.join(profiles)})")
+    if isinstance(host, Mapping):
+        for dev in host:
+            if dev not in profiles:
+                raise HetsimError(f"--host {dev}=...: no --profile of device {dev!r} "
+                                  f"(devices: {', '.join(profiles)})")
     read: dict[str, list[Profile]] = {dev: [read_ort_profile(f) for f in files]
                                       for dev, files in profiles.items()}
     notes: list[str] = []
@@ -370,39 +455,137 @@ def import_ort_profiles(profiles: Mapping[str, Sequence[str | os.PathLike]],
     for dev, files in read.items():
         events = [n for prof in files for run in prof.runs for n in run]
         mains[dev] = (providers or {}).get(dev) or _main_provider(events)
-    if host is None:
-        host = next((d for d, m in mains.items() if m == CPU_PROVIDER), "cpu")
-    if reference is not None and reference not in read:
-        raise HetsimError(f"--reference {reference}: no --profile of that device "
-                          f"(devices: {', '.join(read)})")
+    default_host = (host if isinstance(host, str) else
+                    next((d for d, m in mains.items() if m == CPU_PROVIDER), "cpu"))
+    hosts = {dev: (host.get(dev, default_host) if isinstance(host, Mapping) else default_host)
+             for dev in read}
+    ref = reference or (default_host if default_host in read else next(iter(read)))
 
     known: set[str] | None = None
     folded: set[str] = set()
     workload_spec = None
+    functions = _Functions({}, {}, {})
     if model is not None:
-        from hetsim.workload.onnx_import import import_onnx
+        from hetsim.workload.onnx_import import import_onnx, load_onnx
 
         result = import_onnx(model, name, input_shapes=input_shapes)
         known = {op.name for op in result.workload.ops}
         folded = set(result.report.folded)
         workload_spec = result.spec
+        functions = _function_map(model if not isinstance(model, str | os.PathLike) else load_onnx(model),
+                                  workload_spec)
 
+    element_bytes = device_element_bytes(read, mains, ref)
     op_rows, copy_rows, run_rows = [], [], []
+    fallbacks: dict[str, dict[str, str]] = {}
     for dev, files in read.items():
-        dev_ops, dev_copies, dev_runs, dev_notes = _device_rows(dev, files, mains[dev], host, skip_runs,
-                                                                known, folded)
+        dev_ops, dev_copies, dev_runs, fallbacks[dev], dev_notes = _device_rows(
+            dev, files, mains[dev], hosts[dev], skip_runs, known, folded, element_bytes[dev], functions)
         op_rows += dev_ops
         copy_rows += dev_copies
         run_rows += dev_runs
         notes += dev_notes
     ops, transfers, runs = _tables(op_rows, copy_rows, run_rows)
+    odd = {d: b for d, b in element_bytes.items() if b != DEFAULT_ELEMENT_BYTES}
+    if odd and not transfers.empty:
+        notes.append("copies keyed by element count; devices at another precision than " + ref + ": "
+                     + ", ".join(f"{d} {b:g} bytes/element" for d, b in odd.items()))
+    if len({hosts[d] for d in read if d != hosts[d]}) > 1:
+        notes.append("hosts: " + ", ".join(f"{d} copies with {h}" for d, h in hosts.items() if d != h))
     if model is None:
-        ref = reference or (host if host in read else next(iter(read)))
         workload_spec, more = workload_spec_from_profile(read, name or "profiled", ref)
         notes.append(f"op sizes and shapes from the profile of {ref}"
                      + ("" if reference else " (the host; --reference DEVICE to choose)"))
         notes.extend(more)
-    return MeasuredCosts(ops, transfers, runs, workload_spec, notes)
+    assert workload_spec is not None
+    cap = capability_table(workload_spec, ops, mains, fallbacks)
+    if capability is not None:
+        cap = override_capability(cap, capability)
+    return MeasuredCosts(ops, transfers, runs, workload_spec, notes, cap)
+
+
+@dataclass
+class _Functions:
+    """A model's function ops ONNX Runtime runs as their body: body node -> model node (as
+    :func:`inline_function_ops` names them), the model node's op type, and the function nodes."""
+
+    aliases: dict[str, str]
+    op_types: dict[str, str]
+    nodes: dict[str, str]   # model node -> op type
+
+
+def _function_map(proto: Any, spec: Mapping[str, Any]) -> _Functions:
+    nodes = {proto.graph.node[i].name or f"{proto.graph.node[i].op_type}": proto.graph.node[i].op_type
+             for i in function_op_nodes(proto)}
+    if not nodes:
+        return _Functions({}, {}, {})
+    _, aliases = inline_function_ops(proto)
+    types = {op["name"]: op.get("op_type", "") for op in spec.get("ops", [])}
+    return _Functions(aliases, {m: types.get(m) or "function" for m in set(aliases.values())}, nodes)
+
+
+def capability_table(spec: Mapping[str, Any], ops: pd.DataFrame, mains: Mapping[str, str],
+                     fallbacks: Mapping[str, Mapping[str, str]]) -> pd.DataFrame:
+    """Which device can run which op of the workload ``spec``, from the profiles' evidence: capable
+    where the device's own provider ran the op (it has a measured time), not where another provider
+    ran it in the device's profile (ONNX Runtime fell back) or where the profile never ran it."""
+    measured = set(zip(ops["op"], ops["ep"], strict=True))
+    rows = []
+    for dev, main in mains.items():
+        for op in spec.get("ops", []):
+            name = op["name"]
+            if (name, dev) in measured:
+                capable, evidence = 1, f"ran on {main}"
+            elif name in fallbacks.get(dev, {}):
+                capable, evidence = 0, f"fell back to {fallbacks[dev][name]}"
+            else:
+                capable, evidence = 0, "not in the profile"
+            rows.append({"op": name, "op_type": op.get("op_type", op.get("kind", "")), "ep": dev,
+                         "capable": capable, "evidence": evidence})
+    return pd.DataFrame(rows, columns=list(CAPABILITY_COLUMNS))
+
+
+_YES = {"1": 1, "true": 1, "yes": 1, "0": 0, "false": 0, "no": 0}
+
+
+def override_capability(table: pd.DataFrame, overrides: str | os.PathLike | pd.DataFrame) -> pd.DataFrame:
+    """``table`` with the rows named by ``overrides`` (columns ``ep``, ``capable`` (1/0, true/false,
+    yes/no) and ``op`` or ``op_type``: one row may set every op of a type) replaced; every row of
+    the overrides must name a device and an op (or op type) of the table (one line otherwise)."""
+    if isinstance(overrides, pd.DataFrame):
+        df, source = overrides.copy(), "<capability>"
+    else:
+        from hetsim.cost.measured import read_csv
+
+        source = str(overrides)
+        df = read_csv(Path(overrides), source)
+    if not {"ep", "capable"} <= set(df.columns) or not {"op", "op_type"} & set(df.columns):
+        raise HetsimError(f"{source}: a capability table needs columns ep, capable and op or op_type; "
+                          f"has {list(df.columns)}")
+    out = table.copy()
+    eps, ops, types = set(out["ep"]), set(out["op"]), set(out["op_type"])
+    for i, row in enumerate(df.to_dict(orient="records")):
+        where = f"{source}: row {i + 2}"
+        ep = str(row["ep"])
+        if ep not in eps:
+            raise HetsimError(f"{where}: ep {ep!r} is not a profiled device ({', '.join(sorted(eps))})")
+        flag = _YES.get(str(row["capable"]).strip().lower())
+        if flag is None:
+            raise HetsimError(f"{where}: capable {row['capable']!r}; allowed: 1/0, true/false, yes/no")
+        op = row.get("op")
+        if op is not None and not (isinstance(op, float) and math.isnan(op)):
+            if str(op) not in ops:
+                raise HetsimError(f"{where}: op {str(op)[:60]!r} is not an op of the workload")
+            sel = (out["op"] == str(op)) & (out["ep"] == ep)
+        else:
+            op_type = str(row.get("op_type"))
+            if op_type not in types:
+                raise HetsimError(f"{where}: op_type {op_type[:60]!r} is not an op type of the "
+                                  f"workload ({', '.join(sorted(map(str, types))[:8])})")
+            sel = (out["op_type"] == op_type) & (out["ep"] == ep)
+        out.loc[sel, "capable"] = flag
+        out.loc[sel, "evidence"] = f"set by {source}"
+    return out
 
 
 # -- the workload from a profile -------------------------------------------------------------
@@ -531,6 +714,118 @@ def workload_spec_from_profile(profiles: Mapping[str, Sequence[Profile]], name: 
     return spec, notes
 
 
+# -- ONNX function ops (HardSwish at opset >= 14, ...) ---------------------------------------
+#: Separates a model node's name from the index and op type of a node of its function body.
+FUNCTION_SEP = "/fn"
+
+
+def _cpu_kernels() -> set[tuple[str, str, int, int]] | None:
+    """(domain, op, first, last opset version) of every kernel ONNX Runtime's CPU provider has; None
+    when this onnxruntime does not list them."""
+    try:
+        from onnxruntime.capi import _pybind_state as ort_c
+
+        defs = ort_c.get_all_opkernel_def()
+    except (ImportError, AttributeError):
+        return None
+    return {("" if d.domain == "ai.onnx" else d.domain, d.op_name, *d.version_range) for d in defs
+            if d.provider == CPU_PROVIDER}
+
+
+def function_op_nodes(model: Any) -> list[int]:
+    """The indices of the nodes of ``model`` (an ``onnx.ModelProto``) that ONNX Runtime's CPU provider runs as their
+    ONNX function body (no kernel for the op at the model's opset, a schema with a function body:
+    HardSwish at opset >= 14). Their body's nodes get names of ONNX Runtime's making in a profile,
+    which name no node of the model."""
+    import onnx.defs
+
+    kernels = _cpu_kernels()
+    if kernels is None:
+        return []
+    opsets = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in model.opset_import}
+    out = []
+    for i, node in enumerate(model.graph.node):
+        domain = "" if node.domain == "ai.onnx" else node.domain
+        if domain not in opsets:
+            continue
+        try:
+            schema = onnx.defs.get_schema(node.op_type, opsets[domain], domain)
+        except onnx.defs.SchemaError:
+            continue
+        if not schema.function_body.node:   # no body (or one that depends on the context)
+            continue
+        v = schema.since_version
+        if not any(d == domain and op == node.op_type and lo <= v <= hi for d, op, lo, hi in kernels):
+            out.append(i)
+    return out
+
+
+def inline_function_ops(model: Any) -> tuple[Any, dict[str, str]]:
+    """A copy of ``model`` with every :func:`function_op_nodes` node replaced by its function body,
+    the body's nodes named ``<node>/fn<k>_<op type>`` so that their profiled times map back to the
+    model's node; and that map (body node -> model node). Unnamed nodes first get the names ONNX
+    Runtime gives them (``<OpType>_<index among non-Constant nodes>``, as the importer names them),
+    so inlining does not shift them."""
+    import onnx
+    import onnx.defs
+
+    targets = set(function_op_nodes(model))
+    if not targets:
+        return model, {}
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    opsets = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in out.opset_import}
+    index = 0
+    for node in out.graph.node:
+        if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
+            continue
+        if not node.name:
+            node.name = f"{node.op_type}_{index}"
+        index += 1
+    aliases: dict[str, str] = {}
+    new_nodes = []
+    for i, node in enumerate(out.graph.node):
+        if i not in targets:
+            new_nodes.append(node)
+            continue
+        domain = "" if node.domain == "ai.onnx" else node.domain
+        schema = onnx.defs.get_schema(node.op_type, opsets[domain], domain)
+        body = schema.function_body
+        given = {a.name: a for a in node.attribute}
+        rename = {f: a for f, a in zip(body.input, node.input, strict=False)}
+        rename.update({f: "" for f in list(body.input)[len(node.input):]})   # optional, absent
+        rename.update({f: a for f, a in zip(body.output, node.output, strict=False)})
+        for k, b in enumerate(body.node):
+            n = onnx.NodeProto()
+            n.CopyFrom(b)
+            n.name = f"{node.name}{FUNCTION_SEP}{k}_{b.op_type}"
+            for seq in (n.input, n.output):
+                for i, t in enumerate(seq):
+                    seq[i] = rename.setdefault(t, f"{node.name}{FUNCTION_SEP}:{t}") if t else t
+            attrs = []
+            for a in n.attribute:
+                if a.ref_attr_name:   # an attribute of the function: the node's, else the default
+                    src = given.get(a.ref_attr_name)
+                    if src is None:
+                        default = schema.attributes.get(a.ref_attr_name)
+                        if default is None or not default.default_value.name:
+                            continue
+                        src = default.default_value
+                    a2 = onnx.AttributeProto()
+                    a2.CopyFrom(src)
+                    a2.name = a.name
+                    attrs.append(a2)
+                else:
+                    attrs.append(a)
+            del n.attribute[:]
+            n.attribute.extend(attrs)
+            aliases[n.name] = node.name
+            new_nodes.append(n)
+    del out.graph.node[:]
+    out.graph.node.extend(new_nodes)
+    return out, aliases
+
+
 # -- measuring on this machine (``hetsim profile``) -------------------------------------------
 def random_inputs(model: Any, seed: int = 0) -> dict[str, np.ndarray]:
     """Seeded random values for every graph input of ``model`` (an ``onnx.ModelProto`` whose input
@@ -565,7 +860,8 @@ def run_ort_profiles(model_path: str | os.PathLike, threads: Sequence[int], out_
     """Run ``model_path`` with ONNX Runtime on this machine, profiling enabled, once per intra-op
     thread count (threads pinned to distinct CPUs), ``warmup`` + ``runs`` runs each with seeded
     random inputs; write ONNX Runtime's profile JSON as ``<out_dir>/ort_t<n>.json`` and return
-    those paths. Graph optimizations are off, so the profiled nodes are the model's nodes.
+    those paths. Graph optimizations are off, so the profiled nodes are the model's nodes (a
+    function op ONNX Runtime runs as its body is inlined first: :func:`inline_function_ops`).
     Worker threads sleep between ops unless ``spinning`` (ONNX Runtime's default is to spin: on a
     machine other processes share, a spinning thread fights them for the cores and multi-thread
     runs stall). ``progress(n)`` is called after every run."""
@@ -584,6 +880,9 @@ def run_ort_profiles(model_path: str | os.PathLike, threads: Sequence[int], out_
     source = str(model_path)
     proto = fix_input_shapes(load_onnx(model_path), input_shapes, source)
     feeds = random_inputs(proto, seed)
+    # Function ops ONNX Runtime would run as their body (HardSwish at opset >= 14) are inlined here,
+    # their body's nodes named after the model's node, so that the import maps them back.
+    proto, _ = inline_function_ops(proto)
     data = proto.SerializeToString()
     out = Path(out_dir)
     try:
@@ -649,5 +948,5 @@ def _first(e: BaseException) -> str:
     return text.splitlines()[0] if text else type(e).__name__
 
 
-__all__ = ["CPU_PROVIDER", "MeasuredCosts", "NodeRun", "Profile", "import_ort_profiles",
+__all__ = ["CPU_PROVIDER", "MeasuredCosts", "function_op_nodes", "inline_function_ops", "NodeRun", "Profile", "import_ort_profiles",
            "random_inputs", "read_ort_profile", "run_ort_profiles", "workload_spec_from_profile"]

@@ -497,7 +497,8 @@ class PipelineProblem(Problem):
             max_depth = sum(b // min(c for n, (pl, c) in self._ep_cores.items() if pl == place)
                             for place, b in self._budget.items())
         self._max_depth = max_depth
-        return range(1, max_depth + 1)
+        # no deeper than the workload has layers (a one-layer imported graph: one stage)
+        return range(1, min(max_depth, self.workload.num_layers) + 1)
 
     def _assign_by_rule(self, assignment, depths: Sequence[int] | None) -> Sequence[int] | None:
         """Stages get the EPs a function depth -> EP names (or a dict) gives. Returns the default
@@ -552,6 +553,22 @@ class PipelineProblem(Problem):
                             for layer in self.workload.layers], dtype=np.int64)
             if bad.any():
                 out[name] = np.concatenate(([0], np.cumsum(bad)))
+        return out
+
+    def uncovered_layers(self) -> list[tuple[int, str]]:
+        """The layers no candidate EP can run (1-based index, why in a few words: the first op and
+        what the first EP's cost model says of it); a space with one has no feasible mapping."""
+        if not self._incapable or len(self._incapable) < len(self.eps):
+            return []
+        out = []
+        for i, layer in enumerate(self.workload.layers):
+            if all(self._incapable[e][i + 1] > self._incapable[e][i] for e in self.eps):
+                reasons = []
+                for e in self.eps:
+                    ep = self._ep_objects[e]
+                    op = next(op for op in layer.ops if not self.cost.supports(op, ep))
+                    reasons.append(f"{e}: op {op.name} ({op.kind})")
+                out.append((i + 1, "; ".join(reasons)))
         return out
 
     def capable(self, config: Configuration) -> bool:

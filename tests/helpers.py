@@ -204,6 +204,15 @@ def with_plugin(plugin: str, *values):
             for v in values]
 
 
+def needs_plugin(plugin: str):
+    """A test that needs a shipped plugin (its platforms, networks, algorithms): skipped when the
+    plugin is left out, as `make test-core` runs the core's tests."""
+    from hetsim.plugins import plugins
+
+    loaded = plugin in {p.name for p in plugins()}
+    return pytest.mark.skipif(not loaded, reason=f"needs the {plugin} plugin")
+
+
 def assert_one_line_error(run, fragment: str) -> None:
     """A user error: exit 2 and exactly one stderr line ``hetsim: error: ...`` naming
     ``fragment``, no traceback. ``run`` is a conftest ``CliRun`` or a

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import needs_plugin
 
 from hetsim.analytic import SplitScorer, split_boundaries
 from hetsim.contention import fluid_bound
@@ -49,6 +50,10 @@ def test_fluid_estimate_is_the_closed_form_where_nothing_is_shared(phone):
     d = evaluate(platform, workload, one)
     assert a.throughput_fps == b.throughput_fps and a.bound_by is None
     assert d.throughput_fps == pytest.approx(a.throughput_fps, rel=1e-9)
+
+
+@needs_plugin("shisha")
+def test_fluid_estimate_is_the_closed_form_between_chiplets():
     # chiplet-c2's EPs each have their own memory, and one hand-off crosses the NoP: no bound
     c2 = load_platform("chiplet-c2")
     w = load_workload("synthnet")
@@ -133,7 +138,7 @@ def test_confirm_top_zero_answers_with_the_search_and_names_its_engine(hetsim):
     p = hetsim("explore", "-p", PHONE, "-w", "resnet18-onnx", "-a", "ES", "--confirm-top", "0", "--json")
     s = json.loads(p.stdout)
     assert s["engine"] == "analytic (fluid contention)" and "search_best_mapping" not in s
-    bad = hetsim("explore", "-p", "hope-he", "-w", "alexnet", "-a", "HEFT", "--confirm-top", "3")
+    bad = hetsim("explore", "-p", "rk3588", "-w", "alexnet", "-a", "HEFT", "--confirm-top", "3")
     assert bad.returncode == 2 and "--confirm-top applies to pipeline algorithms" in bad.stderr
 
 

@@ -31,7 +31,7 @@ def test_eps_without_cost_parameters_run_at_peak_and_say_so(hetsim):
     assert v.returncode == 0 and "no fitted or sourced roofline parameters" in v.stderr
     s = hetsim("simulate", "-p", PHONE, "-w", "resnet50", "-m", "npu:1-54")
     assert s.returncode == 0 and "hetsim: note: phone-soc: every core type" in s.stderr
-    e = hetsim("explore", "-p", PHONE, "-w", "resnet18-onnx", "-a", "PS", "--confirm-top", "0")
+    e = hetsim("explore", "-p", PHONE, "-w", "resnet18-onnx", "-a", "HC", "--confirm-top", "0")
     assert "100 % of peak" in e.stderr
     quiet = hetsim("simulate", "-p", "rk3588", "-w", "resnet50", "-m", "npu:1-54")
     assert "100 % of peak" not in quiet.stderr

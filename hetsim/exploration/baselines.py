@@ -345,6 +345,9 @@ class SimulatedAnnealing(_LocalSearch):
     ``vary_depth``, ``seed_heuristic`` as for :class:`HillClimbing`.
     """
 
+    #: Random neighbours tried after an infeasible start before giving up (each one a trial).
+    START_TRIES = 20
+
     def __init__(self, t0_fraction: float = 0.1, cooling: float = 0.95, t_min_fraction: float = 1e-3,
                  max_trials: int | None = None, start: str | Configuration = "random",
                  n_stages: int | None = None, vary_depth: bool = False, seed_heuristic: str = "H3"):
@@ -379,11 +382,20 @@ class SimulatedAnnealing(_LocalSearch):
         sign = 1.0 if problem.maximize else -1.0
         current = self._start(session)
         current_score = sign * problem.value(session.measure(current, "start"))
+        # An infeasible start (an EP that cannot run a layer: 0 frames/s, or an infinite latency)
+        # gives no temperature: walk random neighbours until one runs (at most START_TRIES).
+        for _ in range(self.START_TRIES):
+            if 0 < abs(current_score) < math.inf:
+                break
+            nb = random_neighbour(problem, current, rng, self.vary_depth)
+            if nb is None or (self.max_trials is not None and session.n_trials >= self.max_trials):
+                break
+            current, current_score = nb, sign * problem.value(session.measure(nb, "start"))
         t0 = self.t0_fraction * abs(current_score)
         if not 0 < t0 < math.inf:
-            return current
+            return session.best
         temperature = t0
-        trials = 1
+        trials = session.n_trials
         accepted = session.info["accepted_trials"] = [session.n_trials]
         while temperature >= self.t_min_fraction * t0:
             if self.max_trials is not None and trials >= self.max_trials:

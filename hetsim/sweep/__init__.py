@@ -6,7 +6,8 @@
 
 A SPEC (:mod:`hetsim.sweep.spec`) names a base and the axes that vary; the engine
 (:mod:`hetsim.sweep.engine`) counts the cells, runs them in batches, appends each finished cell to a
-journal and writes a tidy table; :mod:`hetsim.sweep.plot` draws the what-if curves. The tournament
+journal and writes a tidy table; :mod:`hetsim.sweep.plot` draws the what-if curves;
+:mod:`hetsim.sweep.tasks` farms out independent runs of a function on the same backends. The tournament
 of every registered explorer (``hetsim reproduce tournament``) is a sweep. docs/sweeps.md is the
 reference.
 """
@@ -25,9 +26,11 @@ from hetsim.sweep.spec import (
     load_spec,
     spec_from_dict,
 )
+from hetsim.sweep.tasks import default_workers, map_tasks
 
 __all__ = [
     "Cell", "SweepResult", "SweepSpec", "build_table", "check_count", "count_cells", "default_plots",
-    "describe", "expand", "json_schema", "list_specs", "load_spec", "plot", "read_journal",
+    "default_workers", "describe", "expand", "json_schema", "list_specs", "load_spec", "map_tasks", "plot",
+    "read_journal",
     "read_results", "run_sweep", "spec_from_dict",
 ]

@@ -23,20 +23,38 @@ explorer (:class:`~hetsim.exploration.dag.explorer.DagScheduler`).
 
 from __future__ import annotations
 
+from hetsim.errors import HetsimError
 from hetsim.exploration._checks import check_choice, check_number
 from hetsim.exploration.dag.exact import UNIT_S, solve_engine_cpsat
 from hetsim.exploration.dag.tables import Plan, PlanState, SchedView, group_times
-from hetsim_papers.hope.merging import merge_short_ops
+from hetsim_papers.hope.merging import SHORT, followers, merge_short_ops
 from hetsim_papers.hope.milp import Instance, solve_paper_cpsat
 from hetsim_papers.hope.partition import CUTS, EPS, NT, partition
 
 #: The module models: HOPE's ILP (eqs. 1-6), or the engine's rules.
 ILPS = ("paper", "engine")
+#: What a module's ILP minimises: the whole graph's latency as far as the module decides it
+#: (``"global"``: its ends plus the longest paths after them, and its devices' busy time plus the
+#: rest of the work; the reading of "finding the optimal solution for each subgraph and globally
+#: determining the scheduling policy", §5.2), or the module's own makespan (``"module"``, myopic).
+OBJECTIVES = ("global", "module")
+
+
+def tails(group_cl: list[list[float]], succs: list[list[int]]) -> list[float]:
+    """Per super-op, a lower bound on the time from its end to the end of the graph: the longest
+    path of successors, each at its fastest device, communication left out (super-ops numbered
+    in a topological order)."""
+    fastest = [min(row) for row in group_cl]
+    out = [0.0] * len(group_cl)
+    for g in range(len(group_cl) - 1, -1, -1):
+        out[g] = max((fastest[h] + out[h] for h in succs[g]), default=0.0)
+    return out
 
 
 def hope_lp(view: SchedView, nt: int = NT, eps: float = EPS, cut: str = "level",
             merge_threshold_s: float | None = 1e-4, time_limit_s: float = 20.0, unit_s: float = UNIT_S,
-            tie_break: bool = False, ilp: str = "paper", seed: int = 0) -> Plan:
+            tie_break: bool = False, ilp: str = "paper", objective: str = "global", lookahead: int = 0,
+            short: str = "fastest", seed: int = 0) -> Plan:
     """HOPE:LP (§2, §4; module docstring): node merging, partitioning by upward rank into modules
     of fewer than NT super-ops, HOPE's ILP per module with CP-SAT and a rolling horizon.
 
@@ -60,6 +78,17 @@ def hope_lp(view: SchedView, nt: int = NT, eps: float = EPS, cut: str = "level",
     ilp : {"paper", "engine"}
         The module model: HOPE's ILP (per-edge communication inside the consumer's time, no
         caching), or the engine's rules (caching, transfers on their lanes): an ablation.
+    objective : {"global", "module"}
+        What a module's ILP minimises (:data:`OBJECTIVES`): a lower bound on the whole graph's
+        latency given the module's plan (its ends plus their tails, the devices' busy time plus
+        the work left), then the module's makespan; or the module's makespan alone (myopic).
+    lookahead : int
+        Solve each module together with the next ``lookahead`` modules and keep only its own
+        plan (0: each module alone, as the paper).
+    short : {"fastest", "predecessor"}
+        Node merging's "short" (:data:`~hetsim_papers.hope.merging.SHORT`): on the op's fastest
+        EP (super-ops, partitioned), or on its predecessor's EP: the ILP schedules single ops, an
+        op short on device d with one predecessor runs on d when its predecessor does.
     seed : int
         CP-SAT's random seed (the exploration's).
     """
@@ -73,13 +102,22 @@ def hope_lp(view: SchedView, nt: int = NT, eps: float = EPS, cut: str = "level",
     check_number(name, "time_limit_s", time_limit_s, low=0.0, low_open=True)
     check_number(name, "unit_s", unit_s, low=1e-12)   # CP-SAT counts time in int64 units
     check_choice(name, "tie_break", tie_break, (True, False))
-    groups = merge_short_ops(view, merge_threshold_s)
+    check_choice(name, "objective", objective, OBJECTIVES)
+    check_number(name, "lookahead", lookahead, low=0, high=8, integer=True)
+    check_choice(name, "short", short, SHORT)
+    follow = followers(view, merge_threshold_s) if short == "predecessor" else None
+    if follow is not None and ilp != "paper":
+        raise HetsimError(f"{name}: short='predecessor' is written for HOPE's ILP (ilp='paper'), not ilp={ilp!r}")
+    groups = merge_short_ops(view, None if follow is not None else merge_threshold_s)
     gt = group_times(view, groups).tolist()
     modules = partition(list(range(groups.n)), groups.preds, groups.succs, nt, eps, cut)
+    tail = tails(gt, groups.succs)
     state = PlanState(view)
     members = groups.members
     solve_s, proven, sizes = 0.0, 0, []
-    for mi, mod in enumerate(modules):
+    for mi, first in enumerate(modules):
+        # the module, and the modules it looks ahead to (solved with it, then dropped)
+        mod = [g for m in modules[mi:mi + 1 + lookahead] for g in m]
         local = {g: j for j, g in enumerate(mod)}
         D = view.D
         release = [0.0] * len(mod)
@@ -105,17 +143,27 @@ def hope_lp(view: SchedView, nt: int = NT, eps: float = EPS, cut: str = "level",
                                 ext[j][d] += view.C(k, state.dev[k], d)
         inst = Instance([gt[g] for g in mod], [(a, b, c) for (a, b), c in internal.items()], release, ext,
                         list(state.avail))
-        ops = [view.names[i] for g in mod for i in members[g]]
-        where = (f"{name}: the ILP of module {mi + 1} of {len(modules)} ({len(mod)} super-ops, "
-                 f"ops {ops[0]}..{ops[-1]})")
+        if objective == "global":
+            inst.tail = [tail[g] for g in mod]
+        if follow is not None:   # super-ops are single ops here
+            for j, h in enumerate(mod):
+                for d, fs in follow[h].items():
+                    inst.follow += [(j, local[f], d) for f in fs if f in local]
+                (p,) = view.preds[h] if len(view.preds[h]) == 1 else (None,)
+                if p is not None and p not in local and h in follow[p].get(state.dev[p], ()):
+                    inst.forced[j] = state.dev[p]
+        ops = [view.names[i] for g in first for i in members[g]]
+        where = (f"{name}: the ILP of module {mi + 1} of {len(modules)} ({len(first)} super-ops, "
+                 f"ops {ops[0]}..{ops[-1]}" + (f", {len(mod) - len(first)} more looked ahead to)"
+                                              if len(mod) > len(first) else ")"))
         if ilp == "paper":
             sol = solve_paper_cpsat(inst, time_limit_s, seed, unit_s, tie_break, where)
         else:
             sol = solve_engine_cpsat(view, time_limit_s, seed, unit_s, where, groups, mod, state)
         solve_s += sol.wall_s
         proven += sol.optimal
-        sizes.append(len(mod))
-        for j in sorted(range(len(mod)), key=lambda j: (sol.start[j], mod[j])):
+        sizes.append(len(first))
+        for j in sorted(range(len(first)), key=lambda j: (sol.start[j], mod[j])):
             for i in members[mod[j]]:
                 state.append(i, sol.dev[j])
         state.commit()

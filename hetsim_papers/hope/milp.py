@@ -48,12 +48,23 @@ class Instance:
     release: list[float] = field(default_factory=list)
     ext_comm: list[list[float]] = field(default_factory=list)
     avail: list[float] = field(default_factory=list)
+    #: The rest of the graph, for a module objective that sees it (HOPE:LP ``objective="global"``):
+    #: ``tail[i]`` a lower bound on the time from vertex i's end to the end of the graph (its
+    #: longest path of successors at their fastest, communication left out). Empty: the module's
+    #: own makespan (eq. 2).
+    tail: list[float] = field(default_factory=list)
+    #: Node merging with "short" on the predecessor's device (HOPE:LP ``short="predecessor"``):
+    #: (k, i, d) means vertex i runs on d when vertex k does; ``forced[i]`` a device vertex i must
+    #: run on (its predecessor, of an earlier module, runs there and i is short there).
+    follow: list[tuple[int, int, int]] = field(default_factory=list)
+    forced: dict[int, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         n, D = self.n, self.D
         self.release = list(self.release) or [0.0] * n
         self.ext_comm = [list(r) for r in self.ext_comm] or [[0.0] * D for _ in range(n)]
         self.avail = list(self.avail) or [0.0] * D
+        self.tail = list(self.tail) or [0.0] * n
 
     @property
     def n(self) -> int:
@@ -80,7 +91,7 @@ class Instance:
             caps = self.capable(i)
             comm = sum(max(max(row) for row in c) for _, c in preds[i])
             worst += max(self.cl[i][d] + self.ext_comm[i][d] for d in caps) + comm
-        return worst + max(self.release + self.avail, default=0.0)
+        return worst + max(self.release + self.avail, default=0.0) + max(self.tail, default=0.0)
 
 
 def _check(inst: Instance, where: str) -> None:
@@ -122,16 +133,33 @@ def solve_paper_cpsat(inst: Instance, time_limit_s: float = 20.0, seed: int = 0,
                 m.add(s[i] >= to_units(inst.avail[d], unit_s)).only_enforce_if(x[i, d])
         for k, _ in preds[i]:
             m.add(s[i] >= e[k])
+    for k, i, d in inst.follow:
+        if (k, d) in x and (i, d) in x:
+            m.add_implication(x[k, d], x[i, d])
+    for i, d in inst.forced.items():
+        if (i, d) in x:
+            m.add(x[i, d] == 1)
     for d in range(D):
         if len(lanes[d]) > 1:
             m.add_no_overlap(lanes[d])
     z = m.new_int_var(0, H, "makespan")
     if n:
         m.add_max_equality(z, e)
-    m.minimize(z * (n * H + 1) + sum(e) if tie_break else z)
+    objective = z
+    if any(inst.tail):
+        # The whole graph's latency as far as this module decides it (eq. 2's tau): every
+        # vertex's end plus the longest path after it, a lower bound on tau.
+        tau = m.new_int_var(0, H, "tau")
+        for i in range(n):
+            m.add(tau >= e[i] + to_units(inst.tail[i], unit_s))
+        objective = tau
+    # Lexicographic objectives in one integer: the first term, then (tie_break) the sum of the
+    # ends or (a global objective) the module's makespan.
+    scale = n * H + 1 if tie_break else (H + 1 if objective is not z else 1)
+    m.minimize(objective * scale + (sum(e) if tie_break else z if objective is not z else 0))
     solver, optimal, wall, status = solve_cpsat(m, time_limit_s, seed, where)
     dev = [next(d for d in inst.capable(i) if solver.value(x[i, d])) for i in range(n)]
-    bound = solver.best_objective_bound / (n * H + 1) if tie_break else solver.best_objective_bound
+    bound = solver.best_objective_bound / scale   # of the first term: tau or the makespan
     return Solution(dev, [solver.value(v) * unit_s for v in s], [solver.value(v) * unit_s for v in e],
                     solver.value(z) * unit_s, optimal, math.floor(bound) * unit_s, wall, status)
 

@@ -51,7 +51,7 @@ def default_k(n_devices: int) -> int:
 
 
 def hope_gs(view: SchedView, k: int | None = None, merge_threshold_s: float | None = 1e-4,
-            score: str = "max", short: str = "fastest") -> Plan:
+            score: str = "max", short: str = "predecessor") -> Plan:
     """HOPE:GS (§3, Algorithm 2; module docstring).
 
     Parameters

@@ -1,21 +1,37 @@
 """HOPE:LP: node merging, partitioning into modules, and HOPE's ILP per module (HOPE §2, §4).
 
-The graph of super-ops (§3.2; §4: "modules consisting of a number of super-ops") is cut into
-modules of fewer than NT super-ops by :func:`~hetsim_papers.hope.partition.partition`; the
-modules form a chain every edge respects, and each is solved, in that order, as HOPE's ILP
+The graph (§4: "modules consisting of a number of super-ops") is cut into modules of fewer than NT
+vertices by :func:`~hetsim_papers.hope.partition.partition`; the modules form a chain every edge
+respects, and each is solved, in that order, as HOPE's ILP
 (:func:`~hetsim_papers.hope.milp.solve_paper_cpsat`) with a rolling horizon (the paper says only
 that it "solves ILP for each subgraph individually"; digest §2.3, §11.6):
 
-* the super-ops of earlier modules are fixed; an input that one of them produces is ready when the
+* the vertices of earlier modules are fixed; an input that one of them produces is ready when the
   plan so far, replayed exactly as the engine will (:class:`~hetsim.exploration.dag.tables.PlanState`),
   finishes it, and moving it to device d costs C[dev -> d] (per edge: the ILP knows no caching);
 * a device's work starts after what the plan so far has put on it;
-* the module's solution is appended to the plan, each device's super-ops in the order of their
+* the module's solution is appended to the plan, each device's vertices in the order of their
   ILP start times.
+
+**Globally determined** (§5.2: HOPE:LP "finding the optimal solution for each subgraph and
+globally determining the scheduling policy"). A module solved for its own makespan alone is
+myopic: it cannot see that the next module needs a device or a tensor early. By default each
+module's ILP also holds the next module (``lookahead=1``): the two are solved exactly together
+and only the first one's plan is kept, so every module's plan is optimal for the module *and* its
+successor. ``lookahead=0`` is the myopic reading (each module alone, hetsim's reading until
+issue 30); ``objective="tails"`` another global reading (each vertex's end plus the longest path
+after it, a lower bound on the whole graph's latency, eq. 2's tau, minimised first).
+
+**Node merging** (§3.2). ``short="predecessor"`` (default): an op with one predecessor that is
+short on the device its predecessor runs on goes there with it (the ILP: x[p, d] implies x[i, d]);
+the ILP schedules single ops. ``short="fastest"``: short on its fastest device, merged into its
+predecessor's super-op before partitioning (hetsim's reading until issue 30).
 
 ``ilp="engine"`` solves each module under the engine's rules instead
 (:func:`~hetsim.exploration.dag.exact.solve_engine_cpsat`: tensor caching, transfers as intervals
 on their lanes, the copies already made reused): an ablation of the paper's ILP simplifications.
+CP-SAT's limit is its deterministic time (``deterministic=True``): the plan never depends on the
+machine's load.
 
 :func:`hope_lp` is a function of the problem's tables; the registry makes it the ``HOPE:LP``
 explorer (:class:`~hetsim.exploration.dag.explorer.DagScheduler`).
@@ -33,11 +49,10 @@ from hetsim_papers.hope.partition import CUTS, EPS, NT, partition
 
 #: The module models: HOPE's ILP (eqs. 1-6), or the engine's rules.
 ILPS = ("paper", "engine")
-#: What a module's ILP minimises: the whole graph's latency as far as the module decides it
-#: (``"global"``: its ends plus the longest paths after them, and its devices' busy time plus the
-#: rest of the work; the reading of "finding the optimal solution for each subgraph and globally
-#: determining the scheduling policy", §5.2), or the module's own makespan (``"module"``, myopic).
-OBJECTIVES = ("global", "module")
+#: What a module's ILP minimises: its makespan (eq. 2 over the module and the modules it looks
+#: ahead to), or first the whole graph's latency as far as the module decides it (``"tails"``:
+#: each vertex's end plus the longest path after it), then its makespan.
+OBJECTIVES = ("makespan", "tails")
 
 
 def tails(group_cl: list[list[float]], succs: list[list[int]]) -> list[float]:
@@ -53,15 +68,15 @@ def tails(group_cl: list[list[float]], succs: list[list[int]]) -> list[float]:
 
 def hope_lp(view: SchedView, nt: int = NT, eps: float = EPS, cut: str = "level",
             merge_threshold_s: float | None = 1e-4, time_limit_s: float = 20.0, unit_s: float = UNIT_S,
-            tie_break: bool = False, ilp: str = "paper", objective: str = "global", lookahead: int = 0,
-            short: str = "fastest", seed: int = 0) -> Plan:
+            tie_break: bool = False, ilp: str = "paper", objective: str = "makespan", lookahead: int = 1,
+            short: str = "predecessor", deterministic: bool = True, seed: int = 0) -> Plan:
     """HOPE:LP (§2, §4; module docstring): node merging, partitioning by upward rank into modules
-    of fewer than NT super-ops, HOPE's ILP per module with CP-SAT and a rolling horizon.
+    of fewer than NT vertices, HOPE's ILP per module (with the next one) by CP-SAT, rolling horizon.
 
     Parameters
     ----------
     nt : int
-        Modules have fewer than ``nt`` super-ops (12 [paper]).
+        Modules have fewer than ``nt`` vertices (12 [paper]).
     eps : float
         Balance tolerance of the bisection (0.2 [paper], raised by 0.1 until a level fits).
     cut : {"level", "exact"}
@@ -69,7 +84,8 @@ def hope_lp(view: SchedView, nt: int = NT, eps: float = EPS, cut: str = "level",
     merge_threshold_s : float or None
         As HOPE:GS's (None: the ILP schedules single ops).
     time_limit_s : float
-        CP-SAT's limit per module; a module without a plan by then is an error.
+        CP-SAT's limit per module (deterministic seconds unless ``deterministic=False``); a module
+        without a plan by then is an error.
     unit_s : float
         Time unit of the integer model.
     tie_break : bool
@@ -78,17 +94,17 @@ def hope_lp(view: SchedView, nt: int = NT, eps: float = EPS, cut: str = "level",
     ilp : {"paper", "engine"}
         The module model: HOPE's ILP (per-edge communication inside the consumer's time, no
         caching), or the engine's rules (caching, transfers on their lanes): an ablation.
-    objective : {"global", "module"}
-        What a module's ILP minimises (:data:`OBJECTIVES`): a lower bound on the whole graph's
-        latency given the module's plan (its ends plus their tails, the devices' busy time plus
-        the work left), then the module's makespan; or the module's makespan alone (myopic).
+    objective : {"makespan", "tails"}
+        What a module's ILP minimises (:data:`OBJECTIVES`).
     lookahead : int
         Solve each module together with the next ``lookahead`` modules and keep only its own
-        plan (0: each module alone, as the paper).
+        plan (1: the global reading; 0: each module alone, the myopic one).
     short : {"fastest", "predecessor"}
         Node merging's "short" (:data:`~hetsim_papers.hope.merging.SHORT`): on the op's fastest
         EP (super-ops, partitioned), or on its predecessor's EP: the ILP schedules single ops, an
         op short on device d with one predecessor runs on d when its predecessor does.
+    deterministic : bool
+        CP-SAT's limit in deterministic time (independent of the machine's load) or wall time.
     seed : int
         CP-SAT's random seed (the exploration's).
     """
@@ -114,7 +130,7 @@ def hope_lp(view: SchedView, nt: int = NT, eps: float = EPS, cut: str = "level",
     tail = tails(gt, groups.succs)
     state = PlanState(view)
     members = groups.members
-    solve_s, proven, sizes = 0.0, 0, []
+    solve_s, det_s, proven, sizes = 0.0, 0.0, 0, []
     for mi, first in enumerate(modules):
         # the module, and the modules it looks ahead to (solved with it, then dropped)
         mod = [g for m in modules[mi:mi + 1 + lookahead] for g in m]
@@ -143,7 +159,7 @@ def hope_lp(view: SchedView, nt: int = NT, eps: float = EPS, cut: str = "level",
                                 ext[j][d] += view.C(k, state.dev[k], d)
         inst = Instance([gt[g] for g in mod], [(a, b, c) for (a, b), c in internal.items()], release, ext,
                         list(state.avail))
-        if objective == "global":
+        if objective == "tails":
             inst.tail = [tail[g] for g in mod]
         if follow is not None:   # super-ops are single ops here
             for j, h in enumerate(mod):
@@ -157,10 +173,12 @@ def hope_lp(view: SchedView, nt: int = NT, eps: float = EPS, cut: str = "level",
                  f"ops {ops[0]}..{ops[-1]}" + (f", {len(mod) - len(first)} more looked ahead to)"
                                               if len(mod) > len(first) else ")"))
         if ilp == "paper":
-            sol = solve_paper_cpsat(inst, time_limit_s, seed, unit_s, tie_break, where)
+            sol = solve_paper_cpsat(inst, time_limit_s, seed, unit_s, tie_break, where, deterministic)
         else:
-            sol = solve_engine_cpsat(view, time_limit_s, seed, unit_s, where, groups, mod, state)
+            sol = solve_engine_cpsat(view, time_limit_s, seed, unit_s, where, groups, mod, state,
+                                     deterministic=deterministic)
         solve_s += sol.wall_s
+        det_s += sol.deterministic_s
         proven += sol.optimal
         sizes.append(len(first))
         for j in sorted(range(len(first)), key=lambda j: (sol.start[j], mod[j])):
@@ -168,4 +186,5 @@ def hope_lp(view: SchedView, nt: int = NT, eps: float = EPS, cut: str = "level",
                 state.append(i, sol.dev[j])
         state.commit()
     return Plan.of(state, modules=len(modules), module_sizes=sizes, modules_proven_optimal=proven,
-                   super_ops=groups.n, merged_ops=view.n - groups.n, solver_s=solve_s)
+                   super_ops=groups.n, merged_ops=view.n - groups.n, solver_s=solve_s,
+                   solver_deterministic_s=det_s)

@@ -102,7 +102,7 @@ def _check(inst: Instance, where: str) -> None:
 
 # -- HOPE's ILP (paper model) ------------------------------------------------------------------------
 def solve_paper_cpsat(inst: Instance, time_limit_s: float = 20.0, seed: int = 0, unit_s: float = UNIT_S,
-                      tie_break: bool = False, where: str = "ILP") -> Solution:
+                      tie_break: bool = False, where: str = "ILP", deterministic: bool = False) -> Solution:
     """HOPE's ILP with CP-SAT (module docstring). ``tie_break`` makes the objective lexicographic:
     the makespan first, then the sum of the vertices' ends (so that, among the optimal plans, the
     devices are freed as early as possible for the next module) [choice]."""
@@ -157,11 +157,12 @@ def solve_paper_cpsat(inst: Instance, time_limit_s: float = 20.0, seed: int = 0,
     # ends or (a global objective) the module's makespan.
     scale = n * H + 1 if tie_break else (H + 1 if objective is not z else 1)
     m.minimize(objective * scale + (sum(e) if tie_break else z if objective is not z else 0))
-    solver, optimal, wall, status = solve_cpsat(m, time_limit_s, seed, where)
+    solver, optimal, wall, status = solve_cpsat(m, time_limit_s, seed, where, deterministic)
     dev = [next(d for d in inst.capable(i) if solver.value(x[i, d])) for i in range(n)]
     bound = solver.best_objective_bound / scale   # of the first term: tau or the makespan
     return Solution(dev, [solver.value(v) * unit_s for v in s], [solver.value(v) * unit_s for v in e],
-                    solver.value(z) * unit_s, optimal, math.floor(bound) * unit_s, wall, status)
+                    solver.value(z) * unit_s, optimal, math.floor(bound) * unit_s, wall, status,
+                    solver.deterministic_time)
 
 
 def _reachability(n: int, edges: Sequence[tuple[int, int]]) -> list[int]:

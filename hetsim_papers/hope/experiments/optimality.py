@@ -32,6 +32,7 @@ def small_lstm(steps: int):
     return import_onnx(fuse_mnn(lstm_deepspeech(steps=steps)), f"lstm-deepspeech-{steps}steps").workload
 
 
+@lru_cache(maxsize=2)
 def instances(quick: bool) -> list[tuple[str, str, PlacementProblem]]:
     graphs = {"SQZ": load_workload(MODELS["SQZ"]), "LSTM, 2 steps": small_lstm(2), "LSTM, 3 steps": small_lstm(3)}
     settings = [(label, name, (cpu, "gpu")) for name, (label, cpu) in PLATFORMS.items()]
@@ -47,28 +48,41 @@ def instances(quick: bool) -> list[tuple[str, str, PlacementProblem]]:
     return out
 
 
-@lru_cache(maxsize=4)
-def gaps(quick: bool, seed: int) -> pd.DataFrame:
-    """Every instance solved exactly and by every heuristic: latencies, gaps to the bound (%)."""
-    rows = []
-    for label, graph, prob in instances(quick):
-        exact = explore(prob, make_explorer("ILP-exact", time_limit_s=TIME_LIMIT_S), seed=seed)
-        bound = exact.info["lower_bound_s"]
-        rows.append({"setting": label, "graph": graph, "ops": len(prob.ops), "scheduler": "ILP-exact",
-                     "latency_ms": exact.best_value * 1e3, "gap_pct": 100 * (exact.best_value - bound) / bound,
-                     "bound_ms": bound * 1e3, "proven": exact.info["optimal"],
-                     "schedule_s": exact.info["schedule_wall_s"]})
-        for h in HEURISTICS:
-            r = explore(prob, make_explorer(h), seed=seed)
-            rows.append({"setting": label, "graph": graph, "ops": len(prob.ops), "scheduler": h,
-                         "latency_ms": r.best_value * 1e3, "gap_pct": 100 * (r.best_value - bound) / bound,
-                         "bound_ms": bound * 1e3, "proven": exact.info["optimal"],
-                         "schedule_s": r.info["schedule_wall_s"]})
-    return pd.DataFrame(rows)
+def _instance_rows(item: tuple[bool, int, int]) -> list[dict]:
+    """One instance (by index) solved exactly and by every heuristic: latencies, gaps to CP-SAT's
+    bound (%); run in a worker or here."""
+    quick, seed, index = item
+    label, graph, prob = instances(quick)[index]
+    exact = explore(prob, make_explorer("ILP-exact", time_limit_s=TIME_LIMIT_S), seed=seed)
+    bound = exact.info["lower_bound_s"]
+    proven = bool(exact.info["optimal"])
+    rows = [{"setting": label, "graph": graph, "ops": len(prob.ops), "scheduler": "ILP-exact",
+             "latency_ms": exact.best_value * 1e3, "gap_pct": 100 * (exact.best_value - bound) / bound,
+             "bound_ms": bound * 1e3, "proven": proven}]
+    for h in HEURISTICS:
+        r = explore(prob, make_explorer(h), seed=seed)
+        rows.append({"setting": label, "graph": graph, "ops": len(prob.ops), "scheduler": h,
+                     "latency_ms": r.best_value * 1e3, "gap_pct": 100 * (r.best_value - bound) / bound,
+                     "bound_ms": bound * 1e3, "proven": proven})
+    return rows
+
+
+_GAPS: dict[tuple[bool, int], pd.DataFrame] = {}
+
+
+def gaps(quick: bool, seed: int, ctx: Context | None = None) -> pd.DataFrame:
+    """Every instance solved exactly and by every heuristic (the instances in parallel on
+    ``ctx``'s workers): latencies, gaps to CP-SAT's bound (%), whether the bound is proven the
+    optimum. CP-SAT's limit is deterministic time: the same bounds on a loaded machine."""
+    if (quick, seed) not in _GAPS:
+        items = [(quick, seed, i) for i in range(len(instances(quick)))]
+        done = ctx.map(_instance_rows, items, "instances") if ctx is not None else [_instance_rows(i) for i in items]
+        _GAPS[(quick, seed)] = pd.DataFrame([row for rows in done for row in rows])
+    return _GAPS[(quick, seed)]
 
 
 def optimality(ctx: Context):
-    table = gaps(ctx.quick, ctx.seed).copy()
+    table = gaps(ctx.quick, ctx.seed, ctx).copy()
     # every op's time is rounded to 1 us in the model: the bound may be off by that much per op
     ok = bool((table.latency_ms >= table.bound_ms - table.ops * 1e-3).all())
     claims = [ctx.true("the exact model's bound lies below every scheduler's latency (instances)", "all",
@@ -79,11 +93,15 @@ def optimality(ctx: Context):
     for h in ("ILP-exact", *HEURISTICS):
         axes[0, 0].plot(range(len(piv)), piv[h], "o-" if h != "ILP-exact" else "k_", label=h)
     axes[0, 0].set_xticks(range(len(piv)), [f"{a}\n{b}" for a, b in piv.index], fontsize=7)
-    axes[0, 0].set_ylabel("gap to the optimum (%)")
-    axes[0, 0].set_title("Optimality gap on small graphs (CP-SAT's optimum, the engine's rules)")
+    axes[0, 0].set_ylabel("gap to CP-SAT's lower bound (%)")
+    axes[0, 0].set_title("Gap to CP-SAT's bound on small graphs (the engine's rules; the optimum where proven)")
     axes[0, 0].legend(fontsize=8, ncol=3)
     mean = table.groupby("scheduler").gap_pct.mean()
-    notes = ["Mean gap to the optimum (%): " + ", ".join(f"{k} {v:.2f}" for k, v in mean.items()),
-             f"CP-SAT proved {int(table[table.scheduler == 'ILP-exact'].proven.sum())} of "
-             f"{int((table.scheduler == 'ILP-exact').sum())} instances optimal within {TIME_LIMIT_S:g} s."]
+    exact = table[table.scheduler == "ILP-exact"]
+    n_proven, n = int(exact.proven.sum()), len(exact)
+    what = "the optimum" if n_proven == n else "CP-SAT's lower bound (the optimum on the proven instances)"
+    notes = [f"Mean gap to {what} (%): " + ", ".join(f"{k} {v:.2f}" for k, v in mean.items()),
+             f"CP-SAT proved {n_proven} of {n} instances optimal within {TIME_LIMIT_S:g} deterministic s "
+             "each (one worker: the same on a loaded machine); on the others the gap is to the bound, an "
+             "upper bound on the gap to the optimum."]
     return artifact(table, fig, claims, notes)

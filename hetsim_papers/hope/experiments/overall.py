@@ -25,16 +25,19 @@ from hetsim_papers.hope.experiments.paper import (
     PP,
     PP_MAX,
 )
-from hetsim_papers.hope.experiments.runs import VERSIONS, Setting, reduction_pct, run
+from hetsim_papers.hope.experiments.runs import VERSIONS, Setting, key, prefetch, reduction_pct, run
 
 #: (HOPE version, baseline) pairs whose reductions the paper reports, and its values.
 COMPARISONS = {("HOPE:LP", "MOSAIC"): LP_VS_MOSAIC, ("HOPE:LP", "StarPU"): LP_VS_STARPU,
                ("HOPE:GS", "StarPU"): GS_VS_STARPU}
 
 
-def latency_table(settings: dict[str, Setting], model_list, versions=tuple(VERSIONS)) -> pd.DataFrame:
+def latency_table(settings: dict[str, Setting], model_list, versions=tuple(VERSIONS),
+                  ctx: Context | None = None) -> pd.DataFrame:
     """One row per (phone, model, version): latency (ms), normalised to GPU-only when it runs,
-    the scheduler's wall time and each device's peak memory (MB)."""
+    the scheduler's wall time and each device's peak memory (MB); the runs scheduled in parallel
+    on ``ctx``'s workers."""
+    prefetch(ctx, [key(setting, m, v) for setting in settings.values() for m in model_list for v in versions])
     rows = []
     for label, setting in settings.items():
         for m in model_list:
@@ -111,7 +114,7 @@ def plot_fig4(table: pd.DataFrame, model_list):
 
 def fig4(ctx: Context):
     model_list = models(ctx)
-    table = latency_table(settings_fig4(), model_list)
+    table = latency_table(settings_fig4(), model_list, ctx=ctx)
     red = reductions(table)
     out = table.merge(red, on=["phone", "model"])
     notes = ["Latency of one inference on HOPE's runtime (plan order, tensor caching, transfers charged "

@@ -16,7 +16,7 @@ from hetsim.mapping import load_mapping, make_placement
 from hetsim.options import RunOptions
 from hetsim.platform import load_platform
 from hetsim.sim import budget
-from hetsim.sim.tasks import build_tasks
+from hetsim.tasks import build_tasks
 from hetsim.workload import load_workload
 
 

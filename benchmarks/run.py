@@ -4,7 +4,8 @@
     python benchmarks/run.py [--json] [--repeat N]
 
 (a) analytic: candidates scored per second by the vectorised scorer on ResNet50 (54 layers) x all
-    4-stage splits x the 24 EP orders of chiplet-c2 (goal >= 1,000,000/s on one core);
+    4-stage splits x the 24 EP orders of chiplet-c2 (goal >= 1,000,000/s on one core), and per CPU
+    second in a depth sweep (every split into k = 3..6 stages on one EP order each);
 (b) DES: wall time of 10,000 frames through a 4-stage pipeline divided by that of a bare SimPy
     pipeline of the same shape (goal <= 2 with contention off, <= 4 with it on, per-stage or per-op
     flows), on the shipped DRAM and on a contended one, with the per-op run's work per stage
@@ -34,7 +35,13 @@
     size, population 1000 x 100 generations, Advanced-2 on AlexNet (goal: under 60 s on one core);
 (j) seed 004's "real" cluster: DES evaluations per second of a hybrid AlexNet mapping (conv1 and the
     FC layers split over 2 CPUs), one inference, contention on, MPI transfers. `--only i` runs (i)
-    and (j).
+    and (j); (i) against pymoo's NSGA-II alone on a free fitness, in the same run.
+(k) scale, CPU time: the DAG DES (task-graph build and one frame) of a synthetic DAG of 2,500 to
+    20,000 ops against a heapq event loop over the same graph (goal: 10,000 ops in < 0.5 s), and its
+    growth exponent in ops; a stream of frames through the 10,000-op graph (op executions per CPU
+    second, goal >= 1e5) and the memory a frame adds; a 100,000-op graph, one frame; the growth
+    exponent of the pipeline DES (b's pipeline, contention on) in frames. `--only k` runs (k);
+    `--only a,b,k,i` several figures in one process (issue 32's).
 
 Medians over --repeat runs; the machines are shared and noisy, so quote ratios from one run.
 """
@@ -56,13 +63,14 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 import simpy  # noqa: E402
 
-from hetsim.analytic import SplitScorer, stage_costs  # noqa: E402
+from hetsim.analytic import SplitScorer  # noqa: E402
 from hetsim.cost import RooflineCostModel  # noqa: E402
 from hetsim.mapping import load_mapping  # noqa: E402
 from hetsim.options import RunOptions  # noqa: E402
 from hetsim.platform import load_platform  # noqa: E402
 from hetsim.sim.pipeline import simulate_pipeline  # noqa: E402
 from hetsim.sim.recurrence import run_pipeline_recurrence  # noqa: E402
+from hetsim.tasks import stage_costs, stage_demands  # noqa: E402
 from hetsim.workload import load_workload  # noqa: E402
 
 
@@ -83,7 +91,39 @@ def bench_analytic(repeat: int) -> dict:
     scorer = SplitScorer(platform, workload, cost, eps)   # layer-time matrix built once, outside
     n = scorer.count(4)
     t = _median_time(lambda: scorer.score(4), repeat)
-    return {"candidates": n, "median_s": t, "candidates_per_s": n / t, "goal_per_s": 1_000_000}
+    out = {"candidates": n, "median_s": t, "candidates_per_s": n / t, "goal_per_s": 1_000_000}
+    # A depth sweep: every split of ResNet50 into k = 3..6 stages on one EP order each (what a
+    # sweep over depths asks of the scorer: the splits are enumerated anew for every depth), CPU time.
+    hikey = load_platform("hikey970")
+    deep = SplitScorer(hikey, workload, RooflineCostModel(hikey), hikey.eps())
+    depths = {}
+    for k in (3, 4, 5, 6):
+        order = [tuple(range(k))]
+        depths[k] = (deep.count(k, order), _median_cpu(lambda k=k, order=order: deep.score(k, order), repeat))
+    total = sum(c for c, _ in depths.values())
+    cpu = sum(t for _, t in depths.values())
+    out.update({"depth_sweep_candidates": total, "depth_sweep_cpu_s": cpu,
+                "depth_sweep_candidates_per_cpu_s": total / cpu,
+                "depth_sweep_per_k": {k: c / t for k, (c, t) in depths.items()}})
+    return out
+
+
+def _median_cpu(fn, repeat: int) -> float:
+    """Median CPU time (this process) of ``fn`` over ``repeat`` runs."""
+    times = []
+    for _ in range(repeat):
+        t0 = time.process_time()
+        fn()
+        times.append(time.process_time() - t0)
+    return statistics.median(times)
+
+
+def print_analytic(a: dict) -> None:
+    per_k = ", ".join(f"k={k} {v:,.0f}/s" for k, v in a["depth_sweep_per_k"].items())
+    print(f"(a) analytic: {a['candidates']:,} candidates in {a['median_s'] * 1e3:.1f} ms "
+          f"= {a['candidates_per_s']:,.0f}/s (goal >= {a['goal_per_s']:,}/s); depth sweep k = 3..6, one EP "
+          f"order each: {a['depth_sweep_candidates']:,} candidates, {a['depth_sweep_candidates_per_cpu_s']:,.0f} "
+          f"per CPU s ({per_k})")
 
 
 def bare_simpy_pipeline(stage_times: list[float], frames: int) -> None:
@@ -118,10 +158,9 @@ def print_des(d: dict) -> None:
         print(f"    {what} {d[f'dram_GBps{suffix}']:g} GB/s: per-stage flows "
               f"{d[f'hetsim_contention_s{suffix}']:.3f} s (x{d[f'ratio_contention{suffix}']:.2f}), "
               f"per-op flows {d[f'hetsim_contention_per_op_s{suffix}']:.3f} s "
-              f"(x{d[f'ratio_contention_per_op{suffix}']:.2f}, goal <= 4); per stage execution "
-              f"{w['simpy_events']:.2f} SimPy events, {w['timers']:.2f} server timers, "
-              f"{w['segment_steps']:.2f} segment steps, {w['leaps']:.2f} leaps "
-              f"({w['segments']:.1f} segments)")
+              f"(x{d[f'ratio_contention_per_op{suffix}']:.2f}, goal <= 4): {w['path']}; per stage execution "
+              f"{w['boundaries']:.2f} segment boundaries, {w['rate_changes']:.2f} rate recomputations "
+              f"({w['throttled_steps']:.2f} throttled) ({w['segments']:.1f} segments)")
 
 
 def _opts(pipe, **fields) -> RunOptions:
@@ -138,7 +177,7 @@ def bench_des(repeat: int, frames: int = 10_000) -> dict:
     them, so that no op is slowed by the memory alone but any two memory-bound ops of the big
     stages that overlap saturate it (their peaks sum to 36 GB/s). For each: per-stage and per-op
     flows against the bare SimPy pipeline, and the work per stage execution of the per-op run
-    (SimPy events, the server's timers, exact segment steps and leaps). The variants run
+    (the path that answered, segment boundaries, rate recomputations). The variants run
     round-robin, one of each per round, so that a load change on the shared machine hits them
     alike; medians over the rounds."""
     platform = load_platform("hikey970")
@@ -194,46 +233,38 @@ def _median_times(fns: dict, repeat: int) -> dict:
 def _peak_op_rates_GBps(platform, workload, pipe, cost) -> list[float]:
     """Each stage's largest per-op memory rate (bytes / uncontended time of its roofline part)."""
     from hetsim.sim.bandwidth import FlowProfile
-    from hetsim.sim.pipeline import _demands
 
-    demands = _demands(workload, cost, pipe.stages, _opts(pipe, flows="op"))
+    demands = stage_demands(pipe, workload, cost, per_op=True)
     return [max(FlowProfile.from_demands(parts).caps_Bps) / 1e9 for parts in demands]
 
 
 def _per_op_work(platform, workload, pipe, cost, frames: int) -> dict:
-    """Work per stage execution of a per-op run: SimPy events processed (all of them: queues,
-    stage processes, the server's timers including superseded ones), the server's timers, its
-    exact segment steps and leaps, and the segments of a stage execution (what the per-op engine
-    before profile flows stepped through with one SimPy timeout or transfer each)."""
-    from hetsim.sim.bandwidth import BandwidthServer, FlowProfile
-    from hetsim.sim.pipeline import _demands, run_pipeline
+    """Work per stage execution of a per-op run: the path that answered (the max-plus recurrence
+    where contention cannot bind, else the pipeline's event loop), and in the loop the segment
+    boundaries crossed, the events that recomputed every rate (the rest updated in place) and
+    those with someone throttled; the segments of a stage execution."""
+    from hetsim.sim import bandwidth
+    from hetsim.sim.bandwidth import FlowProfile
+    from hetsim.sim.pipeline import run_pipeline
 
-    servers: list[BandwidthServer] = []
-    made = BandwidthServer.for_memory
-    step = simpy.Environment.step
-    events = [0]
+    solvers: list = []
+    made = bandwidth.ProfileSolver.__init__
 
-    def counting_step(env):
-        events[0] += 1
-        return step(env)
+    def keep(self, server):
+        made(self, server)
+        solvers.append(self)
 
-    def keep(env, memory):
-        servers.append(made(env, memory))
-        return servers[-1]
-
-    BandwidthServer.for_memory = keep    # type: ignore[method-assign]
-    simpy.Environment.step = counting_step    # type: ignore[method-assign]
+    bandwidth.ProfileSolver.__init__ = keep    # type: ignore[method-assign]
     try:
         run_pipeline(platform, workload, pipe, cost, _opts(pipe, frames=frames, flows="op"))
     finally:
-        BandwidthServer.for_memory = made    # type: ignore[method-assign]
-        simpy.Environment.step = step        # type: ignore[method-assign]
+        bandwidth.ProfileSolver.__init__ = made    # type: ignore[method-assign]
     runs = frames * len(pipe.stages)
-    mem = servers[0]
-    segments = [FlowProfile.from_demands(parts).segments
-                for parts in _demands(workload, cost, pipe.stages, _opts(pipe, flows="op"))]
-    return {"frames": frames, "simpy_events": events[0] / runs, "timers": mem.timers / runs,
-            "segment_steps": mem.segment_steps / runs, "leaps": mem.leaps / runs,
+    segments = [FlowProfile.from_demands(parts).segments for parts in stage_demands(pipe, workload, cost, per_op=True)]
+    return {"frames": frames, "path": "event loop" if solvers else "max-plus recurrence",
+            "boundaries": sum(x.boundaries for x in solvers) / runs,
+            "rate_changes": sum(x.rate_changes for x in solvers) / runs,
+            "throttled_steps": sum(x.throttled_steps for x in solvers) / runs,
             "segments": sum(segments) / len(segments)}
 
 
@@ -321,13 +352,35 @@ def bench_nsga2(repeat: int) -> dict:
     result = run_nsga2(chrom, model, pop_size=1000, n_gen=100, seed=0)
     out.update({"full_run_s": time.perf_counter() - t0, "full_run_evaluations": result.evaluations,
                 "goal_full_run_s": 60.0})
+    # The anchor: pymoo alone, the same NSGA-II (operators, repair, population, generations) over
+    # the same genes with a fitness that costs nothing (the sum of the genes, three times).
+    from pymoo.algorithms.moo.nsga2 import NSGA2
+    from pymoo.core.problem import Problem
+    from pymoo.optimize import minimize
+
+    from hetsim_papers.nsga2.search import ChromosomeRepair, operators
+
+    class Free(Problem):
+        def __init__(self):
+            super().__init__(n_var=chrom.n_var, n_obj=3, xl=chrom.xl.astype(float), xu=chrom.xu.astype(float),
+                             vtype=int)
+
+        def _evaluate(self, X, out, *args, **kwargs):
+            total = X.sum(axis=1)
+            out["F"] = np.column_stack([total, -total, total % 7])
+
+    t0 = time.perf_counter()
+    minimize(Free(), NSGA2(pop_size=1000, repair=ChromosomeRepair(chrom), eliminate_duplicates=True,
+                           **operators("pymoo-0.5")), ("n_gen", 101), seed=0, verbose=False)
+    out["pymoo_alone_s"] = time.perf_counter() - t0
+    out["ratio_to_pymoo_alone"] = out["full_run_s"] / out["pymoo_alone_s"]
     return out
 
 
 def bench_hybrid_des(repeat: int) -> dict:
     from hetsim.mapping import hybrid_placement
     from hetsim.sim.dag import run_dag
-    from hetsim.sim.tasks import build_tasks
+    from hetsim.tasks import build_tasks
     from hetsim_papers.nsga2.cost import NcnnCostModel
 
     platform = load_platform("xavier-nx-x8")
@@ -498,7 +551,7 @@ def bench_hope(repeat: int) -> dict:
     from hetsim.exploration import PlacementProblem, explore, make_explorer
     from hetsim.options import RunOptions
     from hetsim.sim.dag import run_dag
-    from hetsim.sim.tasks import build_tasks
+    from hetsim.tasks import build_tasks
     from hetsim_papers.hope.cost import HopeCostModel
 
     platform = load_platform("hope-he")
@@ -565,6 +618,187 @@ def bench_pim(repeat: int) -> dict:
     return out
 
 
+def synthetic_dag(n_ops: int, seed: int = 0, channels: int = 16, size: int = 14, window: int = 32,
+                  join: float = 0.3):
+    """A random DAG workload of ``n_ops`` ops of one tensor shape: 1x1 convs and ReLUs in turn along
+    a chain, and with probability ``join`` an add of the op before and a random one of the
+    ``window`` before it (a residual: DenseNet- and transformer-like fan-in)."""
+    from hetsim.workload.loader import workload_from_dict
+
+    rng = np.random.default_rng(seed)
+    ops: list[dict] = []
+    for i in range(n_ops):
+        name = f"op{i}"
+        if i >= 2 and rng.random() < join:
+            j = int(rng.integers(max(0, i - window), i - 1))
+            ops.append({"name": name, "kind": "add", "inputs": [f"op{i - 1}", f"op{j}"]})
+        elif i % 2 == 0:
+            conv = {"name": name, "kind": "conv", "kernel": 1, "out_c": channels, "stride": 1, "pad": 0}
+            ops.append(conv if i == 0 else {**conv, "inputs": [f"op{i - 1}"]})
+        else:
+            ops.append({"name": name, "kind": "relu", "inputs": [f"op{i - 1}"]})
+    return workload_from_dict({"schema": 1, "name": f"synthetic-{n_ops}", "description": "benchmark DAG",
+                               "source": "benchmarks/run.py", "input": {"h": size, "w": size, "c": channels},
+                               "layer_kinds": ["conv", "fc"], "ops": ops}, f"synthetic-{n_ops}")
+
+
+def _synthetic_setup(n_ops: int):
+    """(platform, workload, placement, cost, load CPU s): the synthetic DAG on hikey970, blocks of
+    50 ops on the big and the little cluster in turn (a transfer over the CCI at every change)."""
+    from hetsim.mapping import placement_from_dict
+
+    t0 = time.process_time()
+    workload = synthetic_dag(n_ops)
+    load = time.process_time() - t0
+    platform = load_platform("hikey970")
+    cost = RooflineCostModel(platform)
+    spec = {op.name: ("B4" if (k // 50) % 2 == 0 else "s4") for k, op in enumerate(workload.ops)}
+    return platform, workload, placement_from_dict(spec, platform, workload, cost=cost), cost, load
+
+
+def heapq_dag_loop(tg) -> float:
+    """The anchor of the DAG engine: a bare heapq event loop over the same task graph (every task
+    one event at its end; a task starts when its dependencies and its lane's previous task are
+    done). Returns the makespan."""
+    import heapq
+
+    n = len(tg.tasks)
+    succ: list[list[int]] = [[] for _ in range(n)]
+    waiting = [0] * n
+    for t in tg.tasks:
+        for d in t.deps:
+            succ[d].append(t.index)
+            waiting[t.index] += 1
+    for order in tg.lanes.values():
+        for a, b in zip(order, order[1:], strict=False):
+            succ[a].append(b)
+            waiting[b] += 1
+    ready_at = [0.0] * n
+    durations = [t.time_s for t in tg.tasks]
+    events = [(durations[i], i) for i in range(n) if waiting[i] == 0]
+    heapq.heapify(events)
+    now = 0.0
+    while events:
+        now, i = heapq.heappop(events)
+        for j in succ[i]:
+            if now > ready_at[j]:
+                ready_at[j] = now
+            waiting[j] -= 1
+            if waiting[j] == 0:
+                heapq.heappush(events, (ready_at[j] + durations[j], j))
+    return now
+
+
+def _growth_exponent(sizes, times) -> float:
+    """The slope of log(time) against log(size): 1 is linear."""
+    return float(np.polyfit(np.log(sizes), np.log(times), 1)[0])
+
+
+def bench_scale(repeat: int) -> dict:
+    """(k) DAG DES at scale, CPU time: task-graph build and one frame of the synthetic DAG at 2,500
+    to 20,000 ops (goal: 10,000 ops in < 0.5 s including the build) against a heapq event loop over
+    the same graph, and the growth exponent of build + run in ops; a stream of frames through the
+    10,000-op graph (op executions per CPU second, goal >= 1e5) and the memory a frame adds
+    (tracemalloc, goal: none, memory linear in the graph); a 100,000-op graph, one frame; the
+    growth exponent of the pipeline DES (the pipeline of (b), contention on) in frames."""
+    import gc
+    import tracemalloc
+
+    from hetsim.sim.dag import run_dag
+    from hetsim.tasks import build_tasks
+
+    out: dict = {"dag": {}}
+    sizes = (2500, 5000, 10_000, 20_000)
+    graphs = {}
+    for n in sizes:
+        platform, workload, placement, cost, load = _synthetic_setup(n)
+        tg = {}
+
+        def build(platform=platform, workload=workload, placement=placement, cost=cost, tg=tg):
+            tg["g"] = build_tasks(platform, workload, placement, cost)
+
+        b = _median_cpu(build, repeat)
+        g = tg["g"]
+        graphs[n] = (platform, placement, g)
+        runs = {}
+        for contention in (False, True):
+            opts = RunOptions.make(engine="des", frames=1, contention=contention).resolve(placement)
+            runs[contention] = _median_cpu(lambda opts=opts, g=g, platform=platform: run_dag(platform, g, opts),
+                                           repeat)
+        anchor = _median_cpu(lambda g=g: heapq_dag_loop(g), repeat)
+        out["dag"][n] = {"tasks": len(g.tasks), "load_cpu_s": load, "build_cpu_s": b, "run_cpu_s": runs[False],
+                         "run_contention_cpu_s": runs[True], "heapq_loop_cpu_s": anchor,
+                         "total_cpu_s": b + runs[False], "ratio_run_to_heapq": runs[False] / anchor,
+                         "ratio_total_to_heapq": (b + runs[False]) / anchor}
+    out["dag_growth_exponent"] = _growth_exponent(sizes, [out["dag"][n]["total_cpu_s"] for n in sizes])
+    out["dag_run_growth_exponent"] = _growth_exponent(sizes, [out["dag"][n]["run_cpu_s"] for n in sizes])
+    out["goal_10k_total_cpu_s"] = 0.5
+    # a stream: frames through the 10,000-op graph, the graph built once
+    platform, placement, g = graphs[10_000]
+    frames = 20
+    opts = RunOptions.make(engine="des", frames=frames, contention=False).resolve(placement)
+    t = _median_cpu(lambda: run_dag(platform, g, opts), max(1, repeat // 2))
+    out["stream"] = {"ops": 10_000, "frames": frames, "cpu_s": t, "op_executions_per_cpu_s": frames * 10_000 / t,
+                     "goal_per_s": 1e5}
+    # memory a frame adds: peak traced bytes of runs of 2 and 10 frames through the 2,500-op graph
+    platform, placement, g = graphs[2500]
+    peaks = {}
+    for f in (2, 10):
+        opts = RunOptions.make(engine="des", frames=f, contention=False).resolve(placement)
+        gc.collect()
+        tracemalloc.start()
+        run_dag(platform, g, opts)
+        peaks[f] = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    out["memory"] = {"tasks": len(g.tasks), "peak_bytes_2_frames": peaks[2], "peak_bytes_10_frames": peaks[10],
+                     "bytes_per_frame_and_task": (peaks[10] - peaks[2]) / 8 / len(g.tasks)}
+    # 100,000 ops, one frame
+    platform, workload, placement, cost, load = _synthetic_setup(100_000)
+    t0 = time.process_time()
+    g = build_tasks(platform, workload, placement, cost)
+    b = time.process_time() - t0
+    opts = RunOptions.make(engine="des", frames=1, contention=False).resolve(placement)
+    t0 = time.process_time()
+    run_dag(platform, g, opts)
+    r = time.process_time() - t0
+    out["dag_100k"] = {"tasks": len(g.tasks), "load_cpu_s": load, "build_cpu_s": b, "run_cpu_s": r}
+    # the pipeline DES in frames (contention on: SimPy, per-stage and per-op flows)
+    pipeline = load_platform("hikey970")
+    workload = load_workload("resnet50")
+    cost = RooflineCostModel(pipeline)
+    pipe = load_mapping("B2:1-13|B2:14-30|s2:31-44|s2:45-54", pipeline, workload, cost)
+    frame_counts = (2500, 5000, 10_000, 20_000)
+    for flows in ("stage", "op"):
+        times = [_median_cpu(lambda f=f, flows=flows: simulate_pipeline(pipeline, workload, pipe, cost, _opts(
+            pipe, frames=f, contention=True, flows=flows)), max(1, repeat // 2)) for f in frame_counts]
+        out[f"pipeline_{flows}_cpu_s"] = dict(zip(frame_counts, times, strict=True))
+        out[f"pipeline_{flows}_growth_exponent"] = _growth_exponent(frame_counts, times)
+    return out
+
+
+def print_scale(k: dict) -> None:
+    d = k["dag"]
+    rows = ", ".join(f"{n:,} ops {v['build_cpu_s']:.2f} + {v['run_cpu_s']:.3f} s (x{v['ratio_total_to_heapq']:.1f} "
+                     f"heapq)" for n, v in d.items())
+    ten = d[10_000]
+    print(f"(k) DAG DES, synthetic DAG, one frame, CPU build + run: {rows}; growth exponent "
+          f"{k['dag_growth_exponent']:.2f} (run alone {k['dag_run_growth_exponent']:.2f})")
+    print(f"    10,000 ops: {ten['total_cpu_s']:.2f} s CPU (goal < 0.5 s; load {ten['load_cpu_s']:.2f} s not "
+          f"counted), contention on {ten['run_contention_cpu_s']:.2f} s; heapq loop {ten['heapq_loop_cpu_s']:.3f} s "
+          f"(the run x{ten['ratio_run_to_heapq']:.2f} of it)")
+    st, mem, big = k["stream"], k["memory"], k["dag_100k"]
+    print(f"    stream of {st['frames']} frames x {st['ops']:,} ops: {st['op_executions_per_cpu_s']:,.0f} op "
+          f"executions per CPU s (goal >= 1e5); memory a frame adds: {mem['bytes_per_frame_and_task']:.0f} B "
+          f"per task ({mem['peak_bytes_2_frames'] / 1e6:.1f} MB at 2 frames, "
+          f"{mem['peak_bytes_10_frames'] / 1e6:.1f} MB at 10)")
+    print(f"    100,000 ops ({big['tasks']:,} tasks): load {big['load_cpu_s']:.1f} s, build {big['build_cpu_s']:.1f} s, "
+          f"run {big['run_cpu_s']:.1f} s CPU")
+    for flows in ("stage", "op"):
+        times = ", ".join(f"{f:,}: {t:.2f} s" for f, t in k[f"pipeline_{flows}_cpu_s"].items())
+        print(f"    pipeline DES, contention on, {flows} flows, CPU s by frames: {times}; growth exponent "
+              f"{k[f'pipeline_{flows}_growth_exponent']:.2f}")
+
+
 def print_pim(g: dict) -> None:
     prof = ", ".join(f"{m} {v['plan_ms']:.1f} ms (sweep {v['sweep_ms']:.1f})" for m, v in g["profiling"].items())
     print(f"(h) PIM: OPT's DP on GPT-2 p=64 ({g['ops']:,} ops, {g['dcg_nodes']:,} DCG nodes) {g['dp_ms']:.1f} ms, "
@@ -577,25 +811,32 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--repeat", type=int, default=5, help="runs per figure (median)")
     ap.add_argument("--no-reproduce", action="store_true", help="skip the reproduction timings (d)")
-    ap.add_argument("--only", choices=["b", "f", "g", "h", "i"], default=None, help="run one figure alone")
+    ap.add_argument("--only", default=None,
+                    help="run these figures alone, comma-separated: a, b, f, g, h, i (with j), k")
     ap.add_argument("--no-dask", action="store_true", help="(f) without the Dask LocalCluster")
     args = ap.parse_args(argv)
-    # one figure alone: (JSON key, the benchmark, its printer)
-    single = {"b": ("des", lambda: bench_des(args.repeat), print_des),
+    # figures alone: (JSON key, the benchmark, its printer)
+    single = {"a": ("analytic", lambda: bench_analytic(args.repeat), print_analytic),
+              "b": ("des", lambda: bench_des(args.repeat), print_des),
+              "k": ("scale", lambda: bench_scale(args.repeat), print_scale),
               "f": ("sweep", lambda: bench_sweep(dask=not args.no_dask, repeat=args.repeat), print_sweep),
               "g": ("hope", lambda: bench_hope(args.repeat), print_hope),
-              "h": ("pim", lambda: bench_pim(args.repeat), print_pim)}
-    if args.only in single:
-        key, bench, show = single[args.only]
-        result = bench()
+              "h": ("pim", lambda: bench_pim(args.repeat), print_pim),
+              "i": ("nsga2", lambda: {"nsga2": bench_nsga2(args.repeat), "hybrid_des": bench_hybrid_des(args.repeat)},
+                    print)}
+    if args.only is not None:
+        figures = args.only.split(",")
+        unknown = [f for f in figures if f not in single]
+        if unknown:
+            ap.error(f"--only {unknown[0]!r}; allowed: {', '.join(single)}")
+        results = {}
+        for figure in figures:       # one process: ratios between figures come from one run
+            key, bench, show = single[figure]
+            results[key] = bench()
+            if not args.json:
+                show(results[key])
         if args.json:
-            print(json.dumps({key: result}, indent=2))
-        else:
-            show(result)
-        return 0
-    if args.only == "i":   # (i) and (j), seed 004
-        both = {"nsga2": bench_nsga2(args.repeat), "hybrid_des": bench_hybrid_des(args.repeat)}
-        print(json.dumps(both, indent=2) if args.json else both)
+            print(json.dumps(results, indent=2))
         return 0
     results = {"analytic": bench_analytic(args.repeat), "des": bench_des(args.repeat),
                "explorers": bench_explorers(args.repeat), "recurrence": bench_recurrence(args.repeat),
@@ -605,13 +846,12 @@ def main(argv: list[str] | None = None) -> int:
     results["sweep"] = bench_sweep(dask=not args.no_dask, repeat=min(args.repeat, 3))
     results["hope"] = bench_hope(args.repeat)
     results["pim"] = bench_pim(args.repeat)
+    results["scale"] = bench_scale(args.repeat)
     if args.json:
         print(json.dumps(results, indent=2))
     else:
-        a, d = results["analytic"], results["des"]
-        print(f"(a) analytic: {a['candidates']:,} candidates in {a['median_s'] * 1e3:.1f} ms "
-              f"= {a['candidates_per_s']:,.0f}/s (goal >= {a['goal_per_s']:,}/s)")
-        print_des(d)
+        print_analytic(results["analytic"])
+        print_des(results["des"])
         e = results["explorers"]
         print(f"(c) ResNet50 on chiplet-c2, 4 stages: Shisha {e['Shisha']['median_s'] * 1e3:.1f} ms "
               f"({e['Shisha']['trials']} trials), exhaustive {e['ES']['median_s']:.2f} s "
@@ -629,10 +869,12 @@ def main(argv: list[str] | None = None) -> int:
         print_sweep(results["sweep"])
         print_hope(results["hope"])
         print_pim(results["pim"])
+        print_scale(results["scale"])
         g = results["nsga2"]
         print(f"(i) seed-004 analytical model, AlexNet on 8 CPUs: {g['advanced_evaluations_per_s']:,.0f} "
               f"evaluations/s (advanced, p = 2), {g['naive_evaluations_per_s']:,.0f}/s (naive); NSGA-II "
-              f"1000 x 100 ({g['full_run_evaluations']:,} evaluations) in {g['full_run_s']:.1f} s (goal < 60 s)")
+              f"1000 x 100 ({g['full_run_evaluations']:,} evaluations) in {g['full_run_s']:.1f} s (goal < 60 s), "
+              f"x{g['ratio_to_pymoo_alone']:.2f} pymoo alone ({g['pymoo_alone_s']:.1f} s)")
         h = results["hybrid_des"]
         print(f"(j) seed-004 DES, hybrid AlexNet over 2 CPUs: {h['evaluations_per_s']:.1f} evaluations/s "
               f"({h['median_s'] * 1e3:.1f} ms each)")

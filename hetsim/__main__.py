@@ -1,3 +1,3 @@
-from hetsim.cli import main
+from hetsim.cli import entry
 
-main()
+entry()

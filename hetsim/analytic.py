@@ -5,8 +5,10 @@ layers' times on its EP plus the transfer of every tensor that crosses the cut a
 is 1 / the slowest stage. A stage hands its output over before it takes the next frame (the sender
 pays the transfer), so the transfer belongs to the stage time.
 
+The stage costs and the task graph are :mod:`hetsim.tasks`'s, which the DES reads too.
+
 DAG mappings: one inference by list scheduling of the mapping's task graph
-(:mod:`hetsim.sim.tasks`): every lane runs its tasks in order, each starting when its lane is free
+(:mod:`hetsim.tasks`): every lane runs its tasks in order, each starting when its lane is free
 and its inputs have arrived.
 
 :class:`SplitScorer` scores every contiguous k-stage split x every EP assignment at once with prefix
@@ -38,54 +40,21 @@ from hetsim.metrics import (
 from hetsim.options import RunOptions
 from hetsim.platform import ExecutionPlace
 from hetsim.power import energy_J
-from hetsim.sim.tasks import (
+from hetsim.tasks import (
     TaskGraph,
     ep_peak_memory,
     ep_units,
     lane_busy_s,
     list_schedule,
+    pipeline_link_bytes,
+    stage_costs,
+    stage_peak_memory,
     task_time_s,
 )
 from hetsim.workload.splits import count_compositions
 
 
 # -- pipelines ----------------------------------------------------------------------------------
-def stage_costs(pipe: Pipeline, workload, cost: CostModel,
-                state: DvfsState | None = None) -> tuple[list[float], list[float]]:
-    """(compute_s, transfer_s) of every stage for one frame."""
-    compute, transfer = [], []
-    stages = pipe.stages
-    for i, s in enumerate(stages):
-        t = cost.layer_times(workload, s.ep, state)
-        compute.append(float(t[s.first - 1:s.last].sum()))
-        if i + 1 < len(stages):
-            transfer.append(cost.transfer_time(workload.cut_bytes(s.last), s.ep, stages[i + 1].ep))
-        else:
-            transfer.append(0.0)
-    return compute, transfer
-
-
-def stage_peak_memory(pipe: Pipeline, workload, buffer_frames: int = 1) -> list[float]:
-    """Weights of the stage's layers + its largest op working set (inputs, outputs, im2col) + the
-    input buffer of ``buffer_frames`` frames."""
-    out = []
-    for s in pipe.stages:
-        layers = workload.layers[s.first - 1:s.last]
-        weights = sum(layer.weight_bytes for layer in layers)
-        work = max(op.input_bytes + op.output_bytes + op.im2col_bytes for layer in layers for op in layer.ops)
-        inbuf = workload.cut_bytes(s.first - 1) * buffer_frames if s.first > 1 else 0
-        out.append(float(weights + work + inbuf))
-    return out
-
-
-def pipeline_link_bytes(platform, workload, pipe: Pipeline, frames: int) -> dict[str, float]:
-    """Bytes each link carries over ``frames`` frames: every cut's tensors over its route."""
-    out: dict[str, float] = {}
-    for i, s in enumerate(pipe.stages[:-1]):
-        add_bytes(out, platform.route(s.ep, pipe.stages[i + 1].ep).links, workload.cut_bytes(s.last) * frames)
-    return out
-
-
 def periodic_schedule(times: Sequence[float], period_s: float, frames: int) -> tuple[np.ndarray, np.ndarray]:
     """(start, end) arrays (stages, frames) of the closed-form schedule: frame f enters at f x
     period and never waits (every stage time <= the period), so stage i runs it from
@@ -164,7 +133,7 @@ def steady_energy_per_frame(platform, workload, pipe: Pipeline, cost: CostModel,
 # -- DAG mappings -------------------------------------------------------------------------------
 def evaluate_placement(platform, workload, placement: Placement, tg: TaskGraph,
                        options: RunOptions) -> Metrics:
-    """One inference by list scheduling of the task graph (:func:`~hetsim.sim.tasks.list_schedule`);
+    """One inference by list scheduling of the task graph (:func:`~hetsim.tasks.list_schedule`);
     a stream of F frames ends after latency + (F - 1) x the busiest lane's time (the stream bound,
     reached only when the lanes overlap across frames)."""
     frames = options.frames or 1
@@ -196,10 +165,38 @@ def evaluate_placement(platform, workload, placement: Placement, tg: TaskGraph,
 def split_boundaries(n_layers: int, k: int) -> np.ndarray:
     """Every k-stage split as boundaries [0, c1, ..., c_{k-1}, n] (rows in lexicographic order of
     the cut points). k = 1 is the one-stage pipeline [0, n]."""
-    combos = list(itertools.combinations(range(1, n_layers), k - 1))
-    cuts = np.array(combos, dtype=np.int64).reshape(len(combos), k - 1)
-    n = cuts.shape[0]
-    return np.hstack([np.zeros((n, 1), np.int64), cuts, np.full((n, 1), n_layers, np.int64)])
+    n = math.comb(n_layers - 1, k - 1) if k >= 1 else 0
+    out = np.empty((n, k + 1), np.int64)
+    out[:, 0] = 0
+    out[:, k] = n_layers
+    if k > 1 and n:
+        cuts = out[:, 1:k]
+        cuts[...] = _combinations(n_layers - 1, k - 1)
+        cuts += 1                                        # the cut points are 1..n-1
+    return out
+
+
+def _combinations(m: int, r: int) -> np.ndarray:
+    """Every r-subset of range(m), sorted, as rows in lexicographic order:
+    ``itertools.combinations(range(m), r)`` as a (C(m, r), r) array, built column by column in numpy.
+
+    The r-subsets of range(m) whose first element is a are a, then an (r-1)-subset of
+    range(a + 1, m): the tail of the (r-1)-subsets of range(m) from the first that starts at
+    a + 1 on (lexicographic order sorts them by their first element)."""
+    small = np.int16 if m < 2**15 else np.int64          # built small, widened once at the end
+    table = np.arange(m, dtype=small)[:, None]           # the 1-subsets
+    for size in range(2, r + 1):
+        rows = len(table)
+        heads = np.arange(m - size + 1)
+        # (size-1)-subsets starting below s: C(m, size-1) - C(m - s, size-1)
+        before = np.array([math.comb(m, size - 1) - math.comb(m - s, size - 1) for s in range(m + 1)])
+        lengths = rows - before[heads + 1]                   # each head's tail
+        tail = (np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths - before[heads + 1], lengths))
+        grown = np.empty((len(tail), size), dtype=small)
+        grown[:, 0] = np.repeat(heads, lengths)
+        grown[:, 1:] = table[tail]
+        table = grown
+    return table.astype(np.int64)
 
 
 @dataclass

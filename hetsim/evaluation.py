@@ -27,8 +27,8 @@ from hetsim.options import RunOptions
 from hetsim.sim import budget
 from hetsim.sim.dag import simulate_dag
 from hetsim.sim.pipeline import simulate_pipeline
-from hetsim.sim.tasks import Comm, Residency, build_tasks
 from hetsim.sim.trace import Interval, intervals_of
+from hetsim.tasks import Comm, Residency, build_tasks
 
 
 @dataclass
@@ -47,7 +47,7 @@ class Result:
 
 @dataclass(frozen=True)
 class DagOptions:
-    """How a DAG mapping expands into tasks (see :mod:`hetsim.sim.tasks`): where communication is
+    """How a DAG mapping expands into tasks (see :mod:`hetsim.tasks`): where communication is
     charged (``comm``), whether a tensor crosses to an EP once (``caching``), whether every
     task runs one at a time (``serial``), where a copy resides (``residency``: per EP or per memory
     space) and whether the serial executor's copies overlap the computation on a DMA lane

@@ -103,6 +103,20 @@ class Artifact:
     figure: Any = None                     # a matplotlib Figure, or None
     claims: list[Claim] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: Wall-clock times of this run on this machine (a scheduler's, a solver's own time): written
+    #: as ``<id>.wallclock.csv`` (and ``wallclock_figure`` as ``<id>.wallclock.png``), never into
+    #: the table, the figure, a claim or a note, which are the same bytes on every run.
+    wallclock: pd.DataFrame | None = None
+    wallclock_figure: Any = None
+
+
+def split_wallclock(table: pd.DataFrame, columns: Iterable[str]) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """``table`` without its wall-clock ``columns``, and the whole table (each time with the row it
+    belongs to) as the artifact's ``wallclock``, or None when it has none of them."""
+    present = [c for c in columns if c in table.columns]
+    if not present:
+        return table, None
+    return table.drop(columns=present), table
 
 
 @dataclass(frozen=True)
@@ -207,7 +221,8 @@ def load_papers(names: Iterable[str] | None = None) -> dict[str, dict[str, Exper
     for paper in names or known:
         module = known.get(paper)
         if module is None:
-            raise HetsimError(f"unknown paper {paper!r}; known: {', '.join(known)}")
+            raise HetsimError(f"unknown paper {paper!r}; known: "
+                              f"{', '.join(known) or 'none (no plugin with experiments is installed)'}")
         importlib.import_module(module)
     return _REGISTRY
 
@@ -370,12 +385,18 @@ def write_outcome(outcome: Outcome, out: Path) -> list[Path]:
         art.table.to_csv(f, index=False)
     written.append(base / f"{exp.id}.csv")
     if art.figure is not None:
-        import matplotlib.pyplot as plt
+        from hetsim.figures import save_figure
 
-        with atomic_write(base / f"{exp.id}.png", "wb") as f:
-            art.figure.savefig(f, format="png", dpi=110, bbox_inches="tight")
-        plt.close(art.figure)
-        written.append(base / f"{exp.id}.png")
+        written.append(save_figure(art.figure, base / f"{exp.id}.png", dpi=110, bbox_inches="tight"))
+    if art.wallclock is not None:   # this machine's times: apart, so that the rest stays byte-identical
+        with atomic_write(base / f"{exp.id}.wallclock.csv") as f:
+            art.wallclock.to_csv(f, index=False)
+        written.append(base / f"{exp.id}.wallclock.csv")
+    if art.wallclock_figure is not None:
+        from hetsim.figures import save_figure
+
+        written.append(save_figure(art.wallclock_figure, base / f"{exp.id}.wallclock.png", dpi=110,
+                                   bbox_inches="tight"))
     return written
 
 

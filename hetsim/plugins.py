@@ -54,6 +54,9 @@ class ExplorerSpec:
     summary: str
     paper: str = ""                       # default: the plugin's title
     fixed: Mapping[str, Any] = field(default_factory=dict)
+    #: The optional dependency it needs, as hetsim's pip extra (``"saga"``): a sweep's ``all`` leaves
+    #: it out, so that what a sweep (the tournament) runs does not depend on what is installed.
+    extra: str = ""
 
 
 @dataclass(frozen=True)
@@ -76,12 +79,13 @@ class Plugin:
     - ``explorers``: :class:`ExplorerSpec` rows, listed in this order.
     - ``cost_models``: :class:`CostModelSpec` rows (``--cost-model NAME``, ``runtime.cost_model``).
     - ``parameter_blocks``: ``{"core_types": {"key": "module:Class"}, "accelerators": {...}}``: the
-      pydantic models (subclasses of :class:`hetsim.platform.schema.CostParams`) that validate a cost
+      pydantic models (subclasses of :class:`hetsim.platform.params.CostParams`) that validate a cost
       model's block of a platform YAML, under that key.
     - ``networks``: generated workloads: a ``"module:attribute"`` naming a mapping ``name -> builder``
       (a zero-argument function that returns an ``onnx.ModelProto``), imported when a name is needed.
-    - ``mapping_formats``: keys of a mapping file, ``key -> "module:loader"``; the loader is called
-      ``loader(value, platform, workload, source, cost)`` and returns a mapping.
+    - ``mapping_formats``: keys of a mapping file, ``key -> "module:loader"``; a file with that key is
+      read by ``loader(data, platform, workload, source, cost)`` (``data``: the whole file's mapping,
+      ``source``: its name for errors), which returns a mapping.
     - ``start_points``: named starting configurations for local searches (HC, SA),
       ``name -> "module:factory"``.
     - ``sweep_reports``: ``name -> "module:writer"``, a SPEC's ``report:`` written after the sweep.
@@ -91,6 +95,8 @@ class Plugin:
     - ``platforms``, ``workloads``, ``sweeps``: folders of YAML files found by name, relative to the
       plugin's package (or absolute).
     - ``order``: where the plugin's experiments and algorithms are listed (smaller first).
+    - ``package``, ``distribution``: set on discovery (the module of the entry point, the installed
+      distribution that declares it); hetsim's own documentation covers the plugins of ``hetsim``.
     """
 
     name: str
@@ -110,6 +116,7 @@ class Plugin:
     sweeps: str | None = None
     order: int = 100
     package: str = ""                     # set on discovery: the module that defines the plugin
+    distribution: str = ""                # set on discovery: the installed distribution that declares it
 
     def path(self, rel: str | None) -> Path | None:
         """A file or folder of the plugin: ``rel`` relative to its package's folder (or absolute);
@@ -160,6 +167,10 @@ CORE = Plugin(
         ExplorerSpec("HEFT", f"{_DAG}.heft:heft", "placement",
                      "upward-rank list scheduling with insertion-based earliest finish time",
                      paper="baseline (Topcuoglu et al., TPDS 2002)"),
+        ExplorerSpec("saga", f"{_DAG}.saga_schedulers:saga_schedule", "placement",
+                     "saga's list schedulers (scheduler=HEFT, CPOP, ETF, MinMin, ...) on a related-machines "
+                     "fit of the cost tables; needs pip install 'hetsim[saga]'",
+                     paper="saga (Coleman et al.: the anrg-saga package)", extra="saga"),
         ExplorerSpec("muLayer", f"{_DAG}.mulayer:mulayer", "placement",
                      "layer by layer, each compute op's channels split between CPU and GPU",
                      paper="baseline (HOPE Fig. 6: Kim et al., EuroSys 2019)"),
@@ -175,6 +186,7 @@ CORE = Plugin(
     ],
     order=0,
     package="hetsim",
+    distribution="hetsim",
 )
 
 
@@ -204,18 +216,26 @@ def _discover(disabled: frozenset[str]) -> tuple[Plugin, ...]:
     for ep in sorted(entry_points(group=GROUP), key=lambda e: e.name):
         if ep.name in disabled:
             continue
+        module = ep.value.partition(":")[0]
         try:
             plugin = ep.load()
-        except ModuleNotFoundError:
-            # An entry point left behind by an uninstalled (or deleted) package: nothing to load.
-            continue
+        except ModuleNotFoundError as e:
+            # An entry point left behind by an uninstalled (or deleted) package names a module that
+            # is gone: nothing to load. A module the plugin itself imports and lacks is its error.
+            if e.name and (module == e.name or module.startswith(e.name + ".")):
+                continue
+            raise HetsimError(f"plugin {ep.name} ({ep.value}, group {GROUP}) needs module {e.name!r}, "
+                              "which is not installed") from None
         if not isinstance(plugin, Plugin):
             raise HetsimError(f"entry point {ep.name} = {ep.value} (group {GROUP}) is not a "
                               f"hetsim.plugins.Plugin but {type(plugin).__name__}")
         if plugin.name in found:
             raise HetsimError(f"two plugins are called {plugin.name!r} (entry point {ep.value})")
         if not plugin.package:
-            plugin = replace(plugin, package=ep.value.partition(":")[0])
+            plugin = replace(plugin, package=module)
+        if not plugin.distribution:
+            dist = getattr(ep, "dist", None)
+            plugin = replace(plugin, distribution=dist.name if dist is not None else "")
         found[plugin.name] = plugin
     return tuple(sorted(found.values(), key=lambda p: (p.order, p.name)))
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import re
 import secrets
+import stat
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -66,18 +69,7 @@ def read_yaml(path: Path) -> Any:
     rules read it as a string).
     """
     path = Path(path)
-    try:
-        size = path.stat().st_size
-        if size > MAX_YAML_BYTES:
-            raise HetsimError(f"{path}: {size / 2**20:.0f} MiB is larger than the {MAX_YAML_BYTES >> 20} MiB "
-                              "hetsim reads as YAML")
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise HetsimError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise HetsimError(f"{path}: is a directory, not a file") from None
-    except OSError as e:
-        raise HetsimError(f"{path}: cannot read ({e.strerror or e})") from None
+    data = read_input(path, MAX_YAML_BYTES, "YAML")
     text = decode_text(data, str(path), _TEXT_HINTS.get(path.suffix.lower()))
     if not text.strip() or all(line.lstrip().startswith("#") or not line.strip()
                                for line in text.splitlines()):
@@ -86,6 +78,142 @@ def read_yaml(path: Path) -> Any:
     if not isinstance(loaded, dict):
         raise HetsimError(f"{path}: expected a mapping at the top level, got {type(loaded).__name__}")
     return loaded
+
+
+#: Largest JSON file hetsim reads (an ONNX Runtime profile of a million node runs is ~400 MB: past
+#: this, split it into several files of the same device).
+MAX_JSON_BYTES = 512 << 20
+#: Largest CSV table (a measured cost table) and ONNX model (protobuf's own 2 GiB limit).
+MAX_CSV_BYTES = 256 << 20
+MAX_ONNX_BYTES = 2 << 30
+
+
+def _file_kind(mode: int) -> str | None:
+    """What a file that is not a regular file is, for a message (None: a regular file)."""
+    for test, kind in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return kind
+    return None if stat.S_ISREG(mode) else "not a regular file"
+
+
+def read_input(path: str | os.PathLike, limit: int, what: str = "") -> bytes:
+    """The bytes of an input file, at most ``limit`` of them; one line for anything else.
+
+    Only a regular file is read: a FIFO would block forever and a character device (``/dev/zero``)
+    never ends, so both are refused before they are opened (and checked again on the open file,
+    opened non-blocking, in case the path changed in between). The size is counted while reading,
+    not taken from ``st_size``, which is 0 for ``/proc`` files and devices."""
+    path = Path(path)
+    try:
+        kind = _file_kind(os.stat(path).st_mode)
+        if kind is not None:
+            raise HetsimError(f"{path}: is {kind}, not a regular file; give a file")
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise HetsimError(f"{path}: no such file") from None
+    except OSError as e:
+        raise HetsimError(f"{path}: cannot read ({e.strerror or e})") from None
+    try:
+        kind = _file_kind(os.fstat(fd).st_mode)
+        if kind is not None:
+            raise HetsimError(f"{path}: is {kind}, not a regular file; give a file")
+        chunks, n = [], 0
+        while True:
+            chunk = os.read(fd, min(1 << 22, limit + 1 - n))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            n += len(chunk)
+            if n > limit:
+                raise HetsimError(f"{path}: larger than the {_size(limit)} hetsim reads as "
+                                  f"{what or 'an input file'}")
+        return b"".join(chunks)
+    except OSError as e:
+        raise HetsimError(f"{path}: cannot read ({e.strerror or e})") from None
+    finally:
+        os.close(fd)
+
+
+def _size(n: int) -> str:
+    return f"{n >> 30} GiB" if n >= 1 << 30 and not n % (1 << 30) else f"{n >> 20} MiB"
+
+
+def read_json(path: str | os.PathLike, limit: int = MAX_JSON_BYTES, what: str = "JSON") -> Any:
+    """A JSON file, parsed; one line naming the file for anything wrong with it. Refused besides
+    malformed JSON: NaN and Infinity (Python's extensions, no JSON), a number that overflows to
+    infinity (``1e400``), nesting past what the parser recurses through, a duplicate key."""
+    path = Path(path)
+    text = decode_text(read_input(path, limit, what), str(path), None)
+    return parse_json(text, str(path))
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is no JSON number (JSON has no NaN or infinity)")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {_short(text, 40)} overflows a float64 (infinite)")
+    return value
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):   # the rare case: find the key given twice
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"duplicate key {_short(key, 60)!r}")
+            seen.add(key)
+    return out
+
+
+def parse_json(text: str, source: str) -> Any:
+    """Parse JSON ``text`` strictly (see :func:`read_json`); errors name ``source``."""
+    try:
+        return json.loads(text, parse_constant=_no_constant, parse_float=_finite_float,
+                          object_pairs_hook=_no_duplicates)
+    except json.JSONDecodeError as e:
+        truncated = " (truncated?)" if e.pos >= len(text.rstrip()) else ""
+        raise HetsimError(f"{source}: not valid JSON{truncated}: {e.msg} at line {e.lineno}, "
+                          f"column {e.colno}") from None
+    except RecursionError:
+        raise HetsimError(f"{source}: refused JSON: nested too deeply to read") from None
+    except ValueError as e:   # raised by the hooks above (json wraps none of them)
+        raise HetsimError(f"{source}: refused JSON: {e}") from None
+
+
+#: Longest name hetsim turns into a file name (``<name>.measurements.json``, and a temporary
+#: ``.<name>.<random>.tmp`` beside it, stay within the 255 bytes a file name may have).
+MAX_NAME_BYTES = 200
+_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.+-]*$")
+
+
+def check_name(name: str, what: str, *, strict: bool = False) -> str:
+    """Refuse, before any work, a name that becomes a file name but could land elsewhere or fail
+    late: empty, ``.`` or ``..``, with a path separator (``../../x``, ``/abs/x``), a NUL or another
+    control character, hidden (a leading dot), or longer than :data:`MAX_NAME_BYTES`. ``strict``:
+    also the pattern of platform names (a letter, then letters, digits and ``_.+-``), for a name
+    that becomes a platform's. Returns the name."""
+    if not isinstance(name, str) or not name:
+        raise HetsimError(f"{what}: an empty name; give a name such as host")
+    shown = _short(repr(name), 60)
+    if any(sep in name for sep in ("/", "\\", os.sep)) or name in (".", ".."):
+        raise HetsimError(f"{what} {shown}: a name, not a path (it becomes a file name inside the "
+                          "output folder); give a name without '/' or '..'")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
+        raise HetsimError(f"{what} {shown}: contains a control character, which no name has")
+    if name.startswith("."):
+        raise HetsimError(f"{what} {shown}: starts with a dot (a hidden file); start it with a letter")
+    if len(os.fsencode(name)) > MAX_NAME_BYTES:
+        raise HetsimError(f"{what} {shown}: {len(os.fsencode(name))} bytes; a name has at most "
+                          f"{MAX_NAME_BYTES}")
+    if strict and not _NAME.match(name):
+        raise HetsimError(f"{what} {shown}: a name starts with a letter, then letters, digits and _.+-")
+    return name
 
 
 def check_path(text: str, what: str) -> None:
@@ -111,11 +239,25 @@ def check_output_path(path: str | os.PathLike | None, flag: str) -> None:
     p = Path(text)
     if p.is_dir():
         raise HetsimError(f"{flag} {text}: is a directory; give a file name inside it")
+    _check_regular(p, f"{flag} {text}")
     for parent in p.parents:
         if parent.exists():
             if not parent.is_dir():
                 raise HetsimError(f"{flag} {text}: {parent} is a file, not a folder")
             break
+
+
+def _check_regular(path: Path, shown: str) -> None:
+    """Refuse an existing output target that is not a regular file (after symlinks): writing a
+    result over ``/dev/null``, a FIFO or a socket would replace it (as root, the system's own)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:   # not there yet (or not reachable: the write says why)
+        return
+    kind = _file_kind(mode)
+    if kind is not None:
+        raise HetsimError(f"{shown}: is {kind}, not a regular file; hetsim writes results only to "
+                          "regular files (give a file name)")
 
 
 def check_output_dir(path: str | os.PathLike | None, flag: str) -> None:
@@ -125,11 +267,12 @@ def check_output_dir(path: str | os.PathLike | None, flag: str) -> None:
         return
     text = os.fspath(path)
     if str(text) == "":
-        raise HetsimError(f"{flag}: an empty folder name; give a path such as results/autodice")
+        raise HetsimError(f"{flag}: an empty folder name; give a folder such as results/run1")
     check_path(str(text), flag)
     p = Path(text)
     if p.exists() and not p.is_dir():
-        raise HetsimError(f"{flag} {text}: is a file; give a folder")
+        kind = _file_kind(os.stat(p).st_mode)
+        raise HetsimError(f"{flag} {text}: is {kind or 'a file'}; give a folder")
     for parent in p.parents:
         if parent.exists():
             if not parent.is_dir():
@@ -164,6 +307,12 @@ def load_yaml(text: str, source: str = "<yaml>") -> Any:
     """Parse YAML ``text`` with hetsim's loader (see :func:`read_yaml`); errors name ``source``."""
     loader = None
     try:
+        data = _load_fast(text)
+        if data is not _FALLBACK:
+            return data
+        from hetsim.loading import check_load
+
+        check_load(source, len(text), "yaml-bytes")   # the Python reader: ~150 kB/s
         loader = _Loader(text)
         return loader.get_single_data()
     except yaml.reader.ReaderError as e:
@@ -184,6 +333,100 @@ def load_yaml(text: str, source: str = "<yaml>") -> Any:
     finally:
         if loader is not None:
             loader.dispose()
+
+
+_FALLBACK = object()
+_CParser: Any
+try:   # libyaml's parser, in C (PyYAML's own, in Python, reads ~150 kB/s)
+    from yaml._yaml import CParser as _CParser
+except ImportError:  # pragma: no cover - PyYAML built without libyaml
+    _CParser = None
+_TREE_TAGS = frozenset(f"tag:yaml.org,2002:{t}" for t in ("null", "bool", "int", "float", "str", "timestamp"))
+
+
+def _load_fast(text: str) -> Any:
+    """The document of ``text`` built straight from libyaml's events, for the documents hetsim's
+    files are: one tree of mappings, sequences and plain or quoted scalars. The values are those
+    :class:`_Loader` makes (its resolver and scalar constructors, each distinct scalar resolved
+    once), with the same refusals (duplicate keys, depth, digits); anything else (an
+    anchor or alias, an explicit tag, a merge key, a key that is a collection, several documents,
+    a syntax error) returns ``_FALLBACK``, and :class:`_Loader` reads the text with its own
+    messages. A workload of 100,000 ops (3 MB) reads ~30x faster."""
+    if _CParser is None:
+        return _FALLBACK
+    E = yaml.events
+    helper = _Loader("")
+    constructors, resolve = helper.yaml_constructors, helper.resolve
+    parser = _CParser(text)
+    try:
+        get = parser.get_event
+        get()                                              # StreamStart
+        ev: Any = get()
+        if isinstance(ev, E.StreamEndEvent):
+            return None                                    # an empty document, as get_single_data
+        cache: dict[tuple, tuple[str, Any]] = {}
+        stack: list[list] = []   # [container, is_mapping, pending key, seen raw keys]
+        root: Any = _FALLBACK
+        while True:
+            ev = get()
+            kind = type(ev)
+            if kind is E.ScalarEvent:
+                if ev.anchor is not None or ev.tag not in (None, "!"):
+                    return _FALLBACK
+                key = (ev.value, ev.implicit)
+                hit = cache.get(key)
+                if hit is None:
+                    tag = resolve(yaml.ScalarNode, ev.value, ev.implicit)
+                    if tag not in _TREE_TAGS:
+                        return _FALLBACK
+                    node = yaml.ScalarNode(tag, ev.value, ev.start_mark, ev.end_mark, ev.style)
+                    hit = cache[key] = (tag, constructors[tag](helper, node))
+                value: Any = hit[1]
+                raw: tuple | None = (hit[0], ev.value)
+            elif kind is E.MappingStartEvent or kind is E.SequenceStartEvent:
+                if ev.anchor is not None or ev.tag not in (None, "!") or (stack and stack[-1][1]
+                                                                          and stack[-1][2] is _FALLBACK):
+                    return _FALLBACK                       # anchored, tagged, or a collection as a key
+                if len(stack) >= MAX_YAML_DEPTH:
+                    raise _Refused(None, None, f"nested deeper than {MAX_YAML_DEPTH} levels", ev.start_mark)
+                mapping = kind is E.MappingStartEvent
+                stack.append([{} if mapping else [], mapping, _FALLBACK, {} if mapping else None])
+                continue
+            elif kind is E.MappingEndEvent or kind is E.SequenceEndEvent:
+                value, raw = stack.pop()[0], None
+            elif kind is E.DocumentEndEvent:
+                break
+            else:                                          # an alias
+                return _FALLBACK
+            # No node limit here: without aliases the document is no bigger than its bytes (64 MiB at
+            # most); what it holds is counted by its loader (a workload's ops, a platform's entries).
+            if not stack:
+                root = value
+                continue
+            top = stack[-1]
+            if not top[1]:
+                top[0].append(value)
+            elif top[2] is _FALLBACK:                      # a key
+                if raw is None or raw[0] == "tag:yaml.org,2002:merge":
+                    return _FALLBACK
+                first = top[3].get(raw)
+                if first is not None:
+                    raise _Refused(None, None, f"duplicate key {_short(raw[1], 60)!r} (first at line "
+                                   f"{first.line + 1})", ev.start_mark)
+                top[3][raw] = ev.start_mark
+                top[2] = value
+            else:
+                top[0][top[2]] = value
+                top[2] = _FALLBACK
+        if not isinstance(get(), E.StreamEndEvent):
+            return _FALLBACK                               # several documents: the loader says so
+        return root
+    except _Refused:
+        raise
+    except yaml.YAMLError:
+        return _FALLBACK
+    finally:
+        parser.dispose()
 
 
 class _Refused(yaml.constructor.ConstructorError):
@@ -279,7 +522,10 @@ def atomic_write(path: str | os.PathLike, mode: str = "w") -> Iterator[Any]:
     path = Path(path)
     if path.is_dir():
         raise HetsimError(f"{path}: is a directory; give a file name inside it")
-    tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+    if path.is_symlink():   # write the file the link names, and keep the link
+        path = Path(os.path.realpath(path))
+    _check_regular(path, str(path))
+    tmp = path.parent / _temp_name(path.name)
     # One try from the file's creation on: a Ctrl-C that lands just after os.open returns (Python
     # raises it at the next bytecode, the moment the file exists) still removes it.
     try:
@@ -297,6 +543,17 @@ def atomic_write(path: str | os.PathLike, mode: str = "w") -> Iterator[Any]:
         if isinstance(e, OSError):
             raise HetsimError(f"{path}: cannot write ({e.strerror or e})") from None
         raise
+
+
+def _temp_name(name: str) -> str:
+    """``.<name>.<random>.tmp``, its name part shortened so that it stays within the 255 bytes of
+    a file name (a legal 250-byte output name would otherwise fail once the work is done)."""
+    token = secrets.token_hex(6)
+    room = 255 - len(f"..{token}.tmp")
+    raw = os.fsencode(name)
+    if len(raw) > room:
+        name = os.fsdecode(raw[:room])
+    return f".{name}.{token}.tmp"
 
 
 _WARNED: set[str] = set()

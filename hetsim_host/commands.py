@@ -40,11 +40,10 @@ def calibrate_host(out, name, quick, statistic, from_json) -> None:
     import yaml
 
     from hetsim.platform import platform_from_dict
-    from hetsim.validation import atomic_write, check_output_path
+    from hetsim.validation import atomic_write, check_name, check_output_path
     from hetsim_host.fit import fit_gemm2, fit_host, platform_yaml, unify_clock
     from hetsim_host.microbench import (
         BenchPlan,
-        Measurements,
         cpus,
         frame_jitter,
         run_all,
@@ -52,15 +51,17 @@ def calibrate_host(out, name, quick, statistic, from_json) -> None:
     )
 
     check_output_path(out, "--out")
+    check_name(name, "--name", strict=True)   # the platform's name: checked before two minutes of measuring
     out_path = Path(out)
     if out_path.suffix not in (".yaml", ".yml"):
         raise HetsimError(f"--out {out}: the platform file must end in .yaml or .yml")
     raw_path = out_path.with_name(out_path.stem + ".measurements.json")
+    check_output_path(raw_path, "--out (its measurements file)")
     plan = BenchPlan.quick() if quick else BenchPlan()
     units = plan.units(len(cpus()))
     console = Console(stderr=True)
     if from_json:
-        measurements = Measurements.from_dict(json.loads(Path(from_json).read_text())["measurements"])
+        measurements = read_measurements(from_json)
     else:
         with progress_bar(console) as bar:
             tasks = {phase: bar.add_task(phase, total=n) for phase, n in units.items() if n}
@@ -85,6 +86,52 @@ def calibrate_host(out, name, quick, statistic, from_json) -> None:
         f.write(text)
     Console().print(_fit_table(name, fit, gemm2, jitter))
     click.echo(f"wrote {out_path} and {raw_path}")
+
+
+def read_measurements(path: str | Path):
+    """A saved ``<name>.measurements.json`` (``calibrate host --from``): its ``measurements``,
+    every problem one line naming the file (not JSON, nested too deeply, NaN or infinite numbers,
+    a missing or misspelt section, a time that is not a finite positive number)."""
+    from hetsim.validation import read_json
+    from hetsim_host.microbench import Measurements
+
+    data = read_json(path, what="a measurements file")
+    raw = data.get("measurements") if isinstance(data, dict) else None
+    if not isinstance(raw, dict):
+        raise HetsimError(f"{path}: not a measurements file of `hetsim calibrate host` (no "
+                          "'measurements' mapping at the top)")
+    fields = Measurements.__dataclass_fields__
+    unknown = sorted(set(raw) - set(fields))
+    if unknown or "machine" not in raw:
+        what = f"unknown section {unknown[0]!r}" if unknown else "no 'machine' section"
+        raise HetsimError(f"{path}: measurements: {what}; sections: {', '.join(fields)}")
+    for key, value in raw.items():
+        if key in ("machine", "load"):
+            if not isinstance(value, dict):
+                raise HetsimError(f"{path}: measurements.{key}: a mapping, not {type(value).__name__}")
+        elif key == "network_input":
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1 << 16:
+                raise HetsimError(f"{path}: measurements.network_input: an input size in [1, 65536] "
+                                  f"(got {value!r})")
+        elif not isinstance(value, list) or not all(isinstance(r, dict) for r in value):
+            raise HetsimError(f"{path}: measurements.{key}: a list of measurements (mappings)")
+        else:
+            _check_rows(path, key, value)
+    return Measurements(**raw)
+
+
+def _check_rows(path, key: str, rows: list[dict]) -> None:
+    """Every number of a measurement finite; times positive, sizes and counts non-negative."""
+    for i, row in enumerate(rows):
+        for field, value in row.items():
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                continue   # names and labels (kind, op, context, set, step)
+            if field.endswith("_s") and not (0 < value < 1e6):
+                raise HetsimError(f"{path}: measurements.{key}.{i}.{field}: a time in (0, 1e6) s "
+                                  f"(got {value!r})")
+            if value < 0:
+                raise HetsimError(f"{path}: measurements.{key}.{i}.{field}: must not be negative "
+                                  f"(got {value!r})")
 
 
 def _fit_table(name: str, fit, gemm2, jitter: float) -> Table:
@@ -182,6 +229,9 @@ def validate_host_cmd(platform_name, workload_name, mappings, frames, repeats, s
     costs = tuple(costs) or ("roofline",)
     check_validation(platform, ref, list(mappings) or None, frames, repeats, costs)   # errors before the bar
     out = Path(out_dir) if out_dir else Path("results") / "validation" / workload.name
+    from hetsim.validation import check_output_dir
+
+    check_output_dir(out, "--out")   # before the runs: '' or a file, a FIFO, a device there is refused
     console = Console(stderr=True)
     with progress_bar(console) as bar:
         task = bar.add_task("frames", total=None)

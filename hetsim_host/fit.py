@@ -30,7 +30,7 @@ The model fitted is the one :class:`~hetsim.cost.RooflineCostModel` evaluates, t
 
   a fixed cost, a rate per byte and a cost per row of W (K rows of M), per core count. The STREAM-like run is one
   such GEMV (M = 1024), so it lumps the two: long rows (M = 4096) stream faster than it, short ones
-  slower (docs/fidelity.md 1.6). Not fitted without those rows (older measurement files).
+  slower (docs/fidelity.md#the-classifier-gemv-and-softmax). Not fitted without those rows (older measurement files).
 
 * GEMMs in a network: the convs and fcs of a synthetic CNN, timed inside whole forward passes,
   take longer than the same GEMMs alone (their filters and buffers are cold after the big fully
@@ -361,7 +361,7 @@ def _fit_network_overheads(fit: HostFit, m: Measurements, softmax_cost: bool = T
             softmax.setdefault(row["threads"], []).append(row["time_s"] - model)
     fit.gemm_overhead_s = [max(0.0, float(np.median(gaps[n]))) for n in sorted(gaps)]
     # The softmax: only ever measured here (no isolated rows); over a classifier's outputs it is a
-    # few cold numpy calls (30-50 us after a big fc, 6 us warm: docs/fidelity.md 1.6), not bytes.
+    # few cold numpy calls (30-50 us after a big fc, 6 us warm: docs/fidelity.md#the-classifier-gemv-and-softmax), not bytes.
     if softmax and softmax_cost:
         fit.kind_overhead_s["softmax"] = [max(0.0, float(np.median(softmax[n]))) for n in sorted(softmax)]
     cost = RooflineCostModel(platform_from_dict(platform_dict(fit), "fit"))
@@ -1001,11 +1001,11 @@ def _gemm2_network_kinds(g2: Gemm2Fit, m: Measurements, fit: HostFit, gemm: bool
     (:func:`_fit_network_overheads`), at least 0, per core count:
 
     * with ``softmax``, the softmax: the median gap over its softmax ops is ``kind_overhead_us.softmax`` (measured
-      nowhere else: a few cold numpy calls, not bytes, docs/fidelity.md 1.6);
+      nowhere else: a few cold numpy calls, not bytes, docs/fidelity.md#the-classifier-gemv-and-softmax);
     * with ``gemm``, the convs and fcs: the median gap over them is ``kind_overhead_us.conv`` and
       ``.fc`` (one value for both, as the roofline's ``gemm_overhead_us``): a GEMM inside a running
       network costs more than the same GEMM in the calibration's back-to-back runs (BLAS threads
-      asleep after the kernels between two GEMMs, a GEMM after a gap slower: docs/fidelity.md 1.7
+      asleep after the kernels between two GEMMs, a GEMM after a gap slower: docs/fidelity.md#a-gemm-inside-a-network
       and 1.9); the caches' part is priced by gemm2 already."""
     from hetsim.cost.gemm2 import Gemm2CostModel
     from hetsim_host.microbench import FRAME, synthetic_network

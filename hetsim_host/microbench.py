@@ -99,7 +99,7 @@ class BenchPlan:
     winograd_shapes: tuple[tuple[int, int, int], ...] = ((56, 32, 32), (28, 64, 96), (14, 128, 128), (28, 128, 64))
     # Cold GEMVs (the executor's fc, K x M weights): 16 MB at row lengths M of 256-16384, and 2, 4,
     # 64 and 128 MB, so that a fixed cost, a rate per byte and a cost per row (K rows) separate
-    # (docs/fidelity.md 1.6).
+    # (docs/fidelity.md#the-classifier-gemv-and-softmax).
     gemv_shapes: tuple[tuple[int, int], ...] = ((16384, 256), (4096, 1000), (1024, 4096), (256, 16384),
                                                 (1024, 1000), (16384, 1000), (8192, 4096), (512, 1024),
                                                 (256, 4096))

@@ -161,15 +161,17 @@ def stage_cpus(pipe: Pipeline, cpus: Sequence[int]) -> list[list[int]]:
 
 # -- the run ----------------------------------------------------------------------------------
 def measured_jitter(platform_path: str | os.PathLike) -> float:
-    """The frame jitter `calibrate host` saved beside a platform file (0 when there is none)."""
-    import json
+    """The frame jitter `calibrate host` saved beside a platform file (0 when there is none, or
+    when the file is not one: a FIFO or a device there is not read)."""
+    from hetsim.validation import read_json
 
     path = Path(platform_path)
     raw = path.with_name(path.stem + ".measurements.json")
     try:
-        return float(json.loads(raw.read_text())["fit"]["frame_jitter_sigma"])
-    except (OSError, ValueError, KeyError, TypeError):
+        sigma = float(read_json(raw)["fit"]["frame_jitter_sigma"])
+    except (HetsimError, ValueError, KeyError, TypeError):
         return 0.0
+    return sigma if 0 <= sigma <= 5 else 0.0   # the DES's noise range (options.py)
 
 
 def check_validation(platform, ref: WorkloadRef, mappings: Sequence[str] | None = None,
@@ -338,10 +340,9 @@ def report_markdown(r: Report) -> str:
 
 
 def plot_report(r: Report, path: str | os.PathLike) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    from hetsim.figures import save_figure
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 4.5), gridspec_kw={"width_ratios": [2, 1]})
     x = np.arange(1, len(r.layer_names) + 1)
@@ -365,9 +366,7 @@ def plot_report(r: Report, path: str | os.PathLike) -> None:
     ax2.set_title("pipeline throughput")
     ax2.legend(fontsize=8)
     fig.tight_layout()
-    with atomic_write(path, "wb") as f:
-        fig.savefig(f, format="png", dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
 
 
 def write_report(r: Report, out_dir: str | os.PathLike) -> list[Path]:

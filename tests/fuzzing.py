@@ -77,7 +77,47 @@ CASE_WALL_S = 60.0
 CASE_MEMORY_BYTES = 4 << 30
 
 OUTCOMES = ("error", "result", "crash", "hang", "silent")
-TARGETS = ("platform", "workload", "mapping", "cli", "bytes", "sweep")
+TARGETS = ("platform", "workload", "mapping", "cli", "bytes", "sweep",
+           "ort", "onnx", "spec", "paths", "json", "load")
+
+
+# -- what is installed: a plugin left out (HETSIM_DISABLE_PLUGINS) or deleted takes its files, cost
+# models, algorithms and the cases made of them along; the seeds are hetsim's files and the installed
+# plugins' -------------------------------------------------------------------------------------------
+def _data_files(kind: str) -> list[Path]:
+    """The YAML files of ``kind`` (platforms, workloads, sweeps): hetsim's, then the plugins'."""
+    from hetsim.plugins import folders
+
+    return sorted((REPO / kind).glob("*.yaml")) + [p for d in folders(kind) for p in sorted(d.glob("*.yaml"))]
+
+
+def _platforms() -> set[str]:
+    from hetsim.platform import list_platforms
+
+    return set(list_platforms())
+
+
+def _cost_models() -> tuple[str, ...]:
+    from hetsim.cost import cost_model_names
+
+    return cost_model_names()
+
+
+def _plugin(name: str) -> bool:
+    """Whether the plugin ``name`` (a paper, the host tool) is loaded."""
+    from hetsim.plugins import plugins
+
+    return name in {p.name for p in plugins()}
+
+
+#: The host tool's recorded measurements (calibrate host --from), when the host plugin is there.
+_HOST_MEASUREMENTS = REPO / "hetsim_host" / "tests" / "data" / "quick.measurements.json"
+
+
+def _algorithms() -> set[str]:
+    from hetsim.exploration.registry import algorithms
+
+    return {a.name for a in algorithms()}
 
 
 # -- cases ---------------------------------------------------------------------------------------
@@ -91,11 +131,20 @@ class Case:
     files: dict[str, bytes] = field(default_factory=dict)
     must_refuse: bool = False                  # the input is non-physical: exit 0 is a silent acceptance
     why: str = ""                              # why it must be refused
+    #: files that are not regular files, made in the case's folder: name -> "fifo", "chardev" (a
+    #: copy of /dev/null's device: root only, else a FIFO), "dir", or "link:<target>" (a symlink)
+    specials: dict[str, str] = field(default_factory=dict)
+    #: where the case may write (paths relative to its folder, prefixes); None: anywhere in it.
+    #: A file that appears elsewhere in the folder (or a special file replaced) is "unsafe": counted
+    #: as a crash (a write outside the named output, or over a device)
+    writes_under: tuple[str, ...] | None = None
+    #: the loading limit (hetsim.loading.MAX_LOAD_S) the case runs under (the "load" target)
+    load_limit_s: float | None = None
 
     def __repr__(self) -> str:     # what hypothesis prints for a failing example
         files = {k: (v[:200] + b"..." if len(v) > 200 else v) for k, v in self.files.items()}
         return (f"Case({self.target}: {self.what}; argv={self.argv!r}; files={files!r}; "
-                f"must_refuse={self.must_refuse} {self.why})")
+                f"specials={self.specials!r}; must_refuse={self.must_refuse} {self.why})")
 
 
 @dataclass
@@ -162,8 +211,10 @@ def platform_seeds() -> list[Seed]:
     """Every shipped platform, simulated as its runtime block says (its cost model, its DAG
     execution): AlexNet over its first two places, or, on a PIM-model platform, the generated
     BERT placed over its PIM unit and CPUs; platforms with a switched link also with ``--comm mpi``."""
+    from hetsim.plugins import cost_model_specs
+
     seeds = []
-    for path in sorted((REPO / "platforms").glob("*.yaml")):
+    for path in _data_files("platforms"):
         text = path.read_text()
         data = yaml.safe_load(text)
         if (data.get("runtime") or {}).get("cost_model") == "pim":
@@ -176,8 +227,9 @@ def platform_seeds() -> list[Seed]:
         seeds.append(Seed(path.stem, "platform.yaml", text,
                           ("simulate", "-p", "{dir}/platform.yaml", "-w", "alexnet", "-m", m,
                            "--json", "--frames", "4")))
-        for model in ("hope", "ncnn"):   # the cost model of a block the platform fills
-            if re.search(rf"^\s+{model}:", text, re.M):
+        for model, spec in cost_model_specs().items():   # the cost model of a block the platform fills
+            if model not in ("roofline", "gemm2") and not spec.needs_workload and \
+                    re.search(rf"^\s+{re.escape(model)}:", text, re.M):
                 seeds.append(Seed(f"{path.stem}+{model}", "platform.yaml", text,
                                   ("simulate", "-p", "{dir}/platform.yaml", "-w", "alexnet", "-m", m,
                                    "--cost-model", model, "--json", "--frames", "2")))
@@ -210,7 +262,7 @@ _PLACEMENT_B4 = b"placement: {}\ndefault: B4\n"
 
 
 def workload_seeds() -> list[Seed]:
-    texts = {p.stem: p.read_text() for p in sorted((REPO / "workloads").glob("*.yaml"))}
+    texts = {p.stem: p.read_text() for p in _data_files("workloads")}
     texts["generic"] = GENERIC_WORKLOAD
     seeds = []
     for name, text in texts.items():
@@ -239,10 +291,10 @@ def mapping_seeds() -> list[Seed]:
 
 
 def sweep_seeds() -> list[Seed]:
-    """The shipped sweep SPECs, validated and counted (``--dry-run``: no cell runs)."""
-    paths = sorted((REPO / "sweeps").glob("*.yaml")) + [REPO / "hetsim" / "experiments" / "tournament.yaml"]
+    """The shipped sweep SPECs (hetsim's and the plugins': the tournament), validated and counted
+    (``--dry-run``: no cell runs)."""
     return [Seed(p.stem, "spec.yaml", p.read_text(), ("sweep", "{dir}/spec.yaml", "--dry-run"))
-            for p in paths if p.is_file()]
+            for p in _data_files("sweeps")]
 
 
 def all_seeds() -> dict[str, list[Seed]]:
@@ -261,10 +313,13 @@ FREE_FORM = {
     "sweep": (("base", "set"), ("base", "params"), ("axes", "set"), ("axes", "run"), ("axes", "measurement"),
               ("axes", "params"), ("axes", "params", "*")),
 }
+FREE_FORM["spec"] = FREE_FORM["sweep"]
 #: Paths whose values a sweep validates per cell, when the cell runs (a --set value, a run option of
 #: an axis): a --dry-run cannot refuse them, so the oracle judges only their structure there.
 PER_CELL = {"sweep": (("base", "set"), ("base", "params"), ("axes", "set"), ("axes", "run"),
                       ("axes", "measurement"), ("axes", "params"), ("axes", "algorithm"))}
+#: A sweep that runs: a cell refuses its bad values itself (its row says why, the sweep exits 0).
+PER_CELL["spec"] = PER_CELL["sweep"] + (("base",),)
 #: Fields whose value is a rate, a size, a count of hardware or a fraction of peak: zero is as
 #: non-physical there as a negative value (a platform with 0 GB/s, a 0-wide kernel).
 POSITIVE = frozenset({
@@ -600,25 +655,18 @@ def cli_case(draw) -> Case:
         ["workloads", "import", str(_ONNX), "--out", "{dir}/w.yaml", "--input-shape", "x=-1x3x8x8"],
         ["workloads", "import", str(_ONNX), "--out", "{dir}/w.yaml"],
         ["workloads", "import", str(_ONNX), "--out", ""],
-        ["calibrate", "host", "--out", "{dir}/x.txt"],
-        ["validate", "host", "-p", "hikey970", "-w", "alexnet", "--frames", "0"],
-        ["validate", "host", "-p", "hikey970", "-w", "alexnet", "--repeats", "-1"],
-        ["validate", "host", "-p", "hikey970", "-w", "alexnet", "--scale", "nan"],
-        ["validate", "host", "-p", "hikey970", "-w", "alexnet", "--scale", "0"],
         ["profile", str(_ONNX), "--out", "{dir}/p", "--threads", "0"],
         ["profile", str(_ONNX), "--out", "{dir}/p", "--runs", "0"],
         ["profile", str(_ONNX), "--out", "{dir}/p", "--threads", "1,nan"],
     ]))
-    refuse = any(v in " ".join(argv) for v in ("x=0x3", "x=-1", "--frames 0", "--repeats -1",
-                                                  "--scale nan", "--scale 0", "--threads 0",
-                                                  "--runs 0", "1,nan", "9" * 30))
+    refuse = any(v in " ".join(argv) for v in ("x=0x3", "x=-1", "--threads 0", "--runs 0", "1,nan", "9" * 30))
     return Case("cli", " ".join(argv[:4]), argv, {}, refuse, "a number out of range" if refuse else "")
 
 
 # -- the flags and blocks of the later papers: cost models by name, DAG execution, NSGA-II, PIM --
 _XAVIER_SPLIT = b"placement: {}\ndefault: nx01-cpu\nsplits: {conv1: {nx01-cpu: 0.5, nx02-cpu: 0.5}}\n"
-#: --set paths of the new platform blocks: (platform, path, field).
-_MODEL_SET_PATHS = [
+#: --set paths of the new platform blocks: (platform, path, field), of the installed platforms.
+_MODEL_SET_PATHS = [row for row in [
     ("xavier-nx-x8", "core_types.carmel.ncnn.winograd_efficiency", "winograd_efficiency"),
     ("xavier-nx-x8", "core_types.carmel.ncnn.winograd_tile", "winograd_tile"),
     ("xavier-nx-x8", "core_types.carmel.ncnn.winograd_min_channels", "winograd_min_channels"),
@@ -635,13 +683,13 @@ _MODEL_SET_PATHS = [
     ("pim-zynq", "core_types.cortex-a53.pim.parallel_speedup_matmul", "parallel_speedup_matmul"),
     ("pim-zynq", "accelerators.PIM.pim.wire_bytes_per_element", "wire_bytes_per_element"),
     ("pim-zynq", "accelerators.PIM.pim.copy_setup_us", "copy_setup_us"),
-]
+] if row[0] in _platforms()]
 #: Fields of those that are not numbers: (values they take, values that must be refused).
 _MODEL_SET_WORDS = {
     "switched": (["true", "false", "1", "'yes'", "null"], {"1", "'yes'", "null"}),
     "serial": (["true", "false", "0", "'true'"], {"0", "'true'"}),
     "comm": (["mpi", "copy", "free", "consumer", "nosuch", "1", "''"], {"nosuch", "1", "''"}),
-    "cost_model": (["roofline", "hope", "ncnn", "pim", "nosuch", "0"], {"nosuch", "0"}),
+    "cost_model": (["roofline", "hope", "ncnn", "pim", "nosuch", "0"], {"nosuch", "0"}),   # and those not installed
 }
 #: Fields where 1 is the lower end (a speedup) or 2 (a Winograd tile): below it must be refused.
 _AT_LEAST = {"parallel_speedup_matmul": 1.0, "winograd_tile": 2, "winograd_min_channels": 1}
@@ -685,12 +733,14 @@ def _problem_run(algorithm: str) -> str:
 
 
 def _algorithm_params() -> list[tuple[str, str]]:
-    """(algorithm, parameter) of every registered algorithm (its fixed ones and the hybrid search's
-    population sizes aside)."""
+    """(algorithm, parameter) of every registered algorithm whose problem's platform is installed
+    (its fixed ones and the hybrid search's population sizes aside)."""
     from hetsim.exploration.registry import algorithms
 
     out = []
     for a in algorithms():
+        if _PARAM_RUNS[_problem_run(a.name)][1] not in _platforms():
+            continue
         fixed = dict(a.fixed)
         for key in a.parameters():
             if key not in fixed and not (a.problem == "hybrid" and key in ("pop_size", "n_gen")):
@@ -703,8 +753,11 @@ def _models_case(draw) -> Case:
     """``--cost-model``, ``--comm``, ``--no-caching``, the blocks of PIM/ncnn/HOPE through ``--set``,
     NSGA-II's and DUET's ``--param``, ``--export-autodice``/``--plan-out``, ``workloads export
     --seed``, ``sweep --workers/--batch`` and imports of the malformed ONNX corpus."""
-    kind = draw(st.sampled_from(["set", "set", "flags", "nsga2", "pim", "export", "sweep", "onnx", "param",
-                                 "param"]))
+    xavier = "xavier-nx-x8" in _platforms() and "NSGA-II" in _algorithms()
+    available = {"set": bool(_MODEL_SET_PATHS), "flags": xavier, "nsga2": xavier, "export": xavier,
+                 "pim": "pim-zynq" in _platforms() and "DUET" in _algorithms()}
+    kind = draw(st.sampled_from([k for k in ["set", "set", "flags", "nsga2", "pim", "export", "sweep", "onnx",
+                                             "param", "param"] if available.get(k, True)]))
     if kind == "param":
         algorithm, key = draw(st.sampled_from(_algorithm_params()))
         value = draw(st.sampled_from(_PARAM_VALUES))
@@ -719,7 +772,7 @@ def _models_case(draw) -> Case:
         if fld in _MODEL_SET_WORDS:
             values, bad = _MODEL_SET_WORDS[fld]
             text = draw(st.sampled_from(values))
-            refuse = text in bad
+            refuse = text in bad or (fld == "cost_model" and text not in _cost_models())
         else:
             text, bad_any, bad_positive = draw(st.sampled_from(_SET_VALUES))
             refuse = bad_any or (bad_positive and (fld in POSITIVE or fld in _AT_LEAST))
@@ -750,7 +803,7 @@ def _models_case(draw) -> Case:
         model = draw(st.sampled_from(["", "roofline", "hope", "ncnn", "pim", "nosuch", "NCNN", "-"]))
         if model:
             argv += ["--cost-model", model]
-            if model not in ("roofline", "hope", "ncnn", "pim"):
+            if model not in _cost_models():
                 refuse = True
                 why.append(f"--cost-model {model!r}")
         comm = draw(st.sampled_from([None, "free", "consumer", "copy", "mpi", "nosuch", ""]))
@@ -881,7 +934,8 @@ _EXPLORE_OPTIONS: dict[str, tuple[list[str], set[str]]] = {
 
 @st.composite
 def _explore_case(draw) -> Case:
-    algorithm = draw(st.sampled_from(["Shisha", "PS", "ES", "RW", "HC", "SA", "HC_s", "SA_s", "nosuch"]))
+    algorithm = draw(st.sampled_from([a for a in ["Shisha", "PS", "ES", "RW", "HC", "SA", "HC_s", "SA_s"]
+                                      if a in _algorithms()] + ["nosuch"]))
     argv = ["explore", "-p", "hikey970", "-w", "alexnet", "-a", algorithm, "--json"]
     refuse, why = algorithm == "nosuch", ["unknown algorithm"] if algorithm == "nosuch" else []
     space = draw(st.sampled_from(["eps", "cores", "cores0", "cores9", "eps_bad"]))
@@ -917,6 +971,473 @@ def _explore_case(draw) -> Case:
     return Case("cli", " ".join(argv[5:])[:80], argv, {}, refuse, "; ".join(why))
 
 
+# -- ONNX Runtime profiles ---------------------------------------------------------------------------
+_CPU = "CPUExecutionProvider"
+
+
+def _ort_node(name: str, op: str, dur: int, ts: int) -> dict:
+    return {"cat": "Node", "pid": 1, "tid": 1, "dur": dur, "ts": ts, "ph": "X", "name": f"{name}_kernel_time",
+            "args": {"op_name": op, "provider": _CPU, "node_index": "0", "activation_size": "768",
+                     "parameter_size": "448", "output_size": "1024", "input_type_shape": [{"float": [1, 3, 8, 8]}],
+                     "output_type_shape": [{"float": [1, 4, 8, 8]}]}}
+
+
+def ort_profile(runs: int = 3) -> list[dict]:
+    """A profile of the corpus's tiny model (tests/malformed/profiles/model.onnx: conv, relu) in
+    ONNX Runtime's format: ``runs`` model_run events, each holding its two node events."""
+    events: list[dict] = [{"cat": "Session", "name": "session_initialization", "ph": "X", "ts": 0, "dur": 5}]
+    ts = 10
+    for _ in range(runs):
+        start = ts
+        for name, op, dur in (("conv", "Conv", 50), ("relu", "Relu", 20)):
+            events.append(_ort_node(name, op, dur, ts))
+            ts += dur + 1
+        events.append({"cat": "Session", "name": "model_run", "ph": "X", "ts": start, "dur": ts - start + 2})
+        ts += 10
+    return events
+
+
+#: Fields of a profile's events hetsim reads as numbers (a non-physical value there must be refused).
+_ORT_NUMBERS = {"dur", "ts", "activation_size", "parameter_size", "output_size"}
+#: JSON texts no JSON reader of hetsim takes: Python's NaN and infinities, a number that overflows.
+_JSON_NONFINITE = ["NaN", "Infinity", "-Infinity", "1e400", "-1e999"]
+
+
+def _raw_json(tree: Any, path: tuple, raw: str) -> bytes:
+    """``tree`` as JSON with the value at ``path`` replaced by the text ``raw`` (NaN, 1e400...)."""
+    marker = "\\u0000RAW\\u0000"
+    _set(tree, path, marker)
+    return json.dumps(tree).replace(json.dumps(marker), raw).encode()
+
+
+@st.composite
+def ort_case(draw) -> Case:
+    """A mutation of an ONNX Runtime profile: a number of an event non-physical (negative, NaN,
+    infinite, huge, a string, a boolean, null, a list), a key deleted or given twice, an event
+    turned into something else, the runs' order; imported with or without the model."""
+    events = ort_profile(draw(st.sampled_from([1, 3])))
+    all_paths = [p for p in paths(events) if len(p) >= 2]
+    path = draw(st.sampled_from(all_paths))
+    key = path[-1]
+    old = get(events, path)
+    read = isinstance(key, str) and key in _ORT_NUMBERS and get(events, path[:1]).get("cat") in ("Node", "Session") \
+        and (get(events, path[:1]).get("cat") == "Node" or get(events, path[:1]).get("name") == "model_run")
+    kind = draw(st.sampled_from(["negative", "nonfinite", "huge", "string", "bool", "null", "list", "delete",
+                                 "duplicate", "zero", "plausible", "dict", "deep"]))
+    refuse, why, what = False, "", f"{'.'.join(map(str, path))}: {kind}"
+    data: bytes
+    if kind == "nonfinite":
+        raw = draw(st.sampled_from(_JSON_NONFINITE))
+        data = _raw_json(events, path, raw)
+        refuse, why = True, f"{raw} in a JSON file"
+        what += f" {raw}"
+    elif kind == "duplicate" and isinstance(get(events, path[:-1]), dict):
+        parent = get(events, path[:-1])
+        text = json.dumps(parent)
+        dup = text[:-1] + f", {json.dumps(key)}: {json.dumps(old)}}}"
+        data = _raw_json(events, path[:-1], dup)
+        refuse, why = True, "duplicate key"
+    elif kind == "deep":
+        depth = draw(st.sampled_from([100, 10_000, 100_000]))
+        data = _raw_json(events, path, "[" * depth + "]" * depth)
+        refuse = read or depth > 900
+        why = f"nesting {depth} deep" + (f" where {key} goes" if read else "")
+    else:
+        if kind == "delete":
+            parent = get(events, path[:-1])
+            if isinstance(parent, dict):
+                del parent[key]
+            else:
+                parent.pop(key)
+            refuse = read and key in ("dur",) or (key == "op_name")
+            why = f"{key} deleted"
+        else:
+            value = {"negative": -5, "huge": 1e300, "string": "abc", "bool": True, "null": None, "list": [old],
+                     "zero": 0, "plausible": _plausible(old) if _is_number(old) else old,
+                     "dict": {"value": old}}.get(kind, old)
+            if kind == "string" and isinstance(old, str) and old.isdigit():
+                value = "-" + old   # a size written as a string: make it a negative one
+            _set(events, path, value)
+            what += f" {str(value)[:20]!r}"
+            if read and kind in ("negative", "huge", "string", "bool", "list", "dict"):
+                refuse, why = True, f"{kind} {key}"
+            if read and kind == "null" and key in ("dur", "ts"):
+                refuse, why = True, f"null {key}"
+        data = json.dumps(events).encode()
+    files = {"p.json": data}
+    argv = ["costs", "import-ort", "--profile", "C1={dir}/p.json", "--out", "{dir}/out"]
+    if draw(st.booleans()):
+        files["m.onnx"] = _ONNX.read_bytes()
+        argv += ["--model", "{dir}/m.onnx"]
+    return Case("ort", what, argv, files, refuse, why, writes_under=("out",))
+
+
+# -- ONNX graphs ------------------------------------------------------------------------------------
+def _onnx_model():
+    import onnx
+
+    return onnx.load_model_from_string(_ONNX.read_bytes())
+
+
+@st.composite
+def onnx_case(draw) -> Case:
+    """A mutation of a small ONNX graph (conv, relu) at the protobuf level: two nodes writing one
+    tensor (not SSA), a cycle, a dangling input, odd dims and attributes, unknown op types, odd
+    names; imported with ``workloads import``."""
+    from onnx import AttributeProto, helper
+
+    m = _onnx_model()
+    g = m.graph
+    kind = draw(st.sampled_from(["ssa", "ssa_input", "cycle", "dangling", "dim", "attr", "op_type", "names",
+                                 "no_output", "opset", "initializer", "dup_node_name", "extra_node"]))
+    refuse, why, what = False, "", kind
+    if kind == "ssa":            # another node writes the conv's output tensor too (the graph still complete)
+        g.node.append(helper.make_node("Sigmoid", [g.input[0].name], [g.node[0].output[0]], name="again"))
+        refuse, why = True, "two nodes write one tensor"
+    elif kind == "ssa_input":    # a node writes the graph's input
+        g.node[1].output[0] = g.input[0].name
+        refuse, why = True, "a node writes the graph input"
+    elif kind == "cycle":        # the conv reads the relu's output
+        g.node[0].input[0] = g.node[1].output[0]
+        refuse, why = True, "a cycle"
+    elif kind == "dangling":
+        g.node[1].input[0] = "nowhere"
+    elif kind == "dim":
+        v = draw(st.sampled_from([0, -1, 2 ** 31, 2 ** 62, 1]))
+        g.input[0].type.tensor_type.shape.dim[draw(st.integers(0, 3))].dim_value = v
+        what += f" {v}"
+    elif kind == "attr":
+        attr = draw(st.sampled_from(["kernel_shape", "strides", "pads", "group", "dilations"]))
+        v = draw(st.sampled_from([[0, 0], [-1, -1], [2 ** 40, 2 ** 40], [1], []]))
+        node = g.node[0]
+        keep = [a for a in node.attribute if a.name != attr]
+        del node.attribute[:]
+        node.attribute.extend(keep)
+        if attr == "group":
+            node.attribute.append(helper.make_attribute(attr, v[0] if v else 0))
+        else:
+            node.attribute.append(helper.make_attribute(attr, v, attr_type=AttributeProto.INTS))
+        what += f" {attr}={v}"
+    elif kind == "op_type":
+        g.node[draw(st.integers(0, 1))].op_type = draw(st.sampled_from(["Nope", "", "conv", "Conv2D"]))
+    elif kind == "names":
+        g.node[draw(st.integers(0, 1))].name = draw(st.sampled_from(["", "a/b", "../x", "ℬ", "x" * 10_000, "\u202e"]))
+    elif kind == "no_output":
+        del g.output[:]
+    elif kind == "opset":
+        m.opset_import[0].version = draw(st.sampled_from([1, 999, 0]))
+    elif kind == "initializer":
+        if g.initializer:
+            g.initializer[0].dims[0] = draw(st.sampled_from([0, 2 ** 40, 7]))
+    elif kind == "dup_node_name":
+        g.node[1].name = g.node[0].name
+    elif kind == "extra_node":
+        g.node.append(helper.make_node("Relu", [g.node[1].output[0]], ["extra"], name="extra"))
+    return Case("onnx", what, ["workloads", "import", "{dir}/m.onnx", "--out", "{dir}/out/w.yaml"],
+                {"m.onnx": m.SerializeToString()}, refuse, why, writes_under=("out",))
+
+
+# -- sweep SPECs, run ------------------------------------------------------------------------------------
+SPEC_SEED = {
+    "schema": 1, "name": "fuzz", "max_cells": 8,
+    "base": {"platform": "hikey970", "workload": "alexnet", "mapping": "B4:1-5|s4:6-11", "engine": "analytic",
+             "frames": 2},
+    "axes": {"set": {"memories.dram.bandwidth_GBps": {"geomspace": [4, 16, 2]}}, "seed": [0, 1]},
+}
+#: Generators whose finite ends overflow a float64 in between (b - a, b / a): every value a cell
+#: gets must still be finite (a journal line is JSON).
+_AXIS_OVERFLOW = [
+    {"geomspace": [1e-300, 1e300, 3]}, {"geomspace": [5e-324, 1.7976931348623157e308, 2]},
+    {"geomspace": [-1e-300, -1e300, 2]}, {"linspace": [-1.7976931348623157e308, 1.7976931348623157e308, 3]},
+    {"linspace": [1e308, -1e308, 2]}, {"range": [-1e308, 1e308, 1e303]}, {"range": [1.7e308, 1.79e308, 1e306]},
+    {"geomspace": [1e-320, 1e-310, 2]}, {"linspace": [0, 1e-320, 2]},
+]
+
+
+@st.composite
+def spec_case(draw) -> Case:
+    """A small SPEC run for real (``sweep --out -j 1 --no-plots``): its YAML tree mutated as the
+    other trees, or an axis replaced by a generator whose ends overflow a float64 in between. A
+    cell's bad value is refused by the cell (its row says why), never by a crash; the journal and
+    the table stay readable."""
+    seed = Seed("fuzz", "spec.yaml", yaml.safe_dump(SPEC_SEED, sort_keys=False),
+                ("sweep", "{dir}/spec.yaml", "--out", "{dir}/out", "-j", "1", "--no-plots"))
+    if draw(st.booleans()):
+        tree = json.loads(json.dumps(SPEC_SEED))
+        where = draw(st.sampled_from(["set", "seed", "run"]))
+        gen = draw(st.sampled_from(_AXIS_OVERFLOW))
+        if where == "set":
+            tree["axes"]["set"]["memories.dram.bandwidth_GBps"] = gen
+        elif where == "seed":
+            tree["axes"]["seed"] = gen
+        else:
+            tree["axes"]["run"] = {"interval_s": gen}
+        case = Case("spec", f"axes.{where}: {gen}", list(seed.argv), {"spec.yaml": dump(tree)})
+    else:
+        case = draw(tree_case("spec", [seed]))
+    case.target = "spec"
+    case.writes_under = ("out",)
+    return case
+
+
+# -- output paths, special files, names ---------------------------------------------------------------
+#: Commands with an output path: (name, argv with {out}, kind of output: file or dir, fast enough).
+_OUTPUT_COMMANDS = [
+    ("trace", ["simulate", "-p", "hikey970", "-w", "alexnet", "-m", "B4:1-11", "--frames", "2", "--trace", "{out}"], "file"),
+    ("gantt", ["simulate", "-p", "hikey970", "-w", "alexnet", "-m", "B4:1-11", "--frames", "2", "--gantt", "{out}"], "file"),
+    ("trials", ["explore", "-p", "hikey970", "-w", "alexnet", "-a", "RW", "--eps", "B4,s4", "--max-trials", "2",
+                "--trials", "{out}"], "file"),
+    ("csv", ["costs", "show", "-p", "hikey970", "-w", "alexnet", "--ep", "B4", "--csv", "{out}"], "file"),
+    ("schema", ["platforms", "schema", "--out", "{out}"], "file"),
+    ("export", ["workloads", "export", "squeezenet", "--out", "{out}.onnx"], "file"),
+    ("import", ["workloads", "import", "{dir}/m.onnx", "--out", "{out}"], "file.yaml"),
+    ("import-dir", ["workloads", "import", "{dir}/m.onnx", "--out", "{out}"], "dir"),
+    ("ort", ["costs", "import-ort", "--profile", "C1={dir}/p.json", "--out", "{out}"], "dir"),
+    ("sweep", ["sweep", "{dir}/spec.yaml", "--out", "{out}", "-j", "1", "--no-plots"], "dir"),
+    ("calibrate", ["calibrate", "host", "--from", str(_HOST_MEASUREMENTS), "--out",
+                   "{out}.yaml"], "file"),
+]
+#: Names that become file names (``--name``): every one but the plain ones must be refused before
+#: any work, and nothing may be written outside the output folder.
+_NAMES = ["ok-name", "Ok.v2", "../x", "../../x", "{dir}/abs", ".", "..", ".hidden", "a/b", "a\\b", "", "x" * 300,
+          "tab\tname", "é"]
+_NAME_COMMANDS = [
+    ["costs", "import-ort", "--profile", "C1={dir}/p.json", "--out", "{dir}/a/b/out", "--name", "{name}"],
+    ["workloads", "import", "{dir}/m.onnx", "--out", "{dir}/a/b/out", "--name", "{name}"],
+    ["calibrate", "host", "--from", str(_HOST_MEASUREMENTS), "--out",
+     "{dir}/a/b/out/h.yaml", "--name", "{name}"],
+]
+#: Inputs that may be a special file: (argv with {in}, the file's name).
+_INPUT_COMMANDS = [
+    ["simulate", "-p", "{in}", "-w", "alexnet", "-m", "B4:1-11", "--frames", "2"],
+    ["simulate", "-p", "hikey970", "-w", "{in}", "-m", "B4:1-11", "--frames", "2"],
+    ["simulate", "-p", "hikey970", "-w", "alexnet", "-m", "{in}", "--frames", "2"],
+    ["simulate", "-p", "hikey970", "-w", "alexnet", "-m", "B4:1-11", "--frames", "2", "--cost-table", "{in}"],
+    ["sweep", "{in}", "--dry-run"],
+    ["workloads", "import", "{in}", "--out", "{dir}/w.yaml"],
+    ["costs", "import-ort", "--profile", "C1={in}", "--out", "{dir}/o"],
+    ["calibrate", "host", "--from", "{in}", "--out", "{dir}/h.yaml"],
+    ["platforms", "validate", "{in}"],
+]
+
+
+def _support_files() -> dict[str, bytes]:
+    spec = dict(SPEC_SEED, axes={"seed": [0]})
+    return {"m.onnx": _ONNX.read_bytes(), "p.json": json.dumps(ort_profile()).encode(),
+            "spec.yaml": dump(spec)}
+
+
+@st.composite
+def paths_case(draw) -> Case:
+    """Where outputs go and what inputs are: an output path that is a FIFO, a device, a link to one,
+    a folder, under a file, empty, 250 bytes long, unicode, or a plain new or existing file; a name
+    that becomes a file name (``--name ../../x``); an input that is a FIFO, a device, a folder or a
+    link to one. A special file must be refused and left as it was; nothing may be written outside
+    the output named; an input that never ends must not be read."""
+    kind = draw(st.sampled_from(["output", "output", "name", "input"]))
+    files = _support_files()
+    if kind == "name":
+        name = draw(st.sampled_from(_NAMES))
+        argv = [a.replace("{name}", name) for a in draw(st.sampled_from([c for c in _NAME_COMMANDS if c[0] != "calibrate" or _plugin("host")]))]
+        strict = argv[0] == "calibrate"   # a platform's name; the others are workloads' names
+        ok = name in ("ok-name", "Ok.v2") or (name == "é" and not strict)
+        return Case("paths", f"--name {name[:30]!r} ({argv[0]} {argv[1]})", argv, files, not ok,
+                    f"--name {name[:30]!r}", writes_under=("a/b/out",))
+    if kind == "input":
+        special = draw(st.sampled_from(["fifo", "chardev", "dir", "link:{dir}/f", "link:/dev/zero"]))
+        argv = draw(st.sampled_from(_INPUT_COMMANDS))
+        name = "in.yaml" if "costs" not in argv else "in.json"
+        specials = {name: special}
+        if special == "link:{dir}/f":
+            specials = {"f": "fifo", name: special}
+        argv = [a.replace("{in}", "{dir}/" + name) for a in argv]
+        return Case("paths", f"input {special} ({' '.join(argv[:2])})", argv, files, True,
+                    f"an input that is {special}", specials=specials, writes_under=())
+    name_kind = draw(st.sampled_from(["fifo", "chardev", "link-fifo", "link-chardev", "dir", "under-file", "empty",
+                                      "long", "unicode", "new", "existing", "deep-new"]))
+    cmd, argv, out_kind = draw(st.sampled_from([c for c in _OUTPUT_COMMANDS if c[0] != "calibrate" or _plugin("host")]))
+    base = {"fifo": "t", "chardev": "t", "link-fifo": "t", "link-chardev": "t", "dir": "t", "under-file": "f/t",
+            "empty": "", "long": "t" * 240, "unicode": "ℬé😀", "new": "t", "existing": "t",
+            "deep-new": "a/b/c/t"}[name_kind]
+    suffix = ".yaml" if out_kind == "file.yaml" else ""
+    specials: dict[str, str] = {}
+    rel = base + suffix if base else ""
+    # the file a "{out}.onnx" / "{out}.yaml" command writes
+    target = rel + (".onnx" if "{out}.onnx" in argv else ".yaml" if "{out}.yaml" in argv else "")
+    if name_kind in ("fifo", "chardev"):
+        specials[target] = name_kind
+    elif name_kind.startswith("link-"):
+        specials["real"] = name_kind[5:]
+        specials[target] = "link:{dir}/real"
+    elif name_kind == "dir" and out_kind != "dir":
+        specials[target] = "dir"
+    elif name_kind == "under-file":
+        files["f"] = b"a file\n"
+    elif name_kind == "existing" and out_kind != "dir":
+        files[target] = b"old\n"
+    out = "{dir}/" + rel if rel else ""
+    argv = [a.replace("{out}", out) for a in argv]
+    if out_kind == "dir":
+        # a folder output: a special file, a file or an empty name there is refused
+        refuse = name_kind in ("fifo", "chardev", "link-fifo", "link-chardev", "under-file", "empty")
+    else:
+        refuse = name_kind in ("fifo", "chardev", "link-fifo", "link-chardev", "dir", "under-file", "empty")
+    if name_kind == "empty" and "{out}." in " ".join(_OUTPUT_COMMANDS[[c for c, *_ in _OUTPUT_COMMANDS].index(cmd)][1]):
+        refuse = True   # ".onnx" / ".yaml" alone: a hidden file, but refused as no name is no result either
+    # what the command may write: the output named (its first folder for a deep path), with the suffix
+    # the command adds ("{out}.onnx", "{out}.yaml")
+    where = (target.split("/")[0] if target else "",) if not name_kind.startswith("link-") else (target, "real")
+    if cmd == "calibrate" and rel:   # the raw measurements go beside the platform file
+        where += (f"{rel}.measurements.json",)
+    allowed = tuple(w for w in where if w) or None
+    return Case("paths", f"{cmd} -> {name_kind}", argv, files, refuse, f"{name_kind} as {cmd}'s output",
+                specials=specials, writes_under=allowed)
+
+
+# -- JSON readers ---------------------------------------------------------------------------------------
+@st.composite
+def json_case(draw) -> Case:
+    """Every JSON reader (ONNX Runtime profiles, calibrate host --from, NSGA-II's coefficients, a
+    sweep's journal on --resume) given NaN, an infinity, a number that overflows, a duplicate key,
+    nesting 100,000 deep, a number of 5,000 digits, or other encodings: refused in one line."""
+    reader = draw(st.sampled_from(["profile", "journal", *(["measurements"] if _plugin("host") else []),
+                                   *(["coefficients"] if _plugin("nsga2") else [])]))
+    injection = draw(st.sampled_from(["NaN", "Infinity", "-Infinity", "1e400", "dup", "deep", "digits",
+                                      "utf16", "bom", "plain"]))
+    measurements = json.loads(_HOST_MEASUREMENTS.read_text()) if reader == "measurements" else None
+    if reader == "profile":
+        tree: Any = ort_profile()
+        path = (1, "dur")
+        argv = ["costs", "import-ort", "--profile", "C1={dir}/f.json", "--out", "{dir}/out"]
+    elif reader == "measurements":
+        tree = measurements
+        path = ("measurements", "gemm", 0, "time_s")
+        argv = ["calibrate", "host", "--from", "{dir}/f.json", "--out", "{dir}/out/h.yaml"]
+    elif reader == "coefficients":
+        from hetsim_papers.nsga2.cost import Coefficients  # noqa: F401 - the plugin is installed
+        tree = None
+        path = ()
+        argv = ["explore", "-p", "xavier-nx-x8", "-w", "alexnet-onnx", "-a", "NSGA-II", "--json", "--param",
+                "n_gen=1", "--param", "pop_size=4", "--param", "coefficients={dir}/f.json"]
+    else:
+        tree = None
+        path = ()
+        argv = ["sweep", "{dir}/spec.yaml", "--out", "{dir}/out", "-j", "1", "--no-plots", "--resume"]
+    refuse = injection not in ("bom", "plain", "utf16") or reader == "coefficients" and injection == "plain"
+    if reader == "coefficients":
+        text = '{"network": "alexnet", "units": {"cpu": {"x": NaN}}}'
+        base = json.loads(text.replace("NaN", "1"))
+        tree, path = base, ("units", "cpu", "x")
+    if reader == "journal":
+        record = {"id": "0" * 16, "cell": 0, "axes": {"seed": 0}, "status": "ok", "error": None,
+                  "metrics": {"throughput_fps": 1.0}, "seconds": 0.1}
+        tree, path = record, ("metrics", "throughput_fps")
+    if injection in ("NaN", "Infinity", "-Infinity", "1e400", "deep", "digits"):
+        raw = {"deep": "[" * 100_000 + "]" * 100_000, "digits": "9" * 5000}.get(injection, injection)
+        data = _raw_json(tree, path, raw)
+    elif injection == "dup":
+        parent = get(tree, path[:-1])
+        dup = json.dumps(parent)[:-1] + f", {json.dumps(path[-1])}: 1}}"
+        data = _raw_json(tree, path[:-1], dup)
+    else:
+        data = json.dumps(tree).encode()
+        if injection == "utf16":
+            data = json.dumps(tree).encode("utf-16")
+        elif injection == "bom":
+            data = b"\xef\xbb\xbf" + data
+    files = {"f.json": data}
+    if reader == "journal":
+        files = {"spec.yaml": _support_files()["spec.yaml"], "out/cells.jsonl": data + b"\n"}
+    return Case("json", f"{reader}: {injection}", argv, files, refuse, f"{injection} in {reader}",
+                writes_under=("out",) if reader != "coefficients" else None)
+
+
+# -- loading counted before it starts ---------------------------------------------------------------------
+def _relu_workload(n: int) -> bytes:
+    lines = ["schema: 1", "name: big", "input: {h: 4, w: 4, c: 2}", "layer_kinds: [conv]", "ops:",
+             "  - {name: c0, kind: conv, kernel: 1, out_c: 2}"]
+    lines += [f"  - {{name: r{i}, kind: relu}}" for i in range(n - 1)]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def _dvfs_platform(n: int) -> bytes:
+    tree = yaml.safe_load((REPO / "platforms" / "hikey970.yaml").read_text())
+    ct = tree["core_types"][0]
+    level = ct["dvfs"][-1]
+    ct["dvfs"] = [dict(level, name=f"l{i}", freq_MHz=100.0 + i) for i in range(n)]
+    ct["default_dvfs"] = "l0"
+    for c in tree["clusters"]:
+        if c["core_type"] == ct["name"]:
+            c.pop("dvfs", None)
+    tree.pop("dvfs_presets", None)
+    return dump(tree)
+
+
+def _chain_onnx(n: int) -> bytes:
+    from hetsim.workload.onnx_graph import OnnxGraph
+
+    g = OnnxGraph("chain")
+    y = g.input("x", (1, 2, 4, 4))
+    for _ in range(n):
+        y = g.relu(y)
+    return g.model(y).SerializeToString()
+
+
+def _platform_entries(data: dict) -> int:
+    """A platform's list entries, one level into each (what hetsim.platform.loader counts)."""
+    n = 0
+    for value in data.values():
+        if isinstance(value, list | dict):
+            n += len(value)
+            for item in value if isinstance(value, list) else value.values():
+                if isinstance(item, dict):
+                    n += sum(len(v) for v in item.values() if isinstance(v, list | dict))
+    return n
+
+
+@st.composite
+def load_case(draw) -> Case:
+    """Inputs counted before they load: a workload of n ops, a platform of n DVFS levels, an ONNX graph
+    of n nodes, a profile of n runs, under a loading limit made small (``hetsim.loading.MAX_LOAD_S``),
+    with or without ``--force``: past the estimate the load is refused in one line before the work;
+    forced, or under the limit, it loads."""
+    from hetsim.loading import RATES, estimate
+
+    what = draw(st.sampled_from(["workload", "platform", "onnx", "profile"]))
+    n = draw(st.sampled_from([5, 200, 2000, 20_000]))
+    limit = draw(st.sampled_from([1e-4, 0.01, 0.1, 60.0]))
+    force = draw(st.booleans())
+    if what == "workload":
+        files = {"big.yaml": _relu_workload(n)}
+        argv = ["simulate", "-p", "hikey970", "-w", "{dir}/big.yaml", "-m", "B4:1-1", "--frames", "1", "--engine",
+                "analytic"]
+        count, unit = n, "ops"
+    elif what == "platform":
+        n = min(n, 2000)
+        files = {"p.yaml": _dvfs_platform(n)}
+        argv = ["simulate", "-p", "{dir}/p.yaml", "-w", "alexnet", "-m", "B4:1-11", "--frames", "2"]
+        count, unit = None, "entries"
+    elif what == "onnx":
+        n = min(n, 2000)
+        files = {"m.onnx": _chain_onnx(n)}
+        argv = ["workloads", "import", "{dir}/m.onnx", "--out", "{dir}/out/w.yaml"]
+        count, unit = n, "nodes"
+    else:
+        files = {"p.json": json.dumps(ort_profile(n)).encode()}
+        argv = ["costs", "import-ort", "--profile", "C1={dir}/p.json", "--out", "{dir}/out"]
+        count, unit = len(files["p.json"]), "profile-bytes"
+    if count is None:
+        count = _platform_entries(yaml.safe_load(files["p.yaml"]))
+    if force:
+        argv.append("--force")
+    seconds, memory = estimate(count, unit)
+    refuse = not force and seconds > limit
+    assert RATES[unit].seconds > 0
+    return Case("load", f"{what} of {n} (est. {seconds:.3g} s, limit {limit:g} s){' --force' if force else ''}",
+                argv, files, refuse, f"{count:,} {unit} past a limit of {limit:g} s" if refuse else "",
+                load_limit_s=limit)
+
+
 def strategy(target: str, seeds: dict[str, list[Seed]] | None = None):
     """The hypothesis strategy of ``target``'s cases."""
     seeds = seeds or all_seeds()
@@ -926,6 +1447,10 @@ def strategy(target: str, seeds: dict[str, list[Seed]] | None = None):
         return bytes_case(seeds)
     if target == "cli":
         return cli_case()
+    extra = {"ort": ort_case, "onnx": onnx_case, "spec": spec_case, "paths": paths_case, "json": json_case,
+             "load": load_case}
+    if target in extra:
+        return extra[target]()
     raise ValueError(f"unknown target {target!r}; allowed: {', '.join(TARGETS)}")
 
 
@@ -1009,9 +1534,13 @@ def run_case(case: Case, base: Path | None = None, budget_s: float = CASE_BUDGET
     t0 = time.perf_counter()
     try:
         for name, data in case.files.items():
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
             (folder / name).write_bytes(data)
+        _make_specials(folder, case.specials)
+        before = _snapshot(folder)
         argv = [a.replace("{dir}", str(folder)) for a in case.argv]
-        with warnings.catch_warnings(record=True) as caught, _memory_cap(CASE_MEMORY_BYTES):
+        with warnings.catch_warnings(record=True) as caught, _memory_cap(CASE_MEMORY_BYTES), \
+                _load_limit(case.load_limit_s):
             warnings.simplefilter("always")
             try:
                 with _budget(budget_s):
@@ -1026,6 +1555,9 @@ def run_case(case: Case, base: Path | None = None, budget_s: float = CASE_BUDGET
                 return Outcome("crash", f"{type(e).__name__} at {where}: {str(e)[:160]}",
                                time.perf_counter() - t0)
         seconds = time.perf_counter() - t0
+        unsafe = _unsafe(folder, before, case)
+        if unsafe:
+            return Outcome("crash", f"unsafe: {unsafe}", seconds)
         # Warnings (a plausibility slip) and notes (what explore chose) are not errors: the error
         # must be the one line left.
         lines = [ln for ln in run.stderr.strip().splitlines()
@@ -1055,6 +1587,62 @@ def run_case(case: Case, base: Path | None = None, budget_s: float = CASE_BUDGET
         return Outcome("result", "", seconds)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _make_specials(folder: Path, specials: dict[str, str]) -> None:
+    import stat as st_
+
+    for name, kind in specials.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if kind == "fifo" or (kind == "chardev" and os.geteuid() != 0):
+            os.mkfifo(path)
+        elif kind == "chardev":   # /dev/null's device numbers, in the case's folder
+            os.mknod(path, 0o666 | st_.S_IFCHR, os.makedev(1, 3))
+        elif kind == "dir":
+            path.mkdir()
+        elif kind.startswith("link:"):
+            os.symlink(kind[5:].replace("{dir}", str(folder)), path)
+        else:
+            raise ValueError(kind)
+
+
+def _snapshot(folder: Path) -> dict[str, int]:
+    """Every path under ``folder`` (not following links) and its file type."""
+    out = {}
+    for root, dirs, files in os.walk(folder):
+        for name in dirs + files:
+            p = Path(root) / name
+            out[str(p.relative_to(folder))] = os.lstat(p).st_mode & 0o170000
+    return out
+
+
+def _unsafe(folder: Path, before: dict[str, int], case: Case) -> str | None:
+    """A special file of the case replaced, or a file written outside ``case.writes_under``."""
+    after = _snapshot(folder)
+    for name in case.specials:
+        if after.get(name) != before.get(name):
+            return f"{name} ({case.specials[name]}) was replaced or removed"
+    if case.writes_under is None:
+        return None
+    new = [n for n, mode in after.items() if n not in before and mode != 0o040000]
+    outside = [n for n in new if not any(n == w or n.startswith(w.rstrip("/") + "/") for w in case.writes_under)]
+    return f"wrote {outside[0]!r} outside {list(case.writes_under)}" if outside else None
+
+
+@contextlib.contextmanager
+def _load_limit(seconds: float | None):
+    if seconds is None:
+        yield
+        return
+    from hetsim import loading
+
+    old = loading.MAX_LOAD_S
+    loading.MAX_LOAD_S = seconds
+    try:
+        yield
+    finally:
+        loading.MAX_LOAD_S = old
 
 
 def check(case: Case, base: Path | None = None) -> Outcome:

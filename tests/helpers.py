@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from hetsim.platform import load_platform, platform_from_dict
 from hetsim.workload import workload_from_dict
@@ -148,7 +149,7 @@ def random_placement_problem(seed: int, n: int, comm: str = "consumer", caching:
 def check_schedule(prob, placement) -> float:
     """Validate a plan the way saga does (every op placed once, on an EP that can run it,
     precedence kept, one task at a time per lane) and return its closed-form latency."""
-    from hetsim.sim.tasks import build_tasks, list_schedule
+    from hetsim.tasks import build_tasks, list_schedule
 
     tg = build_tasks(prob.platform, prob.workload, placement, prob.cost, comm=prob.dag.comm,
                      caching=prob.dag.caching)
@@ -168,6 +169,39 @@ def check_schedule(prob, placement) -> float:
         for (_, a1), (b0, _) in zip(spans, spans[1:], strict=False):
             assert b0 >= a1 - 1e-12
     return float(finish.max())
+
+def add_plugins(monkeypatch, *added) -> None:
+    """Install ``added`` (:class:`hetsim.plugins.Plugin` objects) next to the discovered plugins for
+    one test of this process, as an entry point would; what the core reads of a plugin as it is
+    needed (experiments, known disagreements, folders) then sees them. Explorers and parameter
+    blocks, read once per process, do not."""
+    import hetsim.plugins as hp
+
+    real = hp._discover
+    monkeypatch.setattr(hp, "_discover", lambda disabled: tuple(
+        sorted((*real(disabled), *added), key=lambda p: (p.order, p.name))))
+
+
+def missing_shipped_plugins() -> set[str]:
+    """hetsim's own plugins (the entry points of its pyproject.toml: the papers, the host tool) that
+    are not loaded, left out by HETSIM_DISABLE_PLUGINS or deleted. What shows the full installation
+    (the README's outputs) is compared with today's only when none is missing."""
+    from importlib.metadata import distribution
+
+    from hetsim.plugins import GROUP, plugins
+
+    declared = {ep.name for ep in distribution("hetsim").entry_points if ep.group == GROUP}
+    return declared - {p.name for p in plugins()}
+
+
+def with_plugin(plugin: str, *values):
+    """Test parameters that need a shipped plugin (one of its networks, platforms): skipped when
+    the plugin is left out, as `make test-core` runs the core's tests."""
+    from hetsim.plugins import plugins
+
+    loaded = plugin in {p.name for p in plugins()}
+    return [pytest.param(v, marks=pytest.mark.skipif(not loaded, reason=f"needs the {plugin} plugin"))
+            for v in values]
 
 
 def assert_one_line_error(run, fragment: str) -> None:
@@ -191,6 +225,53 @@ def subprocess_env() -> dict[str, str]:
     env = {k: v for k, v in {**os.environ, **CLI_ENV}.items() if v is not None}
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
     return env
+
+
+def cli_corpus(path: Path) -> list[dict]:
+    """A corpus of command lines that must each end in one error line (tests/malformed/cli.yaml,
+    a plugin's tests/malformed_cli.yaml): entries ``id``, ``args`` ({tmp}: a fresh folder, {repo}:
+    the repository) and ``expect``, a fragment of the error."""
+    import yaml
+
+    return yaml.safe_load(path.read_text())
+
+
+def _special_files(tmp_path: Path, args: list[str]) -> dict[str, int]:
+    """Make the special files an entry names: ``{fifo}`` a FIFO, ``{chardev}`` a character device
+    (a copy of /dev/null's: root only); their paths and file types."""
+    import stat
+
+    made = {}
+    for name in ("fifo", "fifo.yaml"):
+        if any("{" + name + "}" in a for a in args):
+            os.mkfifo(tmp_path / name)
+            made[str(tmp_path / name)] = stat.S_IFIFO
+    if any("{chardev}" in a for a in args):
+        if os.geteuid() != 0:
+            pytest.skip("making a device needs root")
+        os.mknod(tmp_path / "chardev", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        made[str(tmp_path / "chardev")] = stat.S_IFCHR
+    return made
+
+
+def check_cli_corpus_entry(hetsim, tmp_path: Path, entry: dict) -> None:
+    """The entry's command line ends in its one error line; the special files it names ({fifo},
+    {chardev}, an entry's ``fifos``) are left as they were; with ``writes_nothing`` it wrote
+    nothing. ``{64KiB}``: 65,536 characters."""
+    special = _special_files(tmp_path, entry["args"])
+    for rel in entry.get("fifos", []):   # FIFOs where the command will look, not named on its line
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        os.mkfifo(tmp_path / rel)
+        special[str(tmp_path / rel)] = 0o010000
+    args = [a.replace("{tmp}", str(tmp_path)).replace("{repo}", str(REPO))
+            .replace("{fifo}", str(tmp_path / "fifo")).replace("{fifo.yaml}", str(tmp_path / "fifo.yaml"))
+            .replace("{chardev}", str(tmp_path / "chardev")).replace("{64KiB}", "k" * 65536)
+            for a in entry["args"]]
+    assert_one_line_error(hetsim(*args), entry["expect"])
+    for path, kind in special.items():   # refused, and left as it was (not replaced by a file)
+        assert os.lstat(path).st_mode & 0o170000 == kind, path
+    if entry.get("writes_nothing"):      # refused before any work: nothing in {tmp} but the specials
+        assert sorted(str(p) for p in tmp_path.rglob("*")) == sorted(special), list(tmp_path.rglob("*"))
 
 
 def check_complete(path: Path) -> None:

@@ -1,8 +1,12 @@
-"""Profile flows (issue 15, per-op flows): a stage execution's per-op flows as ONE flow that the
-bandwidth server steps through itself must give the same fluid max-min trajectory as today's
-primitive, a SimPy process doing a timeout or ``BandwidthServer.transfer`` per op."""
+"""The fluid bandwidth resource: its rates (:func:`max_min_rates`, a pure function) are max-min
+fair, on one server and across several; and profile flows (issue 15, per-op flows), a stage
+execution's per-op flows as ONE flow that the resource steps through itself, give the same fluid
+max-min trajectory as the general path, a SimPy process doing a timeout or
+``BandwidthResource.transfer`` per op."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
@@ -16,17 +20,106 @@ from hetsim.mapping import load_mapping
 from hetsim.options import RunOptions
 from hetsim.platform import load_platform
 from hetsim.sim import pipeline as pipeline_module
-from hetsim.sim.bandwidth import BandwidthServer, FlowProfile
+from hetsim.sim.bandwidth import (
+    BandwidthResource,
+    FlowProfile,
+    Server,
+    max_min_rates,
+    never_throttled,
+)
 from hetsim.sim.pipeline import run_pipeline
 from hetsim.workload import load_workload
 
-REL = 1e-9
+REL = 1e-12
 
+
+# -- the rates: a pure function ---------------------------------------------------------------------
+
+def _progressive_filling(caps, servers, routes):
+    """The textbook definition: every rate rises at one pace until a server is full or the flow
+    reaches its cap; those flows freeze, the rest rise on (exact rationals, no float residue)."""
+    from fractions import Fraction
+
+    n = len(caps)
+    cap = [Fraction(c) if math.isfinite(c) else Fraction(10**30) for c in caps]    # inf: no cap
+    users = [sum(1 for r in routes if s in r) for s in range(len(servers))]
+    left = [Fraction(server.capacity_Bps(users[s])) for s, server in enumerate(servers)]
+    rate = [Fraction(0)] * n
+    active = set(range(n))
+    while active:
+        on = [sum(1 for i in active if s in routes[i]) for s in range(len(servers))]
+        step = min([left[s] / on[s] for s in range(len(servers)) if on[s]]
+                   + [cap[i] - rate[i] for i in active])
+        for i in active:
+            rate[i] += step
+        for s in range(len(servers)):
+            left[s] -= step * on[s]
+        active = {i for i in active if rate[i] < cap[i] and all(left[s] > 0 for s in routes[i])}
+    return [float(r) for r in rate]
+
+
+_caps = st.lists(st.one_of(st.floats(0.1, 100.0), st.just(float("inf"))), min_size=1, max_size=7)
+
+
+@settings(max_examples=300, deadline=None)
+@given(caps=_caps, bandwidth=st.floats(1.0, 200.0))
+def test_one_server_rates_are_water_filling_and_the_general_path_agrees_bit_for_bit(caps, bandwidth):
+    server = [Server("dram", bandwidth)]
+    rates = max_min_rates(caps, server)
+    assert rates == max_min_rates(caps, server, [[0]] * len(caps))      # the same float operations
+    assert rates == pytest.approx(_progressive_filling(caps, server, [[0]] * len(caps)), rel=1e-12)
+    assert sum(rates) <= bandwidth * (1 + 1e-12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), caps=_caps, bandwidths=st.lists(st.floats(1.0, 200.0), min_size=1, max_size=4))
+def test_network_rates_are_max_min_fair(data, caps, bandwidths):
+    servers = [Server(f"s{k}", b) for k, b in enumerate(bandwidths)]
+    route = st.lists(st.integers(0, len(servers) - 1), min_size=1, max_size=len(servers), unique=True)
+    routes = [data.draw(route) for _ in caps]
+    rates = max_min_rates(caps, servers, routes)
+    assert rates == pytest.approx(_progressive_filling(caps, servers, routes), rel=1e-12)
+    # feasible, and every flow is at its cap or crosses a full server where nobody gets more
+    load = [sum(r for r, route in zip(rates, routes, strict=True) if s in route) for s in range(len(servers))]
+    assert all(x <= b * (1 + 1e-12) for x, b in zip(load, bandwidths, strict=True))
+    for i, route in enumerate(routes):
+        assert rates[i] == pytest.approx(caps[i], rel=1e-12) or any(
+            load[s] == pytest.approx(bandwidths[s], rel=1e-12)
+            and all(rates[k] <= rates[i] * (1 + 1e-12) for k, other in enumerate(routes) if s in other)
+            for s in route)
+
+
+def test_rates_past_a_knee_share_the_reduced_capacity():
+    dram = Server("dram", 10.0, knee_flows=2, loss_per_flow=0.5)
+    assert max_min_rates([9.0, 9.0], [dram]) == [5.0, 5.0]
+    assert sum(max_min_rates([9.0] * 4, [dram])) == pytest.approx(10.0 / 2.0)
+    with pytest.raises(ValueError, match="at least one server"):
+        max_min_rates([1.0], [dram], [[]])
+    with pytest.raises(ValueError, match="positive"):
+        Server("x", 0.0)
+
+
+def test_a_resource_of_several_servers_needs_each_flow_to_name_them():
+    env = simpy.Environment()
+    net = BandwidthResource(env)
+    net.add("a>", 1.0)
+    net.add(">b", 2.0)
+    with pytest.raises(ValueError, match="2 servers"):
+        net.transfer(1.0)
+    with pytest.raises(KeyError, match="'c>'"):
+        net.transfer(1.0, via=["c>"])
+    done = net.transfer(4.0, via=["a>", ">b"])
+    env.run(done)
+    assert env.now == pytest.approx(4.0)
+    assert net.bytes_moved == {"a>": 4.0, ">b": 4.0}
+
+
+# -- profile flows against the general path -------------------------------------------------------
 
 def _server(env, bandwidth_Bps, knee):
     if knee is None:
-        return BandwidthServer(env, bandwidth_Bps)
-    return BandwidthServer(env, bandwidth_Bps, knee_flows=knee[0], loss_per_flow=knee[1])
+        return BandwidthResource(env, bandwidth_Bps)
+    return BandwidthResource(env, bandwidth_Bps, knee_flows=knee[0], loss_per_flow=knee[1])
 
 
 def _per_op(env, mem, demands, scale):
@@ -58,7 +151,7 @@ def _reference(flows, bandwidth_Bps, knee) -> list[float]:
     return finish
 
 
-def _profiled(flows, bandwidth_Bps, knee) -> tuple[list[float], BandwidthServer]:
+def _profiled(flows, bandwidth_Bps, knee) -> tuple[list[float], BandwidthResource]:
     env = simpy.Environment()
     mem = _server(env, bandwidth_Bps, knee)
     finish = [0.0] * len(flows)
@@ -101,18 +194,30 @@ def test_flows_entering_byte_phases_at_one_instant_do_not_stall_the_server():
     assert got == pytest.approx(_reference(flows, 7e9, None), rel=REL)
 
 
-def test_a_throttled_profile_flow_is_stepped_and_an_unthrottled_one_leaps():
+def test_a_long_throttled_stretch_of_a_short_segment_keeps_its_precision():
+    """Found by hypothesis: a 0.1 ms byte phase stretched to 1.25 s by a 0.25 GB/s server after
+    0.6 s of delays: a position counted from the profile's start resolves it to ~2e-12 s only; the
+    work left in the segment resolves it to the general path's 1e-12."""
+    flows = [(1.625, [Demand(0.0, 1.0, 0.0)], 1.0),
+             (0.28125, [Demand(0.1640625, 0.5, 1000.0)], 1.5642986108645303),
+             (0.0, [Demand(0.0, 0.5, 0.0), Demand(0.0, 0.125, 0.0), Demand(0.0, 0.0001, 312769634.5)], 0.75)]
+    got, _ = _profiled(flows, 0.25e9, None)
+    assert got == pytest.approx(_reference(flows, 0.25e9, None), rel=REL)
+    assert got[2] == pytest.approx(0.46875 + (312769634.5 + 1000.0) / 0.25e9, rel=1e-15)
+
+
+def test_a_throttled_profile_flow_recomputes_rates_and_an_unthrottled_one_does_not():
     # two flows of two 1 GB/s byte phases on a 1.5 GB/s server: they must share
     demands = [Demand(0.0, 1.0, 1e9), Demand(0.0, 1.0, 1e9)]
     flows = [(0.0, demands, 1.0), (0.25, demands, 1.0)]
     want = _reference(flows, 1.5e9, None)
     got, mem = _profiled(flows, 1.5e9, None)
     assert got == pytest.approx(want, rel=REL)
-    assert want[0] > 2.0 and mem.segment_steps > 0
-    # on a 2 GB/s server nobody is throttled: each finishes 2 s after it starts, in leaps
+    assert want[0] > 2.0 and mem.solver.throttled_steps > 0
+    # on a 2 GB/s server nobody is throttled: each finishes 2 s after it starts
     got, mem = _profiled(flows, 2e9, None)
     assert got == pytest.approx([2.0, 2.25], rel=REL)
-    assert mem.segment_steps == 0 and mem.timers == 3
+    assert mem.solver.throttled_steps == 0 and mem.timers == 3
     # past a knee the bound is the capacity of all the flows present: 0.9 + 0.9 GB/s fit 2 GB/s,
     # but two active flows get 2 / (1 + 1 x (2 - 1)) = 1 GB/s in all
     flows = [(0.0, [Demand(0.0, 1.0, 0.9e9)], 1.0), (0.0, [Demand(0.0, 1.0, 0.9e9)], 1.0)]
@@ -127,7 +232,7 @@ def test_two_profile_servers_on_one_environment_each_equal_the_per_op_primitive(
     demands = [Demand(0.0, 0.5, 1e9), Demand(0.1, 0.2, 0.0), Demand(0.0, 0.5, 1e9)]
     flows = [(0.0, demands, 1.0), (0.3, demands, 1.2), (0.3, demands[::-1], 0.9)]
     env = simpy.Environment()
-    servers = [BandwidthServer(env, 2.5e9), BandwidthServer(env, 1.5e9)]
+    servers = [BandwidthResource(env, 2.5e9), BandwidthResource(env, 1.5e9)]
     finish: dict = {}
 
     def proc(s, k, arrival_s, demands, scale):
@@ -147,27 +252,20 @@ def test_two_profile_servers_on_one_environment_each_equal_the_per_op_primitive(
 def test_profile_of_demands_walks_ops_as_the_per_op_des_does():
     p = FlowProfile.from_demands([Demand(0.001, 0.0, 5.0),     # bytes but no busy time: free
                                   Demand(0.002, 0.003, 0.0),   # fixed + plain delay: merged
-                                  Demand(0.0, 0.004, 4e6)])
-    assert p.segments == 2
-    assert p.ends == pytest.approx([0.006, 0.010])
-    assert p.caps_Bps == pytest.approx([0.0, 1e9])
-    assert p.higher == [1, 2]
+                                  Demand(0.0, 0.004, 4e6),
+                                  Demand(0.0, 0.001, 1e6),     # the same cap: merged
+                                  Demand(0.0, 0.001, 2e6)])
+    assert p.segments == 3
+    assert p.ends == pytest.approx([0.006, 0.011, 0.012])
+    assert p.caps_Bps == pytest.approx([0.0, 1e9, 2e9])
     assert FlowProfile.from_demands([]).total_s == 0.0
     with pytest.raises(ValueError, match="positive"):
         FlowProfile([0.0], [1.0])
 
 
-def test_next_higher_segment_is_the_first_later_one_with_a_larger_cap():
-    caps = np.random.default_rng(3).integers(0, 4, size=37).astype(float)
-    p = FlowProfile(np.ones(37), caps)
-    for j in range(37):
-        later = [k for k in range(j + 1, 37) if caps[k] > caps[j]]
-        assert p.higher[j] == (later[0] if later else 37)
-
-
 def test_one_server_carries_one_kind_of_flow_at_a_time():
     env = simpy.Environment()
-    mem = BandwidthServer(env, 1e9)
+    mem = BandwidthResource(env, 1e9)
     mem.transfer(1e9)
     with pytest.raises(RuntimeError, match="one kind"):
         mem.run(FlowProfile([1.0], [1e8]))
@@ -204,7 +302,8 @@ def _old_stage_proc(env, i, frames, queues, compute_s, parts, profile, mem, xfer
             yield q_out.put(frame)
 
 
-def _runs(monkeypatch, dram_GBps, frames=40, noise_sigma=0.05, saturation=None):
+def _runs(monkeypatch, dram_GBps, frames=40, noise_sigma=0.05, saturation=None, fast=True):
+    """(the run, the old per-op engine's, the resources the run made, the setup)."""
     overrides = [f"memories.dram.bandwidth_GBps={dram_GBps}"]
     if saturation:
         overrides += [f"memories.dram.saturation.{k}={v}" for k, v in saturation.items()]
@@ -213,21 +312,21 @@ def _runs(monkeypatch, dram_GBps, frames=40, noise_sigma=0.05, saturation=None):
     cost = RooflineCostModel(platform)
     pipe = load_mapping(MAPPING, platform, workload, cost)
     options = RunOptions.make(engine="des", frames=frames, flows="op", noise_sigma=noise_sigma,
-                              seed=4).resolve(pipe)
+                              seed=4, fast=fast).resolve(pipe)
     servers = []
-    made = BandwidthServer.for_memory
+    made = BandwidthResource.for_memory
 
     def keep(env, memory):
         servers.append(made(env, memory))
         return servers[-1]
 
     with monkeypatch.context() as m:
-        m.setattr(BandwidthServer, "for_memory", keep)
+        m.setattr(BandwidthResource, "for_memory", keep)
         new = run_pipeline(platform, workload, pipe, cost, options)
     with monkeypatch.context() as m:
         m.setattr(pipeline_module, "_stage_proc", _old_stage_proc)
-        old = run_pipeline(platform, workload, pipe, cost, options)
-    return new, old, servers[0], (platform, workload, pipe, cost)
+        old = run_pipeline(platform, workload, pipe, cost, options.model_copy(update={"fast": False}))
+    return new, old, servers, (platform, workload, pipe, cost)
 
 
 def _assert_same_run(new, old):
@@ -236,28 +335,60 @@ def _assert_same_run(new, old):
 
 
 @pytest.mark.parametrize("saturation", [None, {"knee_flows": 2, "loss_per_flow": 0.3}])
-def test_contended_per_op_pipeline_equals_the_old_per_op_engine(monkeypatch, saturation):
-    """hikey970 with its DRAM at 1.5 GB/s (the four stages' per-op flows saturate it): the
-    profile-flow engine gives the old per-op engine's run to 1e-9, frame by frame."""
-    new, old, mem, _ = _runs(monkeypatch, 1.5, saturation=saturation)
+@pytest.mark.parametrize("fast", [True, False])
+def test_contended_per_op_pipeline_equals_the_old_per_op_engine(monkeypatch, saturation, fast):
+    """hikey970 with its DRAM at 1.5 GB/s (the four stages' per-op flows saturate it): the run
+    (the pipeline's event loop, or SimPy with profile flows with ``fast=False``) gives the old
+    per-op engine's to 1e-12, frame by frame."""
+    new, old, servers, _ = _runs(monkeypatch, 1.5, saturation=saturation, fast=fast)
     _assert_same_run(new, old)
-    assert mem.segment_steps > 0          # really contended: the server had to step
+    if not fast:
+        assert servers[0].solver.throttled_steps > 0          # really contended
 
 
 def test_uncontended_per_op_pipeline_is_the_closed_form(monkeypatch):
     """With the DRAM wide enough that no set of ops can throttle each other, per-op flows give the
-    closed-form service times: the max-plus recurrence's run, with no per-op work at all."""
-    new, old, mem, (platform, workload, pipe, cost) = _runs(monkeypatch, 100.0)
+    closed-form service times: the max-plus recurrence's run, without a server (the check that
+    no instant asks the memory for more than it has is enough); SimPy's profile flows agree."""
+    new, old, servers, (platform, workload, pipe, cost) = _runs(monkeypatch, 100.0)
     _assert_same_run(new, old)
-    assert mem.segment_steps == 0
+    assert servers == []
     options = RunOptions.make(engine="des", frames=40, noise_sigma=0.05, seed=4,
                               contention=False).resolve(pipe)
     closed = run_pipeline(platform, workload, pipe, cost, options)    # the recurrence (fast path)
     _assert_same_run(new, closed)
+    simpy_run, _, servers, _ = _runs(monkeypatch, 100.0, fast=False)
+    _assert_same_run(simpy_run, closed)
+    assert servers[0].solver.throttled_steps == 0
 
 
-def test_per_op_work_estimate_counts_segment_steps_only_where_the_server_can_step():
-    from hetsim.sim.budget import estimate_pipeline
+def test_shipped_dram_per_op_pipeline_is_never_throttled_but_a_slower_one_is(monkeypatch):
+    """hikey970's own DRAM (29.9 GB/s) is below the sum of the stages' peak op rates (36 GB/s)
+    but the ops that would overflow it never run at once: the check over every instant of the
+    closed-form schedule answers it (no server made); at 12 GB/s they do run at once."""
+    new, old, servers, _ = _runs(monkeypatch, 29.9, noise_sigma=0.0)
+    _assert_same_run(new, old)
+    assert servers == []
+    assert not never_throttled(Server("dram", 12e9), *_schedule_on(12.0))
+    assert never_throttled(Server("dram", 29.9e9), *_schedule_on(29.9))
+
+
+def _schedule_on(dram_GBps):
+    """(profiles, starts, scales) of the closed-form schedule of the pipeline on this DRAM."""
+    from hetsim.sim.recurrence import run_pipeline_recurrence
+    from hetsim.tasks import stage_costs, stage_demands
+
+    platform = load_platform("hikey970", overrides=[f"memories.dram.bandwidth_GBps={dram_GBps}"])
+    workload = load_workload("resnet50")
+    cost = RooflineCostModel(platform)
+    pipe = load_mapping(MAPPING, platform, workload, cost)
+    run = run_pipeline_recurrence(*stage_costs(pipe, workload, cost), frames=40)
+    profiles = [FlowProfile.from_demands(d) for d in stage_demands(pipe, workload, cost, per_op=True)]
+    return profiles, list(run.start), [None] * len(profiles)
+
+
+def test_per_op_work_estimate_counts_the_event_loop_only_where_the_memory_can_overflow():
+    from hetsim.sim.budget import LOOP_BOUNDARY_EVENTS, estimate_pipeline
 
     workload = load_workload("resnet50")
     est = {}
@@ -267,10 +398,11 @@ def test_per_op_work_estimate_counts_segment_steps_only_where_the_server_can_ste
         pipe = load_mapping(MAPPING, platform, workload, cost)
         for flows in ("stage", "op"):
             options = RunOptions.make(engine="des", frames=1000, flows=flows).resolve(pipe)
-            est[dram_GBps, flows] = estimate_pipeline(platform, workload, pipe, cost, options).events
-    # 100 GB/s fits the stages' peak op rates (12 + 12 + 6 + 6 GB/s): no steps, only the profile
-    # flow's own ~8 events per stage execution against a stage flow's 4
-    assert est[100.0, "op"] - est[100.0, "stage"] == pytest.approx(4 * 4 * 1000)
-    # 12 GB/s does not: steps are counted, at most one per segment (~45 a stage), 2 events each
-    extra = (est[12.0, "op"] - est[12.0, "stage"]) / 4000 - 4
-    assert 10 < extra < 2 * 45
+            est[dram_GBps, flows] = estimate_pipeline(platform, workload, pipe, cost, options)
+    # 100 GB/s fits the stages' peak op rates (12 + 12 + 6 + 6 GB/s): the recurrence and the check
+    assert est[100.0, "op"].path == "max-plus recurrence"
+    assert est[100.0, "op"].events < est[100.0, "stage"].events / 5
+    # 12 GB/s does not: the event loop over every segment boundary (26 + 34 + 28 + 18 a frame)
+    assert est[12.0, "op"].path == "per-op event loop"
+    loop = est[12.0, "op"].events - est[100.0, "op"].events
+    assert loop == pytest.approx(1000 * 106 * LOOP_BOUNDARY_EVENTS, rel=0.2)

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import assert_one_line_error
+from helpers import add_plugins, assert_one_line_error
 
 HERE = Path(__file__).parent
 MALFORMED = HERE / "malformed"
@@ -27,8 +27,8 @@ def test_simulate_json_fields(hetsim):
 
 
 def test_simulate_engines_agree_without_contention(hetsim):
-    args = ["simulate", "-p", "chiplet-c2", "-w", "resnet50-shisha",
-            "-m", "FEP0:1-20|FEP1:21-35|SEP0:36-44|SEP1:45-50", "--json", "--frames", "30"]
+    args = ["simulate", "-p", "rk3588", "-w", "resnet50-shisha",
+            "-m", "npu:1-20|gpu:21-35|big:36-44|little:45-50", "--json", "--frames", "30"]
     des = json.loads(hetsim(*args, "--no-contention").stdout)
     ana = json.loads(hetsim(*args, "--engine", "analytic").stdout)
     assert des["throughput_fps"] == pytest.approx(ana["throughput_fps"], rel=1e-9)
@@ -59,16 +59,15 @@ def test_dvfs_preset_and_set_override_change_results(hetsim):
     g1 = json.loads(hetsim(*base, "--dvfs", "governor1").stdout)["throughput_fps"]
     g4 = json.loads(hetsim(*base, "--dvfs", "governor4").stdout)["throughput_fps"]
     assert g4 < g1
-    c5 = ["simulate", "-p", "chiplet-c5", "-w", "synthnet", "--engine", "analytic", "--json",
-          "-m", "FEP0:1-3|FEP1:4-6|FEP2:7-9|FEP3:10-12|SEP0:13-14|SEP1:15-16|SEP2:17|SEP3:18"]
-    fast = json.loads(hetsim(*c5).stdout)["throughput_fps"]
-    slow = json.loads(hetsim(*c5, "--set", "links.nop.latency_ns=1e9").stdout)["throughput_fps"]
+    rk = ["simulate", "-p", "rk3588", "-w", "synthnet", "--engine", "analytic", "--json", "-m", "big:1-9|gpu:10-18"]
+    fast = json.loads(hetsim(*rk).stdout)["throughput_fps"]
+    slow = json.loads(hetsim(*rk, "--set", "links.soc-bus.latency_ns=1e9").stdout)["throughput_fps"]
     assert slow < fast
 
 
 def test_platforms_and_workloads_commands(hetsim, tmp_path):
     p = hetsim("platforms", "list")
-    assert p.returncode == 0 and "hikey970" in p.stdout and "chiplet-c3" in p.stdout
+    assert p.returncode == 0 and "hikey970" in p.stdout and "rk3588" in p.stdout
     p = hetsim("platforms", "show", "hikey970")
     assert p.returncode == 0 and "B4" in p.stdout and "s1" in p.stdout
     p = hetsim("platforms", "validate", str(HERE.parent / "platforms" / "hikey970.yaml"))
@@ -160,10 +159,16 @@ def test_unknown_platform_and_workload_names(hetsim):
     assert_one_line_error(hetsim("simulate", "-p", "hikey970"), "Missing option")
 
 
-def test_reproduce_argument_errors(hetsim, tmp_path):
+def test_reproduce_argument_errors(hetsim, tmp_path, monkeypatch):
+    import hetsim.experiment as ex
+    from hetsim.plugins import Plugin
+
+    add_plugins(monkeypatch, Plugin("fakepaper", experiments="hetsim.experiment"))
+    monkeypatch.setitem(ex._REGISTRY, "fakepaper", {"fig1": ex.Experiment("fakepaper", "fig1", "a figure", print)})
     assert_one_line_error(hetsim("reproduce", "--out", str(tmp_path)), "say what to reproduce")
     assert_one_line_error(hetsim("reproduce", "nopaper", "--out", str(tmp_path)), "unknown paper 'nopaper'")
-    assert_one_line_error(hetsim("reproduce", "shisha:nofig", "--out", str(tmp_path)), "no experiment 'nofig'")
+    assert_one_line_error(hetsim("reproduce", "fakepaper:nofig", "--out", str(tmp_path)),
+                          "fakepaper has no experiment 'nofig'; it has fig1")
     assert not list(tmp_path.iterdir())
 
 
@@ -180,22 +185,22 @@ def test_readme_real_output_is_current(hetsim):
 
 def test_explore_command(hetsim, tmp_path):
     trials = tmp_path / "trials.csv"
-    p = hetsim("explore", "-p", "chiplet-c2", "-w", "resnet50-shisha", "-a", "Shisha", "--depth", "4",
-               "--param", "heuristic=H1", "--json", "--trials", str(trials))
+    p = hetsim("explore", "-p", "rk3588", "-w", "resnet50-shisha", "-a", "HC", "--depth", "4",
+               "--param", "patience=3", "--json", "--trials", str(trials))
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
-    assert out["algorithm"] == "Shisha" and out["best_fps"] > 0 and out["trials"] >= 1
+    assert out["algorithm"] == "HC" and out["best_fps"] > 0 and out["trials"] >= 1
     assert trials.read_text().splitlines()[0].startswith("trial,")
-    p = hetsim("explore", "-p", "jetson-tx2", "-w", "vgg16", "-a", "PS", "--cores", "4",
+    p = hetsim("explore", "-p", "jetson-tx2", "-w", "vgg16", "-a", "SA", "--cores", "4",
                "--dvfs", "governor1", "--json")
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["best_fps"] > 0
 
 
 def test_explore_errors(hetsim, tmp_path):
-    assert_one_line_error(hetsim("explore", "-p", "chiplet-c2", "-w", "resnet50-shisha", "-a", "GA"),
+    assert_one_line_error(hetsim("explore", "-p", "rk3588", "-w", "resnet50-shisha", "-a", "GA"),
                           "unknown algorithm 'GA'")
-    assert_one_line_error(hetsim("explore", "-p", "chiplet-c2", "-w", "resnet50-shisha", "--param", "alpha"),
+    assert_one_line_error(hetsim("explore", "-p", "rk3588", "-w", "resnet50-shisha", "--param", "alpha"),
                           "expected key=value")
-    assert_one_line_error(hetsim("explore", "-p", "chiplet-c5", "-w", "resnet50-shisha", "-a", "ES",
-                                 "--depth", "8"), "exceeds")
+    assert_one_line_error(hetsim("explore", "-p", "hikey970", "-w", "resnet50", "-a", "ES", "--assignment", "cores",
+                                 "--depth", "6"), "exceeds")

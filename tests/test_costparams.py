@@ -6,16 +6,18 @@ Fast: small platforms in memory and the shipped YAMLs; no reproduction.
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import re
 from pathlib import Path
 
 import pytest
 import yaml
 from click.testing import CliRunner
-from helpers import chain_workload, two_cluster_platform
+from helpers import chain_workload, missing_shipped_plugins, two_cluster_platform
 
 from hetsim.cli import cli
-from hetsim.cost import ZERO, CostModel, Demand, EpRates, RooflineCostModel
+from hetsim.cost import ZERO, CostModel, Demand, EpRates, Gemm2CostModel, RooflineCostModel
 from hetsim.errors import HetsimError
 from hetsim.evaluation import simulate
 from hetsim.mapping import make_placement
@@ -23,8 +25,8 @@ from hetsim.platform import by_cores, load_platform, migrate, platform_from_dict
 from hetsim.platform.loader import v1_moves
 from hetsim.platform.params import OP_KINDS, CostParams, cost_blocks
 from hetsim.platform.schema import Accelerator, CoreType
+from hetsim.plugins import cost_model_specs, parameter_blocks, plugins, resolve
 from hetsim.workload import load_workload
-from hetsim_papers.pipeit.cost import PipeitGroundTruth
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "platforms.md"
 
@@ -57,22 +59,46 @@ def _cost_model_names(cls=CostModel) -> set[str]:
     return {cls.name} | {n for sub in cls.__subclasses__() for n in _cost_model_names(sub)}
 
 
+def _import_cost_models() -> None:
+    """Import every installed cost model: the plugins' registered ones, and the ``cost`` module next
+    to each plugin block's (a paper folder's layout), where models that only read a block live."""
+    for spec in cost_model_specs().values():
+        resolve(spec.factory)
+    for section in ("core_types", "accelerators"):
+        for ref in parameter_blocks(section).values():
+            sibling = ref.partition(":")[0].rpartition(".")[0] + ".cost"
+            if importlib.util.find_spec(sibling) is not None:
+                importlib.import_module(sibling)
+
+
 def test_blocks_are_registered_as_fields_of_their_owner():
-    assert set(cost_blocks(CoreType)) == {"roofline", "pipeit", "gemm2", "hope", "pim", "ncnn"}
-    assert set(cost_blocks(Accelerator)) == {"roofline", "gemm2", "hope", "pim", "ncnn"}
+    """hetsim's own blocks and every installed plugin's, each a field of its owner."""
+    assert set(cost_blocks(CoreType)) == {"roofline", "gemm2"} | set(parameter_blocks("core_types"))
+    assert set(cost_blocks(Accelerator)) == {"roofline", "gemm2"} | set(parameter_blocks("accelerators"))
+    _import_cost_models()
+    names = _cost_model_names()
     for owner in (CoreType, Accelerator):
         for block in cost_blocks(owner).values():
             assert issubclass(block, CostParams)
-            assert block.readers and set(block.readers) <= _cost_model_names()   # real cost models
+            # real cost models: the block's own always; the other readers (a paper's model reading a
+            # core block) when their plugin is installed
+            assert block.readers and block.readers[0] in names
+            assert set(block.readers) <= names or missing_shipped_plugins(), block.readers
             # a model given no block gets the defaults it had before: every block field has one
             assert all(not f.is_required() for f in block.model_fields.values())
+
+
+def _documented_blocks(owner, section: str) -> dict:
+    """The blocks docs/platforms.md covers: hetsim's own and its papers' (not a third party's)."""
+    theirs = {k for p in plugins() if p.distribution != "hetsim" for k in p.parameter_blocks.get(section, {})}
+    return {k: b for k, b in cost_blocks(owner).items() if k not in theirs}
 
 
 def test_every_block_field_is_documented():
     text = DOCS.read_text()
     assert "hardware facts at the top, each cost model's fitted parameters in its own block" in text
     for owner, section in ((CoreType, "core_types[]"), (Accelerator, "accelerators[]")):
-        for name, block in cost_blocks(owner).items():
+        for name, block in _documented_blocks(owner, section[:-2]).items():
             assert f"`{section}.{name}`" in text, f"docs/platforms.md has no section for {section}.{name}"
             for field in block.model_fields:
                 assert re.search(rf"\| `{field}` \|", text), f"{section}.{name}.{field} is not documented"
@@ -95,7 +121,10 @@ def test_a_missing_block_gets_the_defaults():
     })
     t = p.core_type("c")
     assert (t.roofline.gemm_efficiency, t.roofline.parallel_efficiency, t.roofline.op_overhead_us) == (1.0, [1.0], 0.0)
-    assert (t.pipeit.gemm_tile_cols, t.pipeit.gemv_GBps_per_core) == (None, None)
+    for key, block in cost_blocks(CoreType).items():     # every block, hetsim's and the plugins'
+        assert getattr(t, key) == block()
+    for key, block in cost_blocks(Accelerator).items():
+        assert getattr(p.accelerator("npu"), key) == block()
     cost = RooflineCostModel(p)
     r = cost.ep_rates(p.ep("K4"))
     assert r.gemm_MACps == 4 * 8 * 1000e6 and r.dw_MACps == r.gemm_MACps
@@ -107,17 +136,17 @@ def test_a_missing_block_gets_the_defaults():
 
 
 def test_a_block_no_model_in_use_reads_is_data():
-    """The roofline ignores the pipeit block: changing it moves no roofline time."""
+    """The roofline ignores the gemm2 block: changing it moves no roofline time."""
     wl = load_workload("alexnet")
     base = load_platform("hikey970")
-    other = load_platform("hikey970", ["core_types.cortex-a73.pipeit.gemv_GBps_per_core=5.0",
-                                       "core_types.cortex-a73.pipeit.gemm_tile_cols=4"])
+    other = load_platform("hikey970", ["core_types.cortex-a73.gemm2.kernel_efficiency=0.05",
+                                       "core_types.cortex-a73.gemm2.tile_cols=4"])
     for ep in ("B1", "B4"):
         assert (RooflineCostModel(base).layer_times(wl, base.ep(ep))
                 == RooflineCostModel(other).layer_times(wl, other.ep(ep))).all()
-    # ... while the Pipe-it ground truth, which reads it, moves.
-    t0 = PipeitGroundTruth(base).layer_times(wl, base.ep("B4")).sum()
-    t1 = PipeitGroundTruth(other).layer_times(wl, other.ep("B4")).sum()
+    # ... while the gemm2 model, which reads it, moves.
+    t0 = Gemm2CostModel(base).layer_times(wl, base.ep("B4")).sum()
+    t1 = Gemm2CostModel(other).layer_times(wl, other.ep("B4")).sum()
     assert t1 != t0
 
 
@@ -126,8 +155,8 @@ def test_a_parameter_at_the_top_names_its_block():
                                           r"cost model: since schema 2 it goes in the roofline block "
                                           r"\(core_types\.denver2\.roofline\.gemm_efficiency\)"):
         load_platform("jetson-tx2", ["core_types.denver2.gemm_efficiency=0.4"])
-    with pytest.raises(HetsimError, match=r"core_types\.cortex-a73\.pipeit\.gemv_GBps_per_core"):
-        load_platform("hikey970", ["core_types.cortex-a73.gemv_GBps_per_core=0.4"])
+    with pytest.raises(HetsimError, match=r"core_types\.cortex-a73\.gemm2\.kernel_efficiency"):
+        load_platform("hikey970", ["core_types.cortex-a73.kernel_efficiency=0.4"])
 
 
 # -- schema 1 still loads -------------------------------------------------------------------------------
@@ -136,7 +165,7 @@ V1 = {
     "core_types": [{"name": "c", "macs_per_cycle": 4, "gemm_efficiency": 0.5, "dw_efficiency": 0.1,
                     "parallel_efficiency": [1.0, 0.9], "gemm_tile_rows": 8, "op_overhead_us": 3.0,
                     "gemm_overhead_us": [10.0, 20.0], "gemm_pack_GBps": 4.0, "im2col_GBps": [2.0, 3.0],
-                    "kind_GBps": {"lrn": 1.0}, "gemm_tile_cols": 12, "gemv_GBps_per_core": 0.5,
+                    "kind_GBps": {"lrn": 1.0},
                     "bandwidth_GBps_per_core": 6.0, "dvfs": [{"name": "f", "freq_MHz": 1000}]}],
     "clusters": [{"name": "k", "symbol": "K", "core_type": "c", "cores": 2, "memory": "m"}],
     "accelerators": [{"name": "gpu", "kind": "gpu", "peak_GMACps": 50, "efficiency": 0.4,
@@ -148,8 +177,7 @@ V2 = {
                     "dvfs": [{"name": "f", "freq_MHz": 1000}],
                     "roofline": {"gemm_efficiency": 0.5, "dw_efficiency": 0.1, "parallel_efficiency": [1.0, 0.9],
                                  "gemm_tile_rows": 8, "op_overhead_us": 3.0, "gemm_overhead_us": [10.0, 20.0],
-                                 "gemm_pack_GBps": 4.0, "im2col_GBps": [2.0, 3.0], "kind_GBps": {"lrn": 1.0}},
-                    "pipeit": {"gemm_tile_cols": 12, "gemv_GBps_per_core": 0.5}}],
+                                 "gemm_pack_GBps": 4.0, "im2col_GBps": [2.0, 3.0], "kind_GBps": {"lrn": 1.0}}}],
     "clusters": [{"name": "k", "symbol": "K", "core_type": "c", "cores": 2, "memory": "m"}],
     "accelerators": [{"name": "gpu", "kind": "gpu", "peak_GMACps": 50, "memory": "m",
                       "roofline": {"efficiency": 0.4, "op_overhead_us": 7.0}}],
@@ -160,8 +188,8 @@ def test_migrate_moves_every_v1_field_into_its_block():
     data = yaml.safe_load(yaml.safe_dump(V1))
     note = migrate(data)
     assert data == V2
-    assert note == ("schema 1, migrated to 2 on load: 13 cost-model parameters moved into their blocks "
-                    "(pipeit, roofline)")
+    assert note == ("schema 1, migrated to 2 on load: 11 cost-model parameters moved into their blocks "
+                    "(roofline)")
     assert migrate(data) is None                      # a current dict is left alone
     assert platform_from_dict(V1) == platform_from_dict(V2)
     assert V1["schema"] == 1 and "gemm_efficiency" in V1["core_types"][0]   # the caller's dict is not touched
@@ -172,15 +200,15 @@ def test_a_v1_file_validates_loads_and_takes_v2_overrides(tmp_path):
     path.write_text(yaml.safe_dump(V1))
     notes: list[str] = []
     assert validate_file(path, notes) == []
-    assert notes == ["schema 1, migrated to 2 on load: 13 cost-model parameters moved into their blocks "
-                     "(pipeit, roofline)"]
+    assert notes == ["schema 1, migrated to 2 on load: 11 cost-model parameters moved into their blocks "
+                     "(roofline)"]
     p = load_platform(str(path), ["core_types.c.roofline.gemm_efficiency=0.25"])
     assert p.core_type("c").roofline.gemm_efficiency == 0.25
     assert p.accelerator("gpu").roofline.efficiency == 0.4
     result = CliRunner().invoke(cli, ["platforms", "validate", str(path)])
     assert result.exit_code == 0
-    assert result.output == f"{path}: ok (schema 1, migrated to 2 on load: 13 cost-model parameters moved " \
-                            f"into their blocks (pipeit, roofline))\n"
+    assert result.output == f"{path}: ok (schema 1, migrated to 2 on load: 11 cost-model parameters moved " \
+                            f"into their blocks (roofline))\n"
     # a version-2 file says ok and nothing more
     v2 = tmp_path / "new.yaml"
     v2.write_text(yaml.safe_dump(V2))

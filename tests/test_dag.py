@@ -15,7 +15,7 @@ from hetsim.evaluation import DagOptions, simulate
 from hetsim.mapping import make_placement
 from hetsim.options import RunOptions
 from hetsim.sim.dag import run_dag
-from hetsim.sim.tasks import build_tasks, list_schedule
+from hetsim.tasks import build_tasks, list_schedule
 from hetsim.workload import workload_from_dict
 
 
@@ -103,6 +103,30 @@ def test_des_equals_the_list_schedule_on_random_dags(n, seed, plan, split, comm,
                  dag=DagOptions(comm, caching, serial)).metrics
     assert m.latency_s["mean"] == pytest.approx(finish.max(), rel=1e-12)
 
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(2, 14), st.integers(0, 10**6), st.booleans(), st.booleans(),
+       st.sampled_from(["free", "consumer", "copy", "mpi"]), st.booleans(),
+       st.sampled_from(["parallel", "serial", "serial+overlap", "sequential"]), st.sampled_from(["ep", "memory"]),
+       st.integers(1, 6), st.integers(1, 3), st.sampled_from([0.0, 0.3]))
+def test_closed_form_is_the_simpy_run_bit_for_bit(n, seed, plan, split, comm, caching, execution, residency,
+                                                  frames, in_flight, noise_sigma):
+    """Without contention ``run_dag`` takes the closed form in task order: every array equal to
+    SimPy's (``fast=False``) exactly, over frames, admission, noise and every way of execution."""
+    rng = np.random.default_rng(seed)
+    platform = two_cluster_platform(link_latency_ns=2000.0)
+    workload = random_dag(rng, n)
+    placement = random_mapping(rng, platform, workload, plan, split, execution == "sequential")
+    cost = RooflineCostModel(platform)
+    tg = build_tasks(platform, workload, placement, cost, comm=comm, caching=caching,
+                     serial=execution.startswith("serial"), residency=residency,
+                     overlap=execution == "serial+overlap")
+    runs = [run_dag(platform, tg, RunOptions.make(frames=frames, in_flight=in_flight, contention=False,
+                                                  noise_sigma=noise_sigma, seed=seed, fast=fast).resolve(placement))
+            for fast in (True, False)]
+    for a in ("start", "end", "arrival", "done"):
+        np.testing.assert_array_equal(getattr(runs[0], a), getattr(runs[1], a))
 
 def test_serial_execution_is_the_sum_of_every_task():
     rng = np.random.default_rng(3)

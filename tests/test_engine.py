@@ -3,6 +3,7 @@ shared fairly, frames are conserved, utilisation stays <= 1, runs are reproducib
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 
@@ -13,20 +14,20 @@ from helpers import chain_workload, two_cluster_platform
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hetsim.analytic import SplitScorer, evaluate_pipeline
+from hetsim.analytic import SplitScorer, evaluate_pipeline, split_boundaries
 from hetsim.cost import RooflineCostModel
 from hetsim.errors import HetsimError
 from hetsim.evaluation import evaluate, simulate
 from hetsim.mapping import load_mapping, pipeline_from_split, placement_from_dict
-from hetsim.sim import BandwidthServer, FrameSource
+from hetsim.sim import BandwidthResource, FrameSource
 
-# -- bandwidth server ------------------------------------------------------------------------
+# -- bandwidth resource ----------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 7])
 def test_equal_flows_finish_together_at_n_bytes_over_b(n):
     env = simpy.Environment()
-    server = BandwidthServer(env, 10e9)
+    server = BandwidthResource(env, 10e9)
     finish = []
 
     def flow():
@@ -44,7 +45,7 @@ def test_equal_flows_finish_together_at_n_bytes_over_b(n):
 def test_capped_flow_leaves_the_rest_to_others():
     # One flow capped at 2 GB/s, one uncapped, on 10 GB/s: max-min gives 2 and 8.
     env = simpy.Environment()
-    server = BandwidthServer(env, 10e9)
+    server = BandwidthResource(env, 10e9)
     done = {}
 
     def flow(name, nbytes, cap):
@@ -60,7 +61,7 @@ def test_capped_flow_leaves_the_rest_to_others():
 
 def test_late_flow_slows_the_first():
     env = simpy.Environment()
-    server = BandwidthServer(env, 1e9)
+    server = BandwidthResource(env, 1e9)
     done = {}
 
     def first():
@@ -230,6 +231,14 @@ def test_placement_des_equals_list_schedule():
 
 # -- vectorised scorer ----------------------------------------------------------------------
 
+@pytest.mark.parametrize("n,k", [(1, 1), (2, 1), (2, 2), (3, 4), (7, 3), (12, 5), (18, 1), (18, 18)])
+def test_split_boundaries_are_every_split_in_lexicographic_order(n, k):
+    want = [[0, *cuts, n] for cuts in itertools.combinations(range(1, n), k - 1)]
+    got = split_boundaries(n, k)
+    assert got.dtype == np.int64 and got.shape == (len(want), k + 1)
+    assert got.tolist() == want
+
+
 def test_split_scorer_matches_evaluate_pipeline():
     platform = two_cluster_platform(link_latency_ns=5e4)
     wl = chain_workload([8, 16, 32, 16, 8, 8], with_skip=False)
@@ -292,7 +301,7 @@ def test_op_an_ep_cannot_run_is_rejected():
 @pytest.mark.parametrize("n,knee,loss", [(2, 4, 0.5), (6, 4, 0.5), (8, 2, 0.25), (3, 1, 1.0)])
 def test_equal_flows_past_the_knee_share_a_reduced_bandwidth(n, knee, loss):
     env = simpy.Environment()
-    mem = BandwidthServer(env, 10e9, knee_flows=knee, loss_per_flow=loss)
+    mem = BandwidthResource(env, 10e9, knee_flows=knee, loss_per_flow=loss)
     done = [mem.transfer(1e9) for _ in range(n)]
     env.run()
     assert all(d.processed for d in done)

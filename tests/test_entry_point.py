@@ -83,22 +83,6 @@ def test_closed_stdout_ends_quietly():
     assert stderr == ""
 
 
-@pytest.mark.slow
-def test_reproduce_in_a_fresh_interpreter_writes_the_same_bytes(hetsim, tmp_path):
-    """Two processes with different hash seeds (set and dict order of strings differ) write
-    byte-identical tables: nothing depends on this interpreter's state or its caches."""
-    specs = ["pipesearch:table3", "pipesearch:table6", "pipesearch:fig3"]
-    real = subprocess.run([sys.executable, "-m", "hetsim", "reproduce", *specs, "--quick", "--out",
-                           tmp_path / "fresh"], capture_output=True, text=True,
-                          env=_env(PYTHONHASHSEED="12345"), stdin=subprocess.DEVNULL, timeout=300)
-    assert real.returncode == 0, real.stderr
-    ours = hetsim("reproduce", *specs, "--quick", "--out", tmp_path / "here")
-    assert ours.returncode == 0, ours.stderr
-    for eid in ("table3", "table6", "fig3"):
-        fresh = (tmp_path / "fresh" / "pipesearch" / f"{eid}.csv").read_bytes()
-        assert fresh and fresh == (tmp_path / "here" / "pipesearch" / f"{eid}.csv").read_bytes()
-
-
 # -- the in-process runner itself ----------------------------------------------------------------
 
 def test_in_process_runs_restore_what_they_touch(hetsim, tmp_path):

@@ -12,6 +12,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
+from helpers import add_plugins  # noqa: E402
 
 from hetsim.calibrate import Observation, fit_platform  # noqa: E402
 from hetsim.errors import HetsimError  # noqa: E402
@@ -37,6 +38,16 @@ from hetsim.experiment import (  # noqa: E402
 )
 
 MALFORMED = Path(__file__).parent / "malformed" / "known_disagreements"
+
+
+@pytest.fixture
+def fakepaper(monkeypatch):
+    """A paper plugin of this test module, listed first, with ``_fake`` as its experiment fig1."""
+    import hetsim.experiment as ex
+    from hetsim.plugins import Plugin
+
+    add_plugins(monkeypatch, Plugin("fakepaper", experiments=__name__, order=-1))
+    monkeypatch.setitem(ex._REGISTRY, "fakepaper", {"fig1": Experiment("fakepaper", "fig1", "A fake figure", _fake)})
 
 
 def test_claims_verdicts():
@@ -122,18 +133,7 @@ def test_self_consistent_rate_leaves_out_only_failures_the_paper_contradicts():
     assert s["a"]["self_consistent"] == {"passed": 1, "total": 3, "rate": 1 / 3}
 
 
-# -- known disagreements -------------------------------------------------------------------------------
-def test_the_known_disagreements_file_is_typed_and_every_entry_has_a_cause():
-    known = known_disagreements()
-    assert len(known) > 50
-    causes = {k.cause for k in known.values()}
-    assert causes == {"paper-inconsistency", "model-gap", "algorithm-reading"}
-    for k in known.values():
-        assert k.reason.strip() and k.when in ("both", "quick", "full")
-        if k.cause == "paper-inconsistency":     # the argument, not just the verdict
-            assert len(k.reason) > 80, k.claim
-
-
+# -- known disagreements (the papers' own files: hetsim_papers/tests/test_known_disagreements.py) ------
 def _expect(path: Path) -> str:
     first = path.read_text().splitlines()[0]
     assert first.startswith("# expect: "), path
@@ -141,7 +141,7 @@ def _expect(path: Path) -> str:
 
 
 @pytest.mark.parametrize("path", sorted(MALFORMED.glob("*.yaml")), ids=lambda p: p.name)
-def test_a_malformed_known_disagreements_file_is_one_line(path):
+def test_a_malformed_known_disagreements_file_is_one_line(path, fakepaper):
     with pytest.raises(HetsimError) as e:
         known_disagreements(path)
     msg = str(e.value)
@@ -150,18 +150,15 @@ def test_a_malformed_known_disagreements_file_is_one_line(path):
 
 
 def test_reproduce_reports_a_malformed_known_disagreements_file_in_one_line(tmp_path, monkeypatch, capsys):
-    import dataclasses
-
     import hetsim.experiment as ex
     from hetsim.cli import main
-    from hetsim.plugins import plugins
+    from hetsim.plugins import Plugin
 
     bad = str(MALFORMED / "01_unknown_cause.yaml")
-    patched = tuple(dataclasses.replace(p, known_disagreements=bad) if p.name == "pipeit" else p
-                    for p in plugins())
-    monkeypatch.setattr(ex, "plugins", lambda: patched)
+    add_plugins(monkeypatch, Plugin("fakepaper", experiments=__name__, known_disagreements=bad, order=-1))
+    monkeypatch.setitem(ex._REGISTRY, "fakepaper", {"fig1": Experiment("fakepaper", "fig1", "A fake figure", _fake)})
     with pytest.raises(SystemExit) as e:
-        main(["reproduce", "pipeit:table1", "--out", str(tmp_path)])
+        main(["reproduce", "fakepaper:fig1", "--out", str(tmp_path)])
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "disagreements.0.cause" in err

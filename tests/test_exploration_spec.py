@@ -22,8 +22,8 @@ from hetsim.sweep.cells import exploration_spec, make_problem, run_cell
 
 # (hetsim explore's flags, flags_spec's keywords for them, the same exploration as a sweep's base)
 CASES = {
-    "noisy SA on a chiplet": (
-        ["-p", "chiplet-c2", "-w", "synthnet", "-a", "SA", "--depth", "2", "--depth", "3", "--noise", "0.05",
+    "noisy SA on an SoC": (
+        ["-p", "rk3588", "-w", "synthnet", "-a", "SA", "--depth", "2", "--depth", "3", "--noise", "0.05",
          "--max-trials", "40", "--seed", "3"],
         dict(algorithm="SA", depths=(2, 3), noise_sigma=0.05, max_trials=40, seed=3),
         {"algorithm": "SA", "problem": {"depths": [2, 3]}, "measurement": {"noise_sigma": 0.05},
@@ -74,7 +74,7 @@ def test_flags_and_a_sweep_cell_build_the_same_exploration(hetsim, tmp_path, cas
 
 
 def test_a_cell_s_noise_free_twin_is_the_same_space_without_noise():
-    cell = _cell(CASES["noisy SA on a chiplet"][2], "chiplet-c2", "synthnet")
+    cell = _cell(CASES["noisy SA on an SoC"][2], "rk3588", "synthnet")
     noisy, twin = make_problem(cell.config), make_problem(cell.config, noise_free=True)
     assert noisy.measurement.noise_sigma == 0.05 and twin.measurement.noise_sigma == 0.0
     assert (noisy.eps, noisy.depths, noisy.design_space_size) == (twin.eps, twin.depths, twin.design_space_size)
@@ -134,7 +134,7 @@ def test_the_algorithm_axis_takes_every_algorithm_of_some_problem_kinds():
 
 
 def test_a_bad_value_on_a_measurement_axis_is_a_cell_error_naming_the_key(tmp_path):
-    spec = spec_from_dict({"schema": 1, "base": {"platform": "chiplet-c2", "workload": "synthnet",
+    spec = spec_from_dict({"schema": 1, "base": {"platform": "rk3588", "workload": "synthnet",
                                                  "algorithm": "ES", "problem": {"depths": [2]}},
                            "axes": {"measurement": {"noise_sigma": [0.0, 1e6]}}})
     results = [run_cell(c.config) for c in expand(spec)]
@@ -143,7 +143,7 @@ def test_a_bad_value_on_a_measurement_axis_is_a_cell_error_naming_the_key(tmp_pa
 
 
 def test_explore_refuses_huge_noise_in_one_line(hetsim):
-    assert_one_line_error(hetsim("explore", "-p", "chiplet-c2", "-w", "synthnet", "--noise", "1e6"),
+    assert_one_line_error(hetsim("explore", "-p", "rk3588", "-w", "synthnet", "--noise", "1e6"),
                           "--noise must be a number in [0, 5] (got 1000000.0)")
 
 

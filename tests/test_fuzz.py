@@ -23,14 +23,19 @@ SEED = os.environ.get("HETSIM_FUZZ_SEED")
 SEEDS = fuzzing.all_seeds()
 
 
-def _fuzz(target: str):
+#: The targets issue 29 added (ONNX Runtime profiles, ONNX graphs, SPECs run, output paths and special
+#: files, JSON readers, loading limits) run fewer cases in the suite (each ~0.2 s).
+NEW_EXAMPLES = int(os.environ.get("HETSIM_FUZZ_EXAMPLES", "15"))
+
+
+def _fuzz(target: str, examples: int = EXAMPLES):
     """A test of ``target``'s cases: derandomized unless HETSIM_FUZZ_SEED picks the cases."""
     def test(case: fuzzing.Case) -> None:
         fuzzing.check(case)
 
     test.__name__ = f"test_fuzz_{target}"
     test = given(case=fuzzing.strategy(target, SEEDS))(test)
-    test = settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=SEED is None,
+    test = settings(max_examples=examples, deadline=None, database=None, derandomize=SEED is None,
                     suppress_health_check=list(HealthCheck), print_blob=True)(test)
     if SEED is not None:
         test = hypothesis_seed(int(SEED))(test)
@@ -43,6 +48,12 @@ test_fuzz_mapping = _fuzz("mapping")
 test_fuzz_cli = _fuzz("cli")
 test_fuzz_bytes = _fuzz("bytes")
 test_fuzz_sweep = _fuzz("sweep")
+test_fuzz_ort = _fuzz("ort", NEW_EXAMPLES)
+test_fuzz_onnx = _fuzz("onnx", NEW_EXAMPLES)
+test_fuzz_spec = _fuzz("spec", NEW_EXAMPLES)
+test_fuzz_paths = _fuzz("paths", NEW_EXAMPLES)
+test_fuzz_json = _fuzz("json", NEW_EXAMPLES)
+test_fuzz_load = _fuzz("load", NEW_EXAMPLES)
 
 
 # -- the harness itself can fail ----------------------------------------------------------------------
@@ -83,6 +94,35 @@ def test_harness_counts_an_exception_as_a_crash(monkeypatch):
 def test_harness_counts_a_case_past_its_budget_as_a_hang():
     out = fuzzing.run_case(fuzzing.Case("cli", "slow", VALID[:-1] + ["20000"]), budget_s=0.05)
     assert out.cls == "hang"
+
+
+def test_harness_counts_a_replaced_special_file_and_a_write_outside_as_crashes(tmp_path):
+    """The paths target's oracle can fail: a FIFO replaced by a file, a file written elsewhere."""
+    case = fuzzing.Case("paths", "fifo", ["platforms", "schema", "--out", "{dir}/t"], specials={"t": "fifo"})
+    folder = tmp_path / "c"
+    folder.mkdir()
+    fuzzing._make_specials(folder, case.specials)
+    before = fuzzing._snapshot(folder)
+    (folder / "t").unlink()
+    (folder / "t").write_text("{}")
+    assert "was replaced" in fuzzing._unsafe(folder, before, case)
+    (folder / "t").unlink()
+    fuzzing._make_specials(folder, case.specials)
+    (folder / "elsewhere.yaml").write_text("x")
+    case.writes_under = ("out",)
+    assert "outside" in fuzzing._unsafe(folder, before, case)
+
+
+def test_harness_counts_a_load_past_a_small_limit_as_a_refusal():
+    """Loading limits can bind in the harness: under a limit of 10 ms a workload of 2,000 ops is refused
+    before it loads, and with --force it loads."""
+    case = fuzzing.Case("load", "big", ["simulate", "-p", "hikey970", "-w", "{dir}/big.yaml", "-m", "B4:1-1",
+                                         "--frames", "1", "--engine", "analytic"],
+                        {"big.yaml": fuzzing._relu_workload(2000)}, load_limit_s=0.01)
+    out = fuzzing.run_case(case)
+    assert out.cls == "error" and "2,000 ops would take" in out.detail, out
+    case.argv.append("--force")
+    assert fuzzing.run_case(case).cls == "result"
 
 
 def test_harness_counts_a_non_physical_result_as_silent():

@@ -316,7 +316,7 @@ def test_gemm2_runs_in_both_engines_and_the_des_contends_on_dram_bytes():
     table = op_table(cost, w, p.ep("B4"))
     assert sum(x.bytes_ for x in demands) == pytest.approx(table["dram_B"].sum())
     assert make_cost_model(p, model="gemm2").name == "gemm2"
-    with pytest.raises(HetsimError, match="cost model 'nope'; allowed: roofline, gemm2, pim, hope, ncnn"):
+    with pytest.raises(HetsimError, match="cost model 'nope'; allowed: roofline, gemm2"):   # then the plugins'
         make_cost_model(p, model="nope")
 
 
@@ -419,7 +419,7 @@ def test_measured_table_looks_up_the_clock_of_the_state():
 
 def test_measured_table_clock_errors_and_clockless_rows():
     p = platform()
-    with pytest.raises(HetsimError, match="row 3: freq_MHz 'fast' is not a clock > 0"):
+    with pytest.raises(HetsimError, match="row 3: freq_MHz 'fast' is not a clock in \\[0.001, 100000\\] MHz"):
         MeasuredCostModel(p, pd.DataFrame({"op": ["a", "b"], "ep": ["B1", "B1"], "freq_MHz": [2000, "fast"],
                                            "time_s": [1.0, 1.0]}))
     cost = MeasuredCostModel(p, pd.DataFrame({"op": ["a"], "ep": ["B1"], "time_s": [0.5]}))

@@ -121,7 +121,7 @@ def test_plausibility_warnings_name_the_field_and_the_slip():
                for line in lines)
 
 
-@pytest.mark.parametrize("name", ["hikey970", "jetson-tx2", "knl", "chiplet-c1", "chiplet-c5", "rk3588"])
+@pytest.mark.parametrize("name", ["hikey970", "jetson-tx2", "knl", "rk3588"])   # the papers': with them
 def test_shipped_platforms_are_plausible(name):
     assert plausibility_warnings(load_platform(name)) == []
 
@@ -209,7 +209,7 @@ def test_cost_table_and_fallback_on_the_command_line(hetsim, npu_table):
     assert stage1["compute_s"] == pytest.approx(20 * 1e-4, rel=1e-9)
     assert_one_line_error(hetsim("simulate", *base, "-m", "npu:1-20|gpu:21-54", "--cost-table", str(npu_table)),
                           "npu.csv: no time for resnet50 layer 21 on npu")
-    p = hetsim("explore", *base, "--cost-table", str(npu_table), "--fallback", "roofline", "-a", "PS", "--json")
+    p = hetsim("explore", *base, "--cost-table", str(npu_table), "--fallback", "roofline", "-a", "HC", "--json")
     assert p.returncode == 0, p.stderr
     assert "--cost-table: 20 of 216 (layer, EP) times measured" in p.stderr
 

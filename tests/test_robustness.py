@@ -1,22 +1,19 @@
 """Robustness (docs/robustness.md): the YAML loader's refusals, physical ranges in every schema and
 on the command line, runaway work counted before it starts, atomic outputs with the umask's
-permissions (also under SIGKILL and SIGINT), byte-identical reruns, and the corpus of every bug
+permissions (under SIGKILL and SIGINT: the papers' reproductions killed,
+hetsim_papers/tests/test_reproduce_bytes.py), byte-identical reruns, and the corpus of every bug
 the fuzzing harness found (tests/malformed/cli.yaml, tests/malformed/files/)."""
 
 from __future__ import annotations
 
 import json
 import os
-import random
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 import yaml
-from helpers import assert_one_line_error, check_folder, run_and_kill, subprocess_env
+from helpers import assert_one_line_error, check_cli_corpus_entry
 
 from hetsim.errors import HetsimError
 from hetsim.options import RunOptions
@@ -263,58 +260,7 @@ def test_result_files_of_the_cli_get_the_umask_permissions(hetsim, tmp_path):
         assert (tmp_path / f).stat().st_mode & 0o777 == 0o644, f
 
 
-# -- kills at random moments -------------------------------------------------------------------------
-#: Seeded random moments (s) after the start of the process, plus "in the middle of a write".
-_MOMENTS = [round(random.Random(12).uniform(2.0, 9.0), 2) for _ in range(2)] + ["write"]
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "SIGINT"])
-def test_killed_reproduce_leaves_only_complete_files(tmp_path, sig):
-    seen = 0
-    for i, moment in enumerate(_MOMENTS):
-        out = tmp_path / f"run{i}"
-        run = run_and_kill(["reproduce", "pipesearch", "--quick", "--out", str(out)], out, sig, moment)
-        if sig == signal.SIGINT and run.returncode == -signal.SIGINT:
-            # the signal came after the work was done, while the interpreter shut down (a loaded
-            # machine is slow to exit): the run had printed its last line, its files are complete
-            assert (out / "scorecard.json").is_file() and not run.stderr.strip(), (run.stdout, run.stderr)
-        elif sig == signal.SIGINT and run.returncode != 0:
-            assert run.returncode == 2 and run.stderr.strip().endswith("hetsim: error: interrupted"), run.stderr
-        else:
-            assert run.returncode in (0, -signal.SIGKILL), run.stderr
-        seen += len(check_folder(out, killed=sig == signal.SIGKILL) if out.exists() else [])
-    assert seen > 0     # some kill came after some file was written
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "SIGINT"])
-def test_killed_calibrate_host_leaves_only_complete_files(tmp_path, sig):
-    for i, moment in enumerate([round(random.Random(5).uniform(1.0, 8.0), 2), "write"]):
-        out = tmp_path / f"run{i}"
-        run = run_and_kill(["calibrate", "host", "--quick", "--out", str(out / "host.yaml")], out, sig, moment)
-        if sig == signal.SIGINT and run.returncode != 0:
-            assert run.returncode == 2 and "hetsim: error: interrupted" in run.stderr, run.stderr
-        if out.exists():
-            check_folder(out, killed=sig == signal.SIGKILL)
-
-
-# -- byte-identical reruns -------------------------------------------------------------------------------
-@pytest.mark.slow
-def test_reproduce_twice_gives_identical_bytes(tmp_path):
-    """Two processes, two folders: every CSV, PNG, JSON and scorecard file byte for byte."""
-    argv = ["reproduce", "pipesearch", "shisha:fig9", "pipeit:table4", "--quick", "--out"]
-    procs = [subprocess.Popen([sys.executable, "-m", "hetsim", *argv, str(tmp_path / d)], env=subprocess_env(),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for d in "ab"]
-    for p in procs:
-        assert p.wait(timeout=600) == 0, p.stderr.read() if p.stderr else ""
-    a = sorted(str(f.relative_to(tmp_path / "a")) for f in (tmp_path / "a").rglob("*") if f.is_file())
-    b = sorted(str(f.relative_to(tmp_path / "b")) for f in (tmp_path / "b").rglob("*") if f.is_file())
-    assert a == b and {"scorecard.json", "scorecard.md", "pipesearch/fig1.csv", "pipesearch/fig1.png"} <= set(a)
-    for name in a:
-        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
-
-
+# -- byte-identical reruns (reproducing papers: hetsim_papers/tests/test_reproduce_bytes.py) -------------
 def test_simulate_with_noise_and_seed_twice_gives_identical_bytes(hetsim, tmp_path):
     outs = []
     for d in ("a", "b"):
@@ -333,8 +279,7 @@ _CLI_CORPUS = yaml.safe_load((MALFORMED / "cli.yaml").read_text())
 
 @pytest.mark.parametrize("entry", _CLI_CORPUS, ids=[e["id"] for e in _CLI_CORPUS])
 def test_malformed_command_line(hetsim, tmp_path, entry):
-    args = [a.replace("{tmp}", str(tmp_path)).replace("{repo}", str(REPO)) for a in entry["args"]]
-    assert_one_line_error(hetsim(*args), entry["expect"])
+    check_cli_corpus_entry(hetsim, tmp_path, entry)
 
 
 _FILES = yaml.safe_load((MALFORMED / "files" / "EXPECT.yaml").read_text())
@@ -348,35 +293,3 @@ def test_malformed_file_bytes(hetsim, name):
             "workload": ["simulate", "-p", "hikey970", "-w", path, "-m", "B4:1-11"],
             "mapping": ["simulate", "-p", "hikey970", "-w", "resnet50", "-m", path]}[entry["as"]]
     assert_one_line_error(hetsim(*args), entry["expect"])
-
-
-# -- algorithm parameters: counted before they run ----------------------------------------------------------
-def test_nsga2_counts_its_evaluations_before_it_runs():
-    from hetsim_papers.nsga2.search import run_nsga2
-
-    with pytest.raises(HetsimError, match="1,000,001,000 evaluations, past the limit of 100,000,000"):
-        run_nsga2(None, None, pop_size=1000, n_gen=1_000_000)
-
-
-def test_a_wild_gemm_fit_raises_macs_per_cycle_not_the_clock(tmp_path):
-    """On a loaded machine the 1-thread GEMM fit can come out tens of times the ISA peak; the
-    clock was raised to match (172 GHz: refused by the platform ranges, so `calibrate host`
-    failed). Past twice the nominal clock the MACs per cycle are raised instead: the same peak,
-    a physical clock, a platform that loads."""
-    from hetsim.platform import load_platform
-    from hetsim_host.fit import MAX_TURBO, fit_host, platform_yaml
-    from hetsim_host.microbench import Measurements
-
-    raw = json.loads((REPO / "tests" / "data" / "host.measurements.json").read_text())["measurements"]
-    m = Measurements.from_dict(raw)
-    for g in m.gemm:
-        g["time_s"] /= 50.0          # a rate fifty times what was measured
-    fit = fit_host(m)
-    nominal = m.machine["nominal_MHz"]
-    assert fit.freq_MHz <= MAX_TURBO * nominal
-    assert fit.macs_per_cycle > m.machine["macs_per_cycle"]
-    path = tmp_path / "host.yaml"
-    path.write_text(platform_yaml(fit, m))
-    p = load_platform(str(path))
-    assert p.core_types[0].dvfs[0].freq_MHz <= MAX_TURBO * nominal
-    assert "[fitted]" in path.read_text().split("macs_per_cycle:")[1].splitlines()[0]

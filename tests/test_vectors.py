@@ -1,6 +1,8 @@
 """Every verification vector of the scorecard as a unit test: exact counts, seeds, CVs and ranks of
-Pipe-search, Shisha and Pipe-it, computed by hetsim's own functions (not through the experiments).
-Each says where its value comes from: the paper (Table, equation) or the digest's derivation."""
+Pipe-search's database (hetsim.exploration.database), computed by hetsim's own functions (not through
+the experiments); Shisha's and Pipe-it's are tested with their papers (hetsim_papers/*/tests/
+test_vectors.py). Each says where its value comes from: the paper (Table, equation) or the digest's
+derivation."""
 
 from __future__ import annotations
 
@@ -11,8 +13,6 @@ import pytest
 from hetsim.exploration.database import generate_database
 from hetsim.workload import load_workload
 from hetsim.workload.splits import count_compositions, count_eq4_with_dups
-from hetsim_papers.pipeit.pipeit import n_design_points, n_pipelines
-from hetsim_papers.shisha.shisha import seed_split
 
 
 def _weights(name: str) -> list[float]:
@@ -82,22 +82,3 @@ def test_synth_ranks_and_lexicographic_positions():
     positions = [generate_database(_weights(n), [len(s)], "lexicographic").position(s) for n, s in cases]
     assert all(abs(a - b) <= 2 for a, b in zip(ranks, [6, 10, 8, 22, 9, 22], strict=True))   # paper: Table 7, ±2
     assert positions == [6, 10, 8, 23, 8, 24]                                    # digest §9
-
-
-# -- Shisha (Paper II): Algorithm 1's seeds, the digest's worked examples (§5.3, §9) -------------------
-@pytest.mark.parametrize("net, n, seed", [
-    ("synth1", 2, (4, 3)), ("synth1", 3, (4, 1, 2)), ("synth1", 4, (2, 2, 1, 2)),
-    ("synth2", 2, (7, 8)), ("synth2", 3, (7, 7, 1)), ("synth2", 4, (4, 3, 7, 1)),
-    ("synth3", 3, (6, 4, 3)), ("synth3", 5, (4, 2, 1, 3, 3))])
-def test_shisha_seeds(net, n, seed):
-    assert seed_split(_weights(net), n) == seed
-
-
-# -- Pipe-it: eqs. 1-2 ----------------------------------------------------------------------------------
-def test_pipeit_design_space_counts():
-    counts = [n_pipelines(p, 4, 4) for p in range(2, 9)]
-    assert sum(counts) == 64                                                     # paper §IV-B
-    assert counts == [1, 6, 15, 20, 15, 6, 1]                                    # digest 5.4
-    assert sum(n_pipelines(p, 3, 2) for p in range(2, 6)) == 8                   # digest-derived
-    assert n_design_points(28, 4, 4) == 4_272_048                                # eq. 2 as printed, W = 28
-    assert n_design_points(29, 4, 4) == 5_379_616                                # the paper's number is W = 29

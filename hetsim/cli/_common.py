@@ -140,9 +140,26 @@ class LazyChoice(click.Choice):
         return tuple(resolve(self._values)())
 
 
+class PluginHelpOption(click.Option):
+    """An option whose help names what the installed plugins add, computed when the help is shown
+    (not when the command is defined, which imports no plugin): ``listing="module:function"``
+    returns the text that replaces ``{installed}`` in ``help``."""
+
+    def __init__(self, *args, listing: str, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._template, self._listing = self.help or "", listing
+
+    def get_help_record(self, ctx):
+        from hetsim.plugins import resolve
+
+        self.help = self._template.replace("{installed}", resolve(self._listing)())
+        return super().get_help_record(ctx)
+
+
 def progress_bar(console):
-    """A rich progress bar of long work (a description, the bar, done of total, elapsed time)."""
+    """A rich progress bar of long work (a description, the bar, done of total, elapsed time); on a
+    terminal only: on a file or a pipe it would print its last state, lines before an error's one."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), console=console, transient=False)
+                    TimeElapsedColumn(), console=console, transient=False, disable=not console.is_terminal)

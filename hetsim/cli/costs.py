@@ -18,11 +18,16 @@ def costs() -> None:
 
 
 def _pairs(items, what: str) -> list[tuple[str, str]]:
+    """``DEVICE=VALUE`` items; DEVICE is an EP's name (it is written into the tables and, as the
+    profile's file name, into ``hetsim profile``'s folder), checked as one."""
+    from hetsim.validation import check_name
+
     out = []
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip() or not value.strip():
-            raise HetsimError(f"{what} {item!r}: expected DEVICE=VALUE")
+            raise HetsimError(f"{what} {item[:80]!r}: expected DEVICE=VALUE")
+        check_name(key.strip(), f"{what} DEVICE", strict=True)
         out.append((key.strip(), value.strip()))
     return out
 
@@ -85,19 +90,38 @@ def print_summary(measured) -> None:
 @click.option("--provider", "providers", multiple=True, metavar="DEVICE=PROVIDER",
               help="The execution provider a device's profile measures (default: its accelerator's, "
               "else the CPU's).")
-def import_ort(profiles, model, out, name, input_shapes, skip_runs, host, providers) -> None:
+@click.option("--force", is_flag=True, help="Import even when the profiles' or the model's estimated "
+              "loading work (CPU time, memory) is past the limit (docs/robustness.md).")
+def import_ort(profiles, model, out, name, input_shapes, skip_runs, host, providers, force) -> None:
     """Measured per-op costs per device, copy costs and the graph from ONNX Runtime profiles."""
+    from hetsim import loading
+    from hetsim.cli._common import check_flag
+
+    loading.allow(force)
     from hetsim.cost.ort_profile import import_ort_profiles
+    from hetsim.validation import check_name, check_output_dir
     from hetsim.workload.onnx_import import parse_input_shapes
 
+    # Every argument checked before any file is read (one line each, nothing written).
     by_device: dict[str, list[str]] = {}
     for dev, path in _pairs(profiles, "--profile"):
+        if path in by_device.get(dev, []):   # its runs would count twice in the medians
+            raise HetsimError(f"--profile {dev}={path}: given twice for device {dev}")
         by_device.setdefault(dev, []).append(path)
     shapes = parse_input_shapes(input_shapes)
-    wname = name or (Path(model).stem if model else "profiled")
+    wname = check_name(name if name is not None else (Path(model).stem if model else "profiled"),
+                       "--name" if name is not None else "workload name (the --model's file name; give --name)")
+    check_flag("--skip-runs", skip_runs, (0, 10 ** 9), "runs", integer=True)
+    if host is not None:
+        check_name(host, "--host", strict=True)
+    providers_given = dict(_pairs(providers, "--provider"))
+    unknown = sorted(set(providers_given) - set(by_device))
+    if unknown:   # a typo would leave the device's provider guessed, silently
+        raise HetsimError(f"--provider {unknown[0]}=...: no --profile of device {unknown[0]!r} "
+                          f"(devices: {', '.join(by_device)})")
+    check_output_dir(out, "--out")
     measured = import_ort_profiles(by_device, model, skip_runs=skip_runs, host=host,
-                                   providers=dict(_pairs(providers, "--provider")),
-                                   input_shapes=shapes, name=wname)
+                                   providers=providers_given, input_shapes=shapes, name=wname)
     spec = measured.spec
     assert spec is not None
     if model is None:
@@ -131,9 +155,10 @@ def show(platform_name, workload_name, ep_names, dvfs, overrides, layers, csv_pa
     from hetsim.cost import Gemm2CostModel
     from hetsim.cost.gemm2 import op_table
     from hetsim.platform import load_platform
-    from hetsim.validation import atomic_write
+    from hetsim.validation import atomic_write, check_output_path
     from hetsim.workload import load_workload
 
+    check_output_path(csv_path, "--csv")
     platform = load_platform(platform_name, list(overrides), dvfs)
     workload = load_workload(workload_name)
     cost = Gemm2CostModel(platform)
@@ -164,3 +189,52 @@ def show(platform_name, workload_name, ep_names, dvfs, overrides, layers, csv_pa
         console.print(f"{name}: {df[df.ep == name]['time_s'].sum() * 1e3:.2f} ms per frame")
     if csv_path:
         console.print(f"wrote {csv_path}")
+
+
+@costs.command("import-starpu")
+@click.option("--platform", "-p", "platform_name", required=True, help="Platform name or YAML path (the EPs named).")
+@click.option("--workload", "-w", "workload_name", required=True, help="Workload name or YAML path (the ops priced).")
+@click.option("--model", "models", multiple=True, required=True, metavar="KIND=FILE",
+              help="A StarPU performance model file (sampling/codelets/<version>/<symbol>.<host>) for the ops "
+              "of one kind (conv, fc, matmul...; repeatable).")
+@click.option("--device", "devices", multiple=True, required=True, metavar="DEVICE=EP",
+              help="A StarPU device combination (cpu0, cpu0x4, cuda0, opencl0, cpu0+cuda0) and the EP or "
+              "place of the platform it measured (repeatable; combinations not named are left out).")
+@click.option("--impl", type=click.IntRange(min=0), default=0, show_default=True,
+              help="The codelet implementation whose model is read.")
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False),
+              help="Directory for costs.csv (then: hetsim simulate --cost-table DIR).")
+def import_starpu(platform_name, workload_name, models, devices, impl, out) -> None:
+    """Measured per-op times per device from StarPU performance models (history, else regression)."""
+    from hetsim.cost.measured import COSTS_FILE
+    from hetsim.cost.starpu_perfmodel import import_starpu_perfmodels
+    from hetsim.platform import load_platform
+    from hetsim.validation import atomic_write, check_output_dir
+    from hetsim.workload import load_workload
+
+    check_output_dir(out, "--out")
+    platform = load_platform(platform_name)
+    workload = load_workload(workload_name)
+    device_eps = dict(_pairs(devices, "--device"))
+    for dev, ep in device_eps.items():
+        try:
+            platform.ep(ep)
+        except HetsimError as e:
+            raise HetsimError(f"--device {dev}={ep}: {e}") from None
+    by_kind: dict[str, str] = {}
+    for kind, path in _pairs(models, "--model"):
+        if kind in by_kind:
+            raise HetsimError(f"--model {kind}={path}: kind {kind!r} already has {by_kind[kind]}")
+        by_kind[kind] = path
+    table, notes = import_starpu_perfmodels(workload, by_kind, device_eps, impl)
+    if table.empty:
+        raise HetsimError(f"no op of {workload.name} was priced by the models on {', '.join(device_eps)}: "
+                          "check --model kinds and --device names")
+    out_dir = Path(out)
+    with atomic_write(out_dir / COSTS_FILE) as f:
+        table.to_csv(f, index=False, float_format="%.9g")
+    for note in notes:
+        console.print(escape(note), soft_wrap=True)
+    priced = table.groupby("ep")["op"].nunique()
+    console.print(f"wrote {out_dir / COSTS_FILE}: " + ", ".join(f"{n} ops on {ep}" for ep, n in priced.items())
+                  + f" of {len(workload.ops)}")

@@ -17,9 +17,13 @@ def demo(out) -> None:
     from hetsim.evaluation import simulate as run_simulation
     from hetsim.mapping import load_mapping
     from hetsim.platform import load_platform
-    from hetsim.sim.trace import plot_gantt, write_chrome_trace
+    from hetsim.sim.trace import plot_gantt, write_trace
+    from hetsim.validation import check_output_dir, check_output_path
     from hetsim.workload import load_workload
 
+    check_output_dir(out, "--out")   # '' is refused, as every other --out '' (not the working folder)
+    for name in ("demo_trace.json", "demo_gantt.png"):
+        check_output_path(Path(out) / name, "--out")
     platform = load_platform("hikey970")
     workload = load_workload("resnet50")
     cost = RooflineCostModel(platform)
@@ -35,7 +39,7 @@ def demo(out) -> None:
         fps = run_simulation(platform, workload, alone, engine="des", cost=cost, frames=50).metrics
         console.print(f"{single} alone: {fps.throughput_fps:.3f} frames/s")
     out = Path(out)
-    write_chrome_trace(result.intervals, out / "demo_trace.json", f"resnet50 on hikey970: {pipe}")
+    write_trace(out / "demo_trace.json", result.run, platform, workload, pipe, cost, title=f"resnet50 on hikey970: {pipe}")
     plot_gantt(result.intervals, out / "demo_gantt.png", f"ResNet50 on hikey970: {pipe}")
     console.print(f"wrote {out / 'demo_gantt.png'} and {out / 'demo_trace.json'} "
                   "(open the trace in ui.perfetto.dev)")

@@ -23,7 +23,7 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from hetsim.cli._common import LazyChoice, console, fmt
+from hetsim.cli._common import LazyChoice, PluginHelpOption, console, fmt
 from hetsim.errors import HetsimError
 
 OBJECTIVES = ("throughput", "latency", "energy", "memory")
@@ -123,13 +123,10 @@ def _given(fields: dict) -> dict:
 @click.command("explore")
 @click.option("--platform", "-p", "platform_name", required=True, help="Platform name or YAML path.")
 @click.option("--workload", "-w", "workload_name", required=True, help="Workload name or YAML path.")
-@click.option("--algorithm", "-a", default=None,
-              help="A pipeline algorithm of the registry (default Shisha; NSGA-II-pipe with --pareto): "
-                   "Shisha, PS, PS-nohints, ES, RW, HC, SA, HC_s, SA_s, NSGA-II-pipe, ... "
-                   "(docs/explorers.md says which fits which platform); or a placement algorithm "
-                   "(op -> EP plans of the DAG): HOPE:GS, HOPE:LP, StarPU-DMDAR, MOSAIC, HEFT, CPU-only, "
-                   "GPU-only, muLayer, ILP-exact (docs/papers/hope.md); OPT, OPT-path, MILP, DUET, Priority "
-                   "(docs/papers/pim.md).")
+@click.option("--algorithm", "-a", default=None, cls=PluginHelpOption, listing="hetsim.cli.explore:_installed",
+              help="An algorithm of the registry (default: one that fits the request, said in a note; "
+                   "NSGA-II-pipe with --pareto; docs/explorers.md says which fits which platform). "
+                   "{installed}")
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
               help="An algorithm parameter, e.g. heuristic=H1 or alpha=15 (repeatable; "
                    "docs/explorers.md lists each algorithm's).")
@@ -186,20 +183,24 @@ def _given(fields: dict) -> dict:
 @click.option("--trials", "trials_out", type=click.Path(dir_okay=False), default=None,
               help="Write the trial table as CSV.")
 @click.option("--plot", "plot_out", type=click.Path(dir_okay=False), default=None,
-              help="Write a PNG: the Pareto front with --pareto, else the best-so-far convergence.")
+              help="Write a figure (.png, .pdf or .svg: the suffix sets the format): the Pareto front with "
+              "--pareto, else the best-so-far convergence.")
 @click.option("--export-autodice", "export_dir", type=click.Path(file_okay=False), default=None,
               help="Placements: write the chosen mapping as AutoDiCE's mapping.json and horizontal.json "
                    "in this directory (hetsim simulate -m DIR/mapping.json).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object.")
 def explore_cmd(plan_out, trials_out, plot_out, export_dir, as_json, **flags):
     """Search mappings of a workload with one of the registered algorithms."""
+    from hetsim import loading
     from hetsim.exploration.spec import build
+    from hetsim.figures import check_figure_path
     from hetsim.validation import check_output_dir, check_output_path
 
+    loading.allow(flags["force"])   # --force passes the loading limits too (docs/robustness.md)
     spec = flags_spec(**flags)   # every flag but the outputs describes the exploration
     # Every output path writable before anything runs.
     check_output_path(trials_out, "--trials")
-    check_output_path(plot_out, "--plot")
+    check_figure_path(plot_out, "--plot")
     check_output_path(plan_out, "--plan-out")
     check_output_dir(export_dir, "--export-autodice")
     setup = build(spec, names=FLAGS)
@@ -391,7 +392,7 @@ def _plot_convergence(result, path, title: str) -> None:
     """The best-so-far objective against the tuning clock (every improvement and the last trial)."""
     import matplotlib.pyplot as plt
 
-    from hetsim.validation import atomic_write
+    from hetsim.figures import save_figure
 
     problem = result.problem
     column = result.trials.columns[-2]
@@ -403,6 +404,16 @@ def _plot_convergence(result, path, title: str) -> None:
     ax.set_title(title)
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    with atomic_write(path, "wb") as f:
-        fig.savefig(f, format="png", dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, "--plot", dpi=120)
+
+
+def _installed() -> str:
+    """The registered algorithms by problem kind (the --algorithm help): hetsim's and every
+    installed plugin's."""
+    from hetsim.exploration.registry import PROBLEM_KINDS, algorithms
+
+    what = {"pipeline": "stages of layers", "placement": "op -> EP plans of the DAG",
+            "hybrid": "partitions over devices"}
+    text = "; ".join(f"{kind} ({what.get(kind, kind)}): {', '.join(a.name for a in found)}"
+                     for kind in PROBLEM_KINDS if (found := algorithms(kind)))
+    return text[:1].upper() + text[1:] + "."

@@ -118,8 +118,9 @@ def platforms_validate(files) -> None:
 def platforms_schema(out) -> None:
     """The JSON Schema of platform files (for editors)."""
     from hetsim.platform import json_schema
-    from hetsim.validation import atomic_write
+    from hetsim.validation import atomic_write, check_output_path
 
+    check_output_path(out, "--out")
     text = json_schema()
     if out:
         with atomic_write(out) as f:

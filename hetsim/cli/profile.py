@@ -86,6 +86,7 @@ def profile(model, out, threads, runs, warmup, input_shapes, name, seed, spin) -
     from hetsim.cli._common import progress_bar
     from hetsim.cli.costs import print_summary, write_tables
     from hetsim.cost.ort_profile import import_ort_profiles, run_ort_profiles
+    from hetsim.validation import check_name, check_output_dir
     from hetsim.workload.onnx_import import import_onnx, parse_input_shapes
 
     counts = _threads(threads)
@@ -97,7 +98,12 @@ def profile(model, out, threads, runs, warmup, input_shapes, name, seed, spin) -
     check_flag("--warmup", warmup, (0, 10 ** 6), "runs", integer=True)
     check_flag("--seed", seed, SEED, integer=True)
     shapes = parse_input_shapes(input_shapes)
-    wname = name or Path(model).stem
+    # The name becomes the workload's file and the platform's name (<name>-ort): checked before
+    # anything runs or is written.
+    wname = check_name(name if name is not None else Path(model).stem,
+                       "--name" if name is not None else "workload name (the model's file name; give --name)",
+                       strict=True)
+    check_output_dir(out, "--out")
     imported = import_onnx(model, wname, input_shapes=shapes, allow_unknown=True)  # fail early
     out_dir = Path(out)
     err = Console(stderr=True)

@@ -45,11 +45,11 @@ def reproduce(spec, all_, quick, out, seed, list_, strict, workers, scheduler) -
         write_outcome,
         write_scorecard,
     )
-    from hetsim.validation import check_path
+    from hetsim.validation import check_output_dir
 
     check_flag("--seed", seed, SEED, integer=True)
     check_flag("--workers", workers, (1, 1024), "processes", integer=True)
-    check_path(out, "--out")
+    check_output_dir(out, "--out")
     if workers is not None and scheduler is not None:
         raise HetsimError("--workers is for the local pool; with --scheduler the Dask cluster's workers "
                           "run the experiments' runs")

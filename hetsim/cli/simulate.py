@@ -51,8 +51,9 @@ from hetsim.errors import HetsimError
 @click.option("--no-caching", is_flag=True, help="DAG mappings: move a tensor once per consuming op, "
               "not once per destination EP.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@click.option("--trace", type=click.Path(dir_okay=False), default=None, help="Write a Chrome/Perfetto trace.")
-@click.option("--gantt", type=click.Path(dir_okay=False), default=None, help="Write a Gantt chart PNG.")
+@click.option("--trace", type=click.Path(dir_okay=False), default=None, help="Write a Perfetto trace (JSON; ui.perfetto.dev): a track per EP, link and memory, "
+              "flows for transfers, counters for bandwidth, queues and memory held.")
+@click.option("--gantt", type=click.Path(dir_okay=False), default=None, help="Write a Gantt chart (.png, .pdf or .svg: the suffix sets the format).")
 @click.option("--gantt-frames", type=click.IntRange(min=1), default=12, show_default=True,
               help="Frames the Gantt chart draws (the first ones).")
 @click.option("--gantt-layers", is_flag=True, help="Show each pipeline stage's layers in the Gantt chart.")
@@ -63,20 +64,23 @@ def simulate(ctx, platform_name, workload_name, mapping, engine, frames, no_cont
              source, interval_s, buffer_frames, in_flight, dvfs, overrides, cost_table, fallback, cost_model, comm,
              no_caching, as_json, trace, gantt, gantt_frames, gantt_layers, force):
     """Simulate one mapping of a workload on a platform."""
+    from hetsim import loading
     from hetsim.cost import make_cost_model
     from hetsim.evaluation import DagOptions
     from hetsim.evaluation import simulate as run_simulation
+    from hetsim.figures import check_figure_path
     from hetsim.mapping import Placement, load_mapping
     from hetsim.platform import load_platform
-    from hetsim.sim.trace import plot_gantt, write_chrome_trace
+    from hetsim.sim.trace import plot_gantt, write_trace
     from hetsim.validation import check_output_path
     from hetsim.workload import load_workload
 
+    loading.allow(force)   # --force passes the loading limits too (docs/robustness.md)
     options = run_options(ctx, engine=engine, frames=frames, no_contention=no_contention, flows=flows, seed=seed,
                           noise_sigma=noise_sigma, source=source, interval_s=interval_s,
                           buffer_frames=buffer_frames, in_flight=in_flight, force=force)
     check_output_path(trace, "--trace")
-    check_output_path(gantt, "--gantt")
+    check_figure_path(gantt, "--gantt")
     if (trace is not None or gantt is not None) and engine != "des":
         raise HetsimError("--trace and --gantt need the des engine (--engine des; the analytic engine has no timeline)")
     platform = load_platform(platform_name, list(overrides), dvfs)
@@ -92,7 +96,8 @@ def simulate(ctx, platform_name, workload_name, mapping, engine, frames, no_cont
                          residency=base.residency)
     result = run_simulation(platform, workload, m, options, cost=cost, dag=dag, progress=True)
     if trace:
-        write_chrome_trace(result.intervals, trace, f"{workload.name} on {platform.name}: {m}")
+        write_trace(trace, result.run, platform, workload, m, cost, options.state,
+                    f"{workload.name} on {platform.name}: {m}")
     if gantt:
         from hetsim.mapping import Pipeline
         from hetsim.sim.trace import stage_layers

@@ -29,17 +29,19 @@ def sweep(spec, out, workers, scheduler, resume, force, batch, dry_run, no_plots
     One row per cell (the axes' values and the metrics) is appended to OUT/cells.jsonl as cells
     finish; OUT/results.csv is the tidy table and OUT/plots/ one plot per metric.
     """
+    from hetsim import loading
     from hetsim.cli._common import check_flag
     from hetsim.sweep import json_schema, load_spec, run_sweep
     from hetsim.sweep.engine import summarize_errors
     from hetsim.sweep.spec import check_count, describe
 
+    loading.allow(force)   # --force passes the loading limits too (this process's loads)
     check_flag("--workers", workers, (1, 1024), "processes", integer=True)
     check_flag("--batch", batch, (1, 10 ** 6), "cells", integer=True)
     if out is not None:
-        from hetsim.validation import check_path
+        from hetsim.validation import check_output_dir
 
-        check_path(out, "--out")
+        check_output_dir(out, "--out")
     if schema:
         click.echo(json_schema())
         return

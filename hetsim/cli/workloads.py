@@ -55,17 +55,24 @@ def workloads_show(name, as_json) -> None:
 
 def _out_yaml(out: str, name: str | None, default: str) -> tuple[str, Path]:
     """The workload name and the file for ``--out`` (a .yaml file or a directory); the file name
-    must be the workload's name (the loader checks it)."""
+    must be the workload's name (the loader checks it). Both checked before any work: the name
+    (one that could leave the folder is refused) and the file (not a device, a FIFO, a folder)."""
+    from hetsim.validation import check_name, check_output_dir, check_output_path
+
     path = Path(out)
     if path.suffix in (".yaml", ".yml"):
-        wname = name or path.stem
+        check_output_path(out, "--out")
+        wname = check_name(name if name is not None else path.stem, "--name" if name is not None else "--out's file name")
         if wname != path.stem:
             raise HetsimError(f"--name {wname!r} must equal the file name of --out ({path.stem!r}): "
                               "a workload file is loaded by its name")
         return wname, path
     if path.suffix:
         raise HetsimError(f"--out {out}: a workload file ends in .yaml (or give a directory)")
-    wname = name or default
+    check_output_dir(out, "--out")
+    wname = check_name(name if name is not None else default,
+                       "--name" if name is not None else "workload name (the model's file name; give --name)")
+    check_output_path(path / f"{wname}.yaml", "--out")
     return wname, path / f"{wname}.yaml"
 
 
@@ -82,9 +89,14 @@ def _out_yaml(out: str, name: str | None, default: str) -> tuple[str, Path]:
               "and/or re:PATTERN on node names, comma-separated. Default: conv,dw,fc,matmul.")
 @click.option("--allow-unknown", is_flag=True,
               help="Import op types hetsim does not know as memory-bound ops (listed).")
-def workloads_import(model, out, name, input_shapes, layers, allow_unknown) -> None:
+@click.option("--force", is_flag=True, help="Import even when the model's estimated loading work "
+              "(CPU time, memory) is past the limit (docs/robustness.md).")
+def workloads_import(model, out, name, input_shapes, layers, allow_unknown, force) -> None:
     """Turn an ONNX model into a workload YAML (shape inference, op mapping, FLOPs and bytes)."""
+    from hetsim import loading
     from hetsim.validation import atomic_write
+
+    loading.allow(force)
     from hetsim.workload.loader import workload_yaml
     from hetsim.workload.onnx_import import import_onnx, parse_input_shapes
 
@@ -127,7 +139,30 @@ def workloads_export(name, out, weights, seed) -> None:
     if not out.endswith(".onnx"):
         raise HetsimError(f"--out {out}: an ONNX file ends in .onnx")
     model = workload_to_onnx(load_workload(name), weights=weights, seed=seed)
-    onnx.checker.check_model(model)
+    onnx.checker.check_model(_without_external_weights(model))
     with atomic_write(out, "wb") as f:
         f.write(model.SerializeToString())
     console.print(f"wrote {escape(out)} ({len(model.graph.node)} nodes, weights {weights})")
+
+
+def _without_external_weights(model):
+    """The model to check: its external weights (dims only, a file that does not exist) turned into
+    graph inputs of the same type and dims. ``onnx.checker`` opens an external weight's file, and,
+    given a model rather than a path, looks for it in the working directory: it failed on every
+    export, or read a same-named file there."""
+    from onnx import TensorProto, helper
+
+    copy = type(model)()
+    copy.CopyFrom(model)
+    graph = copy.graph
+    external = [t for t in graph.initializer if t.data_location == TensorProto.EXTERNAL]
+    if not external:
+        return copy
+    inputs = {i.name for i in graph.input}
+    keep = [t for t in graph.initializer if t.data_location != TensorProto.EXTERNAL]
+    for t in external:
+        if t.name not in inputs:
+            graph.input.append(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
+    del graph.initializer[:]
+    graph.initializer.extend(keep)
+    return copy

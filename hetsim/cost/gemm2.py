@@ -647,7 +647,7 @@ class Gemm2CostModel(CostModel):
             elif sg.rate == "gemv":
                 rate = e.macs_per_cycle * (g.gemv_efficiency or g.kernel_efficiency) * \
                     by_cores(g.parallel_efficiency, t, False)
-                # the MACs, and the kernel's loop over W's K rows (docs/fidelity.md 1.6)
+                # the MACs, and the kernel's loop over W's K rows (docs/fidelity.md#the-classifier-gemv-and-softmax)
                 cycles = sg.work / (rate * t) + sg.rows * by_cores(g.gemv_row_cycles, t, False)
                 call_us = g.gemm_call_us if g.gemv_call_us is None else g.gemv_call_us
                 fixed_s = by_cores(call_us, t, False) * 1e-6 * sg.calls
@@ -743,7 +743,7 @@ def gemv_dram_Bps(e: Gemm2Ep, threads: int) -> float:
     """Bytes/s a GEMV of ``threads`` threads streams from DRAM on ``e`` (``gemv_GBps_per_core`` set):
     one value is an assumed per-core figure, capped by the memory port like any traffic; a list is
     measured per thread count by cold GEMVs (calibrate host) and not capped: the memory's figure is
-    itself a GEMV's, with the cost of its rows lumped in (docs/fidelity.md 1.6)."""
+    itself a GEMV's, with the cost of its rows lumped in (docs/fidelity.md#the-classifier-gemv-and-softmax)."""
     rate = e.params.gemv_GBps_per_core
     assert rate is not None
     per_core = by_cores(rate, threads, False) * 1e9

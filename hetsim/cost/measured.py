@@ -53,20 +53,30 @@ TRANSFERS_FILE = "transfers.csv"
 
 
 def _read_csv(path: Path, source: str) -> pd.DataFrame:
+    import io
+
+    from hetsim.validation import MAX_CSV_BYTES, read_input
+
+    data = read_input(path, MAX_CSV_BYTES, "a CSV table")   # a FIFO or a device is refused
     try:
-        return pd.read_csv(path)
-    except FileNotFoundError:
-        raise HetsimError(f"{source}: no such file") from None
+        return pd.read_csv(io.BytesIO(data))
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as e:
         raise HetsimError(f"{source}: not a readable CSV ({str(e).splitlines()[0]})") from None
 
 
+#: A measured time of one op or copy: [0, 1e6] s (a profile's 1e294 s op would simulate to
+#: 5e-295 frames/s); a copy's size: [0, 2^53] bytes.
+MAX_TIME_S = 1e6
+MAX_BYTES = 2.0 ** 53
+
+
 def _times(df: pd.DataFrame, source: str, column: str = "time_s") -> pd.Series:
     times = pd.to_numeric(df[column], errors="coerce")
-    bad = df.index[times.isna() | (times < 0)]
+    high = MAX_TIME_S if column == "time_s" else MAX_BYTES
+    bad = df.index[times.isna() | ~(times >= 0) | ~(times <= high)]   # NaN, inf, negative, absurd
     if len(bad):
         raise HetsimError(f"{source}: row {bad[0] + 2}: {column} {df[column][bad[0]]!r} is not "
-                          f"a {'time' if column == 'time_s' else 'number'} >= 0")
+                          f"a {'time' if column == 'time_s' else 'number'} in [0, {high:g}]")
     return times
 
 
@@ -102,10 +112,13 @@ class MeasuredCostModel(CostModel):
         has_freq = "freq_MHz" in df.columns
         if has_freq:
             freq = pd.to_numeric(df["freq_MHz"], errors="coerce")
-            bad = df.index[df["freq_MHz"].notna() & (freq.isna() | (freq <= 0))]
+            from hetsim.bounds import FREQ_MHZ
+
+            bad = df.index[df["freq_MHz"].notna() & ~((freq >= FREQ_MHZ[0]) & (freq <= FREQ_MHZ[1]))]
             if len(bad):
                 raise HetsimError(f"{source}: row {bad[0] + 2}: freq_MHz {df['freq_MHz'][bad[0]]!r} is not "
-                                  "a clock > 0 (MHz), or leave it empty for a time that holds at every clock")
+                                  f"a clock in [{FREQ_MHZ[0]:g}, {FREQ_MHZ[1]:g}] MHz, or leave it empty for a "
+                                  "time that holds at every clock")
             df["freq_MHz"] = freq
         # (workload, key, ep) -> {freq_MHz or None: time_s}
         self._table: dict[tuple, dict[float | None, float]] = {}

@@ -25,7 +25,6 @@ files and several runs each, and gives:
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -75,10 +74,54 @@ class Profile:
         return max((len(r) for r in self.runs), default=0)
 
 
+#: Timestamps and durations of a profile, in microseconds (ONNX Runtime's unit): a timestamp counts
+#: from the session's start (up to ~30 years), a duration up to ~11 days.
+TS_US = (0.0, 1e15)
+DUR_US = (0.0, 1e12)
+#: Byte counts of a node (activation, parameter, output sizes): what float64 holds exactly.
+SIZE_BYTES = 2 ** 53
+
+
+class _Bad(Exception):
+    """A field of one event that is not what ONNX Runtime writes (turned into one line)."""
+
+
+def _us(ev: dict, key: str, rng: tuple[float, float]) -> float | None:
+    """A timestamp or duration of an event, in microseconds; None when absent. ONNX Runtime writes
+    integers; a finite number in ``rng`` is accepted, anything else (a string, a boolean, a list,
+    null, NaN, a negative or absurd value) is refused, never read as a time."""
+    if key not in ev:
+        return None
+    v = ev[key]
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        raise _Bad(f"{key} {_show(v)} is not a number (microseconds)")
+    if not (math.isfinite(v) and rng[0] <= v <= rng[1]):
+        raise _Bad(f"{key} {v!r} is not a {'time' if key == 'ts' else 'duration'} in "
+                   f"[{rng[0]:g}, {rng[1]:g}] microseconds")
+    return float(v)
+
+
+def _size(args: dict, key: str) -> int:
+    """A byte count of a node's args (ONNX Runtime writes them as decimal strings); 0 when absent."""
+    v = args.get(key)
+    if v is None:
+        return 0
+    if isinstance(v, str) and v.strip().isdigit() and len(v.strip()) <= 17:
+        v = int(v.strip())
+    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= SIZE_BYTES:
+        raise _Bad(f"args.{key} {_show(v)} is not a byte count in [0, 2^53]")
+    return v
+
+
+def _show(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 40 else text[:40] + "..."
+
+
 def _int(v: Any) -> int:
     try:
         return int(v)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return 0
 
 
@@ -98,71 +141,87 @@ def _shapes(v: Any) -> list[tuple[str, tuple[int, ...]]]:
         for entry in v:
             if isinstance(entry, dict) and len(entry) == 1:
                 (dtype, dims), = entry.items()
-                if isinstance(dims, list) and all(isinstance(d, int) for d in dims):
+                if isinstance(dims, list) and all(isinstance(d, int) and not isinstance(d, bool)
+                                                  for d in dims):
                     out.append((str(dtype), tuple(dims)))
     return out
 
 
 def read_ort_profile(path: str | os.PathLike) -> Profile:
-    """Read one ONNX Runtime profile JSON; every problem is one line naming the file."""
+    """Read one ONNX Runtime profile JSON; every problem is one line naming the file.
+
+    Refused: a file that is not a profile (not a list of trace events, no node events), a node
+    event without its duration or op name, and any timestamp, duration or size that is not a
+    finite non-negative number in its range (ONNX Runtime writes integers: a string, a boolean,
+    NaN, a negative or an absurd value is a damaged or forged profile, never a measurement)."""
+    from hetsim.loading import check_load
+    from hetsim.validation import MAX_JSON_BYTES, decode_text, parse_json, read_input
+
     p = Path(path)
-    try:
-        text = p.read_text()
-    except FileNotFoundError:
-        raise HetsimError(f"{p}: no such file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise HetsimError(f"{p}: cannot read ({getattr(e, 'strerror', None) or e})") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        truncated = " (truncated?)" if e.pos >= len(text.rstrip()) else ""
-        raise HetsimError(f"{p}: not valid JSON{truncated}: {e.msg} at line {e.lineno}, "
-                          f"column {e.colno}") from None
+    raw = read_input(p, MAX_JSON_BYTES, "an ONNX Runtime profile")   # a FIFO or a device is refused
+    check_load(str(p), len(raw), "profile-bytes")   # counted before it is parsed
+    data = parse_json(decode_text(raw, str(p)), str(p))
     if isinstance(data, dict) and isinstance(data.get("traceEvents"), list):
         data = data["traceEvents"]
     if not isinstance(data, list):
         raise HetsimError(f"{p}: not an ONNX Runtime profile (expected a JSON list of trace "
                           f"events, got {type(data).__name__})")
-    nodes: list[tuple[float, NodeRun]] = []
+    nodes: list[NodeRun] = []
+    node_ts: list[float | None] = []
     runs: list[tuple[float, float]] = []
     for i, ev in enumerate(data):
         if not isinstance(ev, dict):
             raise HetsimError(f"{p}: event {i}: not an ONNX Runtime trace event (a JSON object)")
         cat, name = ev.get("cat"), ev.get("name")
-        if cat == "Session" and name == "model_run":
-            runs.append((float(ev.get("ts", 0)), float(ev.get("dur", 0))))
-            continue
-        if cat != "Node" or not isinstance(name, str) or not name.endswith(_KERNEL_SUFFIX):
-            continue  # fences, session events, thread-pool events
-        args = ev.get("args")
-        dur = ev.get("dur")
-        if not isinstance(args, dict) or not isinstance(dur, int | float) or "op_name" not in args:
-            raise HetsimError(f"{p}: event {i} ({name}): a Node event needs dur and args.op_name "
-                              "(not ONNX Runtime's profile format?)")
-        nodes.append((float(ev.get("ts", 0)), NodeRun(
-            node=name[:-len(_KERNEL_SUFFIX)], op_type=str(args["op_name"]),
-            provider=str(args.get("provider", CPU_PROVIDER)), time_s=float(dur) * 1e-6,
-            index=_int(args.get("node_index", -1)),
-            activation_bytes=_int(args.get("activation_size")),
-            parameter_bytes=_int(args.get("parameter_size")),
-            output_bytes=_int(args.get("output_size")),
-            input_nodes=_names(args.get("input_nodes")), output_nodes=_names(args.get("output_nodes")),
-            in_shapes=_shapes(args.get("input_type_shape")),
-            out_shapes=_shapes(args.get("output_type_shape")))))
+        try:
+            if cat == "Session" and name == "model_run":
+                ts, dur = _us(ev, "ts", TS_US), _us(ev, "dur", DUR_US)
+                if ts is None or dur is None:
+                    raise _Bad("a model_run event needs ts and dur")
+                runs.append((ts, dur))
+                continue
+            if cat != "Node" or not isinstance(name, str) or not name.endswith(_KERNEL_SUFFIX):
+                continue  # fences, session events, thread-pool events
+            args = ev.get("args")
+            dur = _us(ev, "dur", DUR_US)
+            if not isinstance(args, dict) or dur is None or "op_name" not in args:
+                raise HetsimError(f"{p}: event {i} ({_show(name)}): a Node event needs dur and "
+                                  "args.op_name (not ONNX Runtime's profile format?)")
+            node_ts.append(_us(ev, "ts", TS_US))
+            nodes.append(NodeRun(
+                node=name[:-len(_KERNEL_SUFFIX)], op_type=str(args["op_name"]),
+                provider=str(args.get("provider", CPU_PROVIDER)), time_s=dur * 1e-6,
+                index=_int(args.get("node_index", -1)),
+                activation_bytes=_size(args, "activation_size"),
+                parameter_bytes=_size(args, "parameter_size"),
+                output_bytes=_size(args, "output_size"),
+                input_nodes=_names(args.get("input_nodes")), output_nodes=_names(args.get("output_nodes")),
+                in_shapes=_shapes(args.get("input_type_shape")),
+                out_shapes=_shapes(args.get("output_type_shape"))))
+        except _Bad as e:
+            raise HetsimError(f"{p}: event {i} ({_show(name)}): {e}") from None
     if not nodes:
         raise HetsimError(f"{p}: not an ONNX Runtime profile (no 'Node' events named "
                           f"<node>{_KERNEL_SUFFIX}; enable SessionOptions.enable_profiling)")
     if not runs:
-        return Profile(str(p), [[n for _, n in nodes]], [math.nan])
+        return Profile(str(p), [nodes], [math.nan])
+    if None in node_ts:
+        raise HetsimError(f"{p}: node event {node_ts.index(None)} has no ts: with model_run events, "
+                          "a node's timestamp says which run it belongs to")
+    # A node event belongs to the model_run that contains it: one sorted search for all of them
+    # (numpy, in C), so a profile of a million node runs reads in seconds.
     runs.sort()
+    starts = np.fromiter((ts for ts, _ in runs), float, len(runs))
+    ends = starts + np.fromiter((d for _, d in runs), float, len(runs)) + 1
+    times = np.asarray(node_ts, float)
+    k = np.searchsorted(starts, times, side="right") - 1
+    inside = (k >= 0) & (times <= ends[np.maximum(k, 0)])
     per_run: list[list[NodeRun]] = [[] for _ in runs]
-    starts = [ts for ts, _ in runs]
-    for ts, n in nodes:  # a node event belongs to the model_run that contains it
-        k = int(np.searchsorted(starts, ts, side="right")) - 1
-        if k >= 0 and ts <= runs[k][0] + runs[k][1] + 1:
-            per_run[k].append(n)
-    keep = [k for k, r in enumerate(per_run) if r]
-    return Profile(str(p), [per_run[k] for k in keep], [runs[k][1] * 1e-6 for k in keep])
+    for n, run, ok in zip(nodes, k.tolist(), inside.tolist(), strict=True):
+        if ok:
+            per_run[run].append(n)
+    keep = [r for r, nodes_of_run in enumerate(per_run) if nodes_of_run]
+    return Profile(str(p), [per_run[r] for r in keep], [runs[r][1] * 1e-6 for r in keep])
 
 
 # -- several profiles -> measured tables -----------------------------------------------------
@@ -299,6 +358,9 @@ def import_ort_profiles(profiles: Mapping[str, Sequence[str | os.PathLike]],
     """
     if not profiles:
         raise HetsimError("no profiles given (--profile DEVICE=FILE.json)")
+    if skip_runs is not None and (isinstance(skip_runs, bool) or not isinstance(skip_runs, int)
+                                  or skip_runs < 0):
+        raise HetsimError(f"--skip-runs {skip_runs!r}: the warm-up runs to drop, an integer >= 0")
     read: dict[str, list[Profile]] = {dev: [read_ort_profile(f) for f in files]
                                       for dev, files in profiles.items()}
     notes: list[str] = []
@@ -485,12 +547,23 @@ def run_ort_profiles(model_path: str | os.PathLike, threads: Sequence[int], out_
     feeds = random_inputs(proto, seed)
     data = proto.SerializeToString()
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise HetsimError(f"--out {out}: cannot make the folder ({e.strerror or e})") from None
+    from hetsim.validation import check_output_path
+
+    for t in threads:   # the profiles are moved into place: never over a FIFO or a device
+        check_output_path(out / f"ort_t{t}.json", "--out")
     paths: dict[int, Path] = {}
     main_affinity = os.sched_getaffinity(0)
+    # The model goes to ONNX Runtime as bytes (its input dims may be fixed above): its external
+    # weights are looked up beside the model file, never in the working directory.
+    weights_dir = str(Path(model_path).resolve().parent)
     try:
         for t in threads:
             so = _session_options(t, cpus, out, spinning)
+            so.add_session_config_entry("session.model_external_initializers_file_folder_path", weights_dir)
             os.sched_setaffinity(0, {cpus[0]})  # the calling thread runs ORT's main share
             try:
                 session = ort.InferenceSession(data, so, providers=[CPU_PROVIDER])

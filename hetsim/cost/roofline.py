@@ -21,7 +21,7 @@ bandwidth (LRN, pooling: kernels slower than the memory); ``kind_overhead_us[kin
 cost per op of that kind (the softmax in a running network). With ``gemv_GBps`` a fully connected
 layer (a GEMV, x @ W with W of K rows) takes bytes / rate + K x ``gemv_row_ns`` for its memory
 time, and ``gemv_overhead_us`` more as a fixed cost: the STREAM-like bandwidth is itself a GEMV, and a GEMV's rows cost time of their own
-(docs/fidelity.md 1.6). A rate is one core's (n cores: n times
+(docs/fidelity.md#the-classifier-gemv-and-softmax). A rate is one core's (n cores: n times
 it) or a measured list, entry n-1 for n cores. With ``gemm_tile_rows`` = ts set, the N
 rows of the im2col GEMM are dealt to the n threads in whole tiles of ts rows and the slowest thread
 decides (Pipe-it eq. 7 with integer iterations, ceil(ceil(N/ts)/n)), which makes small layers stop
@@ -162,7 +162,7 @@ class RooflineCostModel(CostModel):
             pack = min(by_cores(r.gemm_pack_GBps, n, True) * 1e9, bw) if r.gemm_pack_GBps else None
             kind_bw = {k: min(by_cores(v, n, True) * 1e9, bw) for k, v in r.kind_GBps.items()}
             # fc: its own streaming rate and per-row cost where measured (not capped: the
-            # bandwidth is itself a GEMV's, docs/fidelity.md 1.6).
+            # bandwidth is itself a GEMV's, docs/fidelity.md#the-classifier-gemv-and-softmax).
             gemv = by_cores(r.gemv_GBps, n, True) * 1e9 if r.gemv_GBps else None
             gemv_row = by_cores(r.gemv_row_ns, n, False) * 1e-9 if r.gemv_row_ns is not None else 0.0
             kind_overhead = {k: by_cores(v, n, False) * 1e-6 for k, v in r.kind_overhead_us.items()}

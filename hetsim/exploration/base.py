@@ -635,20 +635,24 @@ def explore(problem: Problem, explorer: Explorer, termination=None, seed: int = 
 
 
 def explore_seeds(problem: Problem, explorer: Explorer, seeds: int | Iterable[int] = 10,
-                  termination=None, progress: bool = False, n_jobs: int = 1) -> list[Exploration]:
+                  termination=None, progress: bool = False, n_jobs: int = 1,
+                  scheduler: Any = None) -> list[Exploration]:
     """Run ``explorer`` once per seed (``seeds=10`` means 0..9): the digest's "average over >= 10
-    RNG seeds" (§8 item 16) and Shisha's 100 random starts (Fig. 6). ``n_jobs > 1`` runs the seeds
-    in a local process pool."""
+    RNG seeds" (§8 item 16) and Shisha's 100 random starts (Fig. 6). The seeds run where a sweep's
+    cells do (:func:`hetsim.sweep.map_tasks`): ``n_jobs > 1`` a local process pool, ``scheduler`` a
+    Dask cluster (its address, a ``distributed.Client`` or a ``LocalCluster``); the explorations
+    are the same, in seed order, wherever they ran."""
     seed_list = list(range(seeds)) if isinstance(seeds, int) else [int(s) for s in seeds]
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 1:
         raise HetsimError(f"explore_seeds: n_jobs={n_jobs!r} must be an integer >= 1")
-    if n_jobs == 1 or len(seed_list) < 2:
+    if scheduler is None and (n_jobs == 1 or len(seed_list) < 2):
         return [explore(problem, explorer, termination, s, progress) for s in seed_list]
-    from concurrent.futures import ProcessPoolExecutor
+    from functools import partial
 
-    with ProcessPoolExecutor(max_workers=n_jobs) as pool:
-        futures = [pool.submit(explore, problem, explorer, termination, s) for s in seed_list]
-        return [f.result() for f in futures]
+    from hetsim.sweep.tasks import map_tasks
+
+    return map_tasks(partial(explore, problem, explorer, termination), seed_list, workers=n_jobs,
+                     scheduler=scheduler)
 
 
 def summarize(explorations: Iterable[Exploration]) -> pd.DataFrame:

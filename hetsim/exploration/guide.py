@@ -13,7 +13,8 @@ import re
 import sys
 from pathlib import Path
 
-from hetsim.exploration.registry import algorithms
+from hetsim.exploration.registry import Algorithm, algorithms
+from hetsim.plugins import plugins
 
 PARAMETERS = "parameters"
 MEASURED = "measured"
@@ -23,12 +24,19 @@ def _value(v) -> str:
     return "–" if v is None else f"`{v!r}`"
 
 
+def documented(problem: str | None = None, distribution: str = "hetsim") -> list[Algorithm]:
+    """The registered algorithms docs/explorers.md covers: those of the plugins ``distribution``
+    installs (hetsim's own and its papers'), not a third-party package's or a script's."""
+    own = {p.name for p in plugins() if p.distribution == distribution}
+    return [a for a in algorithms(problem) if a.plugin in own]
+
+
 def parameters_markdown() -> str:
-    """One table per problem kind: every registered algorithm, where it comes from, what it
-    optimises, and its parameters with their defaults (those its name fixes in brackets)."""
+    """One table per problem kind: every documented algorithm (:func:`documented`), where it comes
+    from, what it optimises, and its parameters with their defaults (those its name fixes in brackets)."""
     out = []
     for kind in ("pipeline", "placement", "hybrid"):
-        found = algorithms(kind)
+        found = documented(kind)
         if not found:
             continue
         out.append(f"**{kind} problems** ({len(found)} algorithms)\n")

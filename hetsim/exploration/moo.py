@@ -170,10 +170,11 @@ def pareto_front(exploration: Exploration, objectives: Sequence[str] | None = No
 
 def plot_front(exploration: Exploration, objectives: Sequence[str], path=None, title: str = ""):
     """Every distinct trial of an exploration on two objectives, with its Pareto front highlighted
-    and labelled with units; written as a PNG to ``path`` when given. Returns the figure."""
+    and labelled with units; written to ``path`` when given (PNG, PDF or SVG as its suffix says).
+    Returns the figure."""
     import matplotlib.pyplot as plt
 
-    from hetsim.validation import atomic_write
+    from hetsim.figures import save_figure
 
     if len(objectives) != 2:
         raise HetsimError(f"plot_front: plots two objectives, got {list(objectives)}")
@@ -192,6 +193,5 @@ def plot_front(exploration: Exploration, objectives: Sequence[str], path=None, t
     ax.legend()
     fig.tight_layout()
     if path is not None:
-        with atomic_write(path, "wb") as f:
-            fig.savefig(f, format="png", dpi=120)
+        save_figure(fig, path, "--plot", close=False, dpi=120)
     return fig

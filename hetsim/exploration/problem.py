@@ -6,12 +6,12 @@ layer splits x an EP-assignment rule) and a :class:`Measurement`, which says how
 answered and what it costs on the *tuning clock* (the time the trial would take on the real
 machine, so that slow configurations cost more, 000 digest §7.1 item 5)::
 
-    >>> problem = PipelineProblem("chiplet-c2", "resnet50-shisha", depths=[4])
-    >>> problem.design_space_size          # 18,424 splits x 24 orders of the 4 chiplets
+    >>> problem = PipelineProblem("rk3588", "resnet50-shisha", depths=[4])
+    >>> problem.design_space_size          # 18,424 splits x 24 orders of rk3588's 4 places
     442176
-    >>> trial = problem.measure(Configuration((10, 10, 15, 15), ("FEP0", "FEP1", "SEP0", "SEP1")))
+    >>> trial = problem.measure(Configuration((10, 10, 15, 15), ("npu", "gpu", "big", "little")))
     >>> round(trial.throughput_fps, 4)
-    0.3611
+    7.6059
 
 Design spaces are counted, never enumerated, here; explorers that enumerate (Pipe-search's
 database, exhaustive search) call :meth:`PipelineProblem.check_enumerable` first.
@@ -27,7 +27,7 @@ from typing import Literal
 
 import numpy as np
 
-from hetsim.analytic import stage_costs, stage_peak_memory, steady_energy_per_frame
+from hetsim.analytic import steady_energy_per_frame
 from hetsim.bounds import NOISE_SIGMA
 from hetsim.cost import CostModel, DvfsState, RooflineCostModel
 from hetsim.errors import HetsimError
@@ -35,6 +35,7 @@ from hetsim.exploration._checks import check_choice as _choice
 from hetsim.exploration._checks import check_number as _number
 from hetsim.mapping import Pipeline, pipeline_from_split, validate_pipeline
 from hetsim.sim.noise import lognormal_factors, trial_seed
+from hetsim.tasks import stage_costs, stage_peak_memory
 from hetsim.workload.splits import count_compositions, count_eq4_with_dups
 
 #: Refuse to enumerate design spaces larger than this unless ``force=True``.

@@ -38,6 +38,8 @@ class Algorithm:
     paper: str              # where it comes from ("Pipe-search (seed 000)", "baseline", ...)
     summary: str            # one line: what it does
     fixed: tuple[tuple[str, object], ...] = ()   # parameters the name fixes (HC_s: start="shisha")
+    plugin: str = ""        # the plugin that registers it ("" for one a script registers)
+    extra: str = ""         # hetsim's pip extra it needs ("saga"); a sweep's "all" leaves it out
 
     @property
     def target(self) -> type | Callable:
@@ -89,7 +91,8 @@ def register(name: str, cls: type | Callable | str, problem: str, paper: str, su
     _add(name, cls, problem, paper, summary, fixed)
 
 
-def _add(name: str, cls: type | Callable | str, problem: str, paper: str, summary: str, fixed) -> None:
+def _add(name: str, cls: type | Callable | str, problem: str, paper: str, summary: str, fixed,
+         plugin: str = "", extra: str = "") -> None:
     if problem not in PROBLEM_KINDS:
         raise HetsimError(f"algorithm {name!r}: problem {problem!r}; allowed: {', '.join(PROBLEM_KINDS)}")
     if not isinstance(cls, type | str) and problem != "placement":
@@ -97,7 +100,7 @@ def _add(name: str, cls: type | Callable | str, problem: str, paper: str, summar
                           f"the algorithm solves {problem} problems; register an Explorer class")
     if name in ALGORITHMS:
         raise HetsimError(f"algorithm {name!r} registered twice")
-    ALGORITHMS[name] = Algorithm(name, cls, problem, paper, summary, tuple(dict(fixed).items()))
+    ALGORITHMS[name] = Algorithm(name, cls, problem, paper, summary, tuple(dict(fixed).items()), plugin, extra)
 
 
 def algorithms(problem: str | None = None) -> list[Algorithm]:
@@ -199,4 +202,5 @@ def _load() -> None:
         return
     _LOADED.append(True)
     for plug, spec in explorer_specs():
-        _add(spec.name, spec.cls, spec.problem, spec.paper or plug.title, spec.summary, spec.fixed)
+        _add(spec.name, spec.cls, spec.problem, spec.paper or plug.title, spec.summary, spec.fixed, plug.name,
+             spec.extra)

@@ -334,7 +334,11 @@ def _pipeline_objectives(platform, p: ProblemSpec, n: _Names) -> tuple[str, list
 def _default_algorithm(p: ProblemSpec, objective: str, n: _Names, notes: list[str]) -> str:
     """The default fits the request: Shisha for throughput over whole EPs; Pipe-search over
     Paper I's per-core stages; NSGA-II for a front or another objective (Shisha and Pipe-search
-    optimise throughput only)."""
+    optimise throughput only). Without the plugin that adds Shisha or Pipe-search, hetsim's own
+    hill climbing."""
+    from hetsim.exploration.registry import algorithms
+
+    installed = {a.name for a in algorithms("pipeline")}
     if p.track:
         notes.append(f"{n('problem.track')}: searching with NSGA-II-pipe (pymoo's NSGA-II on both "
                      f"objectives); {n('algorithm')} chooses another algorithm, whose trials then give the front")
@@ -344,10 +348,18 @@ def _default_algorithm(p: ProblemSpec, objective: str, n: _Names, notes: list[st
                      f"default, optimises throughput only); {n('algorithm')} chooses another")
         return "NSGA-II-pipe"
     if p.cores is not None:
-        notes.append(f"{n('problem.cores')}: searching with PS (Pipe-search, Paper I's per-core space; "
-                     f"Shisha gives each stage a whole EP); {n('algorithm')} chooses another")
-        return "PS"
-    return "Shisha"
+        if "PS" in installed:
+            notes.append(f"{n('problem.cores')}: searching with PS (Pipe-search, Paper I's per-core space; "
+                         f"Shisha gives each stage a whole EP); {n('algorithm')} chooses another")
+            return "PS"
+        notes.append(f"{n('problem.cores')}: searching with HC (hill climbing; PS, the default here, is "
+                     f"not installed); {n('algorithm')} chooses another")
+        return "HC"
+    if "Shisha" in installed:
+        return "Shisha"
+    notes.append(f"searching with HC (hill climbing; Shisha, the default, is not installed); "
+                 f"{n('algorithm')} chooses another")
+    return "HC"
 
 
 def _pipeline_args(spec: ExplorationSpec, inputs: _Inputs, name: str, objective: str, track: list[str],

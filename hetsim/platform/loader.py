@@ -17,6 +17,13 @@ from hetsim.platform.plausibility import plausibility_warnings
 from hetsim.platform.schema import SCHEMA_VERSION, Platform
 from hetsim.validation import check_path, error_lines, load_yaml, one_line, read_yaml, warn_once
 
+#: The longest ``--set`` key (a path of field names; the deepest real one is ~60 characters).
+MAX_KEY_CHARS = 1000
+
+
+def _short(text: str, n: int) -> str:
+    return text if len(text) <= n else text[:n] + "..."
+
 
 def list_platforms() -> list[str]:
     names: set[str] = set()
@@ -50,10 +57,10 @@ def load_platform(name_or_path: str | os.PathLike, overrides: list[str] | None =
     migrate(data)  # before the overrides: they address version 2's paths
     for ov in overrides or ():
         apply_override(data, ov, source=str(path))
-    if dvfs:
+    if dvfs is not None:   # --dvfs '' is a mistake, not "no preset"
         apply_dvfs(data, dvfs, source=str(path))
-    # Name the overrides in errors: the file itself may be fine.
-    source = f"{path} (with --set {' '.join(overrides)})" if overrides else str(path)
+    # Name the overrides in errors: the file itself may be fine (shortened: one line stays short).
+    source = f"{path} (with --set {_short(' '.join(overrides), 200)})" if overrides else str(path)
     platform = platform_from_dict(data, source)
     for line in plausibility_warnings(platform):
         warn_once(f"{source}: {line}")
@@ -66,7 +73,11 @@ def _read(path: Path, _mtime: float) -> dict:
 
 
 def platform_from_dict(data: dict, source: str = "<platform>") -> Platform:
-    """Validate a platform dict (a version 1 dict is migrated first, on a copy)."""
+    """Validate a platform dict (a version 1 dict is migrated first, on a copy); its entries are
+    counted before they are validated (:func:`hetsim.loading.check_load`)."""
+    from hetsim.loading import check_load
+
+    check_load(source, _entries(data), "entries")
     if isinstance(data, dict) and _is_v1(data):
         data = copy.deepcopy(data)
         migrate(data)
@@ -74,6 +85,21 @@ def platform_from_dict(data: dict, source: str = "<platform>") -> Platform:
         return Platform.model_validate(data)
     except ValidationError as e:
         raise one_line(source, e) from None
+
+
+def _entries(data: Any) -> int:
+    """The list entries of a platform dict, one level into each (DVFS levels, precisions, a link's
+    ends): what validating and checking it grows with."""
+    if not isinstance(data, dict):
+        return 0
+    n = 0
+    for value in data.values():
+        if isinstance(value, list | dict):
+            n += len(value)
+            for item in value if isinstance(value, list) else value.values():
+                if isinstance(item, dict):
+                    n += sum(len(v) for v in item.values() if isinstance(v, list | dict))
+    return n
 
 
 def v1_moves() -> dict[str, dict[str, tuple[str, ...]]]:
@@ -97,6 +123,7 @@ def migrate(data: dict) -> str | None:
     if not _is_v1(data):
         return None
     moved = 0
+    into: set[str] = set()   # the blocks that received a field (named in the note)
     moves = v1_moves()
     for section, blocks in moves.items():
         entries = data.get(section)
@@ -114,10 +141,10 @@ def migrate(data: dict) -> str | None:
                     if f not in target:
                         target[f] = entry.pop(f)
                         moved += 1
+                        into.add(block)
     data["schema"] = SCHEMA_VERSION
-    names = sorted({b for section in moves.values() for b in section})
     return (f"schema 1, migrated to {SCHEMA_VERSION} on load: {moved} cost-model parameters moved into "
-            f"their blocks ({', '.join(names)})")
+            f"their blocks ({', '.join(sorted(into)) or 'none'})")
 
 
 def _is_v1(data: dict) -> bool:
@@ -151,7 +178,10 @@ def split_override(text: str) -> tuple[str, str]:
     """``key.path=value`` as (key path, the value's YAML text)."""
     key, eq, raw = text.partition("=")
     if not eq or not key:
-        raise HetsimError(f"--set {text!r}: expected key.path=value, e.g. links.nop.latency_ns=1e6")
+        raise HetsimError(f"--set {_short(text, 80)!r}: expected key.path=value, e.g. links.nop.latency_ns=1e6")
+    if len(key) > MAX_KEY_CHARS:   # no platform field is this deep: a mistake, said in one short line
+        raise HetsimError(f"--set {_short(key, 60)!r}: a key of {len(key):,} characters; a key is a path "
+                          f"of field names (at most {MAX_KEY_CHARS})")
     return key, raw
 
 
@@ -192,8 +222,15 @@ def apply_override(data: dict, text: str, source: str = "<platform>") -> None:
 
 def apply_dvfs(data: dict, setting: str, source: str = "<platform>") -> None:
     presets = data.get("dvfs_presets") or {}
+    if not setting.strip(" ,"):
+        raise HetsimError(f"--dvfs {setting!r}: an empty setting; give a preset "
+                          f"({', '.join(presets) or 'none in ' + source}) or cluster=level,...")
     if "=" in setting:
-        pairs = dict(p.split("=", 1) for p in setting.split(",") if p)
+        items = [p for p in setting.split(",") if p]
+        bad = [p for p in items if "=" not in p]
+        if bad:
+            raise HetsimError(f"--dvfs {_short(setting, 80)!r}: {_short(bad[0], 40)!r} is not cluster=level")
+        pairs = dict(p.split("=", 1) for p in items)
     elif setting in presets:
         pairs = presets[setting]
     else:

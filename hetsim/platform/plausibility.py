@@ -89,7 +89,10 @@ def plausibility_warnings(platform: Platform) -> list[str]:
     value and the likely unit slip; [] for a plausible platform."""
     out = []
     for path, model in _entries(platform):
+        fields = getattr(type(model), "model_fields", {})   # a miss through pydantic's __getattr__ costs ~3 us
         for name, rng in RANGES.items():
+            if name not in fields:
+                continue
             value = getattr(model, name, None)
             if not isinstance(value, int | float) or isinstance(value, bool):
                 continue

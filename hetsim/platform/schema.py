@@ -15,9 +15,10 @@ Example::
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, PrivateAttr, model_validator
+from pydantic import Field, model_validator
 
 from hetsim.bounds import (
     Bandwidth_GBps,
@@ -60,6 +61,7 @@ from hetsim.platform.params import (
     with_blocks,
 )
 from hetsim.platform.params import Strict as _Strict
+from hetsim.platform.places import Topology
 from hetsim.workload.ops import DTYPE_BYTES
 
 SCHEMA_VERSION = 2
@@ -186,7 +188,7 @@ class RooflineCoreParams(CostParams):
         "entry n-1 is the rate of n cores (as measured). When set, an fc op's memory time is bytes / "
         "this + K x gemv_row_ns instead of bytes / bandwidth: the STREAM-like bandwidth is itself a "
         "GEMV whose rows cost time of their own, so long rows (large M) stream faster than it, short "
-        "ones slower (docs/fidelity.md 1.6). Not capped by the bandwidth. Read by the roofline only (the "
+        "ones slower (docs/fidelity.md#the-classifier-gemv-and-softmax). Not capped by the bandwidth. Read by the roofline only (the "
         "Pipe-it ground truth streams a GEMV at pipeit.gemv_GBps_per_core). Default: the bandwidth.")
     gemv_row_ns: OptPerCoresPerUnit_ns = Field(
         default=None, description="Time per row of a fully connected layer's weights (per input "
@@ -283,12 +285,12 @@ class Gemm2CoreParams(CostParams):
         "threads stream t x it, at most the cluster's memory port (an assumed per-core figure, the "
         "boards'). A list: entry t-1 is the per-core rate with t threads as measured by cold GEMVs "
         "(calibrate host), not capped by the memory's figure, itself a GEMV's with its rows' cost "
-        "lumped in (docs/fidelity.md 1.6).")
+        "lumped in (docs/fidelity.md#the-classifier-gemv-and-softmax).")
     gemv_row_cycles: PerCoresCycles = Field(
         default=0.0, description="Core cycles of a GEMV per row of its weights (x @ W, W of K rows; the "
         "busiest thread's, beyond the MACs): one value or a list, entry t-1 with t threads. A cost of "
         "the kernel's loop over W's rows, in core cycles like the rest of the kernel (docs/fidelity.md "
-        "1.6 measured ~40 ns per row on this host; one clock cannot tell cycles from ns). Default 0.")
+        "measured ~40 ns per row on this host; one clock cannot tell cycles from ns). Default 0.")
     gemv_call_us: OptPerCoresOverhead_us = Field(
         default=None, description="Fixed cost of one GEMV call on cold weights, us: one value or a list, "
         "entry t-1 with t threads. Clock-independent. Default: gemm_call_us (a GEMM's call).")
@@ -674,16 +676,12 @@ class Platform(_Strict):
     runtime: Runtime = Field(default_factory=Runtime, description="The software that runs networks: "
                              "default cost model and DAG execution.")
 
-    _topology: object = PrivateAttr(default=None)
-
     # -- conveniences; EP parsing and routing live in places.py --------------------------------
-    @property
-    def topology(self):
-        if self._topology is None:
-            from hetsim.platform.places import Topology
-
-            self._topology = Topology(self)
-        return self._topology
+    @cached_property
+    def topology(self) -> Topology:
+        # cached in the instance's __dict__: a pydantic private attribute costs ~14 us a read, and
+        # every route and EP lookup reads it
+        return Topology(self)
 
     def ep(self, name: str):
         """The execution place called ``name`` (``B4``, ``big``, ``big:2``, ``FEP0``, ``gpu``)."""
@@ -751,6 +749,22 @@ class Platform(_Strict):
                 if end not in endpoints:
                     raise ValueError(f"links.{lk.name}.connects {end!r} is not a cluster, accelerator or device "
                                      f"(have {sorted(endpoints)})")
+            twice = sorted({end for end in lk.connects if lk.connects.count(end) > 1})
+            if twice:   # a link from a place to itself carries nothing: a typo for another end
+                raise ValueError(f"links.{lk.name}.connects lists {twice[0]!r} twice; a link joins "
+                                 "distinct places or devices")
+        # A memory sits on one board: places on two devices sharing one would hand tensors over
+        # for free between boards (no link carries them).
+        board: dict[str, tuple[str, str]] = {}
+        ends: list[Cluster | Accelerator] = [*self.clusters, *self.accelerators]
+        for place in ends:
+            if place.device is None:
+                continue
+            first = board.setdefault(place.memory, (place.device, place.name))
+            if first[0] != place.device:
+                raise ValueError(f"memory {place.memory!r} is used by {first[1]} (device {first[0]}) and "
+                                 f"{place.name} (device {place.device}); a memory sits on one device: give "
+                                 "each device its own memory, and a link between the devices")
         clusters = {c.name: c for c in self.clusters}
         accels = {a.name: a for a in self.accelerators if a.dvfs}
         for preset, setting in self.dvfs_presets.items():

@@ -1,8 +1,8 @@
-"""The SimPy discrete-event engine: bandwidth servers, frame sources, the pipeline run
-(:mod:`hetsim.sim.pipeline`), the task graph of DAG mappings (:mod:`hetsim.sim.tasks`) and its run
-(:mod:`hetsim.sim.dag`), traces."""
+"""The SimPy discrete-event engine: the fluid bandwidth resource, frame sources, the pipeline run
+(:mod:`hetsim.sim.pipeline`), the run of a DAG mapping's task graph (:mod:`hetsim.sim.dag`; the
+graph itself is :mod:`hetsim.tasks`'s), traces."""
 
-from hetsim.sim.bandwidth import BandwidthServer
+from hetsim.sim.bandwidth import BandwidthResource
 from hetsim.sim.source import FrameSource
 
-__all__ = ["BandwidthServer", "FrameSource"]
+__all__ = ["BandwidthResource", "FrameSource"]

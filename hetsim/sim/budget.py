@@ -17,8 +17,10 @@ here, measured (docs/robustness.md):
 * the analytic pipeline, which lays out the periodic schedule of every frame for the same metrics
   (~:data:`ANALYTIC_STAGE_RUN_EVENTS` events per stage and frame);
 * the DAG engine: per task and frame, the wait for its inputs, the task's timeout or flow, its
-  completion, plus admission and completion per frame. The analytic placement is closed-form:
-  its work does not grow with the frames.
+  completion, plus admission and completion per frame; without contention its closed form in task
+  order (:func:`hetsim.sim.dag.run_dag_closed_form`), ~:data:`DAG_CLOSED_FORM_TASK_EVENTS` of an
+  event per task and frame. The analytic placement is closed-form: its work does not grow with
+  the frames.
 
     >>> from hetsim.cost import RooflineCostModel
     >>> from hetsim.mapping import load_mapping
@@ -69,6 +71,15 @@ ANALYTIC_STAGE_RUN_EVENTS = 0.05
 #: bandwidth server's plain-Python step from one segment boundary to the next, and the leap
 #: attempts between; measured).
 PROFILE_STEP_EVENTS = 2.0
+#: Events one task run of the DAG closed form costs (without contention: the run in task order
+#: and the metrics over every task run; measured ~1 us a task run, rounded up).
+DAG_CLOSED_FORM_TASK_EVENTS = 0.3
+#: Events a segment boundary of per-op flows costs in the check that contention cannot bind (a
+#: sort and sums over every boundary of the closed-form schedule; measured) and in the
+#: pipeline's event loop (hetsim.sim.fluid; measured ~2 us), and the loop's own per stage run.
+CHECK_BOUNDARY_EVENTS = 0.02
+LOOP_BOUNDARY_EVENTS = 0.35
+LOOP_STAGE_RUN_EVENTS = 0.5
 #: Samples of the stages' joint phase when estimating how often per-op flows may be throttled.
 PROFILE_SAMPLES = 1024
 
@@ -96,11 +107,11 @@ def estimate_pipeline(platform, workload, pipe, cost, options) -> WorkEstimate:
         return WorkEstimate(stage_runs * ANALYTIC_STAGE_RUN_EVENTS, "analytic schedule",
                             f"{k} stages x {frames:,} frames (the periodic schedule of every frame)",
                             stage_runs * BYTES_PER_STAGE_RUN)
-    from hetsim.sim.pipeline import _shared
+    from hetsim.sim.pipeline import shared_memories_and_links
 
     routes = [platform.route(s.ep, pipe.stages[i + 1].ep) if i + 1 < k else None
               for i, s in enumerate(pipe.stages)]
-    shared_mems, shared_links = _shared(platform, pipe, routes) if options.contention else ((), ())
+    shared_mems, shared_links = shared_memories_and_links(platform, pipe, routes) if options.contention else ((), ())
     if options.fast and not shared_mems and not shared_links:
         # Phase 1 pushes (stages + 1) x (buffer + 1) + 1 columns through every stage and frame,
         # phase 3 about 6 operations per stage and frame (hetsim.sim.recurrence).
@@ -117,6 +128,8 @@ def estimate_pipeline(platform, workload, pipe, cost, options) -> WorkEstimate:
                             f"{k} stages x {frames:,} frames, buffer {lag - 1} "
                             f"(~{events / max(stage_runs, 1):.1f} events per stage execution)",
                             stage_runs * BYTES_PER_STAGE_RUN + ring_bytes)
+    if options.flows == "op" and options.fast and not shared_links:
+        return _estimate_per_op(platform, workload, pipe, cost, options, shared_mems)
     per_frame = 1.0                                        # the source's put
     steps = _profile_steps(platform, workload, pipe, cost, options, shared_mems)
     for i, s in enumerate(pipe.stages):
@@ -136,27 +149,52 @@ def estimate_pipeline(platform, workload, pipe, cost, options) -> WorkEstimate:
                         stage_runs * BYTES_PER_STAGE_RUN)
 
 
+def _estimate_per_op(platform, workload, pipe, cost, options, shared_mems) -> WorkEstimate:
+    """Per-op flows without SimPy (:func:`hetsim.sim.pipeline.run_pipeline`): the max-plus
+    recurrence, the check of its schedule against every shared memory over every segment boundary
+    and, where the stages' ops may overflow a memory (sampled as for SimPy's steps), the
+    pipeline's event loop over every segment boundary of the stages on it."""
+    from hetsim.sim.bandwidth import FlowProfile
+    from hetsim.tasks import stage_demands
+
+    frames, k = int(options.frames), len(pipe.stages)
+    rec = estimate_pipeline(platform, workload, pipe, cost, options.model_copy(update={"contention": False}))
+    segments = [FlowProfile.from_demands(parts).segments if s.ep.memory in shared_mems else 0
+                for s, parts in zip(pipe.stages, stage_demands(pipe, workload, cost, options.state, per_op=True),
+                                    strict=True)]
+    boundaries = frames * sum(segments)
+    steps = _profile_steps(platform, workload, pipe, cost, options, shared_mems)
+    events = rec.events + boundaries * CHECK_BOUNDARY_EVENTS
+    path, detail = "max-plus recurrence", f"{k} stages x {frames:,} frames, {sum(segments)} segments checked"
+    if any(steps):
+        events += boundaries * LOOP_BOUNDARY_EVENTS + frames * k * LOOP_STAGE_RUN_EVENTS
+        path = "per-op event loop"
+        detail = f"{k} stages x {frames:,} frames, {sum(segments)} segment boundaries a frame"
+    return WorkEstimate(events, path, detail, rec.memory_bytes + boundaries * 3 * 8.0)
+
+
 def _profile_steps(platform, workload, pipe, cost, options, shared_mems) -> list[float]:
     """Segment steps per stage execution of per-op flows (flows="op") on a contended memory.
 
     The server steps only while the current segments' caps of the flows on it could overflow its
-    capacity (:meth:`~hetsim.sim.bandwidth.BandwidthServer.run`). How often they do is estimated
+    capacity (:meth:`~hetsim.sim.bandwidth.BandwidthResource.run`). How often they do is estimated
     by sampling the stages' profiles at independent uniform phases (:data:`PROFILE_SAMPLES`, a
     fixed seed: the estimate is deterministic); none where even the largest caps fit."""
     import numpy as np
     import simpy
 
-    from hetsim.sim.bandwidth import BandwidthServer, FlowProfile
-    from hetsim.sim.pipeline import _demands
+    from hetsim.sim.bandwidth import BandwidthResource, FlowProfile
+    from hetsim.tasks import stage_demands
 
     steps = [0.0] * len(pipe.stages)
     if options.flows != "op" or not shared_mems:
         return steps
-    profiles = [FlowProfile.from_demands(parts) for parts in _demands(workload, cost, pipe.stages, options)]
+    profiles = [FlowProfile.from_demands(parts)
+                for parts in stage_demands(pipe, workload, cost, options.state, per_op=True)]
     rng = np.random.default_rng(0)
     for name in shared_mems:
         users = [i for i, s in enumerate(pipe.stages) if s.ep.memory == name and profiles[i].segments]
-        server = BandwidthServer.for_memory(simpy.Environment(), platform.memory(name))
+        server = BandwidthResource.for_memory(simpy.Environment(), platform.memory(name))
         capacity = server.capacity_Bps(len(users))
         if sum(max(profiles[i].caps_Bps) for i in users) <= capacity:
             continue
@@ -179,12 +217,19 @@ def estimate_dag(tg, options) -> WorkEstimate:
     if options.engine == "analytic":
         return WorkEstimate(n, "closed form", f"{n} tasks (the frames multiply, they are not simulated)",
                             n * BYTES_PER_STAGE_RUN)
+    if options.fast and not options.contention:
+        # hetsim.sim.dag.run_dag_closed_form: a few float operations per task run, and the metrics
+        events = frames * n * DAG_CLOSED_FORM_TASK_EVENTS
+        return WorkEstimate(events, "DAG closed form", f"{n} tasks x {frames:,} frames in task order",
+                            frames * n * BYTES_PER_STAGE_RUN)
     # the wait for its inputs (all_of), a timeout or a flow's start and end, its completion event
     per_task = 6 if options.contention else 5
     events = frames * (n * per_task + 2)
-    # every (frame, task) has its completion event (~100 B) made up front, and two float64 times
+    # the events (~150 B each) of the frames inside the platform only, and two float64 times a
+    # task run
+    in_flight = min(frames, int(options.in_flight or 1))
     return WorkEstimate(events, "SimPy DAG", f"{n} tasks x {frames:,} frames x ~{per_task} events",
-                        frames * n * (BYTES_PER_STAGE_RUN + 150))
+                        frames * n * BYTES_PER_STAGE_RUN + in_flight * n * 150)
 
 
 def check(est: WorkEstimate, options) -> None:

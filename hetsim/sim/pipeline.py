@@ -16,13 +16,10 @@ is its closed form and the steady-state throughput equals the analytic evaluator
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import simpy
 
-from hetsim.analytic import pipeline_link_bytes, stage_costs, stage_peak_memory
-from hetsim.cost import ZERO, CostModel
+from hetsim.cost import CostModel
 from hetsim.mapping import Pipeline
 from hetsim.metrics import (
     Metrics,
@@ -35,20 +32,13 @@ from hetsim.metrics import (
 )
 from hetsim.options import RunOptions
 from hetsim.power import energy_J
-from hetsim.sim.bandwidth import BandwidthServer, FlowProfile
+from hetsim.sim.bandwidth import BandwidthResource, FlowProfile, Server, never_throttled
+from hetsim.sim.fluid import run_pipeline_fluid
 from hetsim.sim.noise import lognormal_factors
+from hetsim.sim.recurrence import run_pipeline_recurrence
+from hetsim.sim.runs import PipelineRun
 from hetsim.sim.source import FrameSource
-
-
-@dataclass
-class PipelineRun:
-    """Raw record of a run: per stage and frame, when compute started and when the stage let go."""
-
-    start: np.ndarray      # (stages, frames)
-    compute_end: np.ndarray
-    end: np.ndarray        # transfer done, frame handed downstream (or completed)
-    arrival: np.ndarray    # (frames,) when each frame entered the system
-    stage_names: list[str]
+from hetsim.tasks import pipeline_link_bytes, stage_costs, stage_demands, stage_peak_memory
 
 
 def simulate_pipeline(platform, workload, pipe: Pipeline, cost: CostModel,
@@ -63,32 +53,62 @@ def run_pipeline(platform, workload, pipe: Pipeline, cost: CostModel, options: R
                  progress=None) -> PipelineRun:
     """The frame times of ``pipe``. Where no memory or link is shared by two stages (or contention
     is off) every service time is its closed form and the max-plus recurrence
-    (:mod:`hetsim.sim.recurrence`) gives SimPy's run to 1e-12, much faster; ``options.fast=False``
-    runs SimPy anyway."""
+    (:mod:`hetsim.sim.recurrence`) gives SimPy's run to 1e-12, much faster. With per-op flows
+    (``flows="op"``) and no shared link, the recurrence answers too where its schedule never asks
+    a shared memory for more than it delivers (:func:`~hetsim.sim.bandwidth.never_throttled`),
+    and the pipeline's own event loop (:mod:`hetsim.sim.fluid`) where it does, SimPy's run to
+    1e-12 as well. ``options.fast=False`` runs SimPy anyway."""
     frames = options.frames
     assert frames is not None and options.buffer_frames is not None, "options not resolved"
     stages = pipe.stages
     k = len(stages)
     compute, transfer = stage_costs(pipe, workload, cost, options.state)
     routes = [platform.route(s.ep, stages[i + 1].ep) if i + 1 < k else None for i, s in enumerate(stages)]
-    shared_mems, shared_links = _shared(platform, pipe, routes) if options.contention else ((), ())
+    shared_mems, shared_links = shared_memories_and_links(platform, pipe, routes) if options.contention else ((), ())
+    names = [s.ep.name for s in stages]
     if options.fast and not shared_mems and not shared_links:
-        from hetsim.sim.recurrence import run_pipeline_recurrence
-
         return run_pipeline_recurrence(compute, transfer, frames, options.buffer_frames,
                                        FrameSource.of(options), options.noise_sigma, options.seed,
-                                       stage_names=[s.ep.name for s in stages], progress=progress)
+                                       stage_names=names, progress=progress)
+    demands = stage_demands(pipe, workload, cost, options.state, per_op=options.flows == "op")
+    # flows="op": each stage execution is one profile flow of its ops' segments (precomputed once)
+    op_profiles = [FlowProfile.from_demands(parts) for parts in demands] if options.flows == "op" else []
+    profiles: list[FlowProfile | None] = list(op_profiles) or [None] * k
+    if options.fast and options.flows == "op" and not shared_links:
+        # Where the closed-form schedule never asks a shared memory for more than it delivers,
+        # nobody is throttled and it is the contended run too (the max-plus path where contention
+        # provably cannot bind).
+        run = run_pipeline_recurrence(compute, transfer, frames, options.buffer_frames,
+                                      FrameSource.of(options), options.noise_sigma, options.seed,
+                                      stage_names=names)
+        noise = lognormal_factors(np.random.default_rng(options.seed), options.noise_sigma, (k, frames))
+
+        def fits(upto: int) -> bool:
+            return all(never_throttled(
+                Server.of_memory(platform.memory(name)),
+                [op_profiles[i] for i, s in enumerate(stages) if s.ep.memory == name],
+                [run.start[i, :upto] for i, s in enumerate(stages) if s.ep.memory == name],
+                [noise[i, :upto] if noise is not None else None for i, s in enumerate(stages) if s.ep.memory == name])
+                for name in shared_mems)
+
+        # the first frames first: a contended run usually shows it there, at a fraction of the cost
+        if fits(min(frames, 64)) and fits(frames):
+            if progress is not None:
+                progress(frames)
+            return run
+        # contended: the pipeline's own event loop, each shared memory's flows one solver's
+        servers = [Server.of_memory(platform.memory(name)) for name in shared_mems]
+        memory_of = [shared_mems.index(s.ep.memory) if s.ep.memory in shared_mems else None for s in stages]
+        return run_pipeline_fluid(compute, transfer, frames, options.buffer_frames, servers, memory_of, op_profiles,
+                                  FrameSource.of(options), options.noise_sigma, options.seed,
+                                  stage_names=names, progress=progress)
     rng = np.random.default_rng(options.seed)
     env = simpy.Environment()
     # Seeded multiplicative noise per stage execution, drawn before the source's arrivals.
     noise = lognormal_factors(rng, options.noise_sigma, (k, frames))
-    demands = _demands(workload, cost, stages, options)
-    # flows="op": each stage execution is one profile flow of its ops' segments (precomputed once)
-    profiles = ([FlowProfile.from_demands(parts) for parts in demands] if options.flows == "op"
-                else [None] * k)
     cut = [workload.cut_bytes(s.last) if i + 1 < k else 0 for i, s in enumerate(stages)]
-    memories = {name: BandwidthServer.for_memory(env, platform.memory(name)) for name in shared_mems}
-    links = {lk.name: BandwidthServer(env, lk.bandwidth_GBps * 1e9, lk.name)
+    memories = {name: BandwidthResource.for_memory(env, platform.memory(name)) for name in shared_mems}
+    links = {lk.name: BandwidthResource(env, lk.bandwidth_GBps * 1e9, lk.name)
              for lk in platform.links if lk.name in shared_links}
 
     queues = [simpy.Store(env, capacity=options.buffer_frames) for _ in range(k)]
@@ -104,24 +124,14 @@ def run_pipeline(platform, workload, pipe: Pipeline, cost: CostModel, options: R
         env.process(_stage_proc(env, i, frames, queues, compute[i], demands[i], profiles[i], mem,
                                 transfer[i], route, link, cut[i], noise, record, progress))
     env.run()
-    return PipelineRun(*record, arrival, [s.ep.name for s in stages])
-
-
-def _demands(workload, cost: CostModel, stages, options: RunOptions) -> list[list]:
-    """The fluid work of each stage execution: one flow of the stage's bytes (flows="stage"), or one
-    flow per op in turn (flows="op": a memory-bound op is not averaged with compute-bound ones)."""
-    if options.flows == "op":
-        return [[cost.op_demand(op, s.ep, options.state) for layer in workload.layers[s.first - 1:s.last]
-                 for op in layer.ops] for s in stages]
-    return [[sum(cost.layer_demands(workload, s.ep, options.state)[s.first - 1:s.last], ZERO)]
-            for s in stages]
+    return PipelineRun(*record, arrival, names)
 
 
 def _stage_proc(env, i: int, frames: int, queues, compute_s: float, parts, profile, mem, xfer_s: float,
                 route, link, nbytes: int, noise, record, progress):
     """Stage i's SimPy process: a frame from its queue, compute (a plain delay, or its flows on a
     shared memory: the stage's one flow, or with ``profile`` its per-op flows as one profile flow
-    that the server steps through, :meth:`BandwidthServer.run`), the transfer (a delay, or a flow
+    that the server steps through, :meth:`BandwidthResource.run`), the transfer (a delay, or a flow
     on a shared link), the frame downstream. One generator per stage and run; its loop reads
     locals only."""
     start, compute_end, end = record
@@ -159,10 +169,10 @@ def _stage_proc(env, i: int, frames: int, queues, compute_s: float, parts, profi
             progress(f + 1)   # a plain call, no event: the bar does not change the run
 
 
-def _shared(platform, pipe: Pipeline, routes) -> tuple[list[str], list[str]]:
-    """The memories and links that two or more stages use: they get bandwidth servers. A stage runs
-    one frame at a time, so a memory or link only it uses cannot be contended: it gets no server
-    and its stage the exact closed-form times."""
+def shared_memories_and_links(platform, pipe: Pipeline, routes) -> tuple[list[str], list[str]]:
+    """The memories and links that two or more stages use: they get bandwidth resources. A stage
+    runs one frame at a time, so a memory or link only it uses cannot be contended: it gets no
+    resource and its stage the exact closed-form times."""
     mem_users: dict[str, int] = {}
     for s in pipe.stages:
         mem_users[s.ep.memory] = mem_users.get(s.ep.memory, 0) + 1

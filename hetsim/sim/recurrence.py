@@ -86,7 +86,7 @@ import numpy as np
 
 from hetsim.errors import HetsimError
 from hetsim.sim.noise import lognormal_factors
-from hetsim.sim.pipeline import PipelineRun
+from hetsim.sim.runs import PipelineRun
 from hetsim.sim.source import FrameSource
 
 _OWNER = "run_pipeline_recurrence"

@@ -2,7 +2,7 @@
 
 A sweep is what STREAM Triad does once per iteration: every thread moves its share of the data
 through one or more memories, and an OpenMP barrier ends the sweep. Each thread is a flow on its
-memory's :class:`~hetsim.sim.BandwidthServer` (max-min fair sharing), capped at the per-thread
+memory's :class:`~hetsim.sim.BandwidthResource` (max-min fair sharing), capped at the per-thread
 bandwidth of the platform's core type (``bandwidth_GBps_per_core``, one schema core = one hardware
 thread). Shisha (Paper II, §2 and Figs. 1-2) uses it to show that where data lives and how many
 threads sweep each memory decide the time on Intel's Knights Landing (``platforms/knl.yaml``).
@@ -24,7 +24,7 @@ import simpy
 
 from hetsim.errors import HetsimError
 from hetsim.platform import Platform
-from hetsim.sim.bandwidth import BandwidthServer
+from hetsim.sim.bandwidth import BandwidthResource
 
 #: Bytes in the papers' "GB" of data: KNL's 16 GB of MCDRAM is the platform's 16 GiB.
 GIB = 2**30
@@ -40,7 +40,7 @@ def stream_time_s(platform: Platform, threads: Sequence[Mapping[str, float]],
     each named memory. A thread's memories are concurrent flows, its per-thread cap split over them
     in proportion to their bytes; a barrier ends every sweep."""
     env = simpy.Environment()
-    servers = {m.name: BandwidthServer.for_memory(env, m) for m in platform.memories}
+    servers = {m.name: BandwidthResource.for_memory(env, m) for m in platform.memories}
     for flows in threads:
         for mem in flows:
             if mem not in servers:

@@ -3,8 +3,11 @@ panel per value of a third (``hetsim plot DIR --x AXIS --y METRIC --hue AXIS --f
 
 Rows that differ in other axes too (seeds, or axes not named) are aggregated: the line is their mean
 and a band spans their min..max [choice: a sweep's other axes are repeats or nuisance factors;
-plot them as hue or facet to see them]. Failed cells are left out. Labels carry the unit that the
-column's name ends with (``_fps`` frames/s, ``_s`` s, ``_GBps`` GB/s, ...).
+plot them as hue or facet to see them]. Failed cells are left out. Labels name the quantity and the
+unit its column's name ends with (``throughput_fps`` -> throughput (frames/s), ``_s`` s, ``_GBps``
+GB/s, ...). An axis whose values form a geometric progression (``geomspace``) is drawn on a log
+scale; a category metric (``bottleneck_stage``) as categories: its most frequent value over the
+other axes, steps between integer ticks, never a mean such as stage 1.25.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from hetsim.errors import HetsimError
-from hetsim.validation import atomic_write
+from hetsim.figures import save_figure
 
 #: Units by name suffix, longest first.
 UNITS = (("_pJ_per_byte", "pJ/B"), ("_GBps", "GB/s"), ("_MBps", "MB/s"), ("_fps", "frames/s"),
@@ -28,12 +31,33 @@ STATUS_COLUMNS = ("cell", "status", "error")
 MAX_HUES, MAX_FACETS = 12, 6
 
 
+#: Metrics whose values are categories (integers naming a thing, not quantities), with their label.
+CATEGORY_METRICS = {"bottleneck_stage": "bottleneck stage"}
+
+
 def label(name: str) -> str:
-    """``memories.dram.bandwidth_GBps`` -> ``memories.dram.bandwidth_GBps (GB/s)``."""
+    """The axis label of a column: its quantity in words and its unit.
+
+    >>> label("memories.dram.bandwidth_GBps"), label("latency_p99_s"), label("bottleneck_stage")
+    ('memories.dram.bandwidth (GB/s)', 'latency p99 (s)', 'bottleneck stage')
+    """
+    if name in CATEGORY_METRICS:
+        return CATEGORY_METRICS[name]
+    head, dot, last = name.rpartition(".")
     for suffix, unit in UNITS:
-        if name.endswith(suffix):
-            return f"{name} ({unit})"
-    return name
+        if last.endswith(suffix) and len(last) > len(suffix):
+            return f"{head}{dot}{last[:-len(suffix)].replace('_', ' ')} ({unit})"
+    return f"{head}{dot}{last.replace('_', ' ')}"
+
+
+def is_geometric(values) -> bool:
+    """Whether the distinct values (three or more, of one sign) form a geometric progression, as a
+    ``geomspace`` axis makes (to 12 significant digits)."""
+    v = sorted({float(x) for x in values})
+    if len(v) < 3 or not (all(x > 0 for x in v) or all(x < 0 for x in v)):
+        return False
+    ratios = [b / a for a, b in zip(v, v[1:], strict=False)]
+    return all(abs(r / ratios[0] - 1) < 1e-6 for r in ratios) and abs(ratios[0] - 1) > 1e-9
 
 
 def split_columns(table: pd.DataFrame, axes: list[str] | None = None) -> tuple[list[str], list[str]]:
@@ -64,20 +88,33 @@ def _plottable(table: pd.DataFrame, x: str, y: str, hue: str | None, facet: str 
     return data.assign(**{y: pd.to_numeric(data[y])})
 
 
+def _mode(values: pd.Series) -> float:
+    """The most frequent value (the smallest of equally frequent ones)."""
+    counts = values.value_counts()
+    return float(min(counts.index[counts == counts.max()]))
+
+
 def _lines(ax, part: pd.DataFrame, x: str, y: str, hue: str | None, hues: list,
            numeric_x: bool, order: list) -> bool:
     """One panel's lines, one per hue value: the mean over the other axes, a min..max band where
-    rows were aggregated (returns whether any were). A categorical x keeps the table's order."""
+    rows were aggregated (returns whether any were); a category metric's most frequent value, in
+    steps. A categorical x keeps the table's order."""
     aggregated = False
+    category = y in CATEGORY_METRICS
     for hv in hues:
         sub = part if hv is None else part[part[hue] == hv]
         if sub.empty:
             continue
-        g = sub.groupby(x, sort=numeric_x)[y].agg(["mean", "min", "max", "count"])
+        g = sub.groupby(x, sort=numeric_x)[y].agg(["mean", "min", "max", "count", _mode])
         if not numeric_x:
             g = g.reindex([v for v in order if v in g.index])
         xs = g.index.to_numpy() if numeric_x else range(len(g))
-        ax.plot(xs, g["mean"], marker="o", label=None if hv is None else str(hv))
+        name = None if hv is None else str(hv)
+        if category:
+            ax.plot(xs, g["_mode"], marker="o", drawstyle="steps-mid", label=name)
+            aggregated = aggregated or bool((g["count"] > 1).any())
+            continue
+        ax.plot(xs, g["mean"], marker="o", label=name)
         if (g["count"] > 1).any():
             aggregated = True
             ax.fill_between(xs, g["min"], g["max"], alpha=0.15)
@@ -87,15 +124,17 @@ def _lines(ax, part: pd.DataFrame, x: str, y: str, hue: str | None, hues: list,
 
 
 def plot(table: pd.DataFrame, x: str, y: str, hue: str | None = None, facet: str | None = None,
-         title: str | None = None, logx: bool = False, logy: bool = False):
-    """A matplotlib Figure of ``y`` against ``x`` (see the module docstring)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
+         title: str | None = None, logx: bool | None = None, logy: bool = False):
+    """A matplotlib Figure of ``y`` against ``x`` (see the module docstring). ``logx=None``: a log
+    x axis where ``x`` is a geometric progression (:func:`is_geometric`)."""
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     data = _plottable(table, x, y, hue, facet)
     numeric_x = pd.api.types.is_numeric_dtype(data[x])
+    if logx is None:
+        logx = numeric_x and is_geometric(data[x])
+    category = y in CATEGORY_METRICS
     facets = list(dict.fromkeys(data[facet])) if facet else [None]
     hues = list(dict.fromkeys(data[hue])) if hue else [None]
     ncols = min(len(facets), 3)
@@ -113,8 +152,10 @@ def plot(table: pd.DataFrame, x: str, y: str, hue: str | None = None, facet: str
             ax.set_ylabel(label(y))
         if logx and numeric_x:
             ax.set_xscale("log")
-        if logy:
+        if logy and not category:
             ax.set_yscale("log")
+        if category:
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         if fv is not None:
             ax.set_title(f"{facet} = {fv}", fontsize=9)
         ax.grid(alpha=0.3)
@@ -122,20 +163,16 @@ def plot(table: pd.DataFrame, x: str, y: str, hue: str | None = None, facet: str
             ax.legend(title=hue, fontsize=8, title_fontsize=8)
     for k in range(len(facets), nrows * ncols):
         axs[k // ncols][k % ncols].set_visible(False)
-    note = "mean over the other axes; band: min..max" if aggregated else ""
+    note = ("most frequent over the other axes" if category else "mean over the other axes; band: min..max") \
+        if aggregated else ""
     fig.suptitle("\n".join(t for t in (title, note) if t), fontsize=10)
     fig.tight_layout()
     return fig
 
 
-def save(fig, path: str | os.PathLike) -> Path:
-    import matplotlib.pyplot as plt
-
-    path = Path(path)
-    with atomic_write(path, "wb") as f:
-        fig.savefig(f, format="png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    return path
+def save(fig, path: str | os.PathLike, flag: str = "--out") -> Path:
+    """Write ``fig`` in the format its suffix names (.png, .pdf, .svg) and close it."""
+    return save_figure(fig, path, flag, dpi=110, bbox_inches="tight")
 
 
 def default_plots(table: pd.DataFrame, spec, out_dir: Path) -> list[Path]:

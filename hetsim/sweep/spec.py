@@ -29,12 +29,14 @@ import itertools
 import json
 import math
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -63,7 +65,13 @@ SCHEMA_VERSION = 1
 #: Refuse sweeps of more cells than this unless forced (``--force``) or the SPEC sets ``max_cells``.
 DEFAULT_MAX_CELLS = 50_000
 
-Scalar = str | int | float | bool | None
+def _finite_float(v: float) -> float:
+    if not math.isfinite(v):   # a journal line is JSON, which has no NaN or infinity
+        raise ValueError("must be a finite number")
+    return v
+
+
+Scalar = str | int | Annotated[float, AfterValidator(_finite_float)] | bool | None
 #: RunOptions fields a mapping cell takes from the base or a ``run`` axis (``state`` is ``dvfs``).
 RUN_FIELDS = ("engine", "frames", "contention", "source", "interval_s", "buffer_frames",
               "in_flight", "noise_sigma", "warmup_fraction", "fast")
@@ -94,30 +102,53 @@ class Range(_Strict):
                              "geomspace: [start, stop, n]")
         if self.range is not None:
             start, stop, step = self.range
-            if step == 0 or (stop - start) / step < 0:
+            # steps counted as stop/step - start/step: stop - start overflows for ends near 1e308
+            if step == 0 or stop / step - start / step < 0:
                 raise ValueError(f"range {list(self.range)}: the step must go from start towards stop")
-            if (stop - start) / step > 1_000_000:
+            if stop / step - start / step > 1_000_000:
                 raise ValueError(f"range {list(self.range)} has more than 1,000,000 values")
         for key in ("linspace", "geomspace"):
             v = getattr(self, key)
             if v is not None and not 1 <= v[2] <= 1_000_000:
                 raise ValueError(f"{key} {list(v)}: n must be 1..1,000,000")
-        if self.geomspace is not None and self.geomspace[0] * self.geomspace[1] <= 0:
+        if self.geomspace is not None and (self.geomspace[0] == 0 or self.geomspace[1] == 0
+                                           or (self.geomspace[0] < 0) != (self.geomspace[1] < 0)):
             raise ValueError(f"geomspace {list(self.geomspace)}: start and stop need the same sign, not 0")
         return self
+
+    def _text(self) -> str:
+        key = next(k for k in ("range", "linspace", "geomspace") if getattr(self, k) is not None)
+        return f"{key} {list(getattr(self, key))}"
 
     def values(self) -> list[float | int]:
         if self.range is not None:
             start, stop, step = self.range
-            n = math.floor((stop - start) / step + 1e-9) + 1
-            out = [start + i * step for i in range(n)]
+            span = (stop - start) / step
+            if not math.isfinite(span):   # stop - start overflows: the same count, in two quotients
+                span = stop / step - start / step
+            n = math.floor(span + 1e-9) + 1
+            # i * step may overflow where start + i * step does not (-1e308 + 20 x 1e307)
+            out = [x if math.isfinite(x := start + i * step) else (start / step + i) * step for i in range(n)]
         elif self.linspace is not None:
             a, b, n = self.linspace
-            out = [a + (b - a) * i / (n - 1) for i in range(n)] if n > 1 else [a]
+            if n > 1 and math.isfinite(b - a):
+                out = [a + (b - a) * i / (n - 1) for i in range(n)]
+            elif n > 1:   # b - a overflows (-1e308 .. 1e308): the same points, weighted
+                out = [a * (1 - i / (n - 1)) + b * (i / (n - 1)) for i in range(n)]
+            else:
+                out = [a]
         else:
             assert self.geomspace is not None
             a, b, n = self.geomspace
-            out = [a * (b / a) ** (i / (n - 1)) for i in range(n)] if n > 1 else [a]
+            if n > 1 and math.isfinite(b / a):
+                out = [a * (b / a) ** (i / (n - 1)) for i in range(n)]
+            elif n > 1:   # b / a overflows (1e-300 .. 1e300): in logarithms
+                sign, la, lb = math.copysign(1.0, a), math.log(abs(a)), math.log(abs(b))
+                out = [sign * math.exp(la + (lb - la) * i / (n - 1)) for i in range(n)]
+            else:
+                out = [a]
+        if not all(math.isfinite(x) for x in out):   # the ends are finite; a step past them is not
+            raise HetsimError(f"{self._text()}: its values overflow a float64 (past 1.8e308)")
         # 12 significant digits: 0.1 + 0.2 is written 0.3; integral values become ints.
         clean = [float(f"{x:.12g}") for x in out]
         return [int(x) if x.is_integer() and abs(x) < 2**53 else x for x in clean]
@@ -189,8 +220,8 @@ class Axes(_Strict):
     measurement: dict[str, Values] = Field(default_factory=dict,
                                            description="Measurement fields of explorer cells.")
     algorithm: Literal["all"] | AllOf | list[str | AlgorithmEntry] | None = Field(
-        None, description="'all' (every registered algorithm), {all: [kinds]} (every registered "
-        "algorithm of these problem kinds) or names / {name, params, label}.")
+        None, description="'all' (every registered algorithm but those needing an optional package), "
+        "{all: [kinds]} (the same, of these problem kinds) or names / {name, params, label}.")
     params: dict[str, dict[str, Values]] = Field(
         default_factory=dict, description="Parameter grids per algorithm name: each combination "
         "becomes an entry of the algorithm axis.")
@@ -475,7 +506,10 @@ def algorithm_entries(spec: SweepSpec) -> list[AlgorithmEntry]:
         from hetsim.exploration.registry import algorithms
 
         kinds = ax.all if isinstance(ax, AllOf) else None
-        entries = [AlgorithmEntry(name=a.name) for a in algorithms() if kinds is None or a.problem in kinds]
+        # an algorithm that needs an optional package (a.extra) is not part of "all": a sweep's cells
+        # must not depend on what is installed
+        entries = [AlgorithmEntry(name=a.name) for a in algorithms()
+                   if (kinds is None or a.problem in kinds) and not a.extra]
     else:
         entries = [AlgorithmEntry(name=e) if isinstance(e, str) else e for e in ax]
     out = []
@@ -527,7 +561,11 @@ def _axis_lists(spec: SweepSpec) -> list[tuple[str, list]]:
     if spec.kind == "explorer" and ax.algorithm is not None:
         out.append(("algorithm", algorithm_entries(spec)))
     if ax.seed is not None:
-        out.append(("seed", _values(ax.seed)))
+        seeds = _values(ax.seed)
+        bad = [s for s in seeds if isinstance(s, bool) or not isinstance(s, int) or not B.SEED[0] <= s <= B.SEED[1]]
+        if bad:   # a generated seed of 0.5 (or 1e-320) was truncated to 0: a cell run twice
+            raise HetsimError(f"axis seed: {bad[0]!r} is not a seed (an integer in [0, {B.SEED[1]}])")
+        out.append(("seed", seeds))
     for name, values in out:
         if not values:
             raise HetsimError(f"axis {name!r} has no values")
@@ -578,19 +616,23 @@ def check_count(spec: SweepSpec, force: bool = False) -> int:
 
 def expand(spec: SweepSpec) -> list[Cell]:
     """Every cell, in product order (the last axis, normally the seed, varies fastest)."""
+    return list(iter_cells(spec))
+
+
+def iter_cells(spec: SweepSpec) -> Iterator[Cell]:
+    """The cells of :func:`expand` one at a time, made as they are asked for (a sweep of a
+    million cells streams them; it never holds them all)."""
     factors = _factors(spec)
     names = [n for ns, _ in factors for n in ns]
     base = spec.base
     kind = spec.kind
     default = algorithm_entries(spec)[0] if kind == "explorer" and spec.axes.algorithm is None else None
-    cells = []
     for index, combo in enumerate(itertools.product(*(points for _, points in factors))):
         values = dict(zip(names, (v for point in combo for v in point), strict=True))
         config = _config(spec, kind, base, values, default)
         axes = {n: (v.label if isinstance(v, AlgorithmEntry) else v) for n, v in values.items()}
         text = json.dumps(config, sort_keys=True, default=str)
-        cells.append(Cell(index, hashlib.sha256(text.encode()).hexdigest()[:16], axes, config))
-    return cells
+        yield Cell(index, hashlib.sha256(text.encode()).hexdigest()[:16], axes, config)
 
 
 def _config(spec: SweepSpec, kind: str, base: Base, values: dict[str, Any],

@@ -6,9 +6,11 @@
 (54, (12544, 147, 64))
 
 See docs/workloads.md for the file format and the shipped networks, docs/import.md for ONNX
-(:mod:`hetsim.workload.onnx_import`, :mod:`hetsim.workload.onnx_export`).
+(:mod:`hetsim.workload.onnx_import`, :mod:`hetsim.workload.onnx_export`), and networkx graphs
+(:mod:`hetsim.workload.graphs`: :func:`to_networkx`, :func:`from_networkx`).
 """
 
+from hetsim.workload.graphs import from_networkx, to_networkx
 from hetsim.workload.loader import (
     list_workloads,
     load_workload,
@@ -48,10 +50,12 @@ __all__ = [
     "OpKind",
     "Shape",
     "Workload",
+    "from_networkx",
     "list_workloads",
     "load_workload",
     "resolve_workload",
     "search_path",
+    "to_networkx",
     "window_out_size",
     "workload_from_dict",
     "workload_yaml",

@@ -122,8 +122,10 @@ def load_workload(name_or_path: str | os.PathLike) -> Workload:
         if text.partition("+")[0] in _zoo_names():
             return generated_workload(text)
         raise
-    if not path.is_file():
+    if not path.exists():
         raise HetsimError(f"{path}: no such workload file")
+    if not path.is_file():   # a folder, a FIFO, a device: the reader says which, and reads none
+        read_yaml(path)
     resolved = path.resolve()
     return _load_file(resolved, resolved.stat().st_mtime_ns)
 
@@ -186,8 +188,14 @@ def workload_from_dict(data: Mapping[str, Any], source_name: str = "<workload>",
                        path: Path | None = None) -> Workload:
     """Validate a parsed workload file and build the :class:`Workload`.
 
-    ``source_name`` starts every error message (normally the file's path).
+    ``source_name`` starts every error message (normally the file's path). Its ops are counted
+    before they are built (:func:`hetsim.loading.check_load`).
     """
+    from hetsim.loading import check_load
+
+    ops = data.get("ops") if isinstance(data, Mapping) else None
+    if isinstance(ops, list):
+        check_load(source_name, len(ops), "ops")
     try:
         spec = WorkloadSpec.model_validate(data)
     except ValidationError as e:
@@ -346,6 +354,10 @@ class _Builder:
         return resolved, nets
 
     def _check_acyclic_and_ordered(self, inputs: list[list[str]], index: dict[str, int]) -> None:
+        # Every input listed before its reader is a topological order, so no cycle: only a file
+        # that fails this needs the graph (to name the cycle, which is the better message).
+        if all(index[src] < i for i, srcs in enumerate(inputs) for src in srcs):
+            return
         graph = nx.DiGraph()
         graph.add_nodes_from(o.name for o in self.spec.ops)
         graph.add_edges_from((src, o.name) for o, srcs in zip(self.spec.ops, inputs, strict=True)

@@ -36,10 +36,10 @@ depthwise) convs, which these networks do not have.
 Weights keep their shapes: a folded conv gets new initializers named after the conv; their data
 is computed when the model carries data and is left absent (external) when it does not.
 
->>> from hetsim.workload.networks import generated
->>> fused = fuse_mnn(generated()["squeezenet-hope"]())
->>> mnn_op_count(fused)            # 39 kernels + the Input op
-40
+>>> from hetsim.workload.onnx_export import workload_to_onnx
+>>> model = workload_to_onnx(load_workload("mobilenet"))    # 27 Conv + BN + Relu triples, 5 more nodes
+>>> mnn_op_count(fuse_mnn(model))  # 27 fused convs + 5 + the Input op
+33
 """
 
 from __future__ import annotations

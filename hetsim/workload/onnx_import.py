@@ -340,11 +340,12 @@ def load_onnx(path: str | os.PathLike) -> Any:
     import onnx
     from google.protobuf.message import DecodeError
 
+    from hetsim.validation import MAX_ONNX_BYTES, read_input
+
     p = Path(path)
-    if not p.is_file():
-        raise HetsimError(f"{p}: no such file")
+    data = read_input(p, MAX_ONNX_BYTES, "an ONNX model")   # a FIFO or a device is refused
     try:
-        model = onnx.load(str(p), load_external_data=False)
+        model = onnx.load_model_from_string(data)   # external weights stay where they are
     except (DecodeError, RuntimeWarning, ValueError, UnicodeDecodeError) as e:
         raise HetsimError(f"{p}: not an ONNX model ({_first_line(e) or 'protobuf parse error'})") from None
     if not model.graph.node:
@@ -503,6 +504,7 @@ class _Importer:
         self.layer_marks = {n.name: n.doc_string.endswith("=1") for n in self.model.graph.node
                             if n.doc_string.startswith(LAYER_START_DOC + "=")}
         kinds, types, pattern = parse_layers(layers)
+        self._check_ssa(self.model.graph)
         model = self._infer()
         graph = model.graph
         net_inputs = self._graph_tensors(graph)
@@ -579,6 +581,23 @@ class _Importer:
             o.producer = op_name
         self.onnx_dims[op_name] = outs[0].dims or ()
         self.ops.append(op)
+
+    def _check_ssa(self, graph: Any) -> None:
+        """Every tensor assigned once (ONNX's static single assignment, which onnx.checker
+        enforces): a node writing a tensor another node or the graph's inputs already define
+        would make one of the producers vanish from the imported graph."""
+        defined = {t.name: "a graph input" for t in graph.input}
+        defined.update((t.name, "an initializer") for t in graph.initializer)
+        for i, node in enumerate(graph.node):
+            for out in node.output:
+                if not out:
+                    continue
+                first = defined.get(out)
+                if first is not None:
+                    raise self.fail(f"node {node.name or i!r} ({node.op_type}) writes tensor {out!r}, "
+                                    f"which {first} already defines: an ONNX graph assigns every tensor "
+                                    "once (SSA); the model is malformed")
+                defined[out] = f"node {node.name or i!r} ({node.op_type})"
 
     def _topological(self, nodes: Sequence[Any]) -> list[Any]:
         """The nodes in an order where every tensor is produced before it is read (ONNX requires
@@ -1059,6 +1078,9 @@ def import_onnx(model: Any, name: str | None = None, *,
         proto = model
         src = source or f"<onnx {proto.graph.name or 'model'}>"
         default_name = proto.graph.name or "model"
+    from hetsim.loading import check_load
+
+    check_load(src, len(proto.graph.node), "nodes")   # counted before shape inference
     try:
         return _Importer(proto, src, input_shapes, allow_unknown).run(name or default_name, layers)
     except (TypeError, ValueError, IndexError, KeyError, AttributeError, ZeroDivisionError,

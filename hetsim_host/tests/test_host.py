@@ -5,12 +5,15 @@ is measured by `hetsim validate host` (docs/validation.md)."""
 from __future__ import annotations
 
 import json
+import random
+import signal
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import yaml
-from helpers import assert_one_line_error
+from helpers import assert_one_line_error, check_folder, run_and_kill
 
 from hetsim.cost import RooflineCostModel
 from hetsim.errors import HetsimError
@@ -19,6 +22,13 @@ from hetsim.workload import load_workload, workload_from_dict
 from hetsim_host.executor import WorkloadRef, run_on_host, scaled_workload_dict
 from hetsim_host.kernels import Workers, compile_op, im2col
 from hetsim_host.microbench import cpus
+
+DATA = Path(__file__).parent / "data"
+#: The raw measurements of the reference calibration of 2026-11-23 (an Intel Xeon guest; its fitted
+#: platform is tests/data/host.yaml), from before the GEMV phase existed.
+REFERENCE = DATA / "reference.measurements.json"
+#: A `calibrate host --quick` on a loaded machine (an AMD EPYC guest).
+QUICK = DATA / "quick.measurements.json"
 
 TINY = {
     "schema": 1, "name": "tiny", "description": "test net", "source": "tests",
@@ -140,6 +150,37 @@ def test_calibrate_rejects_a_non_yaml_out(hetsim, tmp_path):
     result = hetsim("calibrate", "host", "--quick", "--out", tmp_path / "x.txt")
     assert_one_line_error(result, "must end in .yaml or .yml")
     assert not list(tmp_path.iterdir())
+
+
+#: Command lines refused before anything is measured: one line, exit 2 (found by the fuzzing harness).
+REFUSED = [
+    (["calibrate", "host", "--out", ""], "--out: an empty file name"),
+    (["validate", "host", "-p", "hikey970", "-w", "alexnet", "--scale", "nan"],
+     "--scale must be a finite number in [0.001, 100] x the input resolution (got nan)"),
+    (["validate", "host", "-p", "hikey970", "-w", "alexnet", "--scale", "0"],
+     "--scale must be a number in [0.001, 100] x the input resolution (got 0.0)"),
+    (["validate", "host", "-p", "hikey970", "-w", "alexnet", "--frames", "0"],
+     "--frames must be an integer in [3, 1000000] frames (got 0)"),
+    (["validate", "host", "-p", "hikey970", "-w", "alexnet", "--repeats", "-1"],
+     "--repeats must be an integer in [1, 1000] runs (got -1)"),
+]
+
+
+@pytest.mark.parametrize("args, expect", REFUSED, ids=[" ".join(a[:2] + a[-2:]) for a, _ in REFUSED])
+def test_out_of_range_command_lines_are_one_line_errors(hetsim, args, expect):
+    assert_one_line_error(hetsim(*args), expect)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "SIGINT"])
+def test_killed_calibrate_host_leaves_only_complete_files(tmp_path, sig):
+    for i, moment in enumerate([round(random.Random(5).uniform(1.0, 8.0), 2), "write"]):
+        out = tmp_path / f"run{i}"
+        run = run_and_kill(["calibrate", "host", "--quick", "--out", str(out / "host.yaml")], out, sig, moment)
+        if sig == signal.SIGINT and run.returncode != 0:
+            assert run.returncode == 2 and "hetsim: error: interrupted" in run.stderr, run.stderr
+        if out.exists():
+            check_folder(out, killed=sig == signal.SIGKILL)
 
 
 @pytest.mark.slow
@@ -377,7 +418,7 @@ def test_a_strided_depthwise_conv_takes_the_strided_rate_in_every_model():
     assert dw_step.cycles == pytest.approx(s2.macs / 0.25)
 
 
-# -- the classifier: cold GEMVs and the softmax (docs/fidelity.md 1.6) -------------------------
+# -- the classifier: cold GEMVs and the softmax (docs/fidelity.md#the-classifier-gemv-and-softmax) -------------------------
 def test_gemv_terms_and_kind_overheads_price_fc_and_softmax_and_default_to_the_old_model(tiny_file):
     wl = load_workload(tiny_file)
     fc, prob, conv = wl.op("fc"), wl.op("prob"), wl.op("c1")
@@ -432,7 +473,7 @@ def test_old_measurement_files_load_and_fit_without_gemv_rows_and_the_yaml_state
 
     plan = BenchPlan.quick()
     assert plan.units(2)["gemv"] == len(plan.gemv_shapes) * 2 * (plan.gemv_reps + 1)
-    d = json.loads(open("docs/validation/host.measurements.json").read())
+    d = json.loads(REFERENCE.read_text())
     raw = d.get("measurements", d)
     assert "gemv" not in raw
     m = Measurements.from_dict(raw)
@@ -454,7 +495,7 @@ def test_old_measurement_files_load_and_fit_without_gemv_rows_and_the_yaml_state
     assert "softmax" in fit.kind_overhead_s and "softmax" not in fit_host(m, softmax=False).kind_overhead_s
 
 
-# -- gemm2's GEMV terms and softmax cost (docs/fidelity.md 1.8) ---------------------------------
+# -- gemm2's GEMV terms and softmax cost (docs/fidelity.md#the-classifier-gemv-and-softmax) ---------------------------------
 def _host_gemm2(**terms):
     """A host-like fit (2 cores) and gemm2 block; ``terms`` added to the block."""
     from hetsim_host.fit import Gemm2Fit, HostFit
@@ -603,9 +644,31 @@ def test_the_gemm2_softmax_and_gemm_costs_are_their_median_gaps_in_the_synthetic
     lines = {ln.split(":")[0].strip(): ln for ln in _gemm2_yaml(g2)}
     for key in ("gemv_GBps_per_core", "gemv_row_cycles", "gemv_call_us", "kind_overhead_us"):
         assert "# [fitted]" in lines[key], key
-    d = json.loads(open("docs/validation/host.measurements.json").read())
+    d = json.loads(REFERENCE.read_text())
     text = platform_yaml(fit, Measurements.from_dict(d.get("measurements", d)), gemm2=g2)
     back = platform_from_dict(yaml.safe_load(text), "host").core_type("cpu").gemm2
     assert back.gemv_row_cycles == [150.0, 90.0] and back.gemv_GBps_per_core == [26.0, 18.0]
     assert back.gemv_call_us == [15.0, 22.0]
     assert back.kind_overhead_us == {"softmax": [40.0, 45.0], "conv": [20.0, 30.0], "fc": [20.0, 30.0]}
+
+
+def test_a_wild_gemm_fit_raises_macs_per_cycle_not_the_clock(tmp_path):
+    """On a loaded machine the 1-thread GEMM fit can come out tens of times the ISA peak; the
+    clock was raised to match (172 GHz: refused by the platform ranges, so `calibrate host`
+    failed). Past twice the nominal clock the MACs per cycle are raised instead: the same peak,
+    a physical clock, a platform that loads."""
+    from hetsim_host.fit import MAX_TURBO, fit_host, platform_yaml
+    from hetsim_host.microbench import Measurements
+
+    m = Measurements.from_dict(json.loads(QUICK.read_text())["measurements"])
+    for g in m.gemm:
+        g["time_s"] /= 50.0          # a rate fifty times what was measured
+    fit = fit_host(m)
+    nominal = m.machine["nominal_MHz"]
+    assert fit.freq_MHz <= MAX_TURBO * nominal
+    assert fit.macs_per_cycle > m.machine["macs_per_cycle"]
+    path = tmp_path / "host.yaml"
+    path.write_text(platform_yaml(fit, m))
+    p = load_platform(str(path))
+    assert p.core_types[0].dvfs[0].freq_MHz <= MAX_TURBO * nominal
+    assert "[fitted]" in path.read_text().split("macs_per_cycle:")[1].splitlines()[0]

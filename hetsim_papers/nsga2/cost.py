@@ -182,7 +182,7 @@ def device_metrics(cost: NcnnCostModel, workload, tg, run, state: DvfsState | No
     * ``busy_s``: its compute and communication time per inference.
 
     Only devices the mapping uses appear."""
-    from hetsim.sim.tasks import ep_peak_memory
+    from hetsim.tasks import ep_peak_memory
 
     frames = len(run.done)
     first = min(max(int(skip_frames), 0), frames - 1)
@@ -271,18 +271,16 @@ class Coefficients(_Strict):
     @classmethod
     def from_json(cls, source: str | Path) -> Coefficients:
         """Read a coefficients JSON file (or its text)."""
+        from hetsim.validation import parse_json, read_json
+
         text, where = str(source), "coefficients"
+        # hetsim's JSON reader: a FIFO or a device is not read; NaN, infinities and duplicate keys
+        # are refused.
+        data = parse_json(text, where) if text.lstrip().startswith("{") else read_json(text)
         if not text.lstrip().startswith("{"):
-            path = Path(text)
-            where = str(path)
-            try:
-                text = path.read_text()
-            except OSError as e:
-                raise HetsimError(f"{where}: cannot read ({e.strerror})") from None
+            where = text
         try:
-            return cls.model_validate(json.loads(text))
-        except json.JSONDecodeError as e:
-            raise HetsimError(f"{where}: not JSON ({e.msg} at line {e.lineno})") from None
+            return cls.model_validate(data)
         except ValidationError as e:
             raise one_line(where, e) from None
 

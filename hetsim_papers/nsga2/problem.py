@@ -123,7 +123,7 @@ class HybridProblem(PlacementProblem):
         from hetsim.metrics import latency_stats
         from hetsim.options import RunOptions
         from hetsim.sim.dag import dag_metrics, run_dag
-        from hetsim.sim.tasks import build_tasks
+        from hetsim.tasks import build_tasks
 
         m = self.measurement
         seed = trial_seed(rng, m.noise_sigma)

@@ -54,7 +54,43 @@ def main() -> None:
     (prof_dir / "02_truncated.json").write_text(text[: len(text) * 2 // 3])
     (prof_dir / "03_node_not_in_model.json").write_text(json.dumps([node, ghost, run]))
     (prof_dir / "04_list_of_numbers.json").write_text("[1, 2, 3]\n")
+    # Issue 29: values written into costs.csv, or crashes of the reader (one file each).
+    relu = dict(node, name="relu_kernel_time", ts=61, dur=20,
+                args=dict(node["args"], op_name="Relu", parameter_size="0"))
+    runs = [{"cat": "Session", "name": "model_run", "ph": "X", "ts": 5 + 100 * k, "dur": 90} for k in range(2)]
+    good = [dict(node, ts=10), dict(relu, ts=61), runs[0], dict(node, ts=110), dict(relu, ts=161), runs[1]]
 
+    def mutated(i: int, key: str, value, args: bool = False) -> str:
+        events = json.loads(json.dumps(good))
+        target = events[i]["args"] if args else events[i]
+        target[key] = value
+        return json.dumps(events)
+
+    raw = {  # file -> text (NaN and infinities are written as Python writes them: no JSON has them)
+        "05_dur_negative.json": mutated(0, "dur", -50),
+        "06_dur_nan.json": mutated(0, "dur", float("nan")),
+        "07_dur_infinity.json": mutated(0, "dur", float("inf")),
+        "08_dur_boolean.json": mutated(0, "dur", True),
+        "09_dur_1e300.json": mutated(0, "dur", 1e300),
+        "10_dur_string.json": mutated(0, "dur", "50"),
+        "11_ts_null.json": mutated(0, "ts", None),
+        "12_ts_nan.json": mutated(0, "ts", float("nan")),
+        "13_run_dur_negative.json": mutated(2, "dur", -90),
+        "14_run_ts_list.json": mutated(2, "ts", [5]),
+        "15_size_negative.json": mutated(0, "output_size", "-1024", args=True),
+        "16_nested_100000.json": "[" * 100_000 + "]" * 100_000,
+        "17_duplicate_key.json": json.dumps(good).replace('"dur": 50,', '"dur": 50, "dur": 5,', 1),
+    }
+    for name, text in raw.items():
+        (prof_dir / name).write_text(text)
+    # Issue 29: two nodes writing one tensor (not SSA) imported with one producer dropped.
+    model = tiny()
+    model.graph.node[1].output[0] = model.graph.node[0].output[0]
+    (onnx_dir / "09_not_ssa.onnx").write_bytes(model.SerializeToString())
+    model = tiny()
+    model.graph.node[1].output[0] = model.graph.input[0].name
+    (onnx_dir / "10_writes_graph_input.onnx").write_bytes(model.SerializeToString())
+    # calibrate host --from's malformed measurements: hetsim_host/tests/malformed_measurements/
 
 if __name__ == "__main__":
     main()

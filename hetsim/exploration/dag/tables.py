@@ -5,12 +5,12 @@ incremental replay of a plan with the engine's exact semantics, and the plan a s
 scheduling instance (HOPE's system model, docs/papers/hope.md): ops in the workload's topological
 order with their predecessors and successors, ``cl[i][d]`` (the time of op i on EP d; inf where d
 cannot run it), and ``C(i, a, d)``, the time to move op i's output tensor from EP a to EP d, as
-the DAG engine prices it (:func:`hetsim.sim.tasks.build_tasks`: a measured copy, else the cost
+the DAG engine prices it (:func:`hetsim.tasks.build_tasks`: a measured copy, else the cost
 model's ``transfer_time``; nothing for an empty tensor or on one EP). :meth:`SchedView.of_graph`
 builds the same tables from a networkx DAG whose nodes carry their times, without a platform.
 
 :class:`PlanState` appends ops to the EPs' queues one at a time and computes each op's start and
-finish exactly as the engine's closed form (:func:`hetsim.sim.tasks.list_schedule`) will when it
+finish exactly as the engine's closed form (:func:`hetsim.tasks.list_schedule`) will when it
 replays the plan: one lane per EP in plan order, a tensor crossing to an EP once (``caching``),
 its transfer on the consumer's lane (``comm="consumer"``), on a copy lane (``"copy"``) or on none
 (``"free"``), one op at a time for a ``sequential`` plan. A scheduler that scores its choices with

@@ -20,7 +20,7 @@ from typing import Any
 from hetsim.evaluation import DagOptions
 from hetsim.experiment import Context
 from hetsim.exploration import Measurement, PlacementProblem, explore, make_explorer
-from hetsim.sim.tasks import Comm
+from hetsim.tasks import Comm
 from hetsim.workload import load_workload
 from hetsim_papers.hope.cost import HopeCostModel
 from hetsim_papers.hope.experiments.calibration import phone

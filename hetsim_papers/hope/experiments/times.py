@@ -22,16 +22,21 @@ def times(ctx: Context):
     lp = table[table.version == "HOPE:LP"]
     largest = "NAS-L" if "NAS-L" in model_list else max(model_list, key=lambda m: gs[gs.model == m].latency_ms.max())
     lp_largest = float(lp[lp.model == largest].schedule_s.max())
+    # The claims say whether the times are within the bounds, not the times: those are this
+    # machine's, and go to times.wallclock.csv (the scorecard is the same bytes on every run).
+    gs_fast = bool(gs.schedule_s.max() < GS_MAX_S)
     claims = [
         ctx.true("HOPE:GS schedules in less than one second (slowest model and phone, s)", "< 1",
-             round(float(gs.schedule_s.max()), 3), bool(gs.schedule_s.max() < GS_MAX_S), "< 1 s", kind=PREDICTION),
+             "< 1" if gs_fast else ">= 1", gs_fast, "< 1 s", kind=PREDICTION),
         ctx.true("HOPE:LP is slower than HOPE:GS on every model and phone", "yes",
              "yes" if all(lp.schedule_s.to_numpy() > gs.schedule_s.to_numpy()) else "no",
              bool(all(lp.schedule_s.to_numpy() > gs.schedule_s.to_numpy())), "every run", kind=PREDICTION),
     ]
     if not ctx.quick:
-        claims.append(ctx.within(f"HOPE:LP takes several seconds ({largest}, slowest phone, s)", "several",
-                             round(lp_largest, 2), *LP_SECONDS, kind=PREDICTION))
+        several = LP_SECONDS[0] <= lp_largest <= LP_SECONDS[1]
+        claims.append(ctx.true(f"HOPE:LP takes several seconds ({largest}, slowest phone, s)", "several",
+                               "several" if several else "fewer" if lp_largest < LP_SECONDS[0] else "more",
+                               several, f"in [{LP_SECONDS[0]:g}, {LP_SECONDS[1]:g}]", kind=PREDICTION))
     fig, axes = figure(1, 1, (9, 4))
     for v in SCHEDULERS:
         sub = table[table.version == v].groupby("model").schedule_s.max().reindex(model_list)
@@ -41,5 +46,6 @@ def times(ctx: Context):
     axes[0, 0].set_title("Scheduling time on this machine (tables built)")
     axes[0, 0].legend(fontsize=8)
     notes = ["Processor time of the scheduler alone on this machine, one run, tables (cl, C) already "
-             "built; CP-SAT with one worker and a deterministic time limit. The paper's machine is not named."]
-    return artifact(table, fig, claims, notes)
+             "built; CP-SAT with one worker and a deterministic time limit. The paper's machine is not named. "
+             "The times are in times.wallclock.csv and times.wallclock.png."]
+    return artifact(table, None, claims, notes, wallclock_figure=fig)

@@ -31,7 +31,7 @@ from scipy.optimize import lsq_linear
 from hetsim.calibrate import Observation, fit_platform
 from hetsim.mapping import hybrid_placement
 from hetsim.platform import Platform, load_platform
-from hetsim.sim.tasks import build_tasks, ep_peak_memory, list_schedule
+from hetsim.tasks import build_tasks, ep_peak_memory, list_schedule
 from hetsim.workload import load_workload
 from hetsim_papers.nsga2.cost import MiB, NcnnCostModel, task_power_split
 from hetsim_papers.nsga2.networks import TABLE2

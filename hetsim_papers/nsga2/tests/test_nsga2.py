@@ -25,9 +25,9 @@ from hetsim.mapping import (
 )
 from hetsim.options import RunOptions
 from hetsim.platform import load_platform
-from hetsim.sim.bandwidth import BandwidthServer, FlowNetwork
+from hetsim.sim.bandwidth import BandwidthResource
 from hetsim.sim.dag import run_dag
-from hetsim.sim.tasks import build_tasks, list_schedule
+from hetsim.tasks import build_tasks, list_schedule
 from hetsim.workload import load_workload, workload_from_dict
 from hetsim_papers.nsga2.cost import (
     Coefficients,
@@ -114,13 +114,13 @@ def test_device_views(xavier):
 
 def test_flow_network_shares_ports_max_min():
     env = simpy.Environment()
-    net = FlowNetwork(env)
+    net = BandwidthResource(env)
     for name in ("a>", ">b", ">c", "d>"):
         net.add(name, 100.0)
     done = {}
 
     def go(key, servers):
-        yield net.transfer(100.0, servers)
+        yield net.transfer(100.0, via=servers)
         done[key] = env.now
 
     # a sends to b and to c at once: they share a's send port; d -> c shares c's receive port.
@@ -130,21 +130,22 @@ def test_flow_network_shares_ports_max_min():
     env.run()
     # Progressive filling: every flow gets 50 (a's port and c's port both split in two).
     assert done == pytest.approx({"ab": 2.0, "ac": 2.0, "dc": 2.0})
-    # One server: the same as BandwidthServer's water-filling.
+    # One server named in every flow: the same as a one-server resource's water-filling.
     env2 = simpy.Environment()
-    one, ref = FlowNetwork(env2), BandwidthServer(env2, 10.0)
+    one = BandwidthResource(env2)
     one.add("x", 10.0)
+    one.add("y", 10.0)
     ends = []
 
-    def flow(obj, nbytes, cap, servers=None):
-        yield (obj.transfer(nbytes, servers, cap) if servers else obj.transfer(nbytes, cap))
+    def flow(obj, nbytes, cap, servers):
+        yield obj.transfer(nbytes, cap, via=servers)
         ends.append(env2.now)
 
     env2.process(flow(one, 30.0, 4.0, ["x"]))
     env2.process(flow(one, 30.0, np.inf, ["x"]))
     env2.run()
     env3 = simpy.Environment()
-    ref = BandwidthServer(env3, 10.0)
+    ref = BandwidthResource(env3, 10.0)
     ref_ends = []
 
     def rflow(nbytes, cap):
@@ -433,3 +434,11 @@ def test_densenet_autodice_files_name_every_onnx_node(xavier):
     assert sum(len(v) for v in mapping.values()) == 910
     assert "conv1/scale_w_1" in mapping["nx02_arm012345"]
     assert from_autodice(mapping, horizontal, xavier, w, constants=list(readers)).ep_of == p.ep_of
+
+
+# -- moved from tests/test_robustness.py: algorithm parameters counted before they run ----------
+def test_nsga2_counts_its_evaluations_before_it_runs():
+    from hetsim_papers.nsga2.search import run_nsga2
+
+    with pytest.raises(HetsimError, match="1,000,001,000 evaluations, past the limit of 100,000,000"):
+        run_nsga2(None, None, pop_size=1000, n_gen=1_000_000)

@@ -15,7 +15,7 @@ import networkx as nx
 import pandas as pd
 from matplotlib.figure import Figure
 
-from hetsim.experiment import Artifact, Context
+from hetsim.experiment import Artifact, Context, split_wallclock
 from hetsim_papers.pim.dcg import Dcg
 from hetsim_papers.pim.dp import als_dp
 from hetsim_papers.pim.experiments import runs
@@ -66,17 +66,22 @@ def table3(ctx: Context) -> Artifact:
     table = pd.DataFrame(rows)
     # "negligible" (§4.5): both algorithms take well under a second on the largest graph.
     worst = float(table[["traversal_s_p16", "dp_s_p16"]].to_numpy().max())
+    # The claim says whether the times are under the bound; the times themselves (this machine's)
+    # are in table3.wallclock.csv and .png, so that the scorecard is the same bytes on every run.
     claims.append(claim(ctx, "true", "edge-profiling sweep and DP take under 1 s on every model (p = 16)",
-                        "0.04-0.07 s and 0.02-0.21 s on the board", round(worst, 4), worst < 1.0,
-                        "< 1 s", kind=STRUCTURAL))
+                        "0.04-0.07 s and 0.02-0.21 s on the board", "< 1 s" if worst < 1.0 else ">= 1 s",
+                        worst < 1.0, "< 1 s", kind=STRUCTURAL))
     notes = ["Counts at p = 8 (the DA classes depend on p: 20 / 22 / 22 / 20 for BERT at p = 8 / 16 / 32 "
-             "/ 64; columns *_p16 are p = 16). Times are this machine's (Python), the paper's an A53's."]
-    return Artifact(table, _plot_table3(table), claims, notes)
+             "/ 64; columns *_p16 are p = 16). Times are this machine's (Python), the paper's an A53's: "
+             "table3.wallclock.csv and table3.wallclock.png."]
+    plain, wallclock = split_wallclock(table, ("traversal_s_p16", "dp_s_p16"))
+    return Artifact(plain, _plot_table3(table), claims, notes, wallclock=wallclock,
+                    wallclock_figure=_plot_table3_times(table))
 
 
 def _plot_table3(table: pd.DataFrame) -> Figure:
-    fig = Figure(figsize=(8, 3.2))
-    ax = fig.add_subplot(1, 2, 1)
+    fig = Figure(figsize=(4.4, 3.2))
+    ax = fig.add_subplot(1, 1, 1)
     x = range(len(table))
     ax.bar([i - 0.2 for i in x], table["V_d"], 0.4, label="V_d (DCG nodes)")
     ax.bar([i + 0.2 for i in x], table["E_d"], 0.4, label="E_d (dashed edges)")
@@ -84,7 +89,15 @@ def _plot_table3(table: pd.DataFrame) -> Figure:
     ax.set_ylabel("count")
     ax.legend(fontsize=8)
     ax.set_title("DCG sizes, 3 devices (p = 8)", fontsize=9)
-    ax2 = fig.add_subplot(1, 2, 2)
+    fig.tight_layout()
+    return fig
+
+
+def _plot_table3_times(table: pd.DataFrame) -> Figure:
+    """The algorithms' wall times on this machine (table3.wallclock.png)."""
+    fig = Figure(figsize=(4.4, 3.2))
+    x = range(len(table))
+    ax2 = fig.add_subplot(1, 1, 1)
     ax2.bar([i - 0.2 for i in x], table["traversal_s_p16"] * 1e3, 0.4, label="edge-profiling sweep")
     ax2.bar([i + 0.2 for i in x], table["dp_s_p16"] * 1e3, 0.4, label="ALS DP")
     ax2.set_xticks(list(x), list(table["model"]))
@@ -146,5 +159,6 @@ def fig5(ctx: Context) -> Artifact:
                             [got[0], list(got[1]), got[2]] if got else None, kind=VECTOR))
     claims.append(claim(ctx, "equal", "the sweep stops at E0 (all five DA edges marked)", len(FIG5),
                         len(trace), kind=VECTOR))
+    wall_s = time.perf_counter() - t0
     return Artifact(trace.assign(L=trace["L"].map(lambda b: "".join(map(str, b)))), None, claims,
-                    [f"sweep in {(time.perf_counter() - t0) * 1e3:.1f} ms"])
+                    wallclock=pd.DataFrame([{"what": "the sweep of Fig. 5's example", "seconds": wall_s}]))

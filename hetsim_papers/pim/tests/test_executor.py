@@ -11,7 +11,7 @@ from hetsim.cost import make_cost_model
 from hetsim.errors import HetsimError
 from hetsim.evaluation import DagOptions, simulate
 from hetsim.platform import load_platform
-from hetsim.sim.tasks import DMA_LANE, build_tasks, list_schedule, task_time_s
+from hetsim.tasks import DMA_LANE, build_tasks, list_schedule, task_time_s
 from hetsim_papers.pim.cost import PimCostModel
 from hetsim_papers.pim.dcg import assignment_names
 from hetsim_papers.pim.experiments import runs

@@ -20,12 +20,8 @@ listed with their cause in hetsim/experiments/known_disagreements.yaml and expla
 docs/papers/pipeit.md, with every choice the paper leaves open.
 """
 
-import matplotlib
-
-matplotlib.use("Agg")   # before any figure module imports pyplot
-
-from hetsim.experiment import register_experiments  # noqa: E402
-from hetsim_papers.pipeit.experiments import (  # noqa: E402
+from hetsim.experiment import register_experiments
+from hetsim_papers.pipeit.experiments import (
     configurations,
     kernel_level,
     layer_types,

@@ -80,7 +80,7 @@ FIT_BOUNDS_GEMM2 = {
 GROUND_TRUTH = "gemm2"
 GROUND_TRUTHS = ("roofline", "gemm2")
 #: Overrides fixed before every ground-truth fit (empty: the platform file as it is). The fidelity
-#: harness (benchmarks/fidelity_scorecard.py) sets it to switch one mechanism off or to move an
+#: harness (hetsim_papers/pipeit/fidelity/scorecard.py) sets it to switch one mechanism off or to move an
 #: assumed constant, then refits: the data stay Table IV's.
 GROUND_TRUTH_EXTRA: tuple[str, ...] = ()
 

@@ -31,7 +31,7 @@ def test_rk3399_loads_with_its_eps_caches_and_no_warnings():
     assert p.core_type("cortex-a72").l1d_KiB == p.core_type("cortex-a53").l1d_KiB == 32
     assert (p.core_type("cortex-a72").macs_per_cycle, p.core_type("cortex-a53").macs_per_cycle) == (8, 2)
     assert plausibility_warnings(p) == []
-    # out-of-order A72 hides memory under compute, the in-order A53 adds it (docs/fidelity.md)
+    # out-of-order A72 hides memory under compute, the in-order A53 adds it (docs/fidelity.md#the-gemm2-mechanisms)
     assert (p.core_type("cortex-a72").gemm2.overlap, p.core_type("cortex-a53").gemm2.overlap) == (1.0, 0.0)
 
 

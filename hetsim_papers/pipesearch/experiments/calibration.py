@@ -25,7 +25,7 @@ from hetsim_papers.pipesearch.experiments.paper import GOV_LABEL, TABLE6
 
 PLATFORM = "jetson-tx2"
 #: The cost model playing the TX2: "roofline" (the default) or "gemm2" (issue 14). gemm2 flips no
-#: Pipe-search verdict (30/66 independent predictions either way, docs/fidelity.md 3.1), so the
+#: Pipe-search verdict (30/66 independent predictions either way, docs/fidelity.md#the-scorecard-before-and-after), so the
 #: page's numbers (docs/papers/pipesearch.md) stay the roofline's.
 COST_MODEL = "roofline"
 COST_MODELS = ("roofline", "gemm2")

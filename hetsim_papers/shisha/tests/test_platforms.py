@@ -73,3 +73,11 @@ def test_the_nop_joins_every_chiplet():
     assert c.route(c.ep("FEP0"), c.ep("FEP0")).time_s(1e9) == 0
     c5 = load_platform("chiplet-c5", overrides=["links.nop.latency_ns=1e6"])
     assert c5.route(c5.ep("FEP0"), c5.ep("SEP1")).latency_s == pytest.approx(1e-3)
+
+
+@pytest.mark.parametrize("name", ["chiplet-c1", "chiplet-c5"])
+def test_chiplets_are_plausible(name):
+    """(moved from tests/test_platform_ux.py) no value of the chiplets looks like a unit mistake."""
+    from hetsim.platform.plausibility import plausibility_warnings
+
+    assert plausibility_warnings(load_platform(name)) == []

@@ -33,7 +33,7 @@ import numpy as np
 from hetsim.errors import HetsimError
 from hetsim.exploration.dag.exact import UNIT_S, Solution, solve_cpsat, to_units
 
-__all__ = ["UNIT_S", "Instance", "Solution", "solve_paper_cpsat", "solve_paper_highs"]
+__all__ = ["UNIT_S", "Instance", "Solution", "ilp_schedule", "solve_paper_cpsat", "solve_paper_highs"]
 
 
 @dataclass
@@ -101,11 +101,47 @@ def _check(inst: Instance, where: str) -> None:
 
 
 # -- HOPE's ILP (paper model) ------------------------------------------------------------------------
+def ilp_schedule(inst: Instance, dev: Sequence[int], order: Sequence[Sequence[int]],
+                 unit_s: float = UNIT_S) -> tuple[list[int], list[int]] | None:
+    """The starts and ends (integer units) that HOPE's ILP gives a plan (every vertex's device,
+    each device's vertices in order), each vertex as early as the model allows: a feasible
+    solution of :func:`solve_paper_cpsat`'s model (its hint). None when the order deadlocks
+    (a device's next vertex waits on a vertex queued behind it)."""
+    n = inst.n
+    preds = inst.preds()
+    start, end = [0] * n, [0] * n
+    done = [False] * n
+    heads = [0] * len(order)
+    free = [to_units(a, unit_s) for a in inst.avail]
+    left = n
+    while left:
+        moved = False
+        for d, queue in enumerate(order):
+            while heads[d] < len(queue) and all(done[k] for k, _ in preds[queue[heads[d]]]):
+                i = queue[heads[d]]
+                dur = to_units(inst.cl[i][d] + inst.ext_comm[i][d], unit_s) + sum(
+                    to_units(c[dev[k]][d], unit_s) for k, c in preds[i] if dev[k] != d)
+                start[i] = max([to_units(inst.release[i], unit_s), free[d] if inst.avail[d] > 0 else 0,
+                                *(end[k] for k, _ in preds[i])])
+                if heads[d]:
+                    start[i] = max(start[i], end[queue[heads[d] - 1]])
+                end[i] = start[i] + dur
+                done[i], moved = True, True
+                heads[d] += 1
+                left -= 1
+        if not moved:
+            return None
+    return start, end
+
+
 def solve_paper_cpsat(inst: Instance, time_limit_s: float = 20.0, seed: int = 0, unit_s: float = UNIT_S,
-                      tie_break: bool = False, where: str = "ILP", deterministic: bool = False) -> Solution:
+                      tie_break: bool = False, where: str = "ILP", deterministic: bool = False,
+                      hint: tuple[Sequence[int], Sequence[Sequence[int]]] | None = None) -> Solution:
     """HOPE's ILP with CP-SAT (module docstring). ``tie_break`` makes the objective lexicographic:
     the makespan first, then the sum of the vertices' ends (so that, among the optimal plans, the
-    devices are freed as early as possible for the next module) [choice]."""
+    devices are freed as early as possible for the next module) [choice]. ``hint`` (every
+    vertex's device, each device's vertices in order) starts the search from that plan, scheduled
+    as :func:`ilp_schedule` does."""
     from ortools.sat.python import cp_model
 
     _check(inst, where)
@@ -117,6 +153,7 @@ def solve_paper_cpsat(inst: Instance, time_limit_s: float = 20.0, seed: int = 0,
     s = [m.new_int_var(to_units(inst.release[i], unit_s), H, f"s{i}") for i in range(n)]
     e = [m.new_int_var(0, H, f"e{i}") for i in range(n)]
     lanes: list[list] = [[] for _ in range(D)]
+    durs, ends = {}, {}
     for i in range(n):
         caps = inst.capable(i)
         m.add_exactly_one(x[i, d] for d in caps)
@@ -124,9 +161,9 @@ def solve_paper_cpsat(inst: Instance, time_limit_s: float = 20.0, seed: int = 0,
             const = to_units(inst.cl[i][d] + inst.ext_comm[i][d], unit_s)
             terms = [x[k, a] * to_units(c[a][d], unit_s) for k, c in preds[i] for a in inst.capable(k)
                      if a != d and to_units(c[a][d], unit_s) > 0]
-            dur = m.new_int_var(0, H, f"p{i}_{d}")
+            dur = durs[i, d] = m.new_int_var(0, H, f"p{i}_{d}")
             m.add(dur == const + sum(terms))
-            end = m.new_int_var(0, H, f"e{i}_{d}")
+            end = ends[i, d] = m.new_int_var(0, H, f"e{i}_{d}")
             lanes[d].append(m.new_optional_interval_var(s[i], dur, end, x[i, d], f"I{i}_{d}"))
             m.add(e[i] == end).only_enforce_if(x[i, d])
             if inst.avail[d] > 0:
@@ -145,6 +182,19 @@ def solve_paper_cpsat(inst: Instance, time_limit_s: float = 20.0, seed: int = 0,
     z = m.new_int_var(0, H, "makespan")
     if n:
         m.add_max_equality(z, e)
+    times = ilp_schedule(inst, hint[0], hint[1], unit_s) if hint is not None else None
+    if hint is not None and times is not None:
+        for (i, d), var in x.items():
+            m.add_hint(var, hint[0][i] == d)
+        for i in range(n):
+            m.add_hint(s[i], times[0][i])
+            m.add_hint(e[i], times[1][i])
+            for d in inst.capable(i):
+                dur_units = to_units(inst.cl[i][d] + inst.ext_comm[i][d], unit_s) + sum(
+                    to_units(c[hint[0][k]][d], unit_s) for k, c in preds[i] if hint[0][k] != d)
+                m.add_hint(durs[i, d], dur_units)
+                m.add_hint(ends[i, d], times[0][i] + dur_units)
+        m.add_hint(z, max(times[1], default=0))
     objective = z
     if any(inst.tail):
         # The whole graph's latency as far as this module decides it (eq. 2's tau): every

@@ -165,6 +165,16 @@ def test_cpsat_and_highs_find_the_same_optimum_of_hopes_ilp(seed, n, D):
                 assert b0 >= a1 - 1e-6
 
 
+def test_a_deterministic_limit_gives_the_same_solution_and_bound_every_time():
+    """CP-SAT stopped by its deterministic time (HOPE:LP's and ILP-exact's default), not the wall
+    clock: a search cut short ends at the same point whatever the machine's load."""
+    inst = random_instance(np.random.default_rng(7), 30, 3)
+    runs = [solve_paper_cpsat(inst, time_limit_s=0.05, deterministic=True) for _ in range(2)]
+    assert not runs[0].optimal   # cut short, so the limit decides where it stops
+    assert runs[0].dev == runs[1].dev and runs[0].start == runs[1].start
+    assert runs[0].bound_s == runs[1].bound_s and runs[0].deterministic_s > 0
+
+
 def test_an_infeasible_or_timed_out_ilp_is_one_line():
     inst = Instance([[math.inf, math.inf]], [])
     with pytest.raises(HetsimError, match="module 3: vertex 0 can run on no device"):

@@ -121,13 +121,31 @@ def split_wallclock(table: pd.DataFrame, columns: Iterable[str]) -> tuple[pd.Dat
 
 @dataclass(frozen=True)
 class Context:
-    """What an experiment is run with: ``quick`` for the CI-sized version, a base seed."""
+    """What an experiment is run with: ``quick`` for the CI-sized version, a base seed, and where
+    its independent runs go (:meth:`map`: ``workers`` local processes, default every core, or
+    the Dask cluster at ``scheduler``); ``report`` shows a line of progress (the CLI's status)."""
 
     paper: str
     id: str
     quick: bool = False
     seed: int = 0
     progress: bool = False
+    workers: int | None = None
+    scheduler: str | None = None
+    report: Callable[[str], None] | None = field(default=None, compare=False, repr=False)
+
+    def map(self, fn: Callable[[Any], Any], items: Iterable[Any], what: str = "runs") -> list:
+        """``[fn(item) for item in items]`` on the context's workers (:func:`hetsim.sweep.map_tasks`:
+        results in the items' order, the same whichever backend ran them), reporting progress."""
+        from hetsim.sweep.tasks import map_tasks
+
+        report = self.report
+
+        def progress(done: int, total: int) -> None:
+            if report is not None:
+                report(f"{what} {done}/{total}")
+
+        return map_tasks(fn, list(items), workers=self.workers, scheduler=self.scheduler, progress=progress)
 
     # Claim constructors that know the paper and experiment id; ``kind`` is the claim's class.
     def close(self, claim: str, paper_value: float, sim_value: float, rel: float | None = None,
@@ -239,9 +257,11 @@ class Outcome:
     quick: bool = False
 
 
-def run_experiment(exp: Experiment, quick: bool = False, seed: int = 0, progress: bool = False) -> Outcome:
+def run_experiment(exp: Experiment, quick: bool = False, seed: int = 0, progress: bool = False,
+                   workers: int | None = None, scheduler: str | None = None,
+                   report: Callable[[str], None] | None = None) -> Outcome:
     t0 = time.perf_counter()
-    artifact = exp.fn(Context(exp.paper, exp.id, quick, seed, progress))
+    artifact = exp.fn(Context(exp.paper, exp.id, quick, seed, progress, workers, scheduler, report))
     known = known_disagreements()
     for c in artifact.claims:
         k = known.get((c.paper, c.id, c.claim))
@@ -411,7 +431,76 @@ def _rate(d: dict) -> str:
     return f"{d['passed']} of {d['total']}" + (f" ({d['rate']:.0%})" if d["rate"] is not None else "")
 
 
+def merge_scorecard(outcomes: list[Outcome], out: Path, quick: bool) -> tuple[list[Outcome], int]:
+    """The experiments of ``out``'s scorecard (same mode: quick or full) that were not run now,
+    with those run now, in the scorecard's order (papers in plugin order, each paper's
+    experiments in its table's order), so that papers run one by one into ``out`` give the
+    scorecard of running them together; and how many were kept. The kept claims' known
+    disagreements are looked up again (the files may have changed since)."""
+    path = out / "scorecard.json"
+    kept: list[Outcome] = []
+    if path.is_file():
+        try:
+            old = json.loads(path.read_text())
+        except (OSError, ValueError):
+            old = None       # not a scorecard this code wrote: replaced
+        if isinstance(old, dict) and old.get("quick") == quick and isinstance(old.get("claims"), list):
+            ran = {(o.experiment.paper, o.experiment.id) for o in outcomes}
+            known_papers = papers()
+            by_exp: dict[tuple[str, str], list[Claim]] = {}
+            for row in old["claims"]:
+                c = _claim_of_row(row)
+                if c is not None:
+                    by_exp.setdefault((c.paper, c.id), []).append(c)
+            known = known_disagreements()
+            for e in old.get("experiments", []):
+                key = (e.get("paper"), e.get("id"))
+                if key in ran or key[0] not in known_papers:
+                    continue
+                claims = by_exp.get(key, [])
+                for c in claims:
+                    k = known.get((c.paper, c.id, c.claim))
+                    c.known_disagreement, c.known_cause = ((k.reason, k.cause) if k is not None and k.applies(quick)
+                                                           else (None, None))
+                exp = Experiment(key[0], key[1], str(e.get("title", "")), _not_rerun)
+                kept.append(Outcome(exp, Artifact(pd.DataFrame(), None, claims, list(e.get("notes", []))), 0.0,
+                                    quick))
+    merged = kept + list(outcomes)
+    registry = load_papers({o.experiment.paper for o in merged})
+    paper_rank = {p: i for i, p in enumerate(papers())}
+
+    def rank(o: Outcome) -> tuple[int, int, str]:
+        ids = list(registry.get(o.experiment.paper, {}))
+        pos = ids.index(o.experiment.id) if o.experiment.id in ids else len(ids)
+        return paper_rank.get(o.experiment.paper, len(paper_rank)), pos, o.experiment.id
+
+    merged.sort(key=rank)
+    for o in merged:      # the registry's title, as a run now would print it
+        exp = registry.get(o.experiment.paper, {}).get(o.experiment.id)
+        if exp is not None and exp.title != o.experiment.title:
+            o.experiment = Experiment(o.experiment.paper, o.experiment.id, exp.title, o.experiment.fn)
+    return merged, len(kept)
+
+
+def _not_rerun(ctx: Context) -> Artifact:  # pragma: no cover - never called
+    raise HetsimError(f"{ctx.paper}:{ctx.id} was read from a scorecard, not run")
+
+
+def _claim_of_row(row: Any) -> Claim | None:
+    """A claim of scorecard.json (:meth:`Claim.row`); None for a row this code cannot read."""
+    try:
+        return Claim(row["paper"], row["id"], row["claim"], row["paper_value"], row["sim_value"], row["tolerance"],
+                     bool(row["pass"]), kind=ClaimClass(row["class"]))
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
 def write_scorecard(outcomes: list[Outcome], out: Path, quick: bool) -> tuple[Path, Path]:
+    # Values as scorecard.json holds them, so that a scorecard merged from an earlier run's JSON
+    # (:func:`merge_scorecard`) prints the same bytes as one run at once.
+    for o in outcomes:
+        for c in o.artifact.claims:
+            c.paper_value, c.sim_value = _jsonable(c.paper_value), _jsonable(c.sim_value)
     claims = [c for o in outcomes for c in o.artifact.claims]
     rows = [c.row() for c in claims]
     summary = summarize_claims(claims)
@@ -521,6 +610,8 @@ def _jsonable(v: Any) -> Any:
         return [_jsonable(x) for x in v]
     if isinstance(v, list):
         return [_jsonable(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _jsonable(x) for k, x in v.items()}
     if hasattr(v, "item"):          # numpy scalars
         return v.item()
     if isinstance(v, float) and not math.isfinite(v):

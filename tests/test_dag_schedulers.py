@@ -193,7 +193,8 @@ def test_a_functions_parameters_are_the_explorers():
     assert sp.get_params() == {"data_aware": False}
     assert repr(sp) == "DagScheduler(dmdar, data_aware=False)"
     assert make_explorer("CPU-only").get_params() == {"device": "cpu", "fallback": None}
-    assert make_explorer("ILP-exact").get_params() == {"time_limit_s": 20.0, "unit_s": 1e-6, "max_ops": 60}
+    assert make_explorer("ILP-exact").get_params() == {"time_limit_s": 20.0, "unit_s": 1e-6, "max_ops": 60,
+                                                       "deterministic": True}
     with pytest.raises(HetsimError, match="unknown parameter 'k'; its parameters"):
         make_explorer("HEFT", k=2)
     with pytest.raises(HetsimError, match="--param data_aware=1 must be true or false"):

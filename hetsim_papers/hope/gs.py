@@ -31,7 +31,7 @@ import itertools
 from hetsim.errors import HetsimError
 from hetsim.exploration._checks import check_choice, check_number
 from hetsim.exploration.dag.tables import Plan, PlanState, SchedView
-from hetsim_papers.hope.merging import merge_short_ops
+from hetsim_papers.hope.merging import SHORT, followers, merge_short_ops
 
 #: The most EP assignments a window may try per step.
 MAX_ASSIGNMENTS = 100_000
@@ -51,7 +51,7 @@ def default_k(n_devices: int) -> int:
 
 
 def hope_gs(view: SchedView, k: int | None = None, merge_threshold_s: float | None = 1e-4,
-            score: str = "max") -> Plan:
+            score: str = "max", short: str = "predecessor") -> Plan:
     """HOPE:GS (§3, Algorithm 2; module docstring).
 
     Parameters
@@ -63,6 +63,10 @@ def hope_gs(view: SchedView, k: int | None = None, merge_threshold_s: float | No
         super-op (None: no merging). Default 0.1 ms: the paper's ReLU example (§3.2) [choice].
     score : {"max", "sum"}
         A batch's completion time: its latest finish, or the sum of its finishes.
+    short : {"fastest", "predecessor"}
+        Where an op's time is measured to call it short (:data:`~hetsim_papers.hope.merging.SHORT`):
+        on its fastest EP, merging it into its predecessor's super-op before scheduling; or on the
+        EP its predecessor is placed on, when the window places the predecessor (it follows there).
     """
     name = "HOPE:GS"
     if k is not None:
@@ -73,8 +77,11 @@ def hope_gs(view: SchedView, k: int | None = None, merge_threshold_s: float | No
     if merge_threshold_s is not None:
         check_number(name, "merge_threshold_s", merge_threshold_s, low=0.0)
     check_choice(name, "score", score, ("max", "sum"))
-    groups = merge_short_ops(view, merge_threshold_s)
+    check_choice(name, "short", short, SHORT)
     k = k or default_k(view.D)
+    if short == "predecessor":
+        return _gs_following(view, k, followers(view, merge_threshold_s), score)
+    groups = merge_short_ops(view, merge_threshold_s)
     state = PlanState(view)
     members = groups.members
     cap = [sorted(set.intersection(*(set(view.capable[i]) for i in m))) for m in members]
@@ -114,3 +121,64 @@ def hope_gs(view: SchedView, k: int | None = None, merge_threshold_s: float | No
     return Plan.of(state, k=k, super_ops=groups.n, batches=batches, assignments_tried=evaluated,
                    merged_ops=view.n - groups.n)
 
+
+
+def _best_assignment(state: PlanState, batch: list[int], caps: list[list[int]], place, score: str):
+    """Every assignment of the batch's units to their EPs, replayed (``place(unit, d)`` appends
+    a unit and returns its finish), rolled back; the best by (score, sum of finishes), the first
+    in enumeration order on ties. Returns it and how many were tried."""
+    best_key: tuple | None = None
+    best_assign: tuple[int, ...] = ()
+    tried = 0
+    for assign in itertools.product(*caps):
+        mark = state.mark()
+        finishes = [place(u, d) for u, d in zip(batch, assign, strict=True)]
+        state.rollback(mark)
+        tried += 1
+        key = (max(finishes) if score == "max" else sum(finishes), sum(finishes))
+        if best_key is None or key < best_key:
+            best_key, best_assign = key, assign
+    return best_assign, tried
+
+
+def _gs_following(view: SchedView, k: int, follow: list[dict[int, list[int]]], score: str) -> Plan:
+    """HOPE:GS with "short" measured on the predecessor's EP: Algorithm 2 over ops; placing an op
+    on EP d places its followers on d right after it (recursively), and a batch op's completion
+    is that of its last follower. An op becomes ready when all its predecessors are placed, its
+    EST the latest of their finishes (§3.1)."""
+    state = PlanState(view)
+    n = view.n
+    placed = [False] * n
+    waiting = [len(p) for p in view.preds]
+    est = [0.0] * n
+    ready = [i for i in range(n) if not waiting[i]]
+    batches = evaluated = followed = 0
+
+    def place(i: int, d: int, trace: list[int] | None = None) -> float:
+        f = state.append(i, d)
+        if trace is not None:
+            trace.append(i)
+        for j in follow[i].get(d, ()):
+            f = place(j, d, trace)
+        return f
+
+    while ready:
+        ready.sort(key=lambda i: (est[i], i))
+        batch, ready = ready[:k], ready[k:]
+        best, tried = _best_assignment(state, batch, [view.capable[i] for i in batch], place, score)
+        evaluated += tried
+        trace: list[int] = []
+        for i, d in zip(batch, best, strict=True):
+            place(i, d, trace)
+        state.commit()
+        batches += 1
+        followed += len(trace) - len(batch)
+        for i in trace:
+            placed[i] = True
+        for i in trace:
+            for s in view.succs[i]:
+                waiting[s] -= 1
+                if not waiting[s] and not placed[s]:
+                    est[s] = max(state.fin[p] for p in view.preds[s])
+                    ready.append(s)
+    return Plan.of(state, k=k, batches=batches, assignments_tried=evaluated, followed_ops=followed)

@@ -6,6 +6,12 @@ from __future__ import annotations
 
 from hetsim.exploration.dag.tables import Groups, SchedView
 
+#: What "short" is measured on (§3.2: "For a short running operator, if it has only one
+#: predecessor, the algorithm prefers to dispatch it to the same computing device as its
+#: predecessor"): the op's fastest EP, before scheduling (super-ops, :func:`merge_short_ops`), or
+#: the EP its predecessor is placed on, during scheduling (:func:`followers`).
+SHORT = ("fastest", "predecessor")
+
 
 def merge_short_ops(view: SchedView, threshold_s: float | None) -> Groups:
     """HOPE's node merging (§3.2, digest §4.4): an op that is *short* (its time on the fastest EP
@@ -46,3 +52,22 @@ def merge_short_ops(view: SchedView, threshold_s: float | None) -> Groups:
                 succs_g[a].append(b)
                 preds_g[b].append(a)
     return Groups([members[r] for r in roots], of_g, preds_g, succs_g)
+
+
+def followers(view: SchedView, threshold_s: float | None) -> list[dict[int, list[int]]]:
+    """Node merging with "short" measured on the predecessor's EP (:data:`SHORT`): per op p and
+    EP d, the ops that follow p onto d when a scheduler places p there: each successor with p as
+    its only predecessor whose time on d is below ``threshold_s`` (``None``: none follow). A
+    scheduler appends them right after p, and their own followers after them."""
+    out: list[dict[int, list[int]]] = [{} for _ in range(view.n)]
+    if threshold_s is None:
+        return out
+    for i in range(view.n):
+        preds = view.preds[i]
+        if len(preds) != 1:
+            continue
+        p = preds[0]
+        for d in view.capable[i]:
+            if d in view.capable[p] and view.cl_list[i][d] < threshold_s:
+                out[p].setdefault(d, []).append(i)
+    return out

@@ -33,7 +33,7 @@ import numpy as np
 from hetsim.errors import HetsimError
 from hetsim.exploration.dag.exact import UNIT_S, Solution, solve_cpsat, to_units
 
-__all__ = ["UNIT_S", "Instance", "Solution", "solve_paper_cpsat", "solve_paper_highs"]
+__all__ = ["UNIT_S", "Instance", "Solution", "ilp_schedule", "solve_paper_cpsat", "solve_paper_highs"]
 
 
 @dataclass
@@ -48,12 +48,23 @@ class Instance:
     release: list[float] = field(default_factory=list)
     ext_comm: list[list[float]] = field(default_factory=list)
     avail: list[float] = field(default_factory=list)
+    #: The rest of the graph, for a module objective that sees it (HOPE:LP ``objective="global"``):
+    #: ``tail[i]`` a lower bound on the time from vertex i's end to the end of the graph (its
+    #: longest path of successors at their fastest, communication left out). Empty: the module's
+    #: own makespan (eq. 2).
+    tail: list[float] = field(default_factory=list)
+    #: Node merging with "short" on the predecessor's device (HOPE:LP ``short="predecessor"``):
+    #: (k, i, d) means vertex i runs on d when vertex k does; ``forced[i]`` a device vertex i must
+    #: run on (its predecessor, of an earlier module, runs there and i is short there).
+    follow: list[tuple[int, int, int]] = field(default_factory=list)
+    forced: dict[int, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         n, D = self.n, self.D
         self.release = list(self.release) or [0.0] * n
         self.ext_comm = [list(r) for r in self.ext_comm] or [[0.0] * D for _ in range(n)]
         self.avail = list(self.avail) or [0.0] * D
+        self.tail = list(self.tail) or [0.0] * n
 
     @property
     def n(self) -> int:
@@ -80,7 +91,7 @@ class Instance:
             caps = self.capable(i)
             comm = sum(max(max(row) for row in c) for _, c in preds[i])
             worst += max(self.cl[i][d] + self.ext_comm[i][d] for d in caps) + comm
-        return worst + max(self.release + self.avail, default=0.0)
+        return worst + max(self.release + self.avail, default=0.0) + max(self.tail, default=0.0)
 
 
 def _check(inst: Instance, where: str) -> None:
@@ -90,11 +101,47 @@ def _check(inst: Instance, where: str) -> None:
 
 
 # -- HOPE's ILP (paper model) ------------------------------------------------------------------------
+def ilp_schedule(inst: Instance, dev: Sequence[int], order: Sequence[Sequence[int]],
+                 unit_s: float = UNIT_S) -> tuple[list[int], list[int]] | None:
+    """The starts and ends (integer units) that HOPE's ILP gives a plan (every vertex's device,
+    each device's vertices in order), each vertex as early as the model allows: a feasible
+    solution of :func:`solve_paper_cpsat`'s model (its hint). None when the order deadlocks
+    (a device's next vertex waits on a vertex queued behind it)."""
+    n = inst.n
+    preds = inst.preds()
+    start, end = [0] * n, [0] * n
+    done = [False] * n
+    heads = [0] * len(order)
+    free = [to_units(a, unit_s) for a in inst.avail]
+    left = n
+    while left:
+        moved = False
+        for d, queue in enumerate(order):
+            while heads[d] < len(queue) and all(done[k] for k, _ in preds[queue[heads[d]]]):
+                i = queue[heads[d]]
+                dur = to_units(inst.cl[i][d] + inst.ext_comm[i][d], unit_s) + sum(
+                    to_units(c[dev[k]][d], unit_s) for k, c in preds[i] if dev[k] != d)
+                start[i] = max([to_units(inst.release[i], unit_s), free[d] if inst.avail[d] > 0 else 0,
+                                *(end[k] for k, _ in preds[i])])
+                if heads[d]:
+                    start[i] = max(start[i], end[queue[heads[d] - 1]])
+                end[i] = start[i] + dur
+                done[i], moved = True, True
+                heads[d] += 1
+                left -= 1
+        if not moved:
+            return None
+    return start, end
+
+
 def solve_paper_cpsat(inst: Instance, time_limit_s: float = 20.0, seed: int = 0, unit_s: float = UNIT_S,
-                      tie_break: bool = False, where: str = "ILP") -> Solution:
+                      tie_break: bool = False, where: str = "ILP", deterministic: bool = False,
+                      hint: tuple[Sequence[int], Sequence[Sequence[int]]] | None = None) -> Solution:
     """HOPE's ILP with CP-SAT (module docstring). ``tie_break`` makes the objective lexicographic:
     the makespan first, then the sum of the vertices' ends (so that, among the optimal plans, the
-    devices are freed as early as possible for the next module) [choice]."""
+    devices are freed as early as possible for the next module) [choice]. ``hint`` (every
+    vertex's device, each device's vertices in order) starts the search from that plan, scheduled
+    as :func:`ilp_schedule` does."""
     from ortools.sat.python import cp_model
 
     _check(inst, where)
@@ -106,6 +153,7 @@ def solve_paper_cpsat(inst: Instance, time_limit_s: float = 20.0, seed: int = 0,
     s = [m.new_int_var(to_units(inst.release[i], unit_s), H, f"s{i}") for i in range(n)]
     e = [m.new_int_var(0, H, f"e{i}") for i in range(n)]
     lanes: list[list] = [[] for _ in range(D)]
+    durs, ends = {}, {}
     for i in range(n):
         caps = inst.capable(i)
         m.add_exactly_one(x[i, d] for d in caps)
@@ -113,27 +161,58 @@ def solve_paper_cpsat(inst: Instance, time_limit_s: float = 20.0, seed: int = 0,
             const = to_units(inst.cl[i][d] + inst.ext_comm[i][d], unit_s)
             terms = [x[k, a] * to_units(c[a][d], unit_s) for k, c in preds[i] for a in inst.capable(k)
                      if a != d and to_units(c[a][d], unit_s) > 0]
-            dur = m.new_int_var(0, H, f"p{i}_{d}")
+            dur = durs[i, d] = m.new_int_var(0, H, f"p{i}_{d}")
             m.add(dur == const + sum(terms))
-            end = m.new_int_var(0, H, f"e{i}_{d}")
+            end = ends[i, d] = m.new_int_var(0, H, f"e{i}_{d}")
             lanes[d].append(m.new_optional_interval_var(s[i], dur, end, x[i, d], f"I{i}_{d}"))
             m.add(e[i] == end).only_enforce_if(x[i, d])
             if inst.avail[d] > 0:
                 m.add(s[i] >= to_units(inst.avail[d], unit_s)).only_enforce_if(x[i, d])
         for k, _ in preds[i]:
             m.add(s[i] >= e[k])
+    for k, i, d in inst.follow:
+        if (k, d) in x and (i, d) in x:
+            m.add_implication(x[k, d], x[i, d])
+    for i, d in inst.forced.items():
+        if (i, d) in x:
+            m.add(x[i, d] == 1)
     for d in range(D):
         if len(lanes[d]) > 1:
             m.add_no_overlap(lanes[d])
     z = m.new_int_var(0, H, "makespan")
     if n:
         m.add_max_equality(z, e)
-    m.minimize(z * (n * H + 1) + sum(e) if tie_break else z)
-    solver, optimal, wall, status = solve_cpsat(m, time_limit_s, seed, where)
+    times = ilp_schedule(inst, hint[0], hint[1], unit_s) if hint is not None else None
+    if hint is not None and times is not None:
+        for (i, d), var in x.items():
+            m.add_hint(var, hint[0][i] == d)
+        for i in range(n):
+            m.add_hint(s[i], times[0][i])
+            m.add_hint(e[i], times[1][i])
+            for d in inst.capable(i):
+                dur_units = to_units(inst.cl[i][d] + inst.ext_comm[i][d], unit_s) + sum(
+                    to_units(c[hint[0][k]][d], unit_s) for k, c in preds[i] if hint[0][k] != d)
+                m.add_hint(durs[i, d], dur_units)
+                m.add_hint(ends[i, d], times[0][i] + dur_units)
+        m.add_hint(z, max(times[1], default=0))
+    objective = z
+    if any(inst.tail):
+        # The whole graph's latency as far as this module decides it (eq. 2's tau): every
+        # vertex's end plus the longest path after it, a lower bound on tau.
+        tau = m.new_int_var(0, H, "tau")
+        for i in range(n):
+            m.add(tau >= e[i] + to_units(inst.tail[i], unit_s))
+        objective = tau
+    # Lexicographic objectives in one integer: the first term, then (tie_break) the sum of the
+    # ends or (a global objective) the module's makespan.
+    scale = n * H + 1 if tie_break else (H + 1 if objective is not z else 1)
+    m.minimize(objective * scale + (sum(e) if tie_break else z if objective is not z else 0))
+    solver, optimal, wall, status = solve_cpsat(m, time_limit_s, seed, where, deterministic)
     dev = [next(d for d in inst.capable(i) if solver.value(x[i, d])) for i in range(n)]
-    bound = solver.best_objective_bound / (n * H + 1) if tie_break else solver.best_objective_bound
+    bound = solver.best_objective_bound / scale   # of the first term: tau or the makespan
     return Solution(dev, [solver.value(v) * unit_s for v in s], [solver.value(v) * unit_s for v in e],
-                    solver.value(z) * unit_s, optimal, math.floor(bound) * unit_s, wall, status)
+                    solver.value(z) * unit_s, optimal, math.floor(bound) * unit_s, wall, status,
+                    solver.deterministic_time)
 
 
 def _reachability(n: int, edges: Sequence[tuple[int, int]]) -> list[int]:

@@ -141,14 +141,17 @@ class _Log(Callback):
         self.t0 = time.perf_counter()
 
     def notify(self, algorithm):
-        F = algorithm.pop.get("F")
-        front = algorithm.opt.get("F")
+        self.record(algorithm.n_gen - 1, algorithm.evaluator.n_eval, algorithm.pop.get("F"),
+                    algorithm.opt.get("F"))
+
+    def record(self, generation: int, evaluations: int, F: np.ndarray, front: np.ndarray) -> None:
+        """One generation's row: ``F`` the population's objectives, ``front`` its first front's."""
         if self.indicator is None:
             ref = self.hv_ref if self.hv_ref is not None else 1.1 * F.max(axis=0)
             self.hv_ref = ref
             # Normalised by the reference point: HV of 1 = the whole box [0, ref].
             self.indicator = HV(ref_point=ref, ideal=np.zeros(3), nadir=ref, zero_to_one=True)
-        row = {"generation": algorithm.n_gen - 1, "evaluations": algorithm.evaluator.n_eval,
+        row = {"generation": generation, "evaluations": evaluations,
                "front_size": len(front), "hypervolume": float(self.indicator(front)),
                "seconds": time.perf_counter() - self.t0}
         for j, obj in enumerate(OBJECTIVES):
@@ -185,11 +188,18 @@ MAX_POP_GEN = 10 ** 6
 MAX_EVALUATIONS = 10 ** 8
 
 
+#: How the generations are run: pymoo's NSGA-II on arrays (the same draws and results, several
+#: times faster: :mod:`~hetsim_papers.nsga2.array_nsga2`), or pymoo's own objects.
+ENGINES = ("arrays", "pymoo")
+
+
 def run_nsga2(chromosome: Chromosome, model: ThesisModel, pop_size: int = 1000, n_gen: int = 100,
               operator_set: str = "pymoo-0.5", seed: int = 0, hv_ref=None,
-              eliminate_duplicates: bool = True) -> SearchResult:
+              eliminate_duplicates: bool = True, engine: str = "arrays") -> SearchResult:
     """NSGA-II (pymoo) over ``chromosome`` with ``model`` as the fitness: an initial random
-    population, then ``n_gen`` generations of ``pop_size`` offspring."""
+    population, then ``n_gen`` generations of ``pop_size`` offspring. ``engine="arrays"`` runs
+    pymoo 0.6.2's loop on arrays (pymoo 0.5's operators only; pymoo's own objects otherwise),
+    ``"pymoo"`` pymoo itself: both give the same result for the same seed."""
     for key, value in (("pop_size", pop_size), ("n_gen", n_gen)):
         # up to a million: pymoo allocates pop_size rows (2^63 overflows numpy's dimensions)
         if isinstance(value, bool) or not isinstance(value, int | np.integer) or not 1 <= value <= MAX_POP_GEN:
@@ -199,14 +209,39 @@ def run_nsga2(chromosome: Chromosome, model: ThesisModel, pop_size: int = 1000, 
         raise HetsimError(f"NSGA-II: pop_size={pop_size} x (n_gen={n_gen} + 1) = {evaluations:,} evaluations, past "
                           f"the limit of {MAX_EVALUATIONS:,} (the thesis runs 1000 x 101); give a smaller "
                           f"pop_size or n_gen")
+    if engine not in ENGINES:
+        raise HetsimError(f"NSGA-II: engine={engine!r}; allowed: {', '.join(ENGINES)}")
     problem = FitnessProblem(chromosome, model)
-    algorithm = NSGA2(pop_size=int(pop_size), repair=ChromosomeRepair(chromosome),
-                      eliminate_duplicates=eliminate_duplicates, **operators(operator_set))
     log = _Log(hv_ref)
     t0 = time.perf_counter()
-    res = minimize(problem, algorithm, ("n_gen", int(n_gen) + 1), seed=int(seed), callback=log, verbose=False)
+    if engine == "arrays" and operator_set == "pymoo-0.5" and _ARRAYS_MATCH_PYMOO:
+        from hetsim_papers.nsga2.array_nsga2 import nsga2_arrays
+
+        def evaluate(genomes: np.ndarray) -> np.ndarray:
+            problem.evaluations += len(genomes)
+            return np.asarray(model.evaluate(chromosome.decode(genomes)).F, dtype=float)
+
+        X, F = nsga2_arrays(problem, chromosome.repair, evaluate, operators(operator_set), int(pop_size),
+                            int(n_gen), int(seed), log.record, eliminate_duplicates)
+    else:
+        algorithm = NSGA2(pop_size=int(pop_size), repair=ChromosomeRepair(chromosome),
+                          eliminate_duplicates=eliminate_duplicates, **operators(operator_set))
+        res = minimize(problem, algorithm, ("n_gen", int(n_gen) + 1), seed=int(seed), callback=log,
+                       verbose=False)
+        X, F = res.X, res.F
     seconds = time.perf_counter() - t0
-    X = np.atleast_2d(res.X).astype(np.int64)
-    F = np.atleast_2d(res.F)
+    X = np.atleast_2d(X).astype(np.int64)
+    F = np.atleast_2d(F)
     return SearchResult(X, F, pd.DataFrame(log.rows), problem.evaluations, seconds,
                         np.asarray(log.hv_ref))
+
+
+def _pymoo_version() -> tuple[int, ...]:
+    import pymoo
+
+    return tuple(int(p) for p in pymoo.__version__.split(".")[:3] if p.isdigit())
+
+
+#: The array engine reproduces pymoo 0.6.2's loop (its random generator passed to every operator,
+#: 0.6.2's order of draws); with another pymoo the objects run.
+_ARRAYS_MATCH_PYMOO = _pymoo_version()[:2] == (0, 6) and _pymoo_version() >= (0, 6, 2)

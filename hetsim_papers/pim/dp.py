@@ -49,7 +49,7 @@ class DpResult:
     estimate_s: float               # f* of the recurrence
     compute_s: float                # exact sequential model of the assignment
     transfer_s: float
-    seconds: float                  # wall time of the DP
+    seconds: float                  # processor time of the DP (the load does not change it)
 
     @property
     def latency_s(self) -> float:
@@ -65,9 +65,9 @@ def als_dp(dcg: Dcg, mode: str = "paper", copies: str = "memory") -> DpResult:
         raise HetsimError(f"ALS DP: mode={mode!r}; allowed: {', '.join(MODES)}")
     if copies not in COPIES:
         raise HetsimError(f"ALS DP: copies={copies!r}; allowed: {', '.join(COPIES)}")
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     assignment, estimate = _paper(dcg) if mode == "paper" else _path_aware(dcg, copies == "memory")
-    seconds = time.perf_counter() - t0
+    seconds = time.process_time() - t0
     c, t = dcg.latency(assignment, copies)
     return DpResult(assignment, estimate, c, t, seconds)
 

@@ -226,13 +226,14 @@ def _cp_sat(dcg: Dcg, prog: _Program, time_limit_s: float, workers: int, hint=No
         for (j, d), i in prog.x.items():
             model.add_hint(var[i], int(hint[j]) == d)
     solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = float(time_limit_s)
+    # CP-SAT's deterministic time: the same proof on a loaded machine as on an idle one
+    solver.parameters.max_deterministic_time = float(time_limit_s)
     solver.parameters.num_workers = int(workers)
     solver.parameters.random_seed = 0
     solver.parameters.linearization_level = 2   # the LP relaxation prunes this model well
     status = solver.solve(model)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        raise HetsimError(f"{dcg.name}: CP-SAT found no assignment in {time_limit_s} s "
+        raise HetsimError(f"{dcg.name}: CP-SAT found no assignment in {time_limit_s} deterministic s "
                           f"({solver.status_name(status)})")
     values = [solver.value(v) for v in var]
     return _decode(dcg, prog.x, values), solver.objective_value / scale, status == cp_model.OPTIMAL

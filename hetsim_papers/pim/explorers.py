@@ -63,6 +63,21 @@ def dcg_of(problem: PlacementProblem) -> Dcg:
     return Dcg.from_problem(problem)
 
 
+#: Algorithm 1's plan of each DCG of :func:`dcg_of` (a function of the DCG alone): OPT and
+#: OPT-path, and every seed of them, share it. Keyed by the DCG's id, the DCG kept alive with it.
+_PLANS: dict[int, tuple[Dcg, object]] = {}
+
+
+def profiling_plan(dcg: Dcg):
+    """:func:`~hetsim_papers.pim.profiling.plan_profiling` of ``dcg``, planned once per process."""
+    hit = _PLANS.get(id(dcg))
+    if hit is None or hit[0] is not dcg:
+        if len(_PLANS) >= 32:
+            _PLANS.pop(next(iter(_PLANS)))
+        hit = _PLANS[id(dcg)] = (dcg, plan_profiling(dcg))
+    return hit[1]
+
+
 class PriorityList(_Scheme):
     """ONNX Runtime's provider priority list: every op on the first EP of ``order`` that can run
     it. ``order=("CPU_S",)`` is the paper's CPU_S-only baseline; (CPU_P, PIM, CPU_S) never uses
@@ -142,7 +157,7 @@ class OptimalPartitioning(_Scheme):
     def assign(self, dcg, session):
         problem = session.problem
         if self.profile:
-            plan = plan_profiling(dcg)
+            plan = profiling_plan(dcg)
             for run, prio in zip(plan.node_runs, plan.node_priorities, strict=True):
                 session.measure(problem.placement(assignment_names(dcg, run)),
                                 phase=f"profile node ({','.join(prio)})")

@@ -54,7 +54,7 @@ class ProfilePlan:
     node_priorities: list[tuple[str, ...]]
     edge_runs: list[np.ndarray]
     known_after_node_runs: int                      # DA classes the node runs expose
-    sweep_seconds: float                            # wall time of the edge-profiling sweep
+    sweep_seconds: float                            # processor time of the edge-profiling sweep
     trace: list[dict] = field(default_factory=list)  # the sweep, node by node (trace=True)
     covered: int = 0                                # DA classes known after every run
 
@@ -129,10 +129,10 @@ def plan_profiling(dcg: Dcg, measured: Sequence[int] | None = None, trace: bool 
         known = set(measured)
     start_bits = _bits(known)
     full = (1 << K) - 1
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     order = fallback_order(dcg, fallback)
     edge_runs, rows = _sweep(dcg, of_copy, start_bits, full, trace, max_pairs, order)
-    seconds = time.perf_counter() - t0
+    seconds = time.process_time() - t0
     covered = start_bits
     for a in edge_runs:
         covered |= _bits(dcg.copies(a))
@@ -204,8 +204,13 @@ def _sweep(dcg: Dcg, of_copy, start_bits: int, full: int, trace: bool, max_pairs
 def _maximal(cands: list[tuple[int, np.ndarray]], max_pairs: int) -> list[tuple[int, np.ndarray]]:
     """The pairs whose L no other pair's L strictly contains; equal L: the first; at most
     ``max_pairs`` (the most classes first)."""
-    kept: list[tuple[int, np.ndarray]] = []
+    # A later pair with the L of an earlier one is always dropped (the earlier one, or a pair
+    # whose L contains it, is kept when it comes): only the first pair of each L is looked at.
+    first: dict[int, np.ndarray] = {}
     for bits, path in cands:
+        first.setdefault(bits, path)
+    kept: list[tuple[int, np.ndarray]] = []
+    for bits, path in first.items():
         if any(bits | other == other for other, _ in kept):
             continue  # a subset of (or equal to) one already kept
         kept = [(o, p) for o, p in kept if o | bits != bits]

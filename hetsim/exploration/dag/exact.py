@@ -46,6 +46,9 @@ class Solution:
     bound_s: float
     wall_s: float
     status: str
+    #: CP-SAT's deterministic time of the solve (its own measure of work, independent of the
+    #: machine's load).
+    deterministic_s: float = 0.0
 
     def order(self, D: int) -> list[list[int]]:
         """Each device's vertices by start (ties: index)."""
@@ -60,16 +63,21 @@ def to_units(t: float, unit: float) -> int:
     return int(round(t / unit))
 
 
-def solve_cpsat(model, time_limit_s: float, seed: int, where: str):
+def solve_cpsat(model, time_limit_s: float, seed: int, where: str, deterministic: bool = False):
     """Solve a CP-SAT model deterministically (one worker, ``seed``) within ``time_limit_s``:
-    (the solver, whether it proved optimality, its wall time, its status name). Infeasible or no
+    (the solver, whether it proved optimality, its wall time, its status name). ``deterministic``
+    makes the limit CP-SAT's deterministic time (its count of work, the same on a loaded machine:
+    the result then never depends on the load) instead of the wall clock. Infeasible or no
     solution in time: a HetsimError naming ``where``."""
     from ortools.sat.python import cp_model
 
     if not (isinstance(time_limit_s, int | float) and time_limit_s > 0):
         raise HetsimError(f"{where}: time_limit_s={time_limit_s!r}; allowed: a time > 0 (s)")
     solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = float(time_limit_s)
+    if deterministic:
+        solver.parameters.max_deterministic_time = float(time_limit_s)
+    else:
+        solver.parameters.max_time_in_seconds = float(time_limit_s)
     solver.parameters.num_workers = 1        # deterministic, and the machine is shared
     solver.parameters.random_seed = int(seed)
     t0 = time.perf_counter()
@@ -79,7 +87,8 @@ def solve_cpsat(model, time_limit_s: float, seed: int, where: str):
     if status == cp_model.INFEASIBLE:
         raise HetsimError(f"{where}: the model is infeasible (CP-SAT: {name})")
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        raise HetsimError(f"{where}: CP-SAT found no schedule within {time_limit_s:g} s (status {name}); "
+        unit = "deterministic s" if deterministic else "s"
+        raise HetsimError(f"{where}: CP-SAT found no schedule within {time_limit_s:g} {unit} (status {name}); "
                           f"raise the time limit or solve a smaller model")
     return solver, status == cp_model.OPTIMAL, wall, name
 
@@ -248,7 +257,7 @@ class _EngineModel:
 def solve_engine_cpsat(view: SchedView, time_limit_s: float = 20.0, seed: int = 0, unit_s: float = UNIT_S,
                        where: str = "exact model", groups: Groups | None = None,
                        module: Sequence[int] | None = None, state: PlanState | None = None,
-                       hint: Plan | None = None) -> Solution:
+                       hint: Plan | None = None, deterministic: bool = False) -> Solution:
     """The engine's rules (module docstring) over a :class:`~hetsim.exploration.dag.tables.SchedView`:
     tensor caching when the view has it, transfers on its communication lanes. Its optimum bounds
     the latency of every plan from below.
@@ -291,18 +300,21 @@ def solve_engine_cpsat(view: SchedView, time_limit_s: float = 20.0, seed: int = 
     z = em.minimise_makespan()
     if hint is not None and groups is None and module is None:
         em.add_hint(hint)
-    solver, optimal, wall, status = solve_cpsat(em.m, time_limit_s, seed, where)
+    solver, optimal, wall, status = solve_cpsat(em.m, time_limit_s, seed, where, deterministic)
     dev = [next(d for d in caps[j] if solver.value(em.x[j, d])) for j in range(n)]
     return Solution(dev, [solver.value(v) * unit_s for v in em.s], [solver.value(v) * unit_s for v in em.e],
-                    solver.value(z) * unit_s, optimal, solver.best_objective_bound * unit_s, wall, status)
+                    solver.value(z) * unit_s, optimal, solver.best_objective_bound * unit_s, wall, status,
+                    solver.deterministic_time)
 
 
 def exact(view: SchedView, time_limit_s: float = 20.0, unit_s: float = UNIT_S, max_ops: int = 60,
-          seed: int = 0) -> Plan:
+          seed: int = 0, deterministic: bool = True) -> Plan:
     """The optimal plan of a small whole graph under the engine's rules, and CP-SAT's lower bound
     on every plan's latency (``info``: ``model_latency_s``, ``lower_bound_s``, ``optimal``: whether
-    CP-SAT proved it within ``time_limit_s``, ``solver_s``, ``status``). Refuses graphs of more
-    than ``max_ops`` ops."""
+    CP-SAT proved it within ``time_limit_s``, ``solver_s``, ``deterministic_s``, ``status``).
+    ``time_limit_s`` is CP-SAT's deterministic time unless ``deterministic=False`` (then the wall
+    clock, and the result may depend on the machine's load). Refuses graphs of more than
+    ``max_ops`` ops."""
     name = "ILP-exact"
     check_number(name, "time_limit_s", time_limit_s, low=0.0, low_open=True)
     check_number(name, "unit_s", unit_s, low=1e-12)   # CP-SAT counts time in int64 units
@@ -319,12 +331,13 @@ def exact(view: SchedView, time_limit_s: float = 20.0, unit_s: float = UNIT_S, m
     half = time_limit_s / 2
     sols = []
     try:
-        sols.append(solve_engine_cpsat(view, half, seed, unit_s, where))
+        sols.append(solve_engine_cpsat(view, half, seed, unit_s, where, deterministic=deterministic))
     except HetsimError as e:
         if "infeasible" in str(e):
             raise
     if not sols or not sols[0].optimal:
-        sols.append(solve_engine_cpsat(view, half, seed, unit_s, where, hint=dmdar(view)))
+        sols.append(solve_engine_cpsat(view, half, seed, unit_s, where, hint=dmdar(view),
+                                       deterministic=deterministic))
     sol = min(sols, key=lambda x: x.makespan_s)
     bound = max(x.bound_s for x in sols)
     sol.bound_s = bound
@@ -332,4 +345,5 @@ def exact(view: SchedView, time_limit_s: float = 20.0, unit_s: float = UNIT_S, m
     sol.wall_s = sum(x.wall_s for x in sols)
     return Plan(sol.dev, sol.order(view.D), False, None,
                 {"model_latency_s": sol.makespan_s, "lower_bound_s": sol.bound_s,
-                 "optimal": sol.optimal, "solver_s": sol.wall_s, "status": sol.status})
+                 "optimal": sol.optimal, "solver_s": sol.wall_s,
+                 "deterministic_s": sum(x.deterministic_s for x in sols), "status": sol.status})

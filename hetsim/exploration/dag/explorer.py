@@ -13,6 +13,7 @@ plugin lists the function itself as an :class:`~hetsim.plugins.ExplorerSpec`::
     explore(problem, DagScheduler(dmdar, data_aware=False), seed=0)     # without the registry
 
 ``Exploration.info`` holds ``schedule_wall_s`` (the function's own wall time, tables built),
+``schedule_process_s`` (its processor time: what the machine's load does not change),
 ``tables_wall_s`` (building cl and C), ``predicted_latency_s`` (the plan's own estimate: for the
 schedulers that score with :class:`~hetsim.exploration.dag.tables.PlanState` it is the engine's
 latency of the plan exactly) and what the function reports in ``Plan.info``.
@@ -95,12 +96,14 @@ class DagScheduler(Explorer[PlacementProblem]):
         view = SchedView(session.problem)
         t1 = time.perf_counter()
         takes_seed = "seed" in inspect.signature(self.schedule).parameters
+        c1 = time.process_time()
         plan = self.schedule(view, **self.params, **({"seed": session.seed} if takes_seed else {}))
+        cpu = time.process_time() - c1
         wall = time.perf_counter() - t1
         if not isinstance(plan, Plan):
             raise HetsimError(f"{self.label}: its function returned {type(plan).__name__}, not a Plan")
         candidate = view.placement(plan)
-        session.info.update({"schedule_wall_s": wall, "tables_wall_s": t1 - t0,
+        session.info.update({"schedule_wall_s": wall, "schedule_process_s": cpu, "tables_wall_s": t1 - t0,
                              "predicted_latency_s": plan.predicted_s, **plan.info})
         session.measure(candidate, "plan")
         return candidate

@@ -16,21 +16,27 @@ import pandas as pd
 from hetsim.experiment import Context
 from hetsim_papers.hope.experiments._common import PREDICTION, artifact, figure, models
 from hetsim_papers.hope.experiments.paper import PLATFORMS
-from hetsim_papers.hope.experiments.runs import Setting, latency, reduction_pct
+from hetsim_papers.hope.experiments.runs import Setting, key, latency, prefetch, reduction_pct
 
 #: label -> (version, parameters, setting changes)
 VARIANTS: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
     "StarPU": ("StarPU", {}, {}),
     "GS": ("HOPE:GS", {}, {}),
+    "GS, short on the fastest EP": ("HOPE:GS", {"short": "fastest"}, {}),
     "GS, no merging": ("HOPE:GS", {"merge_threshold_s": None}, {}),
     "GS, K = 1": ("HOPE:GS", {"k": 1}, {}),
     "GS, K = 1, no merging": ("HOPE:GS", {"k": 1, "merge_threshold_s": None}, {}),
     "LP": ("HOPE:LP", {}, {}),
+    "LP, myopic (each module alone, short on the fastest EP)": ("HOPE:LP", {"scope": "module", "short": "fastest"}, {}),
+    "LP, each module alone": ("HOPE:LP", {"scope": "module"}, {}),
+    "LP, no whole-graph pass": ("HOPE:LP", {"whole_graph_s": None}, {}),
+    "LP, short on the fastest EP": ("HOPE:LP", {"short": "fastest"}, {}),
+    "LP, tails objective": ("HOPE:LP", {"objective": "tails", "lookahead": 0}, {}),
     "LP, no merging": ("HOPE:LP", {"merge_threshold_s": None}, {}),
     "LP, NT = 8": ("HOPE:LP", {"nt": 8}, {}),
     "LP, NT = 16": ("HOPE:LP", {"nt": 16}, {}),
     "LP, exact cut": ("HOPE:LP", {"cut": "exact"}, {}),
-    "LP, ILP under the engine's rules": ("HOPE:LP", {"ilp": "engine"}, {}),
+    "LP, ILP under the engine's rules": ("HOPE:LP", {"ilp": "engine", "short": "fastest"}, {}),
     "HEFT": ("HEFT", {}, {}),
     "StarPU-DM (no transfer model)": ("StarPU", {"data_aware": False}, {}),
     "StarPU, copy lane": ("StarPU", {}, {"comm": "copy"}),
@@ -44,6 +50,8 @@ VARIANTS: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
 def ablations(ctx: Context):
     model_list = models(ctx, few=True)
     phones = {"hope-he": PLATFORMS["hope-he"]} if ctx.quick else PLATFORMS
+    prefetch(ctx, [key(Setting(name, **change), m, version, **params) for name in phones for m in model_list
+                   for version, params, change in VARIANTS.values()])
     rows = []
     for name, (label, _) in phones.items():
         for m in model_list:

@@ -22,7 +22,7 @@ SETTING = Setting("hope-he", eps=("big", "little"))
 
 def fig7(ctx: Context):
     model_list = models(ctx)
-    table = latency_table({"HE big+LITTLE": SETTING}, model_list, SERIES)
+    table = latency_table({"HE big+LITTLE": SETTING}, model_list, SERIES, ctx=ctx)
     big = table[table.version == "CPU"].set_index("model")["latency_ms"]
     table["normalised"] = [row.latency_ms / big[row.model] for row in table.itertuples()]
     red = reductions(table, {("HOPE:LP", "StarPU"): None, ("HOPE:GS", "StarPU"): None, ("HOPE:LP", "CPU"): None})

@@ -23,7 +23,7 @@ def fig5(ctx: Context):
     model_list = models(ctx, few=True)
     presets = ("min", "max") if ctx.quick else PRESETS
     settings = {preset: Setting("hope-le", dvfs=preset) for preset in presets}
-    table = latency_table(settings, model_list).rename(columns={"phone": "cpu_frequency"})
+    table = latency_table(settings, model_list, ctx=ctx).rename(columns={"phone": "cpu_frequency"})
     red = reductions(table.rename(columns={"cpu_frequency": "phone"}),
                      {("HOPE:LP", "MOSAIC"): None, ("HOPE:LP", "StarPU"): None, ("HOPE:GS", "MOSAIC"): None,
                       ("HOPE:GS", "StarPU"): None}).rename(columns={"phone": "cpu_frequency"})

@@ -22,7 +22,7 @@ from hetsim_papers.hope.experiments._common import (
 )
 from hetsim_papers.hope.experiments.calibration import SyncFit, fit_split_sync
 from hetsim_papers.hope.experiments.paper import ABSTRACT_MULAYER, FIG6, PLATFORMS, PP, PP_MAX
-from hetsim_papers.hope.experiments.runs import Setting, latency, reduction_pct
+from hetsim_papers.hope.experiments.runs import Setting, key, latency, prefetch, reduction_pct
 
 SERIES = ("muLayer", "HOPE:GS", "HOPE:LP")
 
@@ -59,6 +59,8 @@ def fig6_table(model_list: tuple[str, ...]) -> tuple[pd.DataFrame, dict[str, Syn
 
 def fig6(ctx: Context):
     model_list = models(ctx, few=True)
+    prefetch(ctx, [key(Setting(name, acl=True), m, v) for name in PLATFORMS for m in model_list
+                   for v in ("HOPE:LP", "HOPE:GS")])
     table, fits = fig6_table(model_list)
     claims = []
     red = table[table.version != "muLayer"].pivot_table(index=["phone", "model"], columns="version",

@@ -8,7 +8,7 @@ import pandas as pd
 
 from hetsim.experiment import Context
 from hetsim.workload import load_workload
-from hetsim_papers.hope.experiments._common import PREDICTION, VECTOR, artifact, figure
+from hetsim_papers.hope.experiments._common import VECTOR, artifact, figure
 from hetsim_papers.hope.experiments.paper import MODELS, OPS_MIN, OPS_NAS_L, SHAPES_NAS_L
 
 
@@ -32,8 +32,9 @@ def workloads(ctx: Context):
     nas = table.set_index("model").loc["NAS-L"]
     claims = [
         ctx.equal("fewest operators of the seven (SQZ; MNN ops)", OPS_MIN, int(min(ops.values())), kind=VECTOR),
-        ctx.equal("NAS-L operators (MNN ops)", OPS_NAS_L, int(nas.mnn_ops), kind=PREDICTION),
-        ctx.equal("NAS-L distinct tensor shapes", SHAPES_NAS_L, int(nas.distinct_shapes), kind=PREDICTION),
+        # Counts of the graphs, classed as SQZ's count is: verification vectors, not predictions.
+        ctx.equal("NAS-L operators (MNN ops)", OPS_NAS_L, int(nas.mnn_ops), kind=VECTOR),
+        ctx.equal("NAS-L distinct tensor shapes", SHAPES_NAS_L, int(nas.distinct_shapes), kind=VECTOR),
         ctx.true("NAS-L has the most operators", "NAS-L", largest, largest == "NAS-L", "exact", kind=VECTOR),
     ]
     fig, axes = figure(1, 2, (11, 3.8))

@@ -20,8 +20,9 @@ from hetsim.errors import HetsimError
 from hetsim.exploration import explore, make_explorer
 from hetsim.exploration.dag import SchedView, dmdar
 from hetsim_papers.hope.gs import hope_gs
-from hetsim_papers.hope.merging import merge_short_ops
-from hetsim_papers.hope.milp import Instance, solve_paper_cpsat, solve_paper_highs
+from hetsim_papers.hope.lp import hope_lp
+from hetsim_papers.hope.merging import followers, merge_short_ops
+from hetsim_papers.hope.milp import Instance, ilp_schedule, solve_paper_cpsat, solve_paper_highs
 from hetsim_papers.hope.partition import bisect, partition, upranks
 
 #: HOPE's schedulers, and those whose own estimate is the engine's latency of their plan.
@@ -79,6 +80,59 @@ def test_lp_with_one_module_replays_no_later_than_its_ilp():
         assert r.best_value <= ilp.makespan_s + 9e-6
 
 
+def test_the_whole_graph_pass_never_lengthens_the_modules_plan_in_the_ilp():
+    """HOPE:LP's global reading: the whole graph's ILP, started from the modules' plan, is kept only
+    when the ILP finds it shorter; the modules' plan scheduled by the ILP (its hint) is a feasible
+    solution, so the kept plan's ILP makespan is at most the modules'."""
+    for seed in range(5):
+        view = SchedView(problem(seed, 12))
+        modules = hope_lp(view, nt=4, merge_threshold_s=None, whole_graph_s=None)
+        both = hope_lp(view, nt=4, merge_threshold_s=None, whole_graph_s=5.0)
+        assert "whole_graph_improved" in both.info and "whole_graph_improved" not in modules.info
+        inst = Instance(view.cl.tolist(), [(k, i, view.comm_table(k)) for i in range(view.n) for k in view.preds[i]])
+        span = [max(ilp_schedule(inst, p.dev, p.order)[1]) for p in (modules, both)]
+        assert span[1] <= span[0]
+        if not both.info["whole_graph_improved"]:
+            assert both.dev == modules.dev and both.order == modules.order
+
+
+def test_ilp_schedule_is_a_solution_of_the_model_and_no_shorter_than_its_optimum():
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        inst = random_instance(rng, 6, 2)
+        opt = solve_paper_cpsat(inst, unit_s=1e-4)
+        order = opt.order(inst.D)
+        start, end = ilp_schedule(inst, opt.dev, order, unit_s=1e-4)
+        assert max(end) == round(opt.makespan_s / 1e-4)   # the optimum's own plan, as early as possible
+        other = [1 - d if 1 - d in inst.capable(i) else d for i, d in enumerate(opt.dev)]
+        times = ilp_schedule(inst, other, [[i for i in range(inst.n) if other[i] == d] for d in range(2)], 1e-4)
+        assert times is not None and max(times[1]) >= max(end)
+    # a device's queue that waits on a vertex queued behind it deadlocks
+    chain = Instance([[1.0, 1.0], [1.0, 1.0]], [(0, 1, [[0.0, 0.0], [0.0, 0.0]])])
+    assert ilp_schedule(chain, [0, 0], [[1, 0], []]) is None
+
+
+def test_short_ops_follow_their_predecessor_onto_its_device():
+    """Node merging with "short" on the predecessor's EP: in HOPE:GS's and HOPE:LP's plans an op with
+    one predecessor that is short on the predecessor's EP runs there."""
+    for seed in range(6):
+        view = SchedView(problem(seed, 10))
+        follow = followers(view, 2e-3)
+        for plan in (hope_gs(view, merge_threshold_s=2e-3), hope_lp(view, merge_threshold_s=2e-3, nt=4)):
+            for p in range(view.n):
+                for i in follow[p].get(plan.dev[p], ()):
+                    assert plan.dev[i] == plan.dev[p]
+
+
+def test_the_myopic_reading_is_each_module_alone():
+    view = SchedView(problem(2, 12))
+    a = hope_lp(view, scope="module", nt=4)
+    b = hope_lp(view, lookahead=0, whole_graph_s=None, nt=4)
+    assert a.dev == b.dev and a.order == b.order
+    with pytest.raises(HetsimError, match="HOPE:LP: scope='module' solves each module alone"):
+        hope_lp(view, scope="module", lookahead=1)
+
+
 # -- HOPE's ILP: CP-SAT against HiGHS ------------------------------------------------------------------
 def random_instance(rng, n: int, D: int) -> Instance:
     cl = [[float(rng.uniform(0.5, 5.0)) if (d == 0 or rng.random() > 0.2) else math.inf for d in range(D)]
@@ -109,6 +163,16 @@ def test_cpsat_and_highs_find_the_same_optimum_of_hopes_ilp(seed, n, D):
             spans = sorted((sol.start[i], sol.end[i]) for i in range(n) if sol.dev[i] == d)
             for (_, a1), (b0, _) in zip(spans, spans[1:], strict=False):
                 assert b0 >= a1 - 1e-6
+
+
+def test_a_deterministic_limit_gives_the_same_solution_and_bound_every_time():
+    """CP-SAT stopped by its deterministic time (HOPE:LP's and ILP-exact's default), not the wall
+    clock: a search cut short ends at the same point whatever the machine's load."""
+    inst = random_instance(np.random.default_rng(7), 30, 3)
+    runs = [solve_paper_cpsat(inst, time_limit_s=0.05, deterministic=True) for _ in range(2)]
+    assert not runs[0].optimal   # cut short, so the limit decides where it stops
+    assert runs[0].dev == runs[1].dev and runs[0].start == runs[1].start
+    assert runs[0].bound_s == runs[1].bound_s and runs[0].deterministic_s > 0
 
 
 def test_an_infeasible_or_timed_out_ilp_is_one_line():

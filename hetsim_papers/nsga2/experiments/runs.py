@@ -11,6 +11,7 @@ short benchmark runs.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -89,20 +90,53 @@ def hv_reference(network: str, quick: bool) -> tuple[float, float, float]:
     return (2 * single["energy_J"], 2 * single["memory_MiB"], 2 * single["latency_s"])
 
 
-@lru_cache(maxsize=128)
-def run(network: str, view: str, chromosome: str, p: int, quick: bool, seed: int) -> Exploration:
+#: Finished explorations by (network, view, chromosome, p, quick, seed): every experiment reads them.
+_RUNS: dict[tuple, Exploration] = {}
+
+
+def _search(key: tuple) -> Exploration:
+    """One exploration (in a worker process or here), its problem left out: a problem does not
+    travel between processes, and the caller has the same one (:func:`problem`)."""
+    network, view, chromosome, p, quick, seed = key
     s = scale(quick)
     explorer = HybridNSGA2(chromosome=chromosome, p=max(p, 1), pop_size=s.pop_size, n_gen=s.n_gen,
                            coefficients=coefficients(network, view, quick),
                            hv_ref=hv_reference(network, quick))
-    return explore(problem(network, view, quick), explorer, seed=seed)
+    return dataclasses.replace(explore(problem(network, view, quick), explorer, seed=seed), problem=None)
+
+
+def prefetch(ctx: Context | None, keys) -> None:
+    """Run the explorations of ``keys`` not run yet, in parallel on the context's workers
+    (:meth:`~hetsim.experiment.Context.map`; each run depends only on its key, so the results are
+    those of a loop); their tunings first, here, so that forked workers inherit them."""
+    todo = [k for k in dict.fromkeys(keys) if k not in _RUNS]
+    if not todo:
+        return
+    for network, view, _c, _p, quick, _s in todo:
+        coefficients(network, view, quick)
+        hv_reference(network, quick)
+    done = ctx.map(_search, todo, "NSGA-II runs") if ctx is not None else [_search(k) for k in todo]
+    for key, e in zip(todo, done, strict=True):
+        _RUNS[key] = dataclasses.replace(e, problem=problem(key[0], key[1], key[4]))
+
+
+def run(network: str, view: str, chromosome: str, p: int, quick: bool, seed: int,
+        ctx: Context | None = None) -> Exploration:
+    key = (network, view, chromosome, p, quick, seed)
+    prefetch(ctx, [key])
+    return _RUNS[key]
 
 
 def runs(ctx: Context, view: str, which=E1_RUNS) -> dict[tuple[str, str, int], list[Exploration]]:
-    """(network, chromosome, p) -> the runs of every seed."""
+    """(network, chromosome, p) -> the runs of every seed (run in parallel, :func:`prefetch`)."""
     s = scale(ctx)
-    return {(net, c, p): [run(net, view, c, p, ctx.quick, ctx.seed + seed) for seed in s.seeds_of(net, view)]
+    keys = {(net, c, p): [(net, view, c, p, ctx.quick, ctx.seed + seed) for seed in s.seeds_of(net, view)]
             for net in s.networks for c, p in which}
+    # the longest first, so that the workers finish together: DenseNet's, then the 16-device ones
+    order = sorted((k for ks in keys.values() for k in ks),
+                   key=lambda k: (k[0] != "densenet121-onnx", k[1] == "cpu"))
+    prefetch(ctx, order)
+    return {nck: [_RUNS[k] for k in ks] for nck, ks in keys.items()}
 
 
 def final_minima(explorations: list[Exploration]) -> dict[str, float]:
@@ -119,4 +153,4 @@ def curve(explorations: list[Exploration], objective: str) -> np.ndarray:
 
 
 __all__ = ["E1_RUNS", "FULL", "LABEL", "PAPER", "PLOTTED", "QUICK", "Scale", "coefficients", "curve",
-           "final_minima", "hv_reference", "problem", "run", "run_label", "runs", "scale"]
+           "final_minima", "hv_reference", "prefetch", "problem", "run", "run_label", "runs", "scale"]

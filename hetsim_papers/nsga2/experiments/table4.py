@@ -63,7 +63,7 @@ def table4(ctx: Context) -> Artifact:
               ctx.equal("... and to Table 4's Concat devices", TABLE4_CONCAT, concat, kind=VECTOR),
               ctx.true("... with every split an equal halving of the output channels", "halves",
                        "halves" if halves else "unequal", halves, "every split", kind=VECTOR)]
-    e = run("alexnet-onnx", "cpu", "advanced", 4, ctx.quick, ctx.seed)
+    e = run("alexnet-onnx", "cpu", "advanced", 4, ctx.quick, ctx.seed, ctx)
     found = e.info["deployed"]["latency_s"]["placement"]
     rows = mapping_rows(space, found)
     widths = {len(found.devices_of(op)) for op in found.splits}

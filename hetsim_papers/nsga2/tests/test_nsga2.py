@@ -400,6 +400,26 @@ def test_nsga2_is_seeded_and_elitist(xavier, alexnet):
         run_nsga2(Naive(space), model, pop_size=4, n_gen=1, operator_set="pymoo-0.7")
 
 
+@pytest.mark.parametrize("make,seed,dedup", [(lambda s: Naive(s), 0, True), (lambda s: Advanced(s, 2), 1, True),
+                                              (lambda s: Advanced(s, 4), 2, False),
+                                              (lambda s: SplitPoint(s), 3, True)])
+def test_array_engine_is_pymoo_draw_for_draw(xavier, alexnet, make, seed, dedup):
+    """The array engine runs pymoo's NSGA-II: the same log, front and evaluations for a seed
+    (a small population converges, so duplicates, ties and truncated rounds all occur)."""
+    from hetsim_papers.nsga2.search import _ARRAYS_MATCH_PYMOO
+
+    if not _ARRAYS_MATCH_PYMOO:
+        pytest.skip("the array engine reproduces pymoo 0.6.2's draws")
+    space = HybridSpace(xavier, alexnet, "cpu")
+    model = ThesisModel(space, coefficients(2e-4))
+    a, b = (run_nsga2(make(space), model, pop_size=30, n_gen=12, seed=seed, eliminate_duplicates=dedup,
+                      engine=engine) for engine in ("pymoo", "arrays"))
+    assert a.generations.drop(columns="seconds").equals(b.generations.drop(columns="seconds"))
+    assert np.array_equal(a.X, b.X) and np.array_equal(a.F, b.F) and a.evaluations == b.evaluations
+    with pytest.raises(HetsimError, match="engine='x'; allowed: arrays, pymoo"):
+        run_nsga2(Naive(space), model, pop_size=4, n_gen=1, engine="x")
+
+
 def test_densenet_autodice_files_name_every_onnx_node(xavier):
     from hetsim.workload.onnx_import import folded_readers
     from hetsim_papers.nsga2.networks import densenet121

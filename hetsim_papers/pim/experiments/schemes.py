@@ -21,6 +21,7 @@ from hetsim_papers.pim.experiments.paper import (
     FIG11_TOL,
     MAPS_P,
     PREDICTION,
+    STRUCTURAL,
     claim,
 )
 
@@ -60,9 +61,11 @@ def fig9(ctx: Context) -> Artifact:
                 claims.append(claim(ctx, "close", f"OPT's speedup over {scheme}, {end} over the models and p",
                                     paper, round(float(value), 4), rel=FIG9_REL_TOL, kind=PREDICTION))
     best = lat.idxmin(axis=1)
+    # OPT is the exact optimum of the cost model every scheme is measured with (pim:optimality),
+    # so no scheme can beat it: a check of the implementation, not evidence about the board.
     claims.append(claim(ctx, "true", "OPT is the fastest scheme in every case", "every case",
                         f"{int((best == 'OPT').sum())} of {len(best)}", bool((best == "OPT").all()), "all",
-                        kind=PREDICTION))
+                        kind=STRUCTURAL))
     speed = table[table.scheme == "OPT"].pivot_table(index="p", columns="model", values="speedup_vs_cpu_s")
     falls = [m for m in speed if speed[m].is_monotonic_decreasing]
     claims.append(claim(ctx, "true", "OPT's speedup over CPU_S falls as p grows, every model", "all 3",
@@ -78,8 +81,10 @@ def fig9(ctx: Context) -> Artifact:
     tol = 1e-12
     order = int(((lat["DUET(x=25%)"] <= lat["DUET(x=0%)"] + tol) & (lat["DUET(x=50%)"] <= lat["DUET(x=25%)"] + tol)
                  & (lat["OPT"] < lat["DUET(x=50%)"])).sum())
+    # DUET's correction keeps a move only when it pays, so covering more nodes never hurts, and
+    # OPT is the optimum: the ordering holds by construction.
     claims.append(claim(ctx, "true", "DUET improves from x = 0 to 25 to 50 % and stays slower than OPT",
-                        "every case", f"{order} of {len(lat)}", order == len(lat), "every case", kind=PREDICTION))
+                        "every case", f"{order} of {len(lat)}", order == len(lat), "every case", kind=STRUCTURAL))
     return Artifact(table, _plot_fig9(table), claims)
 
 

@@ -564,10 +564,26 @@ def _temp_name(name: str) -> str:
 _WARNED: set[str] = set()
 
 
+_QUIET_NOTES: list[bool] = []
+
+
+@contextmanager
+def quiet_notes() -> Iterator[None]:
+    """Notes (not warnings) left unsaid inside: a listing that loads every platform says what the
+    notes would in its own columns."""
+    _QUIET_NOTES.append(True)
+    try:
+        yield
+    finally:
+        _QUIET_NOTES.pop()
+
+
 def note_once(message: str) -> None:
     """Print ``hetsim: note: message`` on stderr, once per process per message."""
     import sys
 
+    if _QUIET_NOTES:
+        return
     if message in _WARNED:
         return
     _WARNED.add(message)

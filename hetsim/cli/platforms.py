@@ -20,16 +20,19 @@ def platforms() -> None:
 def platforms_list() -> None:
     """Every platform on the search path."""
     from hetsim.platform import list_platforms, load_platform
+    from hetsim.validation import quiet_notes
 
-    t = Table("name", "clusters", "accelerators", "description")
+    t = Table("name", "clusters", "accelerators", "cost parameters", "description")
     for name in list_platforms():
         try:
-            p = load_platform(name)
+            with quiet_notes():   # the cost parameters' provenance is a column here, not a note per board
+                p = load_platform(name)
         except HetsimError as e:
-            t.add_row(name, "", "", f"[red]invalid: {escape(str(e))}[/red]")
+            t.add_row(name, "", "", "", f"[red]invalid: {escape(str(e))}[/red]")
             continue
+        prov = p.provenance.cost_parameters if p.provenance is not None else ""
         t.add_row(name, ", ".join(f"{c.name} ({c.cores}x {c.core_type})" for c in p.clusters),
-                  ", ".join(a.name for a in p.accelerators), escape(p.description))
+                  ", ".join(a.name for a in p.accelerators), prov, escape(p.description))
     console.print(t)
 
 

@@ -149,6 +149,18 @@ def test_a_malformed_known_disagreements_file_is_one_line(path, fakepaper):
     assert _expect(path) in msg, msg
 
 
+def test_a_mechanism_is_stated_once_and_prefixes_each_of_its_reasons(tmp_path, fakepaper):
+    f = tmp_path / "known.yaml"
+    f.write_text("mechanisms:\n  ratio: 'Copies are cheap against the accelerator.'\n"
+                 "disagreements:\n"
+                 "- {paper: fakepaper, id: fig1, claim: a, cause: model-gap, mechanism: ratio, reason: 'here a.'}\n"
+                 "- {paper: fakepaper, id: fig1, claim: b, cause: model-gap, reason: 'b alone.'}\n")
+    known = known_disagreements(f)
+    assert known[("fakepaper", "fig1", "a")].reason == "Copies are cheap against the accelerator. Here: here a."
+    assert known[("fakepaper", "fig1", "a")].mechanism == "ratio"
+    assert known[("fakepaper", "fig1", "b")].reason == "b alone."
+
+
 def test_reproduce_reports_a_malformed_known_disagreements_file_in_one_line(tmp_path, monkeypatch, capsys):
     import hetsim.experiment as ex
     from hetsim.cli import main

@@ -493,9 +493,9 @@ def merge_scorecard(outcomes: list[Outcome], out: Path, quick: bool) -> tuple[li
 
     merged.sort(key=rank)
     for o in merged:      # the registry's title, as a run now would print it
-        exp = registry.get(o.experiment.paper, {}).get(o.experiment.id)
-        if exp is not None and exp.title != o.experiment.title:
-            o.experiment = Experiment(o.experiment.paper, o.experiment.id, exp.title, o.experiment.fn)
+        registered = registry.get(o.experiment.paper, {}).get(o.experiment.id)
+        if registered is not None and registered.title != o.experiment.title:
+            o.experiment = Experiment(o.experiment.paper, o.experiment.id, registered.title, o.experiment.fn)
     return merged, len(kept)
 
 

@@ -294,6 +294,9 @@ class KnownDisagreement(BaseModel):
     cause: Cause
     reason: str
     when: Literal["both", "quick", "full"] = "both"   # the version(s) of the experiment it fails in
+    #: The file's ``mechanisms`` entry this failure is one instance of (stated once there; the
+    #: claim's reason is the mechanism's statement, then this entry's particulars).
+    mechanism: str | None = None
 
     @field_validator("paper")
     @classmethod
@@ -314,21 +317,35 @@ class KnownDisagreement(BaseModel):
 
 
 class KnownDisagreementsFile(BaseModel):
-    """``known_disagreements.yaml``: ``disagreements:`` a list of :class:`KnownDisagreement`."""
+    """``known_disagreements.yaml``: ``disagreements:`` a list of :class:`KnownDisagreement`, and
+    ``mechanisms:`` (optional) one statement per mechanism several of them share, by name."""
 
     model_config = ConfigDict(extra="forbid")
 
+    mechanisms: dict[str, str] = {}
     disagreements: list[KnownDisagreement]
 
     @model_validator(mode="after")
     def _unique(self) -> KnownDisagreementsFile:
         seen: set[tuple[str, str, str]] = set()
+        for name, text in self.mechanisms.items():
+            if not text.strip():
+                raise ValueError(f"mechanisms.{name}: must not be empty")
         for i, k in enumerate(self.disagreements):
             key = (k.paper, k.id, k.claim)
             if key in seen:
                 raise ValueError(f"disagreements.{i}: {k.paper}:{k.id} {k.claim!r} is listed twice")
             seen.add(key)
+            if k.mechanism is not None and k.mechanism not in self.mechanisms:
+                raise ValueError(f"disagreements.{i}: mechanism {k.mechanism!r} is not in mechanisms "
+                                 f"({', '.join(self.mechanisms) or 'none given'})")
         return self
+
+    def resolved(self) -> list[KnownDisagreement]:
+        """The entries, each reason prefixed with its mechanism's statement."""
+        return [k if k.mechanism is None else
+                k.model_copy(update={"reason": f"{self.mechanisms[k.mechanism].strip()} Here: {k.reason}"})
+                for k in self.disagreements]
 
 
 def known_disagreements(path: Path | None = None) -> dict[tuple[str, str, str], KnownDisagreement]:
@@ -352,7 +369,7 @@ def _load_known(path: Path, mtime_ns: int) -> dict[tuple[str, str, str], KnownDi
             parsed = KnownDisagreementsFile.model_validate(read_yaml(path))
         except ValidationError as e:
             raise one_line(str(path), e) from None
-        _KNOWN_CACHE[key] = {(k.paper, k.id, k.claim): k for k in parsed.disagreements}
+        _KNOWN_CACHE[key] = {(k.paper, k.id, k.claim): k for k in parsed.resolved()}
     return _KNOWN_CACHE[key]
 
 
@@ -476,9 +493,9 @@ def merge_scorecard(outcomes: list[Outcome], out: Path, quick: bool) -> tuple[li
 
     merged.sort(key=rank)
     for o in merged:      # the registry's title, as a run now would print it
-        exp = registry.get(o.experiment.paper, {}).get(o.experiment.id)
-        if exp is not None and exp.title != o.experiment.title:
-            o.experiment = Experiment(o.experiment.paper, o.experiment.id, exp.title, o.experiment.fn)
+        registered = registry.get(o.experiment.paper, {}).get(o.experiment.id)
+        if registered is not None and registered.title != o.experiment.title:
+            o.experiment = Experiment(o.experiment.paper, o.experiment.id, registered.title, o.experiment.fn)
     return merged, len(kept)
 
 

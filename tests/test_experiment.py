@@ -149,6 +149,18 @@ def test_a_malformed_known_disagreements_file_is_one_line(path, fakepaper):
     assert _expect(path) in msg, msg
 
 
+def test_a_mechanism_is_stated_once_and_prefixes_each_of_its_reasons(tmp_path, fakepaper):
+    f = tmp_path / "known.yaml"
+    f.write_text("mechanisms:\n  ratio: 'Copies are cheap against the accelerator.'\n"
+                 "disagreements:\n"
+                 "- {paper: fakepaper, id: fig1, claim: a, cause: model-gap, mechanism: ratio, reason: 'here a.'}\n"
+                 "- {paper: fakepaper, id: fig1, claim: b, cause: model-gap, reason: 'b alone.'}\n")
+    known = known_disagreements(f)
+    assert known[("fakepaper", "fig1", "a")].reason == "Copies are cheap against the accelerator. Here: here a."
+    assert known[("fakepaper", "fig1", "a")].mechanism == "ratio"
+    assert known[("fakepaper", "fig1", "b")].reason == "b alone."
+
+
 def test_reproduce_reports_a_malformed_known_disagreements_file_in_one_line(tmp_path, monkeypatch, capsys):
     import hetsim.experiment as ex
     from hetsim.cli import main
@@ -196,3 +208,35 @@ def test_claim_problems_flag_unknown_failures_and_stale_known_ones():
     outcome.artifact.claims[1].known_disagreement = None
     outcome.artifact.claims[1].kind = "unknown"  # type: ignore[assignment]
     assert any(p.startswith("UNCLASSIFIED") for p in claim_problems(outcome))
+
+
+def _fake_b(ctx: Context) -> Artifact:
+    return Artifact(pd.DataFrame({"x": [1]}), None, [ctx.equal("one", 1, 1, kind=PREDICTION),
+                                                     ctx.equal("two", 2, 3, kind=PREDICTION)])
+
+
+def test_papers_reproduced_one_by_one_into_one_folder_accumulate_one_scorecard(tmp_path, monkeypatch):
+    """`hetsim reproduce A --out D` then `B --out D` leaves the scorecard of `A B --out D`; running A
+    again replaces A's claims (not added twice); another mode (--quick) starts a new scorecard."""
+    import hetsim.experiment as ex
+    from hetsim.cli import main
+    from hetsim.plugins import Plugin
+
+    add_plugins(monkeypatch, Plugin("fakea", experiments=__name__, order=-2),
+                Plugin("fakeb", experiments=__name__, order=-1))
+    monkeypatch.setitem(ex._REGISTRY, "fakea", {"fig1": Experiment("fakea", "fig1", "A fake figure", _fake)})
+    monkeypatch.setitem(ex._REGISTRY, "fakeb", {"t1": Experiment("fakeb", "t1", "Another", _fake_b),
+                                                "t2": Experiment("fakeb", "t2", "And another", _fake_b)})
+    one, both = tmp_path / "one", tmp_path / "both"
+    for spec in (["fakeb:t2"], ["fakea"], ["fakeb"], ["fakea"]):      # out of order, A twice
+        main(["reproduce", *spec, "--out", str(one), "--workers", "1"])
+    main(["reproduce", "fakea", "fakeb", "--out", str(both), "--workers", "1"])
+    for name in ("scorecard.json", "scorecard.md"):
+        assert (one / name).read_bytes() == (both / name).read_bytes(), name
+    card = json.loads((one / "scorecard.json").read_text())
+    assert [(c["paper"], c["id"]) for c in card["claims"]].count(("fakea", "fig1")) == 3
+    assert [(e["paper"], e["id"]) for e in card["experiments"]] == [("fakea", "fig1"), ("fakeb", "t1"),
+                                                                     ("fakeb", "t2")]
+    main(["reproduce", "fakeb:t1", "--quick", "--out", str(one), "--workers", "1"])
+    card = json.loads((one / "scorecard.json").read_text())
+    assert card["quick"] is True and {c["id"] for c in card["claims"]} == {"t1"}

@@ -68,6 +68,8 @@ def reproduce(spec, all_, quick, out, seed, list_, strict, workers, scheduler) -
     t_all = time.perf_counter()
     for n, e in enumerate(chosen, start=1):
         head = f"[{n}/{len(chosen)}] {e.paper}:{e.id} {escape(e.title)}"
+        if not console.is_terminal:     # a log: the status line below is not drawn, say what starts
+            console.print(head)
         with console.status(head) as status:
             def report(line: str, status=status, head=head) -> None:
                 status.update(f"{head}: {escape(line)}")

@@ -15,7 +15,21 @@ repair, and a per-generation log. The thesis never names its operators (digest ย
   ``SBX(eta=15)`` and ``PM(eta=20)`` with ``RoundingRepair`` (PM mutates an individual with
   probability 0.9, then each gene with min(0.5, 1/n)), on the plain bounds.
 
-Duplicate elimination is on (pymoo's default). The log has one row per generation, generation 0
+Duplicate elimination is on (pymoo's default). The loop is pymoo's own ``NSGA2``; at the thesis's
+scale (1000 individuals, 100 generations) its default pieces cost more than the fitness, so three
+of them are replaced through pymoo's extension points by equivalents that give the same
+generations draw for draw (``plain=True`` runs pymoo's defaults; the tests compare the two):
+
+* duplicates: :class:`GenomeDuplicates`, a set of genome bytes instead of
+  ``DefaultDuplicateElimination``'s pairwise distances (genomes are integers, so a distance of
+  zero is equality);
+* the binary tournament: :func:`binary_tournament`, pymoo's ``comp_by_dom_and_crowding`` with the
+  dominance test on arrays (the random picks of ties drawn in the same order);
+* the fitness: :class:`FitnessProblem` evaluates a whole population in one vectorised call and
+  remembers the objectives of the genomes it has seen (a genome evaluated once is not evaluated
+  again; the model's rows do not depend on the batch, tested).
+
+The log has one row per generation, generation 0
 being the random initial population: the population's minimum of each objective (the thesis's
 convergence plots, digest ยง14) and the hypervolume of the non-dominated set, normalised by a
 reference point fixed at the start (1.1 x the initial population's worst of each objective, or
@@ -31,6 +45,7 @@ import numpy as np
 import pandas as pd
 from pymoo.algorithms.moo.nsga2 import NSGA2
 from pymoo.core.callback import Callback
+from pymoo.core.duplicate import DuplicateElimination
 from pymoo.core.problem import Problem as PymooProblem
 from pymoo.core.repair import Repair
 from pymoo.indicators.hv import HV
@@ -38,6 +53,7 @@ from pymoo.operators.crossover.sbx import SBX
 from pymoo.operators.mutation.pm import PM
 from pymoo.operators.repair.rounding import RoundingRepair
 from pymoo.operators.sampling.rnd import IntegerRandomSampling
+from pymoo.operators.selection.tournament import TournamentSelection
 from pymoo.optimize import minimize
 
 from hetsim.errors import HetsimError
@@ -47,19 +63,106 @@ from hetsim_papers.nsga2.fitness import OBJECTIVES, ThesisModel
 OPERATORS = ("pymoo-0.5", "pymoo-0.6")
 
 
-class FitnessProblem(PymooProblem):
-    """A chromosome over the analytical model, as pymoo sees it (integer genes, 3 objectives)."""
+#: The fitness cache's limit, in bytes of genome keys: past it, new genomes are evaluated and not
+#: remembered (the naive chromosome of DenseNet-121 has 668 genes; its runs rarely repeat a genome).
+CACHE_BYTES = 256 * 2 ** 20
 
-    def __init__(self, chromosome: Chromosome, model: ThesisModel):
+
+def genome_keys(X) -> list[bytes]:
+    """One hashable key per row of X: its genes' bytes as int64 (the genes are integers; pymoo's
+    operators hand them over as floats)."""
+    A = np.ascontiguousarray(np.atleast_2d(np.rint(np.asarray(X, dtype=float)).astype(np.int64)))
+    return [row.tobytes() for row in A] if A.size else []
+
+
+class FitnessProblem(PymooProblem):
+    """A chromosome over the analytical model, as pymoo sees it (integer genes, 3 objectives),
+    evaluated a population at a time; with ``cache``, each genome's objectives are remembered
+    (up to :data:`CACHE_BYTES`) and a genome seen before is not evaluated again."""
+
+    def __init__(self, chromosome: Chromosome, model: ThesisModel, cache: bool = True):
         super().__init__(n_var=chromosome.n_var, n_obj=3, xl=chromosome.xl.astype(float),
                          xu=chromosome.xu.astype(float), vtype=int)
         self.chromosome, self.model = chromosome, model
-        self.evaluations = 0
+        self.evaluations = 0        # genomes pymoo asked for (the log's count)
+        self.model_evaluations = 0  # genomes the model evaluated (the cache's misses)
+        self.cache: dict[bytes, np.ndarray] | None = {} if cache else None
+        self._cache_bytes = 0
+
+    def _fitness(self, genomes: np.ndarray) -> np.ndarray:
+        self.model_evaluations += len(genomes)
+        return np.asarray(self.model.evaluate(self.chromosome.decode(genomes)).F, dtype=float)
 
     def _evaluate(self, X, out, *args, **kwargs):
         genomes = np.rint(X).astype(np.int64)
-        out["F"] = self.model.evaluate(self.chromosome.decode(genomes)).F
         self.evaluations += len(genomes)
+        if self.cache is None:
+            out["F"] = self._fitness(genomes)
+            return
+        keys, cache = genome_keys(genomes), self.cache
+        new = [k for k in dict.fromkeys(keys) if k not in cache]
+        fresh: dict[bytes, np.ndarray] = {}
+        if new:
+            first = {k: i for i, k in reversed(list(enumerate(keys)))}
+            fresh = dict(zip(new, self._fitness(genomes[[first[k] for k in new]]), strict=True))
+            for k, f in fresh.items():
+                if self._cache_bytes + len(k) > CACHE_BYTES:
+                    break
+                cache[k] = f
+                self._cache_bytes += len(k)
+        out["F"] = np.array([cache[k] if k in cache else fresh[k] for k in keys])
+
+
+class GenomeDuplicates(DuplicateElimination):
+    """pymoo's ``DefaultDuplicateElimination`` for integer genomes, by hashing: an individual is a
+    duplicate of an earlier one of its population (the first kept) or of any of ``other``'s,
+    when their genes are equal (the default's distance <= 1e-16 between integer vectors)."""
+
+    def _do(self, pop, other, is_duplicate):
+        keys = genome_keys(np.array([ind.X for ind in pop]))
+        if other is None:
+            seen: set[bytes] = set()
+            for i, k in enumerate(keys):
+                if k in seen:
+                    is_duplicate[i] = True
+                else:
+                    seen.add(k)
+        else:
+            seen = set(genome_keys(np.array([ind.X for ind in other])))
+            for i, k in enumerate(keys):
+                if k in seen:
+                    is_duplicate[i] = True
+        return is_duplicate
+
+
+def binary_tournament(pop, P, algorithm, **kwargs):
+    """pymoo's NSGA-II ``binary_tournament`` (``comp_by_dom_and_crowding``) with the dominance
+    test on arrays: the pair's dominating individual, else the larger crowding distance, else a
+    random pick of the two (drawn from the algorithm's generator in pair order, as pymoo's loop
+    draws). A population with a violated constraint goes to pymoo's own function."""
+    from pymoo.algorithms.moo.nsga2 import binary_tournament as pymoo_binary_tournament
+
+    if P.shape[1] != 2 or algorithm.tournament_type != "comp_by_dom_and_crowding":
+        return pymoo_binary_tournament(pop, P, algorithm, **kwargs)
+    CV = np.array([ind.CV[0] for ind in pop])
+    if np.any(CV > 0.0):
+        return pymoo_binary_tournament(pop, P, algorithm, **kwargs)
+    F = np.array([ind.F for ind in pop])
+    crowding = np.array([ind.get("crowding") for ind in pop], dtype=float)
+    a, b = P[:, 0], P[:, 1]
+    a_better = (F[a] < F[b]).any(axis=1)
+    b_better = (F[b] < F[a]).any(axis=1)
+    S = np.where(a_better & ~b_better, a, np.where(b_better & ~a_better, b, -1))
+    rng = algorithm.random_state
+    for i in np.flatnonzero(S < 0):
+        ai, bi = a[i], b[i]
+        if crowding[ai] > crowding[bi]:
+            S[i] = ai
+        elif crowding[ai] < crowding[bi]:
+            S[i] = bi
+        else:
+            S[i] = rng.choice([ai, bi])
+    return S[:, None].astype(int, copy=False)
 
 
 class ChromosomeRepair(Repair):
@@ -141,17 +244,14 @@ class _Log(Callback):
         self.t0 = time.perf_counter()
 
     def notify(self, algorithm):
-        self.record(algorithm.n_gen - 1, algorithm.evaluator.n_eval, algorithm.pop.get("F"),
-                    algorithm.opt.get("F"))
-
-    def record(self, generation: int, evaluations: int, F: np.ndarray, front: np.ndarray) -> None:
-        """One generation's row: ``F`` the population's objectives, ``front`` its first front's."""
+        F = np.array([ind.F for ind in algorithm.pop])
+        front = np.array([ind.F for ind in algorithm.opt])
         if self.indicator is None:
             ref = self.hv_ref if self.hv_ref is not None else 1.1 * F.max(axis=0)
             self.hv_ref = ref
             # Normalised by the reference point: HV of 1 = the whole box [0, ref].
             self.indicator = HV(ref_point=ref, ideal=np.zeros(3), nadir=ref, zero_to_one=True)
-        row = {"generation": generation, "evaluations": evaluations,
+        row = {"generation": algorithm.n_gen - 1, "evaluations": algorithm.evaluator.n_eval,
                "front_size": len(front), "hypervolume": float(self.indicator(front)),
                "seconds": time.perf_counter() - self.t0}
         for j, obj in enumerate(OBJECTIVES):
@@ -188,18 +288,13 @@ MAX_POP_GEN = 10 ** 6
 MAX_EVALUATIONS = 10 ** 8
 
 
-#: How the generations are run: pymoo's NSGA-II on arrays (the same draws and results, several
-#: times faster: :mod:`~hetsim_papers.nsga2.array_nsga2`), or pymoo's own objects.
-ENGINES = ("arrays", "pymoo")
-
-
 def run_nsga2(chromosome: Chromosome, model: ThesisModel, pop_size: int = 1000, n_gen: int = 100,
               operator_set: str = "pymoo-0.5", seed: int = 0, hv_ref=None,
-              eliminate_duplicates: bool = True, engine: str = "arrays") -> SearchResult:
+              eliminate_duplicates: bool = True, plain: bool = False) -> SearchResult:
     """NSGA-II (pymoo) over ``chromosome`` with ``model`` as the fitness: an initial random
-    population, then ``n_gen`` generations of ``pop_size`` offspring. ``engine="arrays"`` runs
-    pymoo 0.6.2's loop on arrays (pymoo 0.5's operators only; pymoo's own objects otherwise),
-    ``"pymoo"`` pymoo itself: both give the same result for the same seed."""
+    population, then ``n_gen`` generations of ``pop_size`` offspring. ``plain=True`` runs pymoo's
+    default duplicate elimination and tournament without the fitness cache (module docstring):
+    the same result for the same seed, slower."""
     for key, value in (("pop_size", pop_size), ("n_gen", n_gen)):
         # up to a million: pymoo allocates pop_size rows (2^63 overflows numpy's dimensions)
         if isinstance(value, bool) or not isinstance(value, int | np.integer) or not 1 <= value <= MAX_POP_GEN:
@@ -209,39 +304,19 @@ def run_nsga2(chromosome: Chromosome, model: ThesisModel, pop_size: int = 1000, 
         raise HetsimError(f"NSGA-II: pop_size={pop_size} x (n_gen={n_gen} + 1) = {evaluations:,} evaluations, past "
                           f"the limit of {MAX_EVALUATIONS:,} (the thesis runs 1000 x 101); give a smaller "
                           f"pop_size or n_gen")
-    if engine not in ENGINES:
-        raise HetsimError(f"NSGA-II: engine={engine!r}; allowed: {', '.join(ENGINES)}")
-    problem = FitnessProblem(chromosome, model)
+    problem = FitnessProblem(chromosome, model, cache=not plain)
+    fast = {} if plain else {"selection": TournamentSelection(func_comp=binary_tournament)}
+    dedup = (GenomeDuplicates() if eliminate_duplicates and not plain else eliminate_duplicates)
+    algorithm = NSGA2(pop_size=int(pop_size), repair=ChromosomeRepair(chromosome), eliminate_duplicates=dedup,
+                      **fast, **operators(operator_set))
     log = _Log(hv_ref)
     t0 = time.perf_counter()
-    if engine == "arrays" and operator_set == "pymoo-0.5" and _ARRAYS_MATCH_PYMOO:
-        from hetsim_papers.nsga2.array_nsga2 import nsga2_arrays
-
-        def evaluate(genomes: np.ndarray) -> np.ndarray:
-            problem.evaluations += len(genomes)
-            return np.asarray(model.evaluate(chromosome.decode(genomes)).F, dtype=float)
-
-        X, F = nsga2_arrays(problem, chromosome.repair, evaluate, operators(operator_set), int(pop_size),
-                            int(n_gen), int(seed), log.record, eliminate_duplicates)
-    else:
-        algorithm = NSGA2(pop_size=int(pop_size), repair=ChromosomeRepair(chromosome),
-                          eliminate_duplicates=eliminate_duplicates, **operators(operator_set))
-        res = minimize(problem, algorithm, ("n_gen", int(n_gen) + 1), seed=int(seed), callback=log,
-                       verbose=False)
-        X, F = res.X, res.F
+    # copy_algorithm=False: the algorithm is made here for this run (pymoo's deep copy would copy
+    # the model's tables)
+    res = minimize(problem, algorithm, ("n_gen", int(n_gen) + 1), seed=int(seed), callback=log, verbose=False,
+                   copy_algorithm=False)
     seconds = time.perf_counter() - t0
-    X = np.atleast_2d(X).astype(np.int64)
-    F = np.atleast_2d(F)
+    X = np.atleast_2d(res.X).astype(np.int64)
+    F = np.atleast_2d(res.F)
     return SearchResult(X, F, pd.DataFrame(log.rows), problem.evaluations, seconds,
                         np.asarray(log.hv_ref))
-
-
-def _pymoo_version() -> tuple[int, ...]:
-    import pymoo
-
-    return tuple(int(p) for p in pymoo.__version__.split(".")[:3] if p.isdigit())
-
-
-#: The array engine reproduces pymoo 0.6.2's loop (its random generator passed to every operator,
-#: 0.6.2's order of draws); with another pymoo the objects run.
-_ARRAYS_MATCH_PYMOO = _pymoo_version()[:2] == (0, 6) and _pymoo_version() >= (0, 6, 2)

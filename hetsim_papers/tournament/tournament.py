@@ -258,11 +258,17 @@ def _explain(kind: str) -> str:
 
 
 # -- the experiments -------------------------------------------------------------------------------
+def _run(ctx: Context):
+    """The tournament's sweep, once per (quick, seed), on the context's workers or Dask scheduler
+    (``hetsim reproduce --workers/--scheduler``; the results do not depend on them)."""
+    return _sweep(ctx.quick, ctx.seed, ctx.workers, ctx.scheduler)
+
+
 @lru_cache(maxsize=2)
-def _run(quick: bool, seed: int):
+def _sweep(quick: bool, seed: int, workers: int | None, scheduler: str | None):
     from hetsim.sweep import run_sweep
 
-    return run_sweep(tournament_spec(quick, seed))
+    return run_sweep(tournament_spec(quick, seed), workers=workers, scheduler=scheduler)
 
 
 def artifact(result, kind: str, ctx: Context) -> Artifact:
@@ -300,10 +306,10 @@ def artifact(result, kind: str, ctx: Context) -> Artifact:
 
 @experiment(PAPER, "pipeline", "Tournament: every registered pipeline explorer, equal terms")
 def pipeline(ctx: Context) -> Artifact:
-    return artifact(_run(ctx.quick, ctx.seed), "pipeline", ctx)
+    return artifact(_run(ctx), "pipeline", ctx)
 
 
 @experiment(PAPER, "placement", "Tournament: every registered placement explorer (DAG schedulers)")
 def placement(ctx: Context) -> Artifact:
-    return artifact(_run(ctx.quick, ctx.seed), "placement", ctx)
+    return artifact(_run(ctx), "placement", ctx)
 

@@ -102,7 +102,8 @@ def _search(key: tuple) -> Exploration:
     explorer = HybridNSGA2(chromosome=chromosome, p=max(p, 1), pop_size=s.pop_size, n_gen=s.n_gen,
                            coefficients=coefficients(network, view, quick),
                            hv_ref=hv_reference(network, quick))
-    return dataclasses.replace(explore(problem(network, view, quick), explorer, seed=seed), problem=None)
+    return dataclasses.replace(explore(problem(network, view, quick), explorer, seed=seed),
+                               problem=None)  # type: ignore[arg-type]  # put back by prefetch
 
 
 def prefetch(ctx: Context | None, keys) -> None:

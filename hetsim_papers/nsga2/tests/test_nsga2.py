@@ -403,21 +403,55 @@ def test_nsga2_is_seeded_and_elitist(xavier, alexnet):
 @pytest.mark.parametrize("make,seed,dedup", [(lambda s: Naive(s), 0, True), (lambda s: Advanced(s, 2), 1, True),
                                               (lambda s: Advanced(s, 4), 2, False),
                                               (lambda s: SplitPoint(s), 3, True)])
-def test_array_engine_is_pymoo_draw_for_draw(xavier, alexnet, make, seed, dedup):
-    """The array engine runs pymoo's NSGA-II: the same log, front and evaluations for a seed
-    (a small population converges, so duplicates, ties and truncated rounds all occur)."""
-    from hetsim_papers.nsga2.search import _ARRAYS_MATCH_PYMOO
-
-    if not _ARRAYS_MATCH_PYMOO:
-        pytest.skip("the array engine reproduces pymoo 0.6.2's draws")
+def test_fast_pieces_are_pymoo_defaults_draw_for_draw(xavier, alexnet, make, seed, dedup):
+    """The hashed duplicates, the array tournament and the fitness cache change nothing: the same
+    log, front and evaluations as pymoo's defaults for a seed (a small population converges, so
+    duplicates, ties, cache hits and truncated rounds all occur)."""
     space = HybridSpace(xavier, alexnet, "cpu")
     model = ThesisModel(space, coefficients(2e-4))
     a, b = (run_nsga2(make(space), model, pop_size=30, n_gen=12, seed=seed, eliminate_duplicates=dedup,
-                      engine=engine) for engine in ("pymoo", "arrays"))
+                      plain=plain) for plain in (True, False))
     assert a.generations.drop(columns="seconds").equals(b.generations.drop(columns="seconds"))
     assert np.array_equal(a.X, b.X) and np.array_equal(a.F, b.F) and a.evaluations == b.evaluations
-    with pytest.raises(HetsimError, match="engine='x'; allowed: arrays, pymoo"):
-        run_nsga2(Naive(space), model, pop_size=4, n_gen=1, engine="x")
+
+
+def test_genome_duplicates_are_pymoo_default_duplicates():
+    """GenomeDuplicates keeps what DefaultDuplicateElimination keeps, in the same order: the first
+    of equal genomes, none equal to another population's (floats and ints of the same genes)."""
+    from pymoo.core.duplicate import DefaultDuplicateElimination
+    from pymoo.core.population import Population
+
+    from hetsim_papers.nsga2.search import GenomeDuplicates
+
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        X = rng.integers(0, 3, size=(40, 4))
+        other = rng.integers(0, 3, size=(25, 4)).astype(float)
+        pop, oth = Population.new("X", X), Population.new("X", other)
+        for args in ((), (oth,), (oth, Population.new("X", X[:3]))):
+            want = DefaultDuplicateElimination().do(pop, *args, return_indices=True)[1]
+            got = GenomeDuplicates().do(pop, *args, return_indices=True)[1]
+            assert got == want
+
+
+def test_fitness_rows_do_not_depend_on_their_population(xavier, alexnet):
+    """The cache may hand out a genome's objectives computed in another population: the model's
+    row for a genome is the same bits alone, in any batch and after a cache hit."""
+    from hetsim_papers.nsga2.search import FitnessProblem
+
+    space = HybridSpace(xavier, alexnet, "cpu")
+    model = ThesisModel(space, coefficients(2e-4))
+    for chromosome in (Naive(space), Advanced(space, 3), SplitPoint(space)):
+        rng = np.random.default_rng(1)
+        X = chromosome.repair(rng.integers(chromosome.xl, chromosome.xu + 1, size=(60, chromosome.n_var)))
+        whole = model.evaluate(chromosome.decode(X)).F
+        alone = np.vstack([model.evaluate(chromosome.decode(X[i:i + 1])).F for i in range(len(X))])
+        assert np.array_equal(whole, alone)
+        cached = FitnessProblem(chromosome, model)
+        F1 = cached.evaluate(X[:30].astype(float))
+        F2 = cached.evaluate(np.vstack([X[20:], X[:5]]).astype(float))
+        assert np.array_equal(F1, whole[:30]) and np.array_equal(F2, np.vstack([whole[20:], whole[:5]]))
+        assert cached.evaluations == 75 and cached.model_evaluations == len(np.unique(X, axis=0))
 
 
 def test_densenet_autodice_files_name_every_onnx_node(xavier):

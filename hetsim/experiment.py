@@ -227,6 +227,30 @@ def load_papers(names: Iterable[str] | None = None) -> dict[str, dict[str, Exper
     return _REGISTRY
 
 
+def expected_durations(paper: str) -> dict[str, tuple[float | None, float | None]]:
+    """A paper's measured durations, id -> (quick, full) seconds, from the ``durations.csv`` beside
+    its experiments package (or module; columns id, quick_s, full_s; benchmarks/reproduce_durations.py writes it
+    from the logs of a quick and a full ``hetsim reproduce``); {} when it has none."""
+    import csv
+    import importlib.util
+
+    module = papers().get(paper)
+    spec = importlib.util.find_spec(module) if module else None
+    if spec is None or (not spec.submodule_search_locations and spec.origin is None):
+        return {}
+    folder = (Path(next(iter(spec.submodule_search_locations))) if spec.submodule_search_locations
+              else Path(str(spec.origin)).parent)   # a package: its folder; a module: the one it is in
+    path = folder / "durations.csv"
+    if not path.is_file():
+        return {}
+
+    def seconds(text: str | None) -> float | None:
+        return float(text) if text not in (None, "") else None
+
+    with path.open(newline="") as f:
+        return {row["id"]: (seconds(row.get("quick_s")), seconds(row.get("full_s"))) for row in csv.DictReader(f)}
+
+
 def select(spec: list[str], all_: bool) -> list[Experiment]:
     """``pipesearch`` (every experiment of a paper), ``shisha:fig4`` (one), or all of them."""
     registry = load_papers(None if all_ or not spec else {s.split(":")[0] for s in spec})

@@ -58,10 +58,22 @@ def reproduce(spec, all_, quick, out, seed, list_, strict, workers, scheduler) -
         raise HetsimError("say what to reproduce: a paper (pipesearch), paper:id (shisha:fig4) or --all")
     chosen = select(list(spec), all_ or (list_ and not spec))
     if list_:
-        t = Table("experiment", "title")
+        from hetsim.experiment import expected_durations
+
+        t = Table("experiment", "title", "--quick", "full")
+        durations = {p: expected_durations(p) for p in dict.fromkeys(e.paper for e in chosen)}
+        totals, missing = [0.0, 0.0], [False, False]
         for e in chosen:
-            t.add_row(f"{e.paper}:{e.id}", escape(e.title))
+            pair = durations[e.paper].get(e.id, (None, None))
+            for k, s in enumerate(pair):
+                totals[k] += s or 0.0
+                missing[k] |= s is None
+            t.add_row(f"{e.paper}:{e.id}", escape(e.title), *map(_duration, pair))
+        t.add_row("all listed", "", *(("at least " if m else "") + _duration(s) for s, m in zip(totals, missing, strict=True)))
         console.print(t)
+        console.print("Durations measured on a shared 2-core machine (each paper's experiments/durations.csv, "
+                      "written by benchmarks/reproduce_durations.py from a run's log; blank: not measured); "
+                      "yours will differ.")
         return
     out_dir = Path(out)
     outcomes = []
@@ -95,3 +107,16 @@ def reproduce(spec, all_, quick, out, seed, list_, strict, workers, scheduler) -
                   f"wrote {md} and {js} ({time.perf_counter() - t_all:.0f} s)")
     if strict and not all(c.passed for o in outcomes for c in o.artifact.claims):
         sys.exit(1)
+
+
+def _duration(seconds: float | None) -> str:
+    """'0.4 s', '12 s', '3 min', '1.2 h'; '' when not measured."""
+    if seconds is None:
+        return ""
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"

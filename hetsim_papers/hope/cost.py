@@ -1,4 +1,4 @@
-"""HOPE's cost model (seed 002, digest §5.5): what the benchmarking engine of HOPE would measure on
+"""HOPE's cost model (HOPE gives none; ours, docs/papers/hope.md): what the benchmarking engine of HOPE would measure on
 a phone, synthesised from the platform, since the paper publishes no table.
 
 * **Operator latency** ``cl[op][d]`` (§1.3): a roofline with a launch overhead on every device,

@@ -1,4 +1,4 @@
-"""HOPE:GS, the greedy search of HOPE §3 (Algorithm 2, corrected as in digest §4.2-4.3).
+"""HOPE:GS, the greedy search of HOPE §3 (Algorithm 2, with the readings of docs/papers/hope.md).
 
 Short ops are first merged into super-ops (§3.2, :func:`~hetsim_papers.hope.merging.merge_short_ops`).
 Then, while some super-op is ready: take the K ready ones with the smallest earliest start time
@@ -7,14 +7,14 @@ order), try all |D|^K assignments of them to EPs, and commit the one whose K sup
 first. K = 4 for 2 EPs and 3 for 3 EPs [paper]; every other count defaults to the largest K with
 |D|^K <= 64 [choice].
 
-Where the digest reads the printed algorithm:
+Where hetsim reads the printed algorithm:
 
 * line 7 (``opsQueue <- kOps.successors``) would drop the ready ops not in the window; the ready
-  set keeps them and gains the successors all of whose predecessors are placed [digest §4.2];
+  set keeps them and gains the successors all of whose predecessors are placed [Alg. 2, line 7];
 * "the minimal completion time of the K ops" is the latest of their finishes (``score="max"``;
-  ``"sum"`` scores the sum) [digest §11.9]; ties go to the smaller sum of finishes, then to the
+  ``"sum"`` scores the sum) [docs/papers/hope.md]; ties go to the smaller sum of finishes, then to the
   first assignment in the enumeration order (EP indices, lexicographic);
-* ops of one batch on one EP are queued in EST order [digest §11.9];
+* ops of one batch on one EP are queued in EST order [docs/papers/hope.md];
 * a batch is scored by replaying it exactly as the engine will
   (:class:`~hetsim.exploration.dag.tables.PlanState`: the inputs' transfers on the consumer's EP by
   default, each tensor moved to an EP once), so the plan's predicted latency is its simulated

@@ -4,7 +4,7 @@ The graph (§4: "modules consisting of a number of super-ops") is cut into modul
 vertices by :func:`~hetsim_papers.hope.partition.partition`; the modules form a chain every edge
 respects, and each is solved, in that order, as HOPE's ILP
 (:func:`~hetsim_papers.hope.milp.solve_paper_cpsat`) with a rolling horizon (the paper says only
-that it "solves ILP for each subgraph individually"; digest §2.3, §11.6):
+that it "solves ILP for each subgraph individually"; the stitching is ours: docs/papers/hope.md):
 
 * the vertices of earlier modules are fixed; an input that one of them produces is ready when the
   plan so far, replayed exactly as the engine will (:class:`~hetsim.exploration.dag.tables.PlanState`),

@@ -14,7 +14,7 @@ SHORT = ("fastest", "predecessor")
 
 
 def merge_short_ops(view: SchedView, threshold_s: float | None) -> Groups:
-    """HOPE's node merging (§3.2, digest §4.4): an op that is *short* (its time on the fastest EP
+    """HOPE's node merging (§3.2): an op that is *short* (its time on the fastest EP
     that can run it is below ``threshold_s``) and has exactly one predecessor joins its
     predecessor's super-op, provided some EP can run the whole super-op. ``None`` merges nothing.
 

@@ -1,4 +1,4 @@
-"""HOPE's ILP (§2.1, eqs. 1-6; digest §2.3 for the clean form), solved with OR-Tools CP-SAT and,
+"""HOPE's ILP (§2.1, eqs. 1-6, linearised as in docs/papers/hope.md), solved with OR-Tools CP-SAT and,
 to cross-check, HiGHS.
 
 Every vertex on one device (eq. 6), its processing time its latency there plus the transfer of
@@ -8,11 +8,11 @@ not overlap (eqs. 4-5), and the makespan is minimised (eq. 2). :func:`solve_pape
 for CP-SAT with one optional interval per (vertex, device) and a NoOverlap per device, which
 replaces the big-M disjunctions of eq. 5: the interval of vertex i on device d lasts ``cl[i][d] +
 sum_k sum_{a != d} x[k][a] C_k[a][d]``, linear in the placement, so eq. 1's device-dependent
-communication needs no edge variables. :func:`solve_paper_highs` writes the same model as the
-digest's big-M MILP for ``scipy.optimize.milp`` (HiGHS), with edge variables and an order variable
+communication needs no edge variables. :func:`solve_paper_highs` writes the same model as a
+big-M MILP for ``scipy.optimize.milp`` (HiGHS), with edge variables and an order variable
 per pair of vertices with no path between them; the tests check that both give the same optimum.
 
-An :class:`Instance` may be a *module* of a larger plan (HOPE:LP's rolling horizon, digest §2.3):
+An :class:`Instance` may be a *module* of a larger plan (HOPE:LP's rolling horizon; §2.2 leaves the stitching open: docs/papers/hope.md):
 ``release[i]`` is when its inputs from earlier modules are ready, ``ext_comm[i][d]`` what moving
 them to device d costs, ``avail[d]`` when device d finishes the work already placed on it.
 
@@ -303,7 +303,7 @@ class _HighsRows:
 
     def _paper_rows(self, inst: Instance, cols: dict[tuple, int], pairs: list[tuple[int, int]],
                     M: float) -> None:
-        """Eqs. 2, 3, 5 and 6 of the digest's MILP, and the devices' availability."""
+        """Eqs. 2, 3, 5 and 6 of the MILP (linearised, docs/papers/hope.md), and the devices' availability."""
         add, p, tau = self.add, self.p, cols[("tau",)]
         for i in range(inst.n):
             add({cols[("x", i, d)]: 1.0 for d in inst.capable(i)}, 1.0, 1.0)                # eq. 6
@@ -352,7 +352,7 @@ def _highs_bounds(inst: Instance, cols: dict[tuple, int]) -> tuple[np.ndarray, n
 
 
 def solve_paper_highs(inst: Instance, time_limit_s: float = 20.0, where: str = "ILP") -> Solution:
-    """HOPE's ILP as the digest's big-M MILP (§2.3), solved by HiGHS through
+    """HOPE's ILP as a big-M MILP (docs/papers/hope.md), solved by HiGHS through
     ``scipy.optimize.milp``: placement x, edge placements e (continuous), one start per vertex,
     an order variable per pair of vertices without a path between them. Vertices must be numbered
     in a topological order. For cross-checking CP-SAT on small instances."""

@@ -1,4 +1,4 @@
-"""The seven networks of HOPE (seed 002, digest §7), generated as ONNX models.
+"""The seven networks of HOPE (HOPE §5.1), generated as ONNX models.
 
 HOPE schedules IN-V3, IN-V4, PNASNet-Mobile, PNASNet-Large, NASNet-Large, SqueezeNet and a
 DeepSpeech LSTM as MNN op graphs. Each builder here follows the framework definition the
@@ -570,10 +570,10 @@ LSTM_GATES = ("i", "f", "g", "o")
 def lstm_deepspeech(weights: str = "external", seed: int = 0, hidden: int = 1024,
                     input_size: int = 1024, steps: int = 10) -> onnx.ModelProto:
     """The LSTM of HOPE's evaluation: one layer, 1024 hidden units, 10 time steps, the
-    DeepSpeech configuration (input width 1024 assumed, digest §7).
+    DeepSpeech configuration (input width 1024 assumed, docs/papers/hope.md).
 
     Each step concatenates x_t and h_{t-1}, runs the 4 gate products [x_t; h_{t-1}]·W_g + b_g as
-    4 independent Gemms (the parallel ops HOPE and StarPU both exploit, digest §9 Fig. 4), then
+    4 independent Gemms (the parallel ops HOPE and StarPU both exploit, HOPE §5.2, Fig. 4), then
     the gate math: i, f, o = sigmoid, g = tanh, c_t = f*c_{t-1} + i*g, h_t = o*tanh(c_t). The
     weights are shared by all steps; h_0 and c_0 are inputs (ONNX LSTM's initial_h, initial_c).
     The output is the sequence of h_t (what the next DeepSpeech layer reads).

@@ -12,8 +12,8 @@ from hetsim.platform.params import CostParams
 
 class HopeCoreParams(CostParams):
     """``core_types[].hope``: what HOPE's cost model (:class:`hetsim_papers.hope.cost.HopeCostModel`)
-    adds to the roofline block for a CPU: how an op's time scales with the core clock (HOPE
-    digest §5.5, ``cl(f) = cl(f_max) [alpha f_max / f + 1 - alpha]``)."""
+    adds to the roofline block for a CPU: how an op's time scales with the core clock (HOPE gives
+    no cost model, docs/papers/hope.md: ``cl(f) = cl(f_max) [alpha f_max / f + 1 - alpha]``)."""
 
     readers: ClassVar[tuple[str, ...]] = ("hope",)
 
@@ -26,7 +26,7 @@ class HopeCoreParams(CostParams):
 class HopeAcceleratorParams(CostParams):
     """``accelerators[].hope``: HOPE's cost model for a GPU: op kinds it runs poorly, and the cost
     of handing a tensor between it and a CPU cluster, C = sync + copy + layout transform (HOPE
-    digest §5.2, §5.5)."""
+    §4.1; the cost model: docs/papers/hope.md)."""
 
     readers: ClassVar[tuple[str, ...]] = ("hope",)
 

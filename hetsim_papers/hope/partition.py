@@ -1,4 +1,4 @@
-"""HOPE's graph partitioning by upward rank (§2.2, Algorithm 1, corrected as in digest §3.3).
+"""HOPE's graph partitioning by upward rank (§2.2, Algorithm 1, with the corrections of docs/papers/hope.md).
 
 ``uprank(v) = 1 + max over predecessors`` (eq. 8; sources 1) is the longest path, in vertices,
 from an input to v. Cutting a DAG at level r (V0 = uprank <= r, V1 = the rest) leaves every edge
@@ -13,7 +13,7 @@ recursively until every part has fewer than NT vertices (NT = 12 [paper]) and re
 
 The printed Algorithm 1 never updates ``minBalance`` and tests ``minBalance < |w0 - w1|``, which is
 never true, and its loop runs to maxU, which leaves V1 empty; :func:`bisect` implements the intent
-(digest §3.3). A part whose vertices all share one level (an antichain: parallel ops) cannot be
+(docs/papers/hope.md). A part whose vertices all share one level (an antichain: parallel ops) cannot be
 cut by level; it is split in the middle of its workload order, the two halves independent.
 """
 

@@ -244,7 +244,7 @@ class UnitCoefficients(_Strict):
 class Coefficients(_Strict):
     """The thesis's coefficients JSON (§4.3): what its tuning process writes and its analytical
     model reads, for one network on one cluster (the energy coefficient differs per network,
-    digest §8.3, so the tuning runs per network)."""
+    thesis §4.3, so the tuning runs per network)."""
 
     network: str
     platform: str
@@ -414,7 +414,7 @@ def expected_memory_bytes(placement, workload, platform: Platform) -> dict[str, 
 
 
 def memory_MiB(expected_bytes: float, unit: UnitCoefficients) -> float:
-    """eq. 4.9: expected x c_M + b_M, in MiB (the thesis's "MB", digest §14)."""
+    """eq. 4.9: expected x c_M + b_M, in MiB (the thesis's "MB", read as MiB: docs/papers/nsga2.md)."""
     return expected_bytes / MiB * unit.memory_coefficient + unit.memory_bias_MiB
 
 

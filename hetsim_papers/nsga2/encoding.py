@@ -1,4 +1,4 @@
-"""The thesis's three genome encodings and their decoders (Savva §4.2; digest §4-6).
+"""The thesis's three genome encodings and their decoders (Savva §4.2.1-4.2.2 and its ref. [18]).
 
 All three decode a whole population at once into :class:`~hetsim_papers.nsga2.space.Decoded`
 arrays, which :meth:`HybridSpace.placement` turns into the one mapping object:
@@ -13,7 +13,7 @@ arrays, which :meth:`HybridSpace.placement` turns into the one mapping object:
 * :class:`SplitPoint` (the vertical baseline of [18], §6): n genes, values 0..L, each device runs
   the layers (previous split point, its split point]; no layer is split.
 
-Where the thesis is silent (digest §14), one line each in docs/papers/nsga2.md: in a row, equal
+Where the thesis is silent, one line each in docs/papers/nsga2.md: in a row, equal
 values are taken in device order and the later device gets an empty range; row 1 (and the
 split-point genome) is repaired so that it covers every layer: the device with the largest value
 (the first such) takes the rest, or device 1 everything when the row is all zeros
@@ -185,7 +185,7 @@ class Advanced(Chromosome):
     def repair(self, X: np.ndarray) -> np.ndarray:
         """Row 1 must cover every splittable layer, or the last ones (and their groups) would have
         no device: extend the device with the largest split point to S (the first such device), or
-        give device 1 everything when row 1 is all zeros (digest §5.5, [A])."""
+        give device 1 everything when row 1 is all zeros (docs/papers/nsga2.md)."""
         return _cover(X, self.space.n_devices, self.space.n_split) if self.repair_rule == "extend" else X
 
     def owners(self, X: np.ndarray) -> np.ndarray:

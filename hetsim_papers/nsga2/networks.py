@@ -6,7 +6,7 @@ names a layer by its ONNX node (the first output's name when the node has none).
 the ONNX model zoo's files: its Table 2 "Size" column is the zoo READMEs' listed file sizes (238,
 527.8 and 32 MB) and AutoDiCE's own AlexNet example maps the zoo's ``bvlcalexnet-9.onnx``. Each
 network here is that zoo model rebuilt node for node, in its ONNX node order, with its tensor
-shapes, kernels, strides, pads and groups (digest /work/shared/papers/004_hybrid_nsga2.md §10)::
+shapes, kernels, strides, pads and groups (thesis Table 2, §5.1)::
 
     from hetsim_papers.nsga2.networks import alexnet, splittable, split_channels
     model = alexnet()                    # 24 nodes, conv1_1 ... prob_1
@@ -32,7 +32,7 @@ from hetsim.workload.onnx_graph import OnnxGraph
 NETWORKS = Networks()
 register = NETWORKS.register
 
-#: Layers the thesis may split horizontally by output channel (LOP, thesis §4.1; digest §1):
+#: Layers the thesis may split horizontally by output channel (LOP, thesis §4.1):
 #: Conv and fully connected (ONNX Gemm) layers, the layers with weights.
 SPLITTABLE_OPS: tuple[str, ...] = ("Conv", "Gemm")
 

@@ -89,7 +89,7 @@ class HybridProblem(PlacementProblem):
             raise HetsimError(f"HybridProblem: warmup={warmup!r} must be an integer in 0..frames-1 ({frames - 1})")
         eps = device_view(platform, devices)
         # remeasure: a mapping deployed twice is run twice (the thesis's Best Energy and Best
-        # Latency rows are one design point measured twice, digest §8.3).
+        # Latency rows are one design point measured twice, thesis §4.3).
         measurement = Measurement(mode="stream", frames_per_trial=frames, engine="des",
                                   noise_sigma=noise_sigma, contention=contention, remeasure=True)
         super().__init__(platform, workload, cost or NcnnCostModel(platform), eps=eps,

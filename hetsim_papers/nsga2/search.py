@@ -4,7 +4,7 @@ The thesis ran pymoo 0.5.0's NSGA-II, population 1000, 100 generations, minimisi
 model's (max energy per device, max memory per device, latency). pymoo is a dependency; this
 module only supplies the pieces the chromosomes need: a vectorised pymoo ``Problem`` whose
 fitness is :class:`~hetsim_papers.nsga2.fitness.ThesisModel`, integer operators, the chromosomes'
-repair, and a per-generation log. The thesis never names its operators (digest §7.3); its pymoo
+repair, and a per-generation log. The thesis never names its operators (docs/papers/nsga2.md); its pymoo
 0.5.0 integer recipe differs from 0.6's in ways that move results, so both are here:
 
 * ``operators="pymoo-0.5"`` (default, the reproduction): 0.5's ``int_random`` sampling,
@@ -31,7 +31,7 @@ generations draw for draw (``plain=True`` runs pymoo's defaults; the tests compa
 
 The log has one row per generation, generation 0
 being the random initial population: the population's minimum of each objective (the thesis's
-convergence plots, digest §14) and the hypervolume of the non-dominated set, normalised by a
+convergence plots; what they show: docs/papers/nsga2.md) and the hypervolume of the non-dominated set, normalised by a
 reference point fixed at the start (1.1 x the initial population's worst of each objective, or
 ``hv_ref``).
 """

@@ -5,7 +5,7 @@ devices of a Zynq UltraScale+ board: CPU_S (one Cortex-A53, serial kernels), CPU
 cores, thread-parallel kernels, only for parallelisable op types) and PIM (Silent-PIM, bfloat16,
 only the forms of the paper's Table 2). The paper gives no absolute times, only ratios (Fig. 8,
 the 1.83x copy asymmetry, Fig. 11's reductions); this model has the shapes the paper describes
-(003 digest §4, §5, §8 item 3) and takes its constants from the platform's ``pim:`` blocks, which
+(§4.1-4.2, Table 2; the model: docs/papers/pim.md) and takes its constants from the platform's ``pim:`` blocks, which
 ``hetsim reproduce pim:calibration`` fits from those ratios (hetsim_papers/pim/experiments/calibration.py)::
 
     cost = PimCostModel.for_workload(platform, workload)        # forms of the paper's zoo model
@@ -58,7 +58,7 @@ if TYPE_CHECKING:
 FUNCTION_OP_TYPES = frozenset({"Div", "Pow", "Sqrt", "Erf", "Tanh", "Exp", "Log", "Softmax",
                                "LogSoftmax", "Sigmoid", "Reciprocal", "Gelu"})
 
-#: The device roles of the paper (digest §1.2).
+#: The device roles of the paper (§4.1).
 SERIAL, PARALLEL, PIM = "serial", "parallel", "pim"
 
 

@@ -1,4 +1,4 @@
-"""The Device-mapped Computational Graph (DCG) of the PIM paper (seed 003, §3.2; digest §1.3-1.5).
+"""The Device-mapped Computational Graph (DCG) of the PIM paper (seed 003, §3.1-3.2).
 
 For a computational graph CG(V_c, E_c) of operators in topological order and n devices, the DCG
 has a node v_i for every operator v and every device i that can run it (incapable nodes are
@@ -6,7 +6,7 @@ absent), and a dashed edge for every copy the graph may need: a tensor from a de
 produce it to another device on which one of its consumers can run. A copy's cost is fixed by its
 *Distinct-Attribute* (DA) class, (data type, bytes, source device, destination device), so one
 representative per class needs profiling. START and END are implicit: inputs come from, and
-outputs stay where they are at, no cost (digest §1.4, §9 item 14).
+outputs stay where they are at, no cost (§2.3; docs/papers/pim.md).
 
 Everything here is arrays over operator indices (the *stations* of the assembly-line DP, in
 topological order) and device indices (its *lines*)::
@@ -296,7 +296,7 @@ class Dcg:
     def window(self, start: int, length: int, host: int = 0) -> Dcg:
         """The sub-DCG of ops ``start .. start+length-1``: an input produced before the window is a
         tensor of a virtual op ``IN`` pinned to device ``host`` (the CPU: inputs from outside the
-        window sit in system memory, digest §8 item 9), outputs leave at no cost (END)."""
+        window sit in system memory, docs/papers/pim.md), outputs leave at no cost (END)."""
         if not 0 <= start < start + length <= self.n_ops:
             raise HetsimError(f"{self.name}: window {start}..{start + length - 1}: allowed: within "
                               f"0..{self.n_ops - 1}")

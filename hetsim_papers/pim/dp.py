@@ -1,8 +1,8 @@
 """OPT: the PIM paper's modified assembly-line scheduling (ALS) dynamic program (seed 003, §3.3-3.4).
 
-Devices are the *lines*, the CG operators in topological order the *stations* (digest §3.3). The
+Devices are the *lines*, the CG operators in topological order the *stations* (§3.3). The
 classic two-line ALS of CLRS (paper Eq. 1) becomes, for n lines and a station j with several
-data-dependent predecessors (paper Eq. 2, digest §3.4)::
+data-dependent predecessors (paper Eq. 2, §3.3)::
 
     f[0][d] = a(o_0, d)
     f[j][d] = a(o_j, d) + min over d' in cap(o_{j-1}) of
@@ -16,11 +16,11 @@ is no state: its line has a gap there (Fig. 6(c)), and every arrival on it is a 
 
 On a chain this is exact. On a DAG the recurrence charges, on a switch, every input as if its
 producer sat on the previous station's line, and on a stay no input at all (paper §3.2's
-assumption): a skip edge from another line is then mis-charged (digest §3.4, "caveat"). Two
+assumption): a skip edge from another line is then mis-charged (docs/papers/pim.md). Two
 variants are provided:
 
 * ``mode="paper"``: the recurrence above, as published.
-* ``mode="path"`` (path-aware, digest §3.4): T uses the true device of each predecessor on the
+* ``mode="path"`` (path-aware, docs/papers/pim.md): T uses the true device of each predecessor on the
   best path into (j-1, d'), read from its stored assignment, on a switch and on a stay alike, and
   counts copies as the executor does (``copies="memory"``: a tensor already copied to a memory on
   that path is not copied again; ``"edge"``: every dashed edge). Exact on chains, a heuristic on

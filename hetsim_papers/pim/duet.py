@@ -6,7 +6,7 @@ time on a node without considering communication costs between devices. Then, it
 increases the coverage of the nodes starting from the first node and adjusts the allocation by
 considering the communication cost". DUET(x) covers the first x of the nodes in topological order.
 
-Rebuilt here (digest §6, [A]):
+Rebuilt here (§4.3 describes it in words; the rule: docs/papers/pim.md):
 
 1. every op on its fastest device (node cost only): DUET(x = 0 %);
 2. for the first floor(x · V_c) ops in topological order, one op at a time, move the op to the

@@ -2,7 +2,7 @@
 
 The paper partitions the computational graph (CG) that ONNX Runtime (ORT) holds for BERT-small,
 RoBERTa-base and GPT-2 small over CPU_S (one Cortex-A53 core), CPU_P (four cores) and a PIM unit
-(003 digest §1.1-1.7, §5). This module writes those graphs node by node, as the traced PyTorch
+(§3.1, §4.1, Tables 2-3). This module writes those graphs node by node, as the traced PyTorch
 export of the Hugging Face models contains them, batch 1 and sequence length ``p``::
 
     from hetsim_papers.pim.networks import bert_small, capability, dcg_counts
@@ -40,8 +40,8 @@ quantity                    BERT-small   RoBERTa      GPT-2 (paper): residual
 V_c (paper)                 222 (222)    616 (616)    1,963 (1,934): +29, +1.5 %
 E_c (paper)                 262 (262)    725 (725)    2,460 (2,424): +36
 PIM-capable (paper)         108 (108)    308 (308)    245 (245)
-CPU_P-only (digest §1.7)    31 (31)      85 (85)      169 (169)
-CPU_S-only (digest §1.7)    83 (83)      223 (223)    1,549 (1,520): +29, all shape ops
+CPU_P-only (from Table 3)   31 (31)      85 (85)      169 (169)
+CPU_S-only (from Table 3)   83 (83)      223 (223)    1,549 (1,520): +29, all shape ops
 V_d (paper)                 469 (469)    1,317        2,622 (2,593): the +29 CPU_S-only
 E_d, 3 devices (paper)      686 (686)    1,951        1,725 (1,723): +2
 E_d, CPU_S + PIM (Table 1)  221 (221)    628 (628)    528 (527): +1
@@ -68,12 +68,12 @@ Definitions used by the counts (the paper's, recovered where it is silent; docs/
 ---------------------------------------------------------------------------------------------
 - A CG node is an ONNX node (initializers and graph inputs are not nodes); a CG edge is a data
   dependency between two nodes: a distinct (producer, consumer) pair.
-- V_d = Σ_v |cap(v)| (START and END not counted: the 3^x path counts say so, digest §1.7).
+- V_d = Σ_v |cap(v)| (START and END not counted: the 3^x path counts say so, Table 3).
 - A dashed DCG edge is one possible copy: (tensor, source device, destination device) with the
   source a device that can produce the tensor, the destination a different device on which some
-  consumer of it can run. ORT inserts one copy per tensor and destination device (digest §3.5);
+  consumer of it can run. ORT inserts one copy per tensor and destination device (docs/papers/pim.md);
   counting per (producer, consumer) pair instead gives 840 / 275 for BERT, not 686 / 221.
-- A DA class is (dtype, bytes, source, destination) of a dashed edge (digest §1.5).
+- A DA class is (dtype, bytes, source, destination) of a dashed edge (§3.2.1).
 """
 
 from __future__ import annotations
@@ -95,13 +95,13 @@ from hetsim.workload.onnx_graph import OnnxGraph
 NETWORKS = Networks()
 register = NETWORKS.register
 
-#: The three devices of the paper's platform (digest §1.2).
+#: The three devices of the paper's platform (§4.1).
 DEVICES: tuple[str, ...] = ("CPU_S", "CPU_P", "PIM")
-#: The sequence lengths the paper sweeps ("8 to 64"; digest §9.8).
+#: The sequence lengths the paper sweeps ("8 to 64", §4.1; the grid: docs/papers/pim.md).
 SEQUENCE_LENGTHS: tuple[int, ...] = (8, 16, 32, 64)
 
 #: Op types whose ORT CPU kernels the paper runs thread-parallel (CPU_P), any dtype. Recovered
-#: from the counts (digest §1.7): with this set the CPU_P-only counts are 31 / 85 / 169 (7, 7, 14
+#: from the counts (Table 3, docs/papers/pim.md): with this set the CPU_P-only counts are 31 / 85 / 169 (7, 7, 14
 #: per layer); removing any of them, or adding any other op type of these graphs, changes at
 #: least one of the three (Gemm is in anyway: every Gemm here is PIM-capable, and the sets nest).
 CPU_P_OP_TYPES = frozenset({"MatMul", "Gemm", "Add", "Sub", "Mul", "Div"})
@@ -124,7 +124,7 @@ class TransformerSpec:
     inputs: tuple[str, ...] = ("input_ids",)  # the graph inputs, (1, p) int64 each
 
 
-#: google/bert_uncased_L-4_H-512_A-8 ("BERT-small", digest §1.7) with a 2-class head (§5).
+#: google/bert_uncased_L-4_H-512_A-8 ("BERT-small", §4.1) with a 2-class head (§5).
 BERT_SMALL = TransformerSpec("bert-small", 4, 512, 2048, 8, 30522, 512, 2, 1e-12, 2,
                              ("input_ids", "attention_mask", "token_type_ids"))
 #: roberta-base with a 2-class head (the model zoo's roberta-sequence-classification).
@@ -193,7 +193,7 @@ def _gelu_tanh(g: OnnxGraph, x: str, name: str) -> str:
 # -- BERT and RoBERTa ---------------------------------------------------------------------------
 def _bert_layer(g: OnnxGraph, spec: TransformerSpec, h: str, mask: str, p: int, name: str) -> str:
     """One BertLayer (transformers 2.x, shared by RoBERTa), static shapes: 50 nodes, 25 of them
-    PIM-capable and 7 more CPU_P-capable (digest §1.7)."""
+    PIM-capable and 7 more CPU_P-capable (derived from Table 3)."""
     d = spec.hidden // spec.heads
     q = _linear(g, h, spec.hidden, f"{name}.attention.query")
     k = _linear(g, h, spec.hidden, f"{name}.attention.key")
@@ -591,7 +591,7 @@ def table2_forms(model: onnx.ModelProto) -> dict[str, Table2Form]:
 def capability(model: onnx.ModelProto) -> dict[str, frozenset[str]]:
     """The devices that can run each node: {CPU_S}, {CPU_S, CPU_P} or {CPU_S, CPU_P, PIM}.
 
-    Rules (003 paper, Table 2 and §4; digest §1.2, §5):
+    Rules (003 paper, Table 2 and §4; the column reading: docs/papers/pim.md):
 
     - **CPU_S** runs every operator (the final fallback; "CPU_S only" is a baseline).
     - **PIM** runs the forms of Table 2 on float tensors (:func:`table2_forms`), a "(p, r)"

@@ -1,4 +1,4 @@
-"""The PIM paper's low-overhead profiling (seed 003, §3.2, Algorithm 1; digest §2).
+"""The PIM paper's low-overhead profiling (seed 003, §3.2, Algorithm 1).
 
 The DP needs every node cost a(v, d) and every DA class's copy cost. The paper measures them
 with whole-model ONNX Runtime runs:
@@ -15,7 +15,7 @@ with whole-model ONNX Runtime runs:
    node with an all-ones L; its path, completed to END, is the one extra run. The paper needs 3 + 1
    runs for all three models, and 4 DA classes are left after the node runs.
 
-This module is the simulator's version (digest §2.7): it plans the runs (assignments) and counts
+This module is the simulator's version (docs/papers/pim.md): it plans the runs (assignments) and counts
 them; :class:`hetsim_papers.pim.explorers.OptimalPartitioning` measures them on the problem, charging the
 tuning clock. The trace of the sweep (``trace=True``) is the paper's Fig. 5 table.
 

@@ -1,4 +1,4 @@
-"""``hope:ablations``: what HOPE's parts contribute (digest §10): node merging off and on, GS's
+"""``hope:ablations``: what HOPE's parts contribute (node merging §3.2, tensor caching §4.3): node merging off and on, GS's
 window K = 1 (a greedy earliest-finish list scheduler, StarPU's rule) against K = 4, LP's module
 size NT in {8, 12, 16}, the paper's level count against the exact vertex cut, the modules solved
 under the engine's rules (tensor caching, transfers on their lanes) instead of HOPE's ILP, and two

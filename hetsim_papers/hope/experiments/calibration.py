@@ -1,6 +1,6 @@
 """Calibration of HOPE's three phones: code, from the paper's stated numbers, never typed values.
 
-The paper publishes no latency table (digest §5.2, §11.1). Its only absolute numbers are PN-M on
+The paper publishes no latency table (HOPE §4.1, §5). Its only absolute numbers are PN-M on
 HE: 43 ms on the CPU (2 big cores) and 183 ms on the GPU (§5.2). They identify two parameters:
 
 * the CPU's kernel efficiency: one scale on the roofline block's ``gemm_efficiency`` and
@@ -12,7 +12,7 @@ HE: 43 ms on the CPU (2 big cores) and 183 ms on the GPU (§5.2). They identify 
 Both carry over to every CPU core type and GPU of the three phones [assumption: the same MNN
 kernels and OpenCL runtime; the paper gives LE and ME no latency]. Fig. 6's μLayer has one more
 parameter per phone, its per-layer CPU-GPU synchronisation, fitted by :func:`fit_split_sync` to
-that phone's average reduction (digest §8.3); the runs supply the latencies.
+that phone's average reduction (HOPE §5.4); the runs supply the latencies.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 hand-off needs no layout transform (§5.4): μLayer, HOPE:GS and HOPE:LP normalised to μLayer.
 
 μLayer's per-layer CPU-GPU synchronisation is not in the paper; it is fitted per phone to the
-average reduction the paper states for that phone (digest §8.3), so those averages are fit inputs
+average reduction the paper states for that phone (HOPE §5.4), so those averages are fit inputs
 and the maxima (and the LSTM's) are what the model then says."""
 
 from __future__ import annotations
@@ -94,5 +94,5 @@ def fig6(ctx: Context):
     notes = ["μLayer's per-layer synchronisation fitted per phone: " + ", ".join(
         f"{k} {f.split_sync_s * 1e6:.1f} us (average reduction {f.reached_pct:.2f}% for {f.target_pct}%)"
         for k, f in fits.items()),
-        "HOPE's runs use the same ARM-CL costs (no layout transform; an assumption, digest §8.3)."]
+        "HOPE's runs use the same ARM-CL costs (no layout transform; an assumption, docs/papers/hope.md)."]
     return artifact(table, fig, claims, notes)

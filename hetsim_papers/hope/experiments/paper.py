@@ -1,6 +1,5 @@
 """What HOPE (seed 002) states, as the reproduction compares it, and the tolerances fixed before
-the first run. Source: /work/shared/seeds/002_3fb54a6c49a2d1dd.txt; section numbers (§) are those
-of the digest /work/shared/papers/002_hope.md, which quotes every number below."""
+the first run. Source: the paper's text; section numbers (§) are HOPE's own."""
 
 from __future__ import annotations
 
@@ -45,7 +44,7 @@ FIG5 = {"min": {"MOSAIC": (26.4, 19.2), "StarPU": (17.2, 10.8)},
 
 # -- Fig. 6: against μLayer on ACL (one layout) (§5.4) -------------------------------------------------
 #: platform -> (HOPE:GS max %, HOPE:LP max %, HOPE's average %). The averages are the calibration's
-#: inputs (μLayer's per-layer synchronisation is fitted to them, digest §8.3).
+#: inputs (μLayer's per-layer synchronisation is fitted to them, HOPE §5.4).
 FIG6 = {"hope-he": (32.9, 40.6, 25.8), "hope-me": (32.8, 35.9, 21.3), "hope-le": (25.4, 28.0, 8.0)}
 #: The abstract's "up to 41.8% (average 18.4%) than μLayer": 41.8 contradicts the text's 40.6 (§11.16).
 ABSTRACT_MULAYER = (41.8, 18.4)
@@ -63,6 +62,6 @@ NT, EPS = 12, 0.2
 K = {2: 4, 3: 3}
 
 # -- tolerances, fixed before the first run (docs/papers/hope.md, "Reproduction") ----------------------
-PP = 3.0          # a reduction averaged over phones or models: +-3 percentage points (digest §12)
+PP = 3.0          # a reduction averaged over phones or models: +-3 percentage points (docs/papers/hope.md)
 PP_MAX = 5.0      # an "up to" reduction (one phone and model): +-5 points
 MOST = 5          # "on most models": at least 5 of the 7

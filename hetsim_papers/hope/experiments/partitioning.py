@@ -59,5 +59,5 @@ def fig1(ctx: Context):
     axes[0, 0].set_title("HOPE:LP's modules on HE")
     axes[0, 0].legend(fontsize=8)
     notes = ["Fig. 1 is an image; the DAG here has its stated uprank counts (6 vertices <= 5, 7 above, one "
-             "on level 5) and is cut by Algorithm 1 as corrected in digest §3.3."]
+             "on level 5) and is cut by Algorithm 1 as corrected in docs/papers/hope.md."]
     return artifact(table, fig, claims, notes)

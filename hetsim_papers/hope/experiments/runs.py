@@ -6,7 +6,7 @@ preset, the devices (EPs) the schedulers may use, and the cost model's switches:
 layout on CPU and GPU: Fig. 6) and μLayer's per-layer synchronisation. Every version runs on HOPE's
 runtime as the one DAG engine replays it: one queue per device in plan order, a tensor moved to a
 device once (tensor caching is on for every version, §5.2), its transfer and layout transform
-charged to the device that needs it (``DagOptions(comm="consumer")``, digest §1.3), no memory
+charged to the device that needs it (``DagOptions(comm="consumer")``, HOPE §2.1.1, eq. 1), no memory
 contention (the closed-form schedule, which the DES reproduces exactly without contention;
 ``Setting(contention=True)`` measures with the DES and the shared memory instead).
 """
@@ -31,7 +31,7 @@ VERSIONS = {"CPU": "CPU-only", "GPU": "GPU-only", "MOSAIC": "MOSAIC", "StarPU": 
             "HOPE:GS": "HOPE:GS", "HOPE:LP": "HOPE:LP"}
 #: Every algorithm a figure may run, by its label in the figures.
 ALGORITHMS = {**VERSIONS, "HEFT": "HEFT", "muLayer": "muLayer", "ILP-exact": "ILP-exact"}
-#: Where HOPE's runtime charges a transfer (digest §1.3, §11.3: the consumer's device).
+#: Where HOPE's runtime charges a transfer (HOPE §2.1.1, eq. 1: the consumer's device).
 COMM: Comm = "consumer"
 
 
@@ -130,5 +130,5 @@ def latency(setting: Setting, model: str, version: str, **params) -> float:
 
 
 def reduction_pct(hope_s: float, baseline_s: float) -> float:
-    """The paper's convention: (L_baseline - L_HOPE) / L_baseline, in % (digest §9)."""
+    """The paper's convention: (L_baseline - L_HOPE) / L_baseline, in % (HOPE §5.2)."""
     return 100.0 * (baseline_s - hope_s) / baseline_s

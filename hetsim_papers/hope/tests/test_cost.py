@@ -54,7 +54,7 @@ def test_gpu_time_is_launch_overhead_plus_roofline(he, sqz):
 
 
 def test_cpu_frequency_scales_by_the_compute_bound_fraction(sqz):
-    """cl(f) = cl(f_max) [alpha f_max / f + 1 - alpha] (digest §5.5); the GPU does not move."""
+    """cl(f) = cl(f_max) [alpha f_max / f + 1 - alpha] (docs/papers/hope.md); the GPU does not move."""
     top = load_platform("hope-le")
     low = load_platform("hope-le", dvfs="min")
     c_top, c_low = HopeCostModel(top), HopeCostModel(low)

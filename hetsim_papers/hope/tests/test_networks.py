@@ -1,6 +1,6 @@
 """HOPE's seven networks (hetsim_papers/hope/networks.py) and the MNN-style fusion pass
 (hetsim/workload/onnx_fuse.py): op counts against the paper, MACs and parameters against the
-digest's table, shapes against ONNX's own inference, and fusion that changes no result."""
+table of docs/papers/hope.md, shapes against ONNX's own inference, and fusion that changes no result."""
 
 from __future__ import annotations
 
@@ -40,15 +40,15 @@ MNN_OPS = {"inception-v3": 127, "inception-v4": 197, "pnasnet-mobile": 514, "pna
 MNN_OPS_DEDUP = {**MNN_OPS, "pnasnet-mobile": 466, "pnasnet-large": 583, "nasnet-large": 785}
 PAPER_OPS_MIN, PAPER_OPS_NAS_L, PAPER_SHAPES_NAS_L = 40, 1049, 39
 
-#: Digest §7 "standard model facts": (mult-adds in G, parameters in M) and the relative tolerance
-#: of each: 1% where the digest gives three digits; SQZ's 1.2 M to half a unit of its last digit
+#: The networks' published figures (the table of docs/papers/hope.md): (mult-adds in G, parameters in M) and the relative tolerance
+#: of each: 1% where the table gives three digits; SQZ's 1.2 M to half a unit of its last digit
 #: (5%); SQZ's 0.86 G is met at 3.2% (0.833 G at Caffe's 227x227; 0.819 G at 224x224), the
 #: residual docs/papers/hope.md reports.
-DIGEST = {
+PUBLISHED = {
     "inception-v3": (5.7, 23.8, 0.01, 0.01), "inception-v4": (12.3, 42.7, 0.01, 0.01),
     "pnasnet-mobile": (0.59, 5.1, 0.01, 0.01), "pnasnet-large": (25.0, 86.1, 0.01, 0.01),
     "nasnet-large": (23.8, 88.9, 0.01, 0.01), "squeezenet-hope": (0.86, 1.2, 0.035, 0.05),
-    # LSTM: digest §7, [x; h] (2048) x 4096 per step = 8.4 M MAC, 84 M over 10 steps; the
+    # LSTM: HOPE §5.1, [x; h] (2048) x 4096 per step = 8.4 M MAC, 84 M over 10 steps; the
     # weights are 4 x (2048 x 1024 + 1024) = 8.39 M parameters ("about 32 MB").
     "lstm-deepspeech": (0.0839, 8.39, 0.01, 0.01),
 }
@@ -99,14 +99,14 @@ def test_acyclic_and_shapes_equal_onnx_inference(models, name):
 
 
 @pytest.mark.parametrize("name", HOPE)
-def test_macs_and_parameters_match_the_digest(models, name):
-    gmacs, mparams, tol_macs, tol_params = DIGEST[name]
+def test_macs_and_parameters_match_the_table(models, name):
+    gmacs, mparams, tol_macs, tol_params = PUBLISHED[name]
     assert count_macs(models[name]) / 1e9 == pytest.approx(gmacs, rel=tol_macs)
     assert count_params(models[name]) / 1e6 == pytest.approx(mparams, rel=tol_params)
 
 
 def test_squeezenet_versions():
-    # v1.1 at 224x224 is the digest's 0.35 G; both versions have the same 40 operators, so the
+    # v1.1 at 224x224 is the usual 0.35 G; both versions have the same 40 operators, so the
     # paper's 40 cannot tell them apart (docs/papers/hope.md says why v1.0 is the default).
     v11 = squeezenet(version="1.1", image_size=224)
     assert count_macs(v11) / 1e9 == pytest.approx(0.35, rel=0.01)

@@ -59,7 +59,7 @@ def test_the_exact_model_bounds_every_scheduler(seed):
 
 
 def test_gs_with_a_window_of_one_and_no_merging_is_starpu():
-    """Digest §10: HOPE:GS with K = 1 is a greedy earliest-finish list scheduler, StarPU's."""
+    """HOPE:GS with K = 1 is a greedy earliest-finish list scheduler, StarPU's."""
     for seed in range(15):
         view = SchedView(problem(seed, 12, three=seed % 3 == 0))
         a, b = hope_gs(view, k=1, merge_threshold_s=None), dmdar(view)

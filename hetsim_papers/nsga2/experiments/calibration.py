@@ -10,7 +10,7 @@ that step's measurements identify (the others are the platform file's sourced va
    AlexNet im2col and FC, DenseNet-121 many small layers (:func:`hetsim.calibrate.fit_platform`,
    log error, the DAG engine's closed form, which equals the DES without noise);
 2. **memory**: the runtime's resident MiB, to the three peaks (152.746 / 446.852 / 95.969 MB,
-   read as MiB, digest §14), each simulated peak being the runtime + the schedule's peak with ncnn
+   read as MiB, docs/papers/nsga2.md), each simulated peak being the runtime + the schedule's peak with ncnn
    freeing every weight and blob once unused (closed form: the mean residual);
 3. **energy**: the CPU device's compute-bound and memory-bound power, to the three energies
    (0.352 / 1.959 / 1.026 J) given the fitted schedule (linear least squares, the board's idle

@@ -1,12 +1,12 @@
 """What Savva's thesis (seed 004) states, as the reproduction compares it, and the tolerances fixed
-before the first run. Source: /work/shared/seeds/004_d06a49da3df005d4.txt, through the digest
-/work/shared/papers/004_hybrid_nsga2.md (section numbers §), which marks what it derived itself."""
+before the first run. Source: the thesis's text; section numbers (§) are the thesis's,
+and each value derived rather than printed says so."""
 
 from __future__ import annotations
 
 from hetsim_papers.nsga2.networks import TABLE2  # noqa: F401  (Table 2 lives with the workloads)
 
-#: Final predicted values of the thesis's E1 runs (digest §12, read off Tables 3, 5, 6): energy J,
+#: Final predicted values of the thesis's E1 runs (thesis §5.2, read off Tables 3, 5, 6): energy J,
 #: memory MB, latency s.
 E1_FINAL: dict[str, dict[str, tuple[float, float, float]]] = {
     "alexnet-onnx": {"Naive": (1.971, 51.969, 0.138758), "Advanced-2": (0.360, 42.842, 0.025382),

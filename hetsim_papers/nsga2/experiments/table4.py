@@ -1,7 +1,7 @@
 """Table 4: the Advanced-4 best-latency mapping of AlexNet on the 8 CPUs.
 
-Two parts. (a) A verification vector: the advanced genome the digest reconstructs from Table 4
-(§12.1: row 1 dev8 = 1, dev7 = 2, dev1 = 3, dev5 = 5, dev6 = 8; row 2 dev2 = 1, dev7 = 2, dev3 = 3,
+Two parts. (a) A verification vector: the advanced genome reconstructed by hand from Table 4
+(thesis §5.2.1: row 1 dev8 = 1, dev7 = 2, dev1 = 3, dev5 = 5, dev6 = 8; row 2 dev2 = 1, dev7 = 2, dev3 = 3,
 dev5 = 4, dev6 = 5, dev4 = 8; rows 3-4 repeat row 1) decodes to exactly Table 4's devices, split
 output sizes and Concat devices. (b) The Advanced-4 best-latency mapping of hetsim's own E1 run,
 written the way Table 4 is (layer, original and split output sizes, devices, inserted Concats),
@@ -25,7 +25,7 @@ TABLE4_DEVICES = {
     "conv5_1": [5, 6], "conv5_2": [5], "pool5_1": [5], "OC2_DUMMY_0": [5], "fc6_1": [6, 4], "fc6_2": [6],
     "fc6_3": [6], "fc7_1": [6, 4], "fc7_2": [6], "fc7_3": [6], "fc8_1": [6, 4], "prob_1": [6]}
 TABLE4_CONCAT = {"conv1_1": 8, "conv3_1": 1, "conv5_1": 5, "fc6_1": 6, "fc7_1": 6, "fc8_1": 6}
-#: The digest's genome (§12.1), rows of 8 genes (device 1..8).
+#: The genome reconstructed from Table 4 (thesis §5.2.1), rows of 8 genes (device 1..8).
 ROW1 = [3, 0, 0, 0, 5, 8, 2, 1]
 ROW2 = [0, 1, 3, 8, 4, 5, 2, 0]
 TABLE4_GENOME = ROW1 + ROW2 + ROW1 + ROW1
@@ -58,7 +58,7 @@ def table4(ctx: Context) -> Artifact:
     devices = {op: [index[e.name] for e in reference.devices_of(op)] for op in TABLE4_DEVICES}
     concat = {op: index[reference.ep_of[op].name] for op in TABLE4_CONCAT}
     halves = all(abs(s.fraction - 0.5) < 1e-12 for shares in reference.splits.values() for s in shares)
-    claims = [ctx.equal("the digest's Table 4 genome decodes to Table 4's devices per layer", TABLE4_DEVICES, devices,
+    claims = [ctx.equal("the reconstructed Table 4 genome decodes to Table 4's devices per layer", TABLE4_DEVICES, devices,
                         kind=VECTOR),
               ctx.equal("... and to Table 4's Concat devices", TABLE4_CONCAT, concat, kind=VECTOR),
               ctx.true("... with every split an equal halving of the output channels", "halves",

@@ -54,7 +54,7 @@ PLATFORM = "pim-zynq"
 # -- what the paper states -----------------------------------------------------------------------
 #: Fig. 8 (§4.2): speedup of PIM over CPU_S / CPU_P at p = 8 and p = 64. The text gives ranges;
 #: which end is at which p follows from the text (PIM time linear in p, CPU reuse grows with p;
-#: digest §7 Fig. 8 [D]), except PIM over CPU_P on element-wise, which either way fits every
+#: derived from Fig. 8, §4.2), except PIM over CPU_P on element-wise, which either way fits every
 #: sentence: FIG8_EW_CPU_P_ORDER chooses (docs/papers/pim.md).
 FIG8_P = (8, 64)
 FIG8 = {
@@ -68,7 +68,7 @@ FIG8_EW_CPU_P_ORDER = "falling"
 #: The two operators of Fig. 8: (p x 512) + (p x 512) and (p x 512) x (512 x 512).
 FIG8_R = 512
 #: §2.3: "the data copy from CPU to PIM of 64 K bytes was 1.83 times faster than from PIM to CPU";
-#: 64 KB read as the bfloat16 payload (32,768 elements; digest §9 item 7).
+#: 64 KB read as the bfloat16 payload (32,768 elements; docs/papers/pim.md).
 COPY_RATIO = 1.83
 COPY_RATIO_ELEMENTS = 65536 // 2
 #: Fig. 11 (§4.3): OPT's change against (PIM, CPU_P, CPU_S) at p = 16, (compute, transfer);

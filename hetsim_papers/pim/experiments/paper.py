@@ -1,6 +1,6 @@
 """What the PIM partitioning paper states (seed 003: Kim et al., ACM TODAES 29(2), 2024), checked
-against the original text (/work/shared/seeds/003_b69dd2d3d722e5e0.txt); where a value is the
-digest's derivation rather than the paper's, its comment says so.
+against the paper's text; where a value is a
+derivation rather than the paper's, its comment says so.
 """
 
 from __future__ import annotations

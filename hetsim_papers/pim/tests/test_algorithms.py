@@ -178,7 +178,7 @@ def test_on_dags_the_dps_are_feasible_and_the_milp_is_exact(seed, n):
 
 def test_the_paper_dp_can_miss_the_optimum_on_a_dag():
     """The recurrence charges every input of a station as if it came from the previous station's
-    line (digest §3.4): B (on PIM) skips over C (CPU only) into D, so D on PIM is charged a copy of
+    line (docs/papers/pim.md): B (on PIM) skips over C (CPU only) into D, so D on PIM is charged a copy of
     B's tensor that the schedule never makes (estimate 19, not 15), and the DP takes D to the CPU."""
     g = nx.DiGraph([("A", "B"), ("B", "C"), ("B", "D"), ("C", "D")])
     cap = {"A": ["cpu"], "B": ["cpu", "pim"], "C": ["cpu"], "D": ["cpu", "pim"]}

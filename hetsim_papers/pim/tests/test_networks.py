@@ -51,7 +51,7 @@ def counts(name: str, p: int = 16, devices: tuple[str, ...] = DEVICES):
 
 # -- Table 3 (three devices) and Table 1 (CPU_S + PIM) ------------------------------------------
 # (V_c, E_c, PIM-capable, CPU_P-only, CPU_S-only, V_d, E_d 3 devices, E_d CPU_S + PIM): the paper's
-# Tables 3 and 1 and the digest's §1.7 split. GPT-2 is what the export of its code contains: the
+# Tables 3 and 1 and the split derived from them. GPT-2 is what the export of its code contains: the
 # paper's ORT graph has 29 fewer shape-computation nodes (CPU_S-only, between CPU_S-only nodes;
 # see the residual table in hetsim_papers/pim/networks.py), so V_c, E_c, CPU_S-only and V_d
 # are above the paper by those nodes, and E_d by one copy-capable tensor. The paper's values are in
@@ -144,7 +144,7 @@ TABLE2 = {
                      ("Element-wise", 5): {768}, ("Element-wise", 6): {3072},
                      ("Element-wise", 7): {768}},
     # Table 2 prints one r per element-wise row; GPT-2's residual and embedding adds
-    # (p,768)+(p,768) are row (1) too (the 245 PIM-capable nodes need them; digest §9.9).
+    # (p,768)+(p,768) are row (1) too (the 245 PIM-capable nodes need them; Table 2's reading, docs/papers/pim.md).
     "gpt2": {("Gemm", 1): {(3072, 768), (768, 2304), (768, 3072), (768, 768)},
              ("Element-wise", 1): {768, 3072}, ("Element-wise", 2): {1, 768},
              ("Element-wise", 3): {3072}, ("Element-wise", 4): {3072},

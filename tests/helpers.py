@@ -408,3 +408,17 @@ def assert_notebook_reproduces(notebook: Path) -> None:
 
     diff = differences(nbformat.read(notebook, as_version=4), execute(notebook))
     assert not diff, f"{notebook} is stale (python -m hetsim.notebooks {notebook}): {diff[:3]}"
+
+
+# -- fidelity harnesses' scorecards (hetsim_papers/pipeit/fidelity, hetsim_papers/pipesearch/fidelity.py) --
+def fidelity_claim(paper: str, id: str, claim: str, passed: bool, cls: str = "prediction") -> dict:
+    """One claim of a scorecard.json as a fidelity variant writes it."""
+    return {"paper": paper, "id": id, "claim": claim, "class": cls, "pass": passed,
+            "paper_value": 1.0, "sim_value": 2.0 if passed else 3.0}
+
+
+def write_fidelity_variant(root: Path, variant: str, paper: str, claims: list[dict]) -> None:
+    """``root/variant/paper/scorecard.json`` holding ``claims``."""
+    d = root / variant / paper
+    d.mkdir(parents=True)
+    (d / "scorecard.json").write_text(json.dumps({"claims": claims}))

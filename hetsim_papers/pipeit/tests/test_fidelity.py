@@ -3,31 +3,20 @@ counts passes and flips from the scorecards the variants write. Nothing here run
 
 from __future__ import annotations
 
-import json
+from helpers import fidelity_claim, write_fidelity_variant
 
 from hetsim.platform import load_platform
 from hetsim_papers.pipeit.fidelity import scorecard
 
 
-def _claim(paper: str, id: str, claim: str, passed: bool, cls: str = "prediction") -> dict:
-    return {"paper": paper, "id": id, "claim": claim, "class": cls, "pass": passed,
-            "paper_value": 1.0, "sim_value": 2.0 if passed else 3.0}
-
-
-def _write(root, variant: str, paper: str, claims: list[dict]) -> None:
-    d = root / variant / paper
-    d.mkdir(parents=True)
-    (d / "scorecard.json").write_text(json.dumps({"claims": claims}))
-
-
 def test_the_summary_counts_passes_per_paper_and_every_flip(tmp_path):
-    _write(tmp_path, "after", "pipeit", [_claim("pipeit", "fig8", "a", True), _claim("pipeit", "fig8", "b", False),
-                                         _claim("pipeit", "fig12", "c", True, "structural")])
-    _write(tmp_path, "after", "pipesearch", [_claim("pipesearch", "table6", "d", True)])
-    _write(tmp_path, "before", "pipeit", [_claim("pipeit", "fig8", "a", False), _claim("pipeit", "fig8", "b", False),
-                                          _claim("pipeit", "fig12", "c", False, "structural")])
-    _write(tmp_path, "no-tiles", "pipeit", [_claim("pipeit", "fig8", "a", True), _claim("pipeit", "fig8", "b", True),
-                                            _claim("pipeit", "fig12", "c", True, "structural")])
+    write_fidelity_variant(tmp_path, "after", "pipeit", [fidelity_claim("pipeit", "fig8", "a", True), fidelity_claim("pipeit", "fig8", "b", False),
+                                         fidelity_claim("pipeit", "fig12", "c", True, "structural")])
+    write_fidelity_variant(tmp_path, "after", "pipesearch", [fidelity_claim("pipesearch", "table6", "d", True)])
+    write_fidelity_variant(tmp_path, "before", "pipeit", [fidelity_claim("pipeit", "fig8", "a", False), fidelity_claim("pipeit", "fig8", "b", False),
+                                          fidelity_claim("pipeit", "fig12", "c", False, "structural")])
+    write_fidelity_variant(tmp_path, "no-tiles", "pipeit", [fidelity_claim("pipeit", "fig8", "a", True), fidelity_claim("pipeit", "fig8", "b", True),
+                                            fidelity_claim("pipeit", "fig12", "c", True, "structural")])
     lines = scorecard.summary(tmp_path).splitlines()
     # the variants in the harness's order, each paper's independent predictions, flips of every class
     assert "| before | 0/2 |  | +0 / -2 |" in lines

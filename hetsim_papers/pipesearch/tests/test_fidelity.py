@@ -4,22 +4,12 @@ here runs a reproduction."""
 
 from __future__ import annotations
 
-import json
 import sys
+
+from helpers import fidelity_claim, write_fidelity_variant
 
 from hetsim.platform import load_platform
 from hetsim_papers.pipesearch import fidelity
-
-
-def _claim(paper: str, id: str, claim: str, passed: bool, cls: str = "prediction") -> dict:
-    return {"paper": paper, "id": id, "claim": claim, "class": cls, "pass": passed,
-            "paper_value": 1.0, "sim_value": 2.0 if passed else 3.0}
-
-
-def _write(root, variant: str, paper: str, claims: list[dict]) -> None:
-    d = root / variant / paper
-    d.mkdir(parents=True)
-    (d / "scorecard.json").write_text(json.dumps({"claims": claims}))
 
 
 def test_every_variant_overrides_fields_the_board_has():
@@ -30,10 +20,10 @@ def test_every_variant_overrides_fields_the_board_has():
 
 
 def test_the_pipesearch_harness_lists_flips_against_after(tmp_path, monkeypatch, capsys):
-    _write(tmp_path, "after", "pipesearch", [_claim("pipesearch", "table6", "d", True),
-                                             _claim("pipesearch", "fig4", "e", False)])
-    _write(tmp_path, "before", "pipesearch", [_claim("pipesearch", "table6", "d", True),
-                                              _claim("pipesearch", "fig4", "e", True)])
+    write_fidelity_variant(tmp_path, "after", "pipesearch", [fidelity_claim("pipesearch", "table6", "d", True),
+                                             fidelity_claim("pipesearch", "fig4", "e", False)])
+    write_fidelity_variant(tmp_path, "before", "pipesearch", [fidelity_claim("pipesearch", "table6", "d", True),
+                                              fidelity_claim("pipesearch", "fig4", "e", True)])
     monkeypatch.setattr(sys, "argv", ["fidelity", "--summary", str(tmp_path)])
     fidelity.main()
     out = capsys.readouterr().out.splitlines()

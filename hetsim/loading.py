@@ -93,20 +93,27 @@ def check_load(source: str, count: float, unit: str) -> None:
     if (seconds <= MAX_LOAD_S and memory <= MAX_MEMORY_BYTES) or _FORCE.get():
         return
     what = unit.replace("-", " ")
-    raise HetsimError(f"{source}: {count:,.0f} {what} would take ~{_duration(seconds)} of CPU and "
+    raise HetsimError(f"{source}: {count:,.0f} {what} would take ~{duration_text(seconds)} of CPU and "
                       f"~{_memory(memory)} of memory to load (~{1 / RATES[unit].seconds:,.0f} {what}/s "
-                      f"here), past the limits of {_duration(MAX_LOAD_S)} and {_memory(MAX_MEMORY_BYTES)}; "
+                      f"here), past the limits of {duration_text(MAX_LOAD_S)} and {_memory(MAX_MEMORY_BYTES)}; "
                       "give a smaller input, or --force to load it anyway")
 
 
-def _duration(seconds: float) -> str:
+def duration_text(seconds: float) -> str:
+    """A duration as people say it: '40 ms', '2.5 s', '12 s', '1.7 min', '2.5 h', '3 days' (the one
+    formatter of hetsim's estimates and listings)."""
     if seconds < 1:
-        return f"{seconds * 1e3:.2g} ms"
-    if seconds < 90:
-        return f"{seconds:.0f} s" if seconds != 60 else "1 min"
+        ms = seconds * 1e3
+        return f"{ms:.2g} ms" if ms < 10 else f"{ms:.0f} ms"
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    if seconds < 59.5:
+        return f"{seconds:.0f} s"
     if seconds < 5400:
         return f"{seconds / 60:.2g} min"
-    return f"{seconds / 3600:.2g} h"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.2g} h"
+    return f"{seconds / 86400:.0f} days"
 
 
 def _memory(nbytes: float) -> str:

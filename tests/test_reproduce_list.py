@@ -22,4 +22,5 @@ def test_durations_are_read_beside_the_experiments(tmp_path, monkeypatch):
 
 
 def test_durations_read_as_people_say_them():
-    assert [_duration(s) for s in (None, 0.42, 12.4, 600, 9000)] == ["", "0.4 s", "12 s", "10 min", "2.5 h"]
+    assert [_duration(s) for s in (None, 0.042, 0.42, 2.46, 12.4, 600, 9000, 4e5)] == \
+        ["", "42 ms", "420 ms", "2.5 s", "12 s", "10 min", "2.5 h", "5 days"]

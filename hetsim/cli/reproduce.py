@@ -110,13 +110,7 @@ def reproduce(spec, all_, quick, out, seed, list_, strict, workers, scheduler) -
 
 
 def _duration(seconds: float | None) -> str:
-    """'0.4 s', '12 s', '3 min', '1.2 h'; '' when not measured."""
-    if seconds is None:
-        return ""
-    if seconds < 10:
-        return f"{seconds:.1f} s"
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
+    """A measured duration, '' when not measured."""
+    from hetsim.loading import duration_text
+
+    return "" if seconds is None else duration_text(seconds)

@@ -36,7 +36,7 @@ here, measured (docs/robustness.md):
     >>> check(est, options)          # past MAX_EVENTS unless options.force
     Traceback (most recent call last):
     ...
-    hetsim.errors.HetsimError: --frames 3,000,000: the run is estimated at 6.09e+07 events (SimPy pipeline: 3 stages x 3,000,000 frames x ~6.7 events), past the limit of 1e+07 (~7 min at 150,000 events/s); give fewer --frames, or --force (force=True) to run it anyway
+    hetsim.errors.HetsimError: --frames 3,000,000: the run is estimated at 6.09e+07 events (SimPy pipeline: 3 stages x 3,000,000 frames x ~6.7 events), past the limit of 1e+07 (~6.8 min at 150,000 events/s); give fewer --frames, or --force (force=True) to run it anyway
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ import math
 from dataclasses import dataclass
 
 from hetsim.errors import HetsimError
-from hetsim.loading import MAX_MEMORY_BYTES  # runs past it are refused without --force, as loads
+from hetsim.loading import MAX_MEMORY_BYTES, duration_text
 
 #: SimPy events per second on the machine the weights below were measured on (2 shared cores).
 EVENTS_PER_S = 150_000
@@ -246,16 +246,6 @@ def check(est: WorkEstimate, options) -> None:
     seconds = est.events / EVENTS_PER_S
     raise HetsimError(
         f"--frames {options.frames:,}: the run is estimated at {est.events:.3g} events ({est.path}: "
-        f"{est.detail}), past the limit of {MAX_EVENTS:.3g} (~{_duration(seconds)} at "
+        f"{est.detail}), past the limit of {MAX_EVENTS:.3g} (~{duration_text(seconds)} at "
         f"{EVENTS_PER_S:,} events/s); give "
         "fewer --frames, or --force (force=True) to run it anyway")
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.0f} min"
-    if seconds < 2 * 86400:
-        return f"{seconds / 3600:.0f} h"
-    return f"{seconds / 86400:.0f} days"

@@ -118,8 +118,22 @@ def run_explorer(config: dict) -> dict[str, Any]:
         f"best_{column}": r.best_value, f"true_{column}": true, "best_mapping": r.best_mapping,
         "trials": r.n_trials, "measured": r.n_measured, "distinct": r.n_distinct,
         "clock_s": r.clock_s, "database_s": r.database_s, "space_size": r.space_size,
-        "stop_reason": r.stop_reason, "wall_s": wall_s,
+        "stop_reason": r.stop_reason, "wall_s": wall_s, **_placement_extras(problem, r),
     }
+
+
+def _placement_extras(problem, r) -> dict[str, Any]:
+    """A placement's split ops, and the lower bound an exact explorer proved (its ``info``:
+    ``lower_bound_s``, ``optimal``, ``rounding_s``): what a report needs to judge quality against
+    a proven optimum."""
+    if problem.kind != "placement":
+        return {}
+    out: dict[str, Any] = {"split_ops": len(r.best.splits) if r.best is not None else math.nan}
+    if "lower_bound_s" in r.info and problem.objective == "latency":
+        out.update(lower_bound_latency_s=float(r.info["lower_bound_s"]),
+                   proven_optimal=bool(r.info.get("optimal", False)),
+                   bound_rounding_s=float(r.info.get("rounding_s", 0.0)))
+    return out
 
 
 # -- the worker's entry point --------------------------------------------------------------------------

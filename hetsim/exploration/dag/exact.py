@@ -311,7 +311,8 @@ def exact(view: SchedView, time_limit_s: float = 20.0, unit_s: float = UNIT_S, m
           seed: int = 0, deterministic: bool = True) -> Plan:
     """The optimal plan of a small whole graph under the engine's rules, and CP-SAT's lower bound
     on every plan's latency (``info``: ``model_latency_s``, ``lower_bound_s``, ``optimal``: whether
-    CP-SAT proved it within ``time_limit_s``, ``solver_s``, ``deterministic_s``, ``status``).
+    CP-SAT proved it within ``time_limit_s``, ``rounding_s``: how far the integer model's times may
+    be from the engine's, one unit per op, ``solver_s``, ``deterministic_s``, ``status``).
     ``time_limit_s`` is CP-SAT's deterministic time unless ``deterministic=False`` (then the wall
     clock, and the result may depend on the machine's load). Refuses graphs of more than
     ``max_ops`` ops."""
@@ -345,5 +346,5 @@ def exact(view: SchedView, time_limit_s: float = 20.0, unit_s: float = UNIT_S, m
     sol.wall_s = sum(x.wall_s for x in sols)
     return Plan(sol.dev, sol.order(view.D), False, None,
                 {"model_latency_s": sol.makespan_s, "lower_bound_s": sol.bound_s,
-                 "optimal": sol.optimal, "solver_s": sol.wall_s,
+                 "optimal": sol.optimal, "rounding_s": view.n * unit_s, "solver_s": sol.wall_s,
                  "deterministic_s": sum(x.deterministic_s for x in sols), "status": sol.status})

@@ -125,6 +125,29 @@ def placement_explorer():
     del ALGORITHMS["OneEP-test"]
 
 
+def test_placement_reference_is_the_proven_optimum_of_plans_without_splits():
+    """ILP-exact's lower bound makes the best plan without splits the optimum; muLayer's channel
+    splits are scored against it (above 1: what splitting gains); nothing unsplit beats the bound."""
+    from hetsim.sweep import run_sweep, spec_from_dict
+    from hetsim_papers.tournament.tournament import artifact
+
+    spec = spec_from_dict({
+        "schema": 1, "name": "placements", "base": {},
+        "axes": {"platform": ["hope-he"], "workload": ["synthnet"], "algorithm": ["CPU-only", "HEFT", "muLayer", "ILP-exact"], "seed": [0]}}, "test")
+    result = run_sweep(spec, workers=1)
+    row = result.table.set_index("algorithm").loc["ILP-exact"]
+    assert row["proven_optimal"] and row["lower_bound_latency_s"] <= row["true_latency_s"]
+    assert row["bound_rounding_s"] > 0
+    place = artifact(result, "placement", Context("tournament", "placement", quick=True))
+    t = place.table.set_index("algorithm")
+    assert (t["reference"] == "optimum").all()
+    assert t.loc["ILP-exact", "quality_mean"] == pytest.approx(1.0, abs=1e-9)
+    assert t.loc["muLayer", "splits"] and t.loc["muLayer", "quality_mean"] > 1
+    assert not t.loc["HEFT", "splits"] and t.loc["CPU-only", "quality_mean"] < 1
+    assert [c.passed for c in place.claims] == [False, True]   # not every registered one ran
+    assert "optimum on 1 of 1 problems" in place.notes[0] and "| muLayer (splits ops) |" in place.notes[1]
+
+
 @pytest.mark.slow
 def test_quick_tournament(tmp_path, placement_explorer):
     """Every registered explorer, a new one included by registering it, on equal terms; claims pass;
@@ -157,8 +180,11 @@ def test_quick_tournament(tmp_path, placement_explorer):
     assert set(place.table["algorithm"].unique()) == {a.name for a in algorithms("placement") if not a.extra}
     assert placement_explorer in set(place.table["algorithm"])
     assert {"OPT", "MILP", "DUET", "Priority"} <= set(place.table["algorithm"])   # the PIM paper's
-    assert all(c.passed for c in place.claims)
-    assert (place.table["quality_max"].dropna() <= 1 + 1e-12).all()
+    assert all(c.passed for c in place.claims) and len(place.claims) == 2
+    pt = place.table
+    assert (pt["reference"] == "optimum").all()          # CP-SAT's bound proves every quick problem
+    assert (pt.loc[~pt["splits"], "quality_max"].dropna() <= 1 + 1e-12).all()
+    assert set(pt.loc[pt["splits"], "algorithm"]) == {"muLayer"}
     for kind in ("pipeline", "placement"):
         for ext in ("csv", "md", "png"):
             assert (tmp_path / f"tournament-{kind}.{ext}").stat().st_size > 100

@@ -153,6 +153,12 @@ CORE = Plugin(
         ExplorerSpec("NSGA-II-pipe", "hetsim.exploration.moo:NSGA2Pipeline", "pipeline",
                      "pymoo's NSGA-II over pipelines: a Pareto front of two or more objectives",
                      paper="baseline (pymoo's NSGA-II, Deb et al. 2002)"),
+        ExplorerSpec("NSGA-II-place", "hetsim.exploration.moo:NSGA2Placement", "placement",
+                     "pymoo's NSGA-II over op -> EP assignments (one categorical gene per op), the engine "
+                     "ordering each plan", paper="baseline (pymoo's NSGA-II, Deb et al. 2002)"),
+        ExplorerSpec("NSGA-II-split", "hetsim.exploration.moo:NSGA2Split", "placement",
+                     "NSGA-II-place plus a second EP and a channel share for every op muLayer could split",
+                     paper="baseline (pymoo's NSGA-II; channel splits as Savva's hybrid partitions)"),
         ExplorerSpec("CPU-only", f"{_DAG}.single:single_device", "placement",
                      "every op on the first CPU cluster, one at a time", paper="baseline (HOPE Fig. 4)",
                      fixed={"device": "cpu"}),

@@ -1,4 +1,4 @@
-"""Multi-objective search of pipeline mappings: pymoo's NSGA-II, and Pareto fronts of any search.
+"""pymoo's NSGA-II over pipeline mappings and DAG placements, and Pareto fronts of any search.
 
 :class:`NSGA2Pipeline` (registered as ``NSGA-II-pipe``) runs pymoo's NSGA-II (Deb et al. 2002)
 over the pipeline design space of a :class:`~hetsim.exploration.problem.PipelineProblem`, on the
@@ -18,6 +18,15 @@ pymoo's default real operators (simulated binary crossover, polynomial mutation)
 unchanged. Every evaluation is a trial of the session: measured once, answered from the cache
 after, charged on the tuning clock, stopped by the exploration's terminations.
 
+:class:`NSGA2Placement` (``NSGA-II-place``) runs the same NSGA-II over the op -> EP assignments of
+a :class:`~hetsim.exploration.placement.PlacementProblem` (one categorical gene per op, the engine
+ordering each plan), and :class:`NSGA2Split` (``NSGA-II-split``) adds, for every op μLayer could
+split, a second EP and a share of its output channels (:class:`PlacementGenes`)::
+
+    problem = PlacementProblem("hope-he", "synthnet")
+    result = explore(problem, NSGA2Split(), MaxTrials(1000), seed=0)
+    result.best.splits          # op -> its channel shares on two EPs
+
 :func:`pareto_front` gives the non-dominated trials of *any* exploration (pymoo's
 non-dominated sorting over the distinct configurations measured), so a single-objective
 algorithm's trials have a front too.
@@ -25,7 +34,9 @@ algorithm's trials have a front too.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -33,7 +44,10 @@ import pandas as pd
 from hetsim.errors import HetsimError
 from hetsim.exploration._checks import check_number
 from hetsim.exploration.base import Exploration, Explorer, Session
+from hetsim.exploration.placement import OBJECTIVES as PLACEMENT_OBJECTIVES
+from hetsim.exploration.placement import PlacementProblem
 from hetsim.exploration.problem import PIPELINE_OBJECTIVES, Configuration, PipelineProblem
+from hetsim.mapping import Placement
 
 
 def decode(problem: PipelineProblem, x: Sequence[float]) -> Configuration:
@@ -105,7 +119,6 @@ class NSGA2Pipeline(Explorer[PipelineProblem]):
     def run(self, session: Session[PipelineProblem]) -> None:
         from pymoo.algorithms.moo.nsga2 import NSGA2
         from pymoo.core.problem import Problem as PymooProblem
-        from pymoo.optimize import minimize
 
         problem = session.problem
         objectives = self._objectives(problem)
@@ -123,17 +136,284 @@ class NSGA2Pipeline(Explorer[PipelineProblem]):
                     F[i] = signs * [problem.value(result, o) for o in objectives]
                 out["F"] = F
 
-        # pymoo seeds numpy's global generator: keep the caller's global state as it was.
-        state = np.random.get_state()
-        try:
-            res = minimize(_Pipelines(), NSGA2(pop_size=self.pop_size), ("n_gen", self.n_gen),
-                           seed=int(session.rng.integers(2**31 - 1)), verbose=False)
-        finally:
-            np.random.set_state(state)
+        res = _minimize(session, _Pipelines(), NSGA2(pop_size=self.pop_size), self.n_gen)
         if res.X is not None:
             X = np.atleast_2d(res.X)
             session.info["front"] = list(dict.fromkeys(decode(problem, x) for x in X))
         return None
+
+
+def _minimize(session: Session, pymoo_problem, algorithm, n_gen: int):
+    """pymoo's ``minimize`` of ``pymoo_problem`` for ``n_gen`` generations, seeded from the
+    session's generator (every evaluation is a trial of the session: its terminations stop it)."""
+    from pymoo.optimize import minimize
+
+    # pymoo seeds numpy's global generator: keep the caller's global state as it was.
+    state = np.random.get_state()
+    try:
+        return minimize(pymoo_problem, algorithm, ("n_gen", n_gen),
+                        seed=int(session.rng.integers(2**31 - 1)), verbose=False)
+    finally:
+        np.random.set_state(state)
+
+
+# -- placements of a DAG -----------------------------------------------------------------------------
+#: Population and generations when the encoding reaches at least POP_SIZE x N_GEN placements:
+#: 1,000 trials, the tournament's budget.
+POP_SIZE, N_GEN = 40, 25
+
+
+class PlacementGenes:
+    """The genes of a :class:`~hetsim.exploration.placement.PlacementProblem`'s candidates.
+
+    One categorical gene per op, ``ep{i}``: its EP among the problem's EPs that can run it. With
+    ``shares`` (the fractions of an op's output channels a second EP may take), for every op
+    μLayer could split (:func:`~hetsim.exploration.dag.mulayer.can_split`, two or more capable
+    EPs) two more: ``to{i}``, the second EP among the op's capable EPs, and ``share{i}``, an
+    ordinal index into ``(no split, *shares)``. The op is split when the second EP differs from its
+    own and the share is not 0; the second EP then computes the share of the channels (rounded to
+    whole channels, at least one per EP, as μLayer) and the op's own EP the rest and the gather.
+    The plan's order is left to the engine (a placement without ``order``)."""
+
+    def __init__(self, problem: PlacementProblem, shares: Sequence[float] = ()):
+        from hetsim.exploration.dag.mulayer import can_split
+
+        self.problem = problem
+        self.shares = tuple(float(f) for f in shares)
+        times = problem.op_times()
+        self.capable = [tuple(int(j) for j in np.flatnonzero(np.isfinite(row))) for row in times]
+        for op, capable in zip(problem.ops, self.capable, strict=True):
+            if not capable:
+                raise HetsimError(f"{problem.name}: op {op} runs on none of the EPs {', '.join(problem.eps)}")
+        ops = problem.workload.ops
+        self.split_ops = [i for i, op in enumerate(ops)
+                          if self.shares and len(self.capable[i]) >= 2 and can_split(op)]
+
+    def variables(self) -> dict:
+        """pymoo's variables: Choice for the EPs (categories), Integer for the share index."""
+        from pymoo.core.variable import Choice, Integer
+
+        genes: dict = {f"ep{i}": Choice(options=list(c)) for i, c in enumerate(self.capable)}
+        for i in self.split_ops:
+            genes[f"to{i}"] = Choice(options=list(self.capable[i]))
+            genes[f"share{i}"] = Integer(bounds=(0, len(self.shares)))
+        return genes
+
+    def homogeneous(self) -> list[dict[str, Any]]:
+        """One gene dictionary per EP: every op on it where it can run (else on the first EP that
+        can), nothing split."""
+        out = []
+        for e in range(len(self.problem.eps)):
+            x: dict[str, Any] = {f"ep{i}": e if e in c else c[0] for i, c in enumerate(self.capable)}
+            for i in self.split_ops:
+                x[f"to{i}"], x[f"share{i}"] = x[f"ep{i}"], 0
+            out.append(x)
+        return out
+
+    @property
+    def size(self) -> int:
+        """Distinct placements the genes reach: per op its capable EPs, per splittable op no split
+        or a share on each other capable EP."""
+        n = math.prod(len(c) for c in self.capable)
+        return n * math.prod(1 + (len(self.capable[i]) - 1) * len(self.shares) for i in self.split_ops)
+
+    def decode(self, x: Mapping[str, Any]) -> Placement:
+        """The placement a gene dictionary stands for (class docstring)."""
+        problem = self.problem
+        eps = [int(x[f"ep{i}"]) for i in range(len(self.capable))]
+        splits: dict[str, dict[str, float]] = {}
+        for i in self.split_ops:
+            k, to = int(x[f"share{i}"]), int(x[f"to{i}"])
+            if k == 0 or to == eps[i]:
+                continue
+            channels = problem.workload.ops[i].out_shape.c
+            moved = min(max(round(self.shares[k - 1] * channels), 1), channels - 1) / channels
+            splits[problem.ops[i]] = {problem.eps[eps[i]]: 1.0 - moved, problem.eps[to]: moved}
+        return problem.placement(eps, splits=splits)
+
+
+def _same_placement(genes: PlacementGenes):
+    """pymoo's duplicate elimination on what genes stand for: gene dictionaries that decode to one
+    placement (a share gene is neutral when the op is not split) are duplicates, so that the
+    offspring are new placements, not trials the cache answers."""
+    from pymoo.core.duplicate import DuplicateElimination
+
+    class SamePlacement(DuplicateElimination):
+        def _do(self, pop, other, is_duplicate):
+            key = genes.problem.key
+            seen = {key(genes.decode(ind.X)) for ind in other} if other is not None else set()
+            for i, ind in enumerate(pop):
+                k = key(genes.decode(ind.X))
+                if k in seen:
+                    is_duplicate[i] = True
+                else:
+                    seen.add(k)
+            return is_duplicate
+
+    return SamePlacement()
+
+
+class NSGA2Placement(Explorer[PlacementProblem]):
+    """pymoo's NSGA-II over the op -> EP assignments of a placement problem (registered as
+    ``NSGA-II-place``), the engine ordering each plan.
+
+    Encoding: :class:`PlacementGenes` without shares, as pymoo's mixed variables (categorical EP
+    genes: uniform crossover and random-option mutation, pymoo's operators for them), NSGA-II's
+    binary tournament on rank and crowding, duplicates eliminated on the placements the genes stand
+    for. The first individuals are the homogeneous placements (every op on one EP where it can
+    run, one per EP), the rest of the population pymoo's random sample. Every evaluation is a trial of the session: measured once, answered from the cache after,
+    stopped by the exploration's terminations.
+
+    Parameters
+    ----------
+    objectives : list of {"latency", "energy", "throughput"} or None
+        What to optimise at once (None: the problem's objective alone). Energy needs the platform's
+        power model (a trial without one is infinitely bad on it).
+    pop_size : int or None
+        Population size (None: 40, or about the square root of the placements the genes reach when
+        they are fewer than 40 x 25).
+    n_gen : int or None
+        Generations (None: 25, or enough for pop_size x n_gen to cover the placements the genes reach
+        when they are fewer); the exploration's own terminations apply too.
+    mutation_prob : float, default 0.05
+        The probability that mutation gives an EP gene a new random EP (pymoo's default, 1 / number
+        of genes, moves about one op per child: from a homogeneous placement that rarely reaches a
+        better plan, which moves a whole branch).
+    """
+
+    #: The fractions of a split op's channels on its second EP (none: no splits).
+    _shares: tuple[float, ...] = ()
+
+    def __init__(self, objectives: Sequence[str] | None = None, pop_size: int | None = None,
+                 n_gen: int | None = None, mutation_prob: float = 0.05):
+        self.objectives = objectives
+        self.pop_size = pop_size
+        self.n_gen = n_gen
+        self.mutation_prob = mutation_prob
+
+    @property
+    def name(self) -> str:
+        return "NSGA-II-place"
+
+    def _objectives(self, problem: PlacementProblem) -> tuple[str, ...]:
+        return (problem.objective,) if self.objectives is None else tuple(self.objectives)
+
+    def _share_grid(self) -> tuple[float, ...]:
+        return self._shares
+
+    def validate(self, problem: PlacementProblem) -> None:
+        owner = self.name
+        for name in ("pop_size", "n_gen"):
+            if getattr(self, name) is not None:
+                check_number(owner, name, getattr(self, name), low=2 if name == "pop_size" else 1, integer=True)
+        check_number(owner, "mutation_prob", self.mutation_prob, low=0, high=1, low_open=True)
+        if isinstance(self.objectives, str) or (self.objectives is not None and not self.objectives):
+            raise HetsimError(f"{owner}: objectives={self.objectives!r} must be a non-empty list, e.g. "
+                              f"[latency, energy]")
+        for o in self._objectives(problem):
+            if o not in PLACEMENT_OBJECTIVES:
+                raise HetsimError(f"{owner}: objective {o!r} is not measured by a placement problem; "
+                                  f"allowed: {', '.join(PLACEMENT_OBJECTIVES)}")
+
+    def budget(self, genes: PlacementGenes) -> tuple[int, int]:
+        """(population size, generations): the parameters, or their defaults for ``genes``."""
+        size = genes.size
+        small = size < POP_SIZE * N_GEN
+        pop = self.pop_size if self.pop_size is not None else (
+            max(4, min(POP_SIZE, math.isqrt(size))) if small else POP_SIZE)
+        n_gen = self.n_gen if self.n_gen is not None else (
+            max(1, math.ceil(size / pop)) if small else N_GEN)
+        return pop, n_gen
+
+    def run(self, session: Session[PlacementProblem]) -> None:
+        from pymoo.algorithms.moo.nsga2 import NSGA2, binary_tournament
+        from pymoo.core.mixed import MixedVariableMating, MixedVariableSampling
+        from pymoo.core.problem import ElementwiseProblem
+        from pymoo.core.variable import Choice, Integer
+        from pymoo.operators.mutation.pm import PM
+        from pymoo.operators.mutation.rm import ChoiceRandomMutation
+        from pymoo.operators.repair.rounding import RoundingRepair
+        from pymoo.operators.selection.tournament import TournamentSelection
+
+        problem = session.problem
+        genes = PlacementGenes(problem, self._share_grid())
+        objectives = self._objectives(problem)
+        columns = [PLACEMENT_OBJECTIVES[o][0] for o in objectives]
+        signs = np.array([-1.0 if PLACEMENT_OBJECTIVES[o][2] else 1.0 for o in objectives])
+        phase = "nsga2"
+
+        class _Placements(ElementwiseProblem):
+            def __init__(self) -> None:
+                super().__init__(vars=genes.variables(), n_obj=len(objectives))
+
+            def _evaluate(self, x, out, *args, **kwargs):
+                result = session.measure(genes.decode(x), phase)
+                values = [getattr(result, c) for c in columns]
+                out["F"] = signs * [math.inf if v is None else float(v) for v in values]
+
+        class _Start(MixedVariableSampling):
+            """pymoo's random mixed-variable sampling, its first individuals the homogeneous
+            placements (one per EP)."""
+
+            def _do(self, problem, n_samples, **kwargs):
+                X = super()._do(problem, n_samples, **kwargs)
+                start = genes.homogeneous()[:n_samples]
+                X[:len(start)] = start
+                return X
+
+        pop_size, n_gen = self.budget(genes)
+        same = _same_placement(genes)
+        # pymoo's mixed-variable mutations, the EP genes' with the per-gene rate (class docstring).
+        mutation = {Choice: ChoiceRandomMutation(prob_var=self.mutation_prob),
+                    Integer: PM(vtype=float, repair=RoundingRepair())}
+        algorithm = NSGA2(pop_size=pop_size, sampling=_Start(),
+                          mating=MixedVariableMating(selection=TournamentSelection(func_comp=binary_tournament),
+                                                     mutation=mutation, eliminate_duplicates=same),
+                          eliminate_duplicates=same)
+        res = _minimize(session, _Placements(), algorithm, n_gen)
+        if res.X is not None:
+            X = res.X if isinstance(res.X, np.ndarray) else [res.X]
+            session.info["front"] = list({problem.key(p): p for p in map(genes.decode, X)}.values())
+        session.info.update(pop_size=pop_size, n_gen=n_gen, genes_size=genes.size)
+        return None
+
+
+class NSGA2Split(NSGA2Placement):
+    """:class:`NSGA2Placement` with channel splits (registered as ``NSGA-II-split``): every op μLayer
+    could split also has a second EP and a share gene (:class:`PlacementGenes`), giving placements
+    with ``splits`` (the hybrid-partitioning paper's horizontal partitioning, on the placement
+    problem). Parameters as :class:`NSGA2Placement`, and
+
+    shares : list of float, default [0.25, 0.5, 0.75]
+        The fractions of a split op's output channels its second EP may compute (each in (0, 1);
+        the share gene's 0 is no split).
+    """
+
+    def __init__(self, objectives: Sequence[str] | None = None, pop_size: int | None = None,
+                 n_gen: int | None = None, mutation_prob: float = 0.05,
+                 shares: Sequence[float] = (0.25, 0.5, 0.75)):
+        super().__init__(objectives, pop_size, n_gen, mutation_prob)
+        self.shares = shares
+
+    @property
+    def name(self) -> str:
+        return "NSGA-II-split"
+
+    def _share_grid(self) -> tuple[float, ...]:
+        return tuple(self.shares)
+
+    def validate(self, problem: PlacementProblem) -> None:
+        super().validate(problem)
+        if isinstance(self.shares, str | bytes) or not isinstance(self.shares, Sequence) or not self.shares:
+            raise HetsimError(f"{self.name}: shares={self.shares!r} must be a non-empty list of fractions "
+                              f"in (0, 1), e.g. [0.25, 0.5, 0.75]")
+        for f in self.shares:
+            check_number(self.name, "shares", f, low=0, high=1, low_open=True)
+            if f == 1:
+                raise HetsimError(f"{self.name}: shares={list(self.shares)!r}: a share of 1 moves the whole op "
+                                  f"(its EP gene does that); allowed: fractions in (0, 1)")
+        if len(set(self.shares)) != len(self.shares):
+            raise HetsimError(f"{self.name}: shares={list(self.shares)!r} lists a fraction twice")
 
 
 def pareto_front(exploration: Exploration, objectives: Sequence[str] | None = None) -> pd.DataFrame:

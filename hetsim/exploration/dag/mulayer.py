@@ -28,6 +28,12 @@ from hetsim.exploration.dag.tables import Plan, SchedView
 SPLIT_KINDS = frozenset({"conv", "dw", "fc", "matmul"})
 
 
+def can_split(op) -> bool:
+    """Whether μLayer may divide ``op``'s output channels over two EPs (both able to run it): a
+    layer with multiply-accumulates and at least one output channel for each EP."""
+    return str(op.kind) in SPLIT_KINDS and op.out_shape.c >= 2
+
+
 def _fetch_s(view: SchedView, home: list[int], where: list[set[int]], i: int, d: int) -> float:
     """The time op i's inputs take to reach EP d: the inputs not on d yet (without caching, every
     input not made on d), moved one after another on d's lane or copy lane, or all at once
@@ -102,8 +108,7 @@ def mulayer_mapping(view: SchedView, cpu: int, gpu: int, split: bool = True, alw
     for i in range(view.n):
         op = w.op(view.names[i])
         options: list[tuple[float, int, tuple[int, int, float] | None]] = []
-        splittable = (split and str(op.kind) in SPLIT_KINDS and op.out_shape.c >= 2
-                      and all(d in view.capable[i] for d in pair))
+        splittable = split and can_split(op) and all(d in view.capable[i] for d in pair)
         for d in pair:
             if d in view.capable[i] and not (splittable and always_split):
                 options.append((_fetch_s(view, home, where, i, d) + view.cl_list[i][d], d, None))

@@ -184,7 +184,7 @@ def test_quick_tournament(tmp_path, placement_explorer):
     pt = place.table
     assert (pt["reference"] == "optimum").all()          # CP-SAT's bound proves every quick problem
     assert (pt.loc[~pt["splits"], "quality_max"].dropna() <= 1 + 1e-12).all()
-    assert set(pt.loc[pt["splits"], "algorithm"]) == {"muLayer"}
+    assert "muLayer" in set(pt.loc[pt["splits"], "algorithm"]) <= {"muLayer", "NSGA-II-split"}
     for kind in ("pipeline", "placement"):
         for ext in ("csv", "md", "png"):
             assert (tmp_path / f"tournament-{kind}.{ext}").stat().st_size > 100

@@ -294,7 +294,7 @@ def _explain(kind: str) -> str:
             "reference is the best plan without splits any explorer found; it is the *optimum* (the "
             "reference column) where CP-SAT's lower bound on every such plan (ILP-exact, graphs of at "
             "most 60 ops) lies within its rounding (1 us per op) of it. A plan that splits ops over "
-            "several EPs (muLayer) is measured against the same reference: above 100 % is what splitting "
+            "several EPs (the rows marked 'splits ops') is measured against the same reference: above 100 % is what splitting "
             "gains over the best plan without. Means over seeds and problems; trials and tuning clock "
             "are medians (wall times: the .wallclock.csv beside the table).")
 

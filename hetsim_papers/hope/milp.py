@@ -101,6 +101,18 @@ def _check(inst: Instance, where: str) -> None:
 
 
 # -- HOPE's ILP (paper model) ------------------------------------------------------------------------
+#: CP-SAT's search for HOPE's ILP: no LP relaxation (``linearization_level=0``). The relaxation of
+#: this disjunctive model is weak (the bound comes from the search; the LP only slows each node):
+#: with it off and the implied constraints of :func:`solve_paper_cpsat`, HOPE:LP's ILPs take 2-2.5x
+#: less processor time [choice: docs/papers/hope.md].
+SEARCH = {"linearization_level": 0}
+
+
+def _const(inst: Instance, i: int, d: int, unit_s: float) -> int:
+    """Vertex i's duration on device d without its inputs from this model's other vertices (units)."""
+    return to_units(inst.cl[i][d] + inst.ext_comm[i][d], unit_s)
+
+
 def ilp_schedule(inst: Instance, dev: Sequence[int], order: Sequence[Sequence[int]],
                  unit_s: float = UNIT_S) -> tuple[list[int], list[int]] | None:
     """The starts and ends (integer units) that HOPE's ILP gives a plan (every vertex's device,
@@ -158,7 +170,7 @@ def solve_paper_cpsat(inst: Instance, time_limit_s: float = 20.0, seed: int = 0,
         caps = inst.capable(i)
         m.add_exactly_one(x[i, d] for d in caps)
         for d in caps:
-            const = to_units(inst.cl[i][d] + inst.ext_comm[i][d], unit_s)
+            const = _const(inst, i, d, unit_s)
             terms = [x[k, a] * to_units(c[a][d], unit_s) for k, c in preds[i] for a in inst.capable(k)
                      if a != d and to_units(c[a][d], unit_s) > 0]
             dur = durs[i, d] = m.new_int_var(0, H, f"p{i}_{d}")
@@ -168,6 +180,10 @@ def solve_paper_cpsat(inst: Instance, time_limit_s: float = 20.0, seed: int = 0,
             m.add(e[i] == end).only_enforce_if(x[i, d])
             if inst.avail[d] > 0:
                 m.add(s[i] >= to_units(inst.avail[d], unit_s)).only_enforce_if(x[i, d])
+        # Redundant (implied: a vertex lasts at least its shortest constant part on any device):
+        # bounds the ends before the devices are chosen, so that the critical path bounds the
+        # makespan early in the search (the model's optimum is unchanged).
+        m.add(e[i] >= s[i] + min(_const(inst, i, d, unit_s) for d in caps))
         for k, _ in preds[i]:
             m.add(s[i] >= e[k])
     for k, i, d in inst.follow:
@@ -182,6 +198,13 @@ def solve_paper_cpsat(inst: Instance, time_limit_s: float = 20.0, seed: int = 0,
     z = m.new_int_var(0, H, "makespan")
     if n:
         m.add_max_equality(z, e)
+    # Redundant (implied: a device runs its vertices one at a time, none before the device is
+    # free nor before the earliest release): each device's load fits before the makespan.
+    first = min(to_units(r, unit_s) for r in inst.release) if n else 0
+    for d in range(D):
+        load = [(x[i, d], _const(inst, i, d, unit_s)) for i in range(n) if (i, d) in x]
+        if load:
+            m.add(sum(v * c for v, c in load) <= z - max(to_units(inst.avail[d], unit_s), first))
     times = ilp_schedule(inst, hint[0], hint[1], unit_s) if hint is not None else None
     if hint is not None and times is not None:
         for (i, d), var in x.items():
@@ -207,7 +230,7 @@ def solve_paper_cpsat(inst: Instance, time_limit_s: float = 20.0, seed: int = 0,
     # ends or (a global objective) the module's makespan.
     scale = n * H + 1 if tie_break else (H + 1 if objective is not z else 1)
     m.minimize(objective * scale + (sum(e) if tie_break else z if objective is not z else 0))
-    solver, optimal, wall, status = solve_cpsat(m, time_limit_s, seed, where, deterministic)
+    solver, optimal, wall, status = solve_cpsat(m, time_limit_s, seed, where, deterministic, SEARCH)
     dev = [next(d for d in inst.capable(i) if solver.value(x[i, d])) for i in range(n)]
     bound = solver.best_objective_bound / scale   # of the first term: tau or the makespan
     return Solution(dev, [solver.value(v) * unit_s for v in s], [solver.value(v) * unit_s for v in e],

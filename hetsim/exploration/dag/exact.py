@@ -21,7 +21,7 @@ HetsimError naming what and where; a solution not proven optimal is returned wit
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from hetsim.errors import HetsimError
@@ -63,12 +63,14 @@ def to_units(t: float, unit: float) -> int:
     return int(round(t / unit))
 
 
-def solve_cpsat(model, time_limit_s: float, seed: int, where: str, deterministic: bool = False):
+def solve_cpsat(model, time_limit_s: float, seed: int, where: str, deterministic: bool = False,
+                parameters: Mapping[str, object] | None = None):
     """Solve a CP-SAT model deterministically (one worker, ``seed``) within ``time_limit_s``:
     (the solver, whether it proved optimality, its wall time, its status name). ``deterministic``
     makes the limit CP-SAT's deterministic time (its count of work, the same on a loaded machine:
-    the result then never depends on the load) instead of the wall clock. Infeasible or no
-    solution in time: a HetsimError naming ``where``."""
+    the result then never depends on the load) instead of the wall clock. ``parameters``: more
+    CP-SAT parameters by name (a model's own search settings). Infeasible or no solution in
+    time: a HetsimError naming ``where``."""
     from ortools.sat.python import cp_model
 
     if not (isinstance(time_limit_s, int | float) and time_limit_s > 0):
@@ -80,6 +82,8 @@ def solve_cpsat(model, time_limit_s: float, seed: int, where: str, deterministic
         solver.parameters.max_time_in_seconds = float(time_limit_s)
     solver.parameters.num_workers = 1        # deterministic, and the machine is shared
     solver.parameters.random_seed = int(seed)
+    for name, value in (parameters or {}).items():
+        setattr(solver.parameters, name, value)
     t0 = time.perf_counter()
     status = solver.solve(model)
     wall = time.perf_counter() - t0

@@ -165,6 +165,29 @@ def test_cpsat_and_highs_find_the_same_optimum_of_hopes_ilp(seed, n, D):
                 assert b0 >= a1 - 1e-6
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_the_implied_constraints_cut_no_schedule_of_a_late_module(seed):
+    """A module late in a plan (every vertex released late, the devices busy until later still):
+    the implied constraints (each device's load before the makespan, from its availability or the
+    earliest release) keep HOPE's ILP's optimum, which HiGHS finds without them."""
+    rng = np.random.default_rng(100 + seed)
+    inst = random_instance(rng, 5 + seed % 3, 2 + seed % 2)
+    inst.release = [float(r) + 4.0 for r in rng.uniform(0, 2, inst.n)]
+    inst.avail = [float(a) for a in rng.uniform(0, 8, inst.D)]
+    a, b = solve_paper_cpsat(inst, unit_s=1e-4), solve_paper_highs(inst)
+    assert a.optimal and b.optimal
+    assert a.makespan_s == pytest.approx(b.makespan_s, abs=inst.n * 1e-4)
+
+
+def test_a_device_loaded_to_its_makespan_is_feasible():
+    """Three vertices only device 0 runs, released at 1 s, the device free at 2 s: they run back
+    to back from 2 s, so the load bound (2 + 1 + 2 + 3 = 8 s) is the optimum, not beyond it."""
+    inf = math.inf
+    inst = Instance([[1.0, inf], [2.0, inf], [3.0, inf]], [], release=[1.0] * 3, avail=[2.0, 0.0])
+    sol = solve_paper_cpsat(inst)
+    assert sol.optimal and sol.makespan_s == pytest.approx(8.0) and sol.dev == [0, 0, 0]
+
+
 def test_a_deterministic_limit_gives_the_same_solution_and_bound_every_time():
     """CP-SAT stopped by its deterministic time (HOPE:LP's and ILP-exact's default), not the wall
     clock: a search cut short ends at the same point whatever the machine's load."""

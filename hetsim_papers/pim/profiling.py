@@ -218,7 +218,7 @@ def _maximal(cands: list[tuple[int, np.ndarray]], max_pairs: int) -> list[tuple[
             col = words[:, w]
             covered &= (col[:, None] & ~col[None, :]) == 0
         np.fill_diagonal(covered, False)
-        keys = [b for b, dominated in zip(keys, covered.any(axis=1), strict=True) if not dominated]
+        keys = [keys[i] for i in np.flatnonzero(~covered.any(axis=1))]
     kept = [(b, first[b]) for b in keys]
     kept.sort(key=lambda p: -bin(p[0]).count("1"))
     return kept[:max_pairs]

@@ -135,7 +135,7 @@ def test_profiling_runs_expose_every_da_class(seed, n):
 def test_the_sweep_keeps_the_maximal_class_sets(sets, cap):
     # Against the definition: the first pair of each L that no other L strictly contains, in the
     # order of the pairs, the most classes first, at most ``cap`` (L past 64 classes included).
-    cands = [(b & s, np.array([i])) for i, (b, s) in enumerate(zip(sets, sets[1:] + [2**130 - 1]))]
+    cands = [(b & s, np.array([i])) for i, (b, s) in enumerate(zip(sets, sets[1:] + [2**130 - 1], strict=True))]
     firsts = {}
     for bits, path in cands:
         firsts.setdefault(bits, path)

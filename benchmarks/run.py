@@ -42,6 +42,10 @@
     second, goal >= 1e5) and the memory a frame adds; a 100,000-op graph, one frame; the growth
     exponent of the pipeline DES (b's pipeline, contention on) in frames. `--only k` runs (k);
     `--only a,b,k,i` several figures in one process (issue 32's).
+(l) tournament at full size, CPU time: every cell of `hetsim reproduce tournament`'s spec (1,000 trials,
+    stage trials with 2 % noise) on chiplet-c5 x ResNet50 and hikey970 x AlexNet at seed 0, in one
+    process with fresh caches, per kind (pipeline, placement) and the slowest cells (issue 30: the
+    full `reproduce --all` within 15 minutes on two cores). `--only l` runs (l) alone.
 
 Medians over --repeat runs; the machines are shared and noisy, so quote ratios from one run.
 """
@@ -804,6 +808,41 @@ def print_scale(k: dict) -> None:
               f"{k[f'pipeline_{flows}_growth_exponent']:.2f}")
 
 
+#: (l)'s problems: the one whose cells cost the core the most (chiplet-c5 x ResNet50: OPT's profiling
+#: runs, the DAG DES) and a big.LITTLE one (core-group pipelines).
+TOURNAMENT_PROBLEMS = (("chiplet-c5", "resnet50"), ("hikey970", "alexnet"))
+
+
+def bench_tournament() -> dict:
+    from hetsim.exploration.spec import clear_caches
+    from hetsim.sweep import expand
+    from hetsim.sweep.cells import problem_kind, run_cell
+    from hetsim_papers.tournament.tournament import tournament_spec
+
+    cells = [c for c in expand(tournament_spec()) if c.config["seed"] == 0
+             and (c.config["platform"], c.config["workload"]) in TOURNAMENT_PROBLEMS]
+    clear_caches()
+    per_kind: dict[str, float] = {}
+    slowest = []
+    for c in cells:
+        t0 = time.process_time()
+        status, error, _ = run_cell(c.config)
+        cpu = time.process_time() - t0
+        kind = problem_kind(c.config)
+        per_kind[kind] = per_kind.get(kind, 0.0) + cpu
+        slowest.append((cpu, f"{c.config['algorithm']} {c.config['platform']} {c.config['workload']}"))
+    slowest.sort(reverse=True)
+    return {"cells": len(cells), "cpu_s": sum(per_kind.values()), "per_kind_cpu_s": per_kind,
+            "slowest": [{"cell": name, "cpu_s": cpu} for cpu, name in slowest[:3]]}
+
+
+def print_tournament(t: dict) -> None:
+    kinds = ", ".join(f"{k} {v:.1f} s" for k, v in t["per_kind_cpu_s"].items())
+    slow = ", ".join(f"{s['cell']} {s['cpu_s']:.1f} s" for s in t["slowest"])
+    print(f"(l) tournament, full size, seed 0, {' and '.join(' x '.join(p) for p in TOURNAMENT_PROBLEMS)}: "
+          f"{t['cells']} cells in {t['cpu_s']:.1f} CPU s ({kinds}); slowest: {slow}")
+
+
 def print_pim(g: dict) -> None:
     prof = ", ".join(f"{m} {v['plan_ms']:.1f} ms (sweep {v['sweep_ms']:.1f})" for m, v in g["profiling"].items())
     print(f"(h) PIM: OPT's DP on GPT-2 p=64 ({g['ops']:,} ops, {g['dcg_nodes']:,} DCG nodes) {g['dp_ms']:.1f} ms, "
@@ -817,7 +856,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=5, help="runs per figure (median)")
     ap.add_argument("--no-reproduce", action="store_true", help="skip the reproduction timings (d)")
     ap.add_argument("--only", default=None,
-                    help="run these figures alone, comma-separated: a, b, f, g, h, i (with j), k")
+                    help="run these figures alone, comma-separated: a, b, f, g, h, i (with j), k, l")
     ap.add_argument("--no-dask", action="store_true", help="(f) without the Dask LocalCluster")
     args = ap.parse_args(argv)
     # figures alone: (JSON key, the benchmark, its printer)
@@ -827,6 +866,7 @@ def main(argv: list[str] | None = None) -> int:
               "f": ("sweep", lambda: bench_sweep(dask=not args.no_dask, repeat=args.repeat), print_sweep),
               "g": ("hope", lambda: bench_hope(args.repeat), print_hope),
               "h": ("pim", lambda: bench_pim(args.repeat), print_pim),
+              "l": ("tournament", bench_tournament, print_tournament),
               "i": ("nsga2", lambda: {"nsga2": bench_nsga2(args.repeat), "hybrid_des": bench_hybrid_des(args.repeat)},
                     print)}
     if args.only is not None:
@@ -852,6 +892,7 @@ def main(argv: list[str] | None = None) -> int:
     results["hope"] = bench_hope(args.repeat)
     results["pim"] = bench_pim(args.repeat)
     results["scale"] = bench_scale(args.repeat)
+    results["tournament"] = bench_tournament()
     if args.json:
         print(json.dumps(results, indent=2))
     else:
@@ -875,6 +916,7 @@ def main(argv: list[str] | None = None) -> int:
         print_hope(results["hope"])
         print_pim(results["pim"])
         print_scale(results["scale"])
+        print_tournament(results["tournament"])
         g = results["nsga2"]
         print(f"(i) seed-004 analytical model, AlexNet on 8 CPUs: {g['advanced_evaluations_per_s']:,.0f} "
               f"evaluations/s (advanced, p = 2), {g['naive_evaluations_per_s']:,.0f}/s (naive); NSGA-II "

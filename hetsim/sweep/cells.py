@@ -84,10 +84,12 @@ def exploration_spec(config: dict):
 def _setup(config: dict, noise_free: bool = False):
     """The cell's exploration, built as ``hetsim explore`` builds its own (hetsim.exploration.spec):
     the base's settings that do not apply to the cell's algorithm left out, the inputs and
-    problems shared with the process's other cells."""
+    problems shared with the process's other cells. A cell confirms no candidate in the DES unless
+    its spec asks (``confirm_top``): its row reports the search's own best, not the answer."""
     from hetsim.exploration.spec import build
 
-    return build(exploration_spec(config), strict=False, noise_free=noise_free, cache=True)
+    return build(exploration_spec(config), strict=False, noise_free=noise_free, cache=True,
+                 confirm_default=0)
 
 
 def problem_kind(config: dict) -> str:

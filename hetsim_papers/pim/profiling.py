@@ -203,20 +203,29 @@ def _sweep(dcg: Dcg, of_copy, start_bits: int, full: int, trace: bool, max_pairs
 
 def _maximal(cands: list[tuple[int, np.ndarray]], max_pairs: int) -> list[tuple[int, np.ndarray]]:
     """The pairs whose L no other pair's L strictly contains; equal L: the first; at most
-    ``max_pairs`` (the most classes first)."""
-    # A later pair with the L of an earlier one is always dropped (the earlier one, or a pair
-    # whose L contains it, is kept when it comes): only the first pair of each L is looked at.
+    ``max_pairs`` (the most classes first; equal counts in the order of the pairs)."""
     first: dict[int, np.ndarray] = {}
     for bits, path in cands:
         first.setdefault(bits, path)
-    kept: list[tuple[int, np.ndarray]] = []
-    for bits, path in first.items():
-        if any(bits | other == other for other, _ in kept):
-            continue  # a subset of (or equal to) one already kept
-        kept = [(o, p) for o, p in kept if o | bits != bits]
-        kept.append((bits, path))
+    keys = list(first)
+    if len(keys) > 1:
+        # Every pair's L against every other's at once (64 classes a word): L_i is covered when
+        # L_i & ~L_j == 0 for some other j. The L are distinct, so no two cover each other.
+        n_words = max(1, -(-max(b.bit_length() for b in keys) // 64))
+        words = np.array([[(b >> (64 * w)) & _WORD for w in range(n_words)] for b in keys], dtype=np.uint64)
+        covered = np.ones((len(keys), len(keys)), dtype=bool)
+        for w in range(n_words):
+            col = words[:, w]
+            covered &= (col[:, None] & ~col[None, :]) == 0
+        np.fill_diagonal(covered, False)
+        keys = [keys[i] for i in np.flatnonzero(~covered.any(axis=1))]
+    kept = [(b, first[b]) for b in keys]
     kept.sort(key=lambda p: -bin(p[0]).count("1"))
     return kept[:max_pairs]
+
+
+#: One 64-bit word of a DA-class bit set.
+_WORD = (1 << 64) - 1
 
 
 def _complete(dcg: Dcg, path: np.ndarray, j: int, order: list[int]) -> np.ndarray:

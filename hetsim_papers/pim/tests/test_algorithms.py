@@ -19,7 +19,7 @@ from hetsim_papers.pim.dcg import Dcg
 from hetsim_papers.pim.dp import als_dp
 from hetsim_papers.pim.duet import duet, fastest
 from hetsim_papers.pim.exact import enumerate_paths, milp
-from hetsim_papers.pim.profiling import plan_profiling, priority_assignment
+from hetsim_papers.pim.profiling import _maximal, plan_profiling, priority_assignment
 
 
 # -- toy graphs ----------------------------------------------------------------------------------------
@@ -128,6 +128,27 @@ def test_profiling_runs_expose_every_da_class(seed, n):
     for run in plan.runs:
         exposed |= g.copies(run)
     assert exposed == set(range(plan.n_classes))
+
+
+#: DA-class bit sets for the maximal-set test: unions of these, within and across 64-bit words.
+ATOMS = (1, 1 << 63, 1 << 64, (1 << 65) | (1 << 3), 1 << 100, 1 << 129)
+
+
+@given(masks=st.lists(st.integers(0, 2 ** len(ATOMS) - 1), max_size=40), cap=st.integers(1, 50))
+@settings(max_examples=80, deadline=None, derandomize=True)
+def test_the_sweep_keeps_the_maximal_class_sets(masks, cap):
+    # Against the definition: the first pair of each L that no other L strictly contains, in the
+    # order of the pairs, the most classes first, at most ``cap`` (L past 64 classes included).
+    sets = [sum(a for k, a in enumerate(ATOMS) if m >> k & 1) for m in masks]
+    cands = [(b, np.array([i])) for i, b in enumerate(sets)]
+    firsts = {}
+    for bits, path in cands:
+        firsts.setdefault(bits, path)
+    maximal = [(b, p) for b, p in firsts.items() if not any(b | o == o != b for o in firsts)]
+    expected = sorted(maximal, key=lambda bp: -bin(bp[0]).count("1"))[:cap]
+    kept = _maximal(cands, cap)
+    assert [b for b, _ in kept] == [b for b, _ in expected]
+    assert all(p is q for (_, p), (_, q) in zip(kept, expected, strict=True))
 
 
 # -- OPT: the assembly-line DP ------------------------------------------------------------------------

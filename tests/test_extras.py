@@ -43,3 +43,26 @@ def test_a_command_without_its_extra_is_one_line(hetsim, monkeypatch, module, ex
     else:
         run = hetsim("workloads", "export", "squeezenet", "--out", "x.onnx")
     assert_one_line_error(run, f"pip install 'hetsim[{extra}]'")
+
+
+def test_listing_the_generated_networks_needs_no_onnx():
+    """The networks' modules import onnx only when a network is built: `hetsim workloads list`
+    works without the [onnx] extra, and building one then says which extra it needs."""
+    import subprocess
+
+    code = (
+        "import sys\n"
+        "sys.modules['onnx'] = None\n"             # as in an installation without the extra
+        "from hetsim.workload.networks import generated\n"
+        "names = generated()\n"
+        "assert {'resnet18-onnx', 'bert-small-p16', 'nasnet-large', 'alexnet-onnx'} <= set(names), names\n"
+        "try:\n"
+        "    names['resnet18-onnx']()\n"
+        "except ModuleNotFoundError as e:\n"
+        "    from hetsim.extras import missing_extra\n"
+        "    print(missing_extra(e))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False,
+                         env={**__import__("os").environ, "HETSIM_DISABLE_PLUGINS": "example"})
+    assert out.returncode == 0, out.stderr
+    assert "pip install 'hetsim[onnx]'" in out.stdout

@@ -12,10 +12,13 @@ exported model. torch is not needed: the graph is written with :class:`OnnxGraph
 
 from __future__ import annotations
 
-import onnx
+from typing import TYPE_CHECKING
 
 from hetsim.workload.networks import Networks
 from hetsim.workload.onnx_graph import OnnxGraph
+
+if TYPE_CHECKING:   # onnx is imported when a network is built: listing them needs no [onnx] extra
+    import onnx
 
 NETWORKS = Networks()
 

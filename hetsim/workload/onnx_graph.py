@@ -21,18 +21,27 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+
+if TYPE_CHECKING:
+    import onnx
 
 from hetsim.workload.ops import window_out_size
 
 Dims = tuple[int, ...]
 
-_DTYPES = {"float32": TensorProto.FLOAT, "int64": TensorProto.INT64, "float16": TensorProto.FLOAT16,
-           "bfloat16": TensorProto.BFLOAT16, "int8": TensorProto.INT8, "bool": TensorProto.BOOL}
+_DTYPES = {"float32": "FLOAT", "int64": "INT64", "float16": "FLOAT16", "bfloat16": "BFLOAT16", "int8": "INT8",
+           "bool": "BOOL"}
+
+
+def _elem(dtype: str) -> int:
+    """ONNX's element type of a dtype name. onnx is imported when a model is built, not when a
+    module of networks is imported (listing the networks needs no [onnx] extra)."""
+    from onnx import TensorProto
+
+    return int(getattr(TensorProto, _DTYPES[dtype]))
 
 #: ONNX opset the generated models declare.
 OPSET = 17
@@ -103,7 +112,9 @@ class OnnxGraph:
         return self.shapes[tensor]
 
     def input(self, name: str, dims: Sequence[int], dtype: str = "float32") -> str:
-        self.inputs.append(helper.make_tensor_value_info(name, _DTYPES[dtype], list(dims)))
+        from onnx import helper
+
+        self.inputs.append(helper.make_tensor_value_info(name, _elem(dtype), list(dims)))
         self.shapes[name], self.dtypes[name] = tuple(int(d) for d in dims), dtype
         return name
 
@@ -113,6 +124,8 @@ class OnnxGraph:
 
         Random data is seeded: ``init="normal"`` draws N(0, 1/fan_in), ``init="positive"`` draws
         U(0.5, 1.5) (batch-norm scales and variances, which must stay positive)."""
+        from onnx import TensorProto, numpy_helper
+
         if init not in ("normal", "positive"):
             raise ValueError(f"init={init!r}: allowed: 'normal', 'positive'")
         name = self.fresh(base)
@@ -129,7 +142,7 @@ class OnnxGraph:
             t = numpy_helper.from_array(data, name)
         else:
             t = TensorProto()
-            t.name, t.data_type = name, _DTYPES[dtype]
+            t.name, t.data_type = name, _elem(dtype)
             t.dims.extend(dims)
             t.data_location = TensorProto.EXTERNAL
             entry = t.external_data.add()
@@ -142,6 +155,8 @@ class OnnxGraph:
               dtype: str = "int64") -> str:
         """A small constant initializer with real data (shape vectors, axes; a bare number gives a
         0-d scalar)."""
+        from onnx import numpy_helper
+
         name = self.fresh(base)
         arr = np.asarray(values, dtype=np.int64 if dtype == "int64" else np.float32)
         self.initializers.append(numpy_helper.from_array(arr, name))
@@ -152,6 +167,8 @@ class OnnxGraph:
              name: str | None = None, n_outputs: int = 1, dtype: str | None = None, **attrs) -> str:
         """Add any node; ``out_dims`` is the output shape (a list of shapes for several outputs).
         Returns the first output's name (all of them are ``<name>``, ``<name>:1``...)."""
+        from onnx import helper
+
         node_name = self.fresh(name or op_type.lower())
         outs = [node_name] + [f"{node_name}:{i}" for i in range(1, n_outputs)]
         dims: Any = out_dims  # one shape, or one per output
@@ -364,15 +381,17 @@ class OnnxGraph:
         """Cast to ``to`` (a dtype name: "float32", "int64", ...)."""
         if to not in _DTYPES:
             raise ValueError(f"cast to {to!r}: allowed: {', '.join(_DTYPES)}")
-        return self.node("Cast", [x], self.shape(x), name=name, dtype=to, to=_DTYPES[to])
+        return self.node("Cast", [x], self.shape(x), name=name, dtype=to, to=_elem(to))
 
     # -- the model --------------------------------------------------------------------------
     def model(self, *outputs: str, doc: str = "", value_info: bool = True) -> onnx.ModelProto:
         """The ONNX model whose graph outputs are ``outputs`` (with their shapes). With
         ``value_info`` the builder's shape of every intermediate tensor is declared too (readers
         need no shape inference, and a test can compare it with ONNX's)."""
+        from onnx import helper
+
         def info(t: str) -> onnx.ValueInfoProto:
-            return helper.make_tensor_value_info(t, _DTYPES[self.dtypes[t]], list(self.shapes[t]))
+            return helper.make_tensor_value_info(t, _elem(self.dtypes[t]), list(self.shapes[t]))
         outs = [info(o) for o in outputs]
         inner = [info(o) for n in self.nodes for o in n.output if o not in outputs] \
             if value_info else []
@@ -389,6 +408,8 @@ def tensor_shapes(model: onnx.ModelProto) -> dict[str, Dims]:
     """The static shape of every tensor: graph inputs and outputs, initializers, and value_info
     after ONNX shape inference (value_info already in the model covers contrib ops, whose
     outputs shape inference cannot derive)."""
+    import onnx
+
     try:
         inferred = onnx.shape_inference.infer_shapes(model)
     except Exception:  # noqa: BLE001 - fall back on what the model declares
@@ -423,6 +444,8 @@ def count_macs(model: onnx.ModelProto) -> int:
 def count_params(model: onnx.ModelProto) -> int:
     """Elements of the floating-point initializers (weights, biases, batch-norm parameters and
     statistics, as Keras's "Total params"); integer constants (shapes, axes) are not parameters."""
+    from onnx import TensorProto
+
     floats = (TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16, TensorProto.DOUBLE)
     return sum(math.prod(t.dims) for t in model.graph.initializer if t.data_type in floats
                and t.dims)

@@ -21,13 +21,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import onnx
+from typing import TYPE_CHECKING, Any
 
 from hetsim.errors import HetsimError
 from hetsim.workload.networks import Networks
 from hetsim.workload.onnx_graph import OnnxGraph
+
+if TYPE_CHECKING:   # onnx is imported when a network is built: listing them needs no [onnx] extra
+    import onnx
 
 #: The networks this paper generates (Plugin.networks).
 NETWORKS = Networks()

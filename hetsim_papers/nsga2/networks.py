@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-
-import onnx
-from onnx import TensorProto
+from typing import TYPE_CHECKING
 
 from hetsim.errors import HetsimError
 from hetsim.workload.networks import Networks
 from hetsim.workload.onnx_graph import OnnxGraph
+
+if TYPE_CHECKING:   # onnx is imported when a network is built: listing them needs no [onnx] extra
+    import onnx
 
 #: The networks this paper generates (Plugin.networks).
 NETWORKS = Networks()
@@ -258,6 +259,8 @@ def split_channels(model: onnx.ModelProto) -> dict[str, int]:
 def parameter_count(model: onnx.ModelProto) -> int:
     """Stored float parameters (weights, biases, BatchNorm statistics); integer shape and axes
     constants are not parameters."""
+    from onnx import TensorProto
+
     return sum(math.prod(t.dims) for t in model.graph.initializer
                if t.data_type == TensorProto.FLOAT)
 

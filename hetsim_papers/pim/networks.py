@@ -83,13 +83,16 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import networkx as nx
-import onnx
 
 from hetsim.errors import HetsimError
 from hetsim.workload.networks import Networks
 from hetsim.workload.onnx_graph import OnnxGraph
+
+if TYPE_CHECKING:   # onnx is imported when a network is built: listing them needs no [onnx] extra
+    import onnx
 
 #: The networks this paper generates (Plugin.networks).
 NETWORKS = Networks()
@@ -488,6 +491,8 @@ def _tensor_shapes(model: onnx.ModelProto) -> tuple[dict[str, tuple[Dim, ...]], 
     """Shape and element type of every tensor: the model's own value_info where it has one, else
     onnx shape inference with data propagation (so that computed view shapes resolve); a dim
     neither gives is a string (its symbol, or ``"?"``)."""
+    import onnx
+
     try:
         inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
     except Exception as exc:  # onnx raises several types for a malformed model
@@ -524,6 +529,8 @@ def _form(node: onnx.NodeProto, shapes: Mapping[str, tuple[Dim, ...]], dtypes: M
           weights: frozenset[str], p: Dim) -> Table2Form | None:
     """The Table 2 row ``node`` matches, or None. A "(p, r)" operand is a float activation of p
     rows (the sequence) and r columns: shape (p, r), or (1, p, r) at batch 1."""
+    import onnx
+
     ins = [i for i in node.input if i]
     if not ins or any(dtypes.get(i) != onnx.TensorProto.FLOAT for i in ins):
         return None  # PIM computes bfloat16 numbers, not int64 shape arithmetic
@@ -678,6 +685,8 @@ def dcg_counts(model: onnx.ModelProto, devices: Iterable[str] = DEVICES,
                caps: Mapping[str, frozenset[str]] | None = None) -> DcgCounts:
     """The paper's counts for ``model`` restricted to ``devices`` (Table 3: all three; Table 1:
     ("CPU_S", "PIM")). ``caps`` defaults to :func:`capability`."""
+    import onnx
+
     devices = tuple(devices)
     caps = _restrict(caps if caps is not None else capability(model), devices, model.graph.name)
     cg = computational_graph(model)

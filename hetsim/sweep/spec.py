@@ -58,6 +58,7 @@ from hetsim.bounds import (
 )
 from hetsim.errors import HetsimError
 from hetsim.exploration.spec import MeasurementSpec, ProblemSpec, TerminationSpec
+from hetsim.keypaths import allowed_keys
 from hetsim.options import SourceKind
 from hetsim.validation import read_yaml
 
@@ -342,7 +343,7 @@ def _first_error(source: str, exc: ValidationError) -> str:
             continue
         loc = [str(p) for p in err["loc"]]
         key = loc[-1]
-        allowed = _allowed_keys(SweepSpec, loc[:-1])
+        allowed = allowed_keys(SweepSpec, loc[:-1])
         near = difflib.get_close_matches(key, allowed, n=1)
         hint = f" (did you mean {near[0]!r}?)" if near else ""
         return (f"{source}: {_where(loc)}: unknown key {key!r}{hint}; allowed: "
@@ -363,33 +364,6 @@ def _where(loc: list[str]) -> str:
 
 
 _MODELS: tuple[type[BaseModel], ...] = ()   # set below, once the models exist
-
-
-def _allowed_keys(model: type[BaseModel], path: list[str]) -> list[str]:
-    """The keys a model accepts at ``path`` (pydantic's loc, union members and list indices
-    skipped)."""
-    current: Any = model
-    for part in path:
-        if not (isinstance(current, type) and issubclass(current, BaseModel)):
-            return []
-        fields = {(f.alias or n): f for n, f in current.model_fields.items()}
-        if part in fields:
-            current = _model_of(fields[part].annotation)
-        # else: a union member tag, a list index or a dict key: stay on the same model
-    if isinstance(current, type) and issubclass(current, BaseModel):
-        return [(f.alias or n) for n, f in current.model_fields.items()]
-    return []
-
-
-def _model_of(annotation: Any) -> Any:
-    """The pydantic model inside an annotation (``X | None``, ``list[X]``), if any."""
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in getattr(annotation, "__args__", ()) or ():
-        found = _model_of(arg)
-        if found is not None:
-            return found
-    return None
 
 
 def _check_names(spec: SweepSpec, source: str) -> None:

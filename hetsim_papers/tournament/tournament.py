@@ -30,6 +30,7 @@ import pandas as pd
 from hetsim.errors import HetsimError
 from hetsim.experiment import STRUCTURAL, Artifact, Context, experiment, split_wallclock
 from hetsim.figures import save_figure
+from hetsim.loading import duration_text
 from hetsim.validation import atomic_write, read_yaml
 
 PAPER = "tournament"
@@ -228,13 +229,7 @@ def _num(x: float) -> str:
 
 
 def _dur(s: float) -> str:
-    if math.isnan(s):
-        return "–"
-    if s >= 3600:
-        return f"{s / 3600:.3g} h"
-    if s >= 1:
-        return f"{s:.3g} s"
-    return f"{1e3 * s:.3g} ms"
+    return "–" if math.isnan(s) else duration_text(s)
 
 
 def figure(summary: pd.DataFrame, kind: str):

@@ -36,7 +36,7 @@ import hashlib
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -535,6 +535,7 @@ class BoardFit:
     inputs: list[str] = field(default_factory=list)   # what the rows came from (files)
     excluded: list[str] = field(default_factory=list)  # networks held out
     factory: CostFactory | None = None                 # prices the rows when not ``cost`` (a paper's model)
+    left_out: list[str] = field(default_factory=list)  # rows the cost model cannot run where they ran
 
     @property
     def overrides(self) -> list[str]:
@@ -633,6 +634,7 @@ def calibrate_platform(platform: str | os.PathLike, table: pd.DataFrame, mechani
         raise HetsimError(f"no rows left to fit once {', '.join(exclude)} is held out")
     rows = resolve_rows(base, subset, workloads, path)
     fac = factory or cost_factory(cost)
+    rows, left_out = runnable_rows(rows, fac(base))
     on: list[str]
     if parameters is not None:
         ps = ParameterSet(dict(parameters), dict(x0 or {}), [], {"base": []})
@@ -676,7 +678,32 @@ def calibrate_platform(platform: str | os.PathLike, table: pd.DataFrame, mechani
     order = sorted(range(len(rows)), key=lambda i: rows[i].index)
     return BoardFit(os.fspath(platform), data, values, fixed_all, on, covered,
                     rows_table([rows[i] for i in order], predicted[[rows[i].index for i in order]]), cost,
-                    list(inputs), list(exclude), factory)
+                    list(inputs), list(exclude), factory, left_out)
+
+
+def runnable_rows(rows: Sequence[Row], cost: CostModel) -> tuple[list[Row], list[str]]:
+    """The rows ``cost`` can price, renumbered, and the labels of the others: an op measured on an
+    EP the model says cannot run it (an ONNX Runtime profile with several threads times every op,
+    while the PIM paper's CPU_P runs only its thread-parallel types), or a layer or whole network
+    with such an op."""
+    kept: list[Row] = []
+    left: list[str] = []
+    for r in rows:
+        if r.kind == "pipeline" or r.ep is None:
+            ok = True
+        elif r.kind == "op":
+            ok = cost.supports(r.op, r.ep)
+        else:
+            ops = r.workload.layers[r.layer].ops if r.kind == "layer" else r.workload.ops
+            ok = all(cost.supports(op, r.ep) for op in ops)
+        if ok:
+            kept.append(replace(r, index=len(kept)))
+        else:
+            left.append(r.label)
+    if not kept:
+        raise HetsimError(f"no row left to fit: the cost model cannot run any of the {len(rows)} rows where they "
+                          f"were measured (e.g. {left[0]})")
+    return kept, left
 
 
 def _owner(key: str) -> str | None:

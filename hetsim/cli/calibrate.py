@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from hetsim.cli._common import LazyChoice
 from hetsim.errors import HetsimError
 
 
@@ -43,6 +44,27 @@ def _bounds(items) -> dict[str, tuple[float, float]]:
     return out
 
 
+def _other_model(cost: str, mechanisms: str, fit: dict[str, tuple[float, float]], rows) -> dict:
+    """calibrate_platform's arguments for a cost model without mechanisms (a plugin's): exactly the
+    --fit fields, the rows priced by the model built for their network."""
+    from hetsim.cost import make_cost_model
+    from hetsim.workload import load_workload
+
+    if mechanisms not in ("auto", "none"):
+        raise HetsimError(f"--mechanisms {mechanisms}: the mechanisms are the roofline's and gemm2's; the {cost} "
+                          "model fits exactly the --fit fields")
+    if not fit:
+        raise HetsimError(f"--cost {cost}: name the fields to fit, --fit KEY=LOW:HIGH (e.g. "
+                          "core_types.<name>.<block>.<field>=0.01:100)")
+    networks = sorted(set(rows.network))
+    if len(networks) != 1:
+        raise HetsimError(f"--cost {cost}: the rows measure {len(networks)} networks ({', '.join(networks)}); "
+                          "a model built for one network prices one network's rows")
+    workload = load_workload(networks[0])
+    return {"factory": lambda p: make_cost_model(p, model=cost, workload=workload), "parameters": fit,
+            "cost": cost}
+
+
 @calibrate.command("platform")
 @click.argument("platform")
 @click.option("--measurements", "-m", "csvs", multiple=True, type=click.Path(dir_okay=False),
@@ -60,8 +82,10 @@ def _bounds(items) -> dict[str, tuple[float, float]]:
 @click.option("--name", default=None, help="Platform name in the written YAML (default: the input's).")
 @click.option("--plot", "plot", type=click.Path(dir_okay=False), default=None,
               help="Measured-vs-predicted figure; the suffix gives the format (.png, .svg, .pdf).")
-@click.option("--cost", "cost", type=click.Choice(["roofline", "gemm2"]), default="roofline", show_default=True,
-              help="The cost model whose parameters are fitted.")
+@click.option("--cost", "cost", type=LazyChoice("hetsim.plugins:cost_model_names"), default="roofline",
+              show_default=True, help="The cost model whose parameters are fitted: roofline and gemm2 with their "
+              "mechanisms; any other (a plugin's: pim) fits exactly the --fit fields, pricing the rows of "
+              "--network with it.")
 @click.option("--mechanisms", default="auto", show_default=True,
               help="Comma-separated of kinds, clock, input, feeder; auto: every one the rows identify; none.")
 @click.option("--fix", "fixed", multiple=True, metavar="KEY=VALUE",
@@ -111,6 +135,8 @@ def calibrate_platform_cmd(platform, csvs, ort, acl, network, onnx_model, out, n
         inputs += [f"ARM Compute Library log {ep}={board.file_digest(f)}" for ep, fs in pairs.items() for f in fs]
     rows = table.concat(tables)
     kwargs = dict(cost=cost, fixed=list(fixed), extra=_bounds(extra), loss=loss, inputs=inputs, workloads={})
+    if cost not in board.COST_MODELS:
+        kwargs.update(_other_model(cost, mechanisms, kwargs.pop("extra"), rows))
     fit = board.calibrate_platform(path, rows, mechanisms=mechanisms, **kwargs)
     text = fit.yaml_text(name)
     import yaml
@@ -139,6 +165,9 @@ def calibrate_platform_cmd(platform, csvs, ort, acl, network, onnx_model, out, n
         md += [f"| {r.variant} | {report.apct(r.layer_median_abs_error)} | {report.apct(r.pipeline_median_abs_error)} | "
                f"{report._r(r.pipeline_spearman)} | {report.apct(r.regret)} | {report.apct(r.dvfs_median_abs_error)} |"
                for r in abl.itertuples()]
+    if fit.left_out:
+        md += ["", f"{len(fit.left_out)} rows left out: the {cost} model cannot run them where they were measured "
+               f"(e.g. {fit.left_out[0]})."]
     markdown = "\n".join(md) + "\n"
 
     residuals = out_path.with_name(out_path.stem + ".residuals.csv")

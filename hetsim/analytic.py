@@ -47,8 +47,8 @@ from hetsim.tasks import (
     ep_units,
     input_stage,
     lane_busy_s,
-    list_schedule,
     pipeline_link_bytes,
+    schedule_lists,
     stage_costs,
     stage_peak_memory,
     task_time_s,
@@ -156,8 +156,8 @@ def evaluate_placement(platform, workload, placement: Placement, tg: TaskGraph,
     a stream of F frames ends after latency + (F - 1) x the busiest lane's time (the stream bound,
     reached only when the lanes overlap across frames)."""
     frames = options.frames or 1
-    start, finish = list_schedule(tg)
-    latency = float(finish.max()) if len(finish) else 0.0
+    start, finish = schedule_lists(tg)
+    latency = max(finish, default=0.0)
     period = max(lane_busy_s(tg).values(), default=0.0)
     makespan = latency + (frames - 1) * period
     units = ep_units(tg, [t.time_s * frames for t in tg.tasks])
@@ -167,7 +167,7 @@ def evaluate_placement(platform, workload, placement: Placement, tg: TaskGraph,
         if t.kind == "transfer" and t.route is not None:
             add_bytes(link_bytes, t.route.links, t.nbytes * frames)
     # Clusters busy at once in one inference, times the frames (the frames' overlap is not modelled).
-    coherent = frames * coherent_time_s((t.ep, float(start[t.index]), float(finish[t.index]))
+    coherent = frames * coherent_time_s((t.ep, start[t.index], finish[t.index])
                                         for t in tg.tasks if t.ep is not None)
     return Metrics(
         engine="analytic", platform=platform.name, workload=workload.name, mapping=str(placement),

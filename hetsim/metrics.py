@@ -93,6 +93,9 @@ def clean_json(x):
 # -- frames ------------------------------------------------------------------------------------
 def latency_stats(latency_s: Sequence[float] | np.ndarray) -> dict[str, float]:
     """Mean, median and 99th percentile of per-frame latencies (s)."""
+    if len(latency_s) == 1:   # one inference (a placement's trial): every statistic is its latency
+        v = float(latency_s[0])
+        return {"mean": v, "p50": v, "p99": v}
     lat = np.asarray(latency_s, dtype=float)
     return {"mean": float(lat.mean()), "p50": float(np.percentile(lat, 50)),
             "p99": float(np.percentile(lat, 99))}

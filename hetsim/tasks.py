@@ -171,7 +171,7 @@ def pipeline_link_bytes(platform, workload, pipe: Pipeline, frames: int) -> dict
 
 # -- DAG mappings: the task graph -----------------------------------------------------------------
 
-@dataclass
+@dataclass(slots=True)
 class Task:
     index: int
     kind: Literal["compute", "transfer"]
@@ -311,13 +311,16 @@ class _TaskBuilder:
         """The task after which ``tensor`` (an op's output) is available on ``dst``."""
         src_task, src = self.produced[tensor]
         key = self.cache_key(tensor, dst, consumer)
+        cached = self.cached.get(key)
+        if cached is not None:   # what move() would answer, without naming the transfer again
+            return cached
         return self.move(f"{tensor}->{dst.name}", src_task, src, dst,
                          self.g.nodes[tensor]["op"].output_bytes, consumer, key)
 
     def inputs_of(self, op, dst: ExecutionPlace) -> list[int]:
         """The tasks ``op`` waits for on ``dst``: its producers' outputs, and the network inputs
         the placement locates elsewhere."""
-        deps = [self.fetch(p, dst, op.name) for p in self.g.predecessors(op.name)]
+        deps = [self.fetch(p, dst, op.name) for p in self.workload.predecessors[op.name]]
         for name in self.workload.net_inputs_of(op):
             where = self.placement.inputs.get(name)
             if where is not None:
@@ -430,14 +433,22 @@ def _op_order(workload, placement: Placement, serial: bool) -> list[str]:
 def list_schedule(tg: TaskGraph) -> tuple[np.ndarray, np.ndarray]:
     """(start, finish) of every task of one frame: a task starts when its dependencies are done
     and every task before it in its lane has finished (HOPE's runtime, one queue per device)."""
-    n = len(tg.tasks)
-    start, finish = np.zeros(n), np.zeros(n)
+    start, finish = schedule_lists(tg)
+    return np.array(start), np.array(finish)
+
+
+def schedule_lists(tg: TaskGraph) -> tuple[list[float], list[float]]:
+    """:func:`list_schedule` as Python lists (what the closed form reads task by task)."""
+    tasks = tg.tasks
+    n = len(tasks)
+    # Python floats: numpy scalars are slower one at a time, and the sums are the same.
+    start, finish = [0.0] * n, [0.0] * n
     succ: list[list[int]] = [[] for _ in range(n)]
     indeg = [0] * n
-    for t in tg.tasks:
+    for t in tasks:
         for d in t.deps:
             succ[d].append(t.index)
-            indeg[t.index] += 1
+        indeg[t.index] += len(t.deps)
     for order in tg.lanes.values():
         for a, b in zip(order, order[1:], strict=False):
             succ[a].append(b)
@@ -448,13 +459,16 @@ def list_schedule(tg: TaskGraph) -> tuple[np.ndarray, np.ndarray]:
     done = 0
     while ready:
         i = heapq.heappop(ready)
-        t = tg.tasks[i]
-        s = max((finish[d] for d in t.deps), default=0.0)
-        for lane in t.lanes:
+        t = tasks[i]
+        deps = t.deps
+        s = max([finish[d] for d in deps]) if deps else 0.0
+        lanes = t.lanes
+        for lane in lanes:
             s = max(s, lane_free.get(lane, 0.0))
-        start[i], finish[i] = s, s + t.time_s
-        for lane in t.lanes:
-            lane_free[lane] = finish[i]
+        start[i] = s
+        finish[i] = f = s + t.time_s
+        for lane in lanes:
+            lane_free[lane] = f
         done += 1
         for j in succ[i]:
             indeg[j] -= 1

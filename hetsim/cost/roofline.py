@@ -39,6 +39,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 from hetsim.cost.base import ZERO, CostModel, Demand, DvfsState
 from hetsim.errors import HetsimError
@@ -115,6 +116,8 @@ class RooflineCostModel(CostModel):
     def __init__(self, platform: Platform):
         super().__init__(platform)
         self._ep_cache: dict[tuple, EpRates] = {}
+        self._demand_cache: dict[tuple, tuple[Any, Demand]] = {}
+        self._supports_cache: dict[tuple, bool] = {}
 
     def ep_rates(self, ep: ExecutionPlace, state: DvfsState | None = None) -> EpRates:
         """The rates and fixed costs of ``ep`` in DVFS ``state`` (cached)."""
@@ -197,10 +200,13 @@ class RooflineCostModel(CostModel):
         datatype (``peak_GMACps``, a listed precision or its ``compute_dtype``)."""
         if op.kind in _VIEW_KINDS:
             return True
-        r = self.ep_rates(ep)
-        if r.kinds is not None and op.kind not in r.kinds:
-            return False
-        return not (op.macs and r.rate_for(op.dtype) is None)
+        key = (op.kind, op.dtype, bool(op.macs), ep)   # all it depends on: asked per op of every candidate
+        ok = self._supports_cache.get(key)
+        if ok is None:
+            r = self.ep_rates(ep)
+            ok = self._supports_cache[key] = not ((r.kinds is not None and op.kind not in r.kinds)
+                                                  or (op.macs and r.rate_for(op.dtype) is None))
+        return ok
 
     def why_not(self, op, ep: ExecutionPlace) -> str | None:
         if self.supports(op, ep):
@@ -211,6 +217,17 @@ class RooflineCostModel(CostModel):
         return f"{ep.place} has no rate for {op.dtype} (peak_GMACps, precisions or compute_dtype)"
 
     def op_demand(self, op, ep: ExecutionPlace, state: DvfsState | None = None) -> Demand:
+        # Cached per (op, EP, DVFS state): a search prices the same op on the same EP once per
+        # candidate. The cache holds the op, so its id() is never recycled while the entry lives.
+        key = (id(op), ep, tuple(sorted(state.items())) if state else ())
+        hit = self._demand_cache.get(key)
+        if hit is not None:
+            return hit[1]
+        demand = self._op_demand(op, ep, state)
+        self._demand_cache[key] = (op, demand)
+        return demand
+
+    def _op_demand(self, op, ep: ExecutionPlace, state: DvfsState | None) -> Demand:
         if op.kind in _VIEW_KINDS:
             return ZERO  # a view of a tensor: no kernel runs, no byte moves
         r = self.ep_rates(ep, state)

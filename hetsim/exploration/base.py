@@ -190,24 +190,27 @@ class Session(Generic[P]):
         """Run one trial of ``candidate`` (or answer it from the cache) and log it. ``again``
         executes it even if it was measured before (an algorithm that re-runs the configuration it
         is at: the trial costs its time and counts as a measurement, not as a new distinct one)."""
-        if not self.problem.contains(candidate):
+        problem = self.problem
+        if not problem.contains(candidate):
             raise HetsimError(f"explorer proposed {candidate}, which is outside the design space of "
-                              f"{self.problem.name}")
-        if self.is_cached(candidate) and not again:
-            return self.record(candidate, self.result(candidate), cached=True, phase=phase)
+                              f"{problem.name}")
+        key = problem.key(candidate)   # once: a placement's key walks every op
+        if key in self.results and not problem.measurement.remeasure and not again:
+            return self.record(candidate, self.results[key], cached=True, phase=phase, key=key)
         if self._answer is None:
-            return self.record(candidate, self.problem.measure(candidate, self.noise_rng), phase=phase)
-        return self.record(candidate, self._answer(candidate), phase=phase)
+            return self.record(candidate, problem.measure(candidate, self.noise_rng), phase=phase, key=key)
+        return self.record(candidate, self._answer(candidate), phase=phase, key=key)
 
-    def record(self, candidate, result, cached: bool = False, phase: str = ""):
+    def record(self, candidate, result, cached: bool = False, phase: str = "", key=None):
         """Log a trial whose result is already known (exhaustive search computes a whole design
-        space at once and logs it here, charging the clock as if each were measured)."""
+        space at once and logs it here, charging the clock as if each were measured); ``key``:
+        the problem's key of ``candidate`` when the caller has it."""
         problem = self.problem
         cost = 0.0 if cached else result.cost_s
         self.clock_s += cost
         if not cached:
             self._n_measured += 1
-            self.results[problem.key(candidate)] = result
+            self.results[problem.key(candidate) if key is None else key] = result
             split = getattr(candidate, "split", None)
             if split is not None:
                 self._splits.add(split)

@@ -238,12 +238,21 @@ def _same_placement(genes: PlacementGenes):
     offspring are new placements, not trials the cache answers."""
     from pymoo.core.duplicate import DuplicateElimination
 
+    keys: dict[tuple, Any] = {}   # gene values -> the placement's key (the population recurs)
+    names = list(genes.variables())
+
+    def key(x: Mapping[str, Any]):
+        values = tuple(map(x.__getitem__, names))
+        k = keys.get(values)
+        if k is None:
+            k = keys[values] = genes.problem.key(genes.decode(x))
+        return k
+
     class SamePlacement(DuplicateElimination):
         def _do(self, pop, other, is_duplicate):
-            key = genes.problem.key
-            seen = {key(genes.decode(ind.X)) for ind in other} if other is not None else set()
+            seen = {key(ind.X) for ind in other} if other is not None else set()
             for i, ind in enumerate(pop):
-                k = key(genes.decode(ind.X))
+                k = key(ind.X)
                 if k in seen:
                     is_duplicate[i] = True
                 else:

@@ -77,11 +77,19 @@ class Topology:
         self.accelerators = {a.name: a for a in platform.accelerators}
         self.links = {lk.name: lk for lk in platform.links}
         self._routes: dict[tuple[str, str], Route] = {}
+        self._eps: dict[str, ExecutionPlace] = {}
 
     # -- execution places -------------------------------------------------------------------
     def ep(self, name: str) -> ExecutionPlace:
         """Parse an EP name: ``B4`` (symbol + cores), ``big`` (a whole cluster), ``big:2`` (cluster
-        name + cores) or an accelerator's name."""
+        name + cores) or an accelerator's name. One object per name (a search asks for the same
+        EPs for every candidate, and caches keyed by them then compare by identity)."""
+        got = self._eps.get(name)
+        if got is None:
+            got = self._eps[name] = self._parse_ep(name)
+        return got
+
+    def _parse_ep(self, name: str) -> ExecutionPlace:
         text = name.strip()
         if text in self.clusters:
             c = self.clusters[text]

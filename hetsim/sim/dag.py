@@ -308,7 +308,8 @@ def dag_metrics(platform, workload, mapping, run: DagRun, options: RunOptions,
     tg, frames = run.tasks, len(run.done)
     makespan = float(run.done.max())
     throughput, _, _ = steady_state(run.done, 1, options.warmup_fraction)
-    durations = (run.end - run.start).sum(axis=0)          # per task, over all frames
+    # per task, over all frames; Python floats, read one task at a time below
+    durations = (run.end - run.start).sum(axis=0).tolist()
     units = ep_units(tg, durations)
     by_ep, by_place = busy_summary(units)
     link_bytes: dict[str, float] = {}
@@ -330,6 +331,7 @@ def dag_metrics(platform, workload, mapping, run: DagRun, options: RunOptions,
         energy_J=energy_J(platform, units, makespan, link_bytes, options.state, coherent),
         contention=options.contention, seed=options.seed, core_busy_s=by_place, coherent_s=coherent,
         link_bytes=link_bytes,
-        ep_peak_memory_bytes=ep_peak_memory(tg, run.start[0] - run.arrival[0], run.end[0] - run.arrival[0]),
+        ep_peak_memory_bytes=ep_peak_memory(tg, (run.start[0] - run.arrival[0]).tolist(),
+                                            (run.end[0] - run.arrival[0]).tolist()),
         task_time_s={k: v / frames for k, v in task_time_s(tg, durations).items()},
     )

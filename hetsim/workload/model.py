@@ -136,6 +136,13 @@ class Workload:
                              for op in self.ops for src in op.inputs)
         return nx.freeze(graph)
 
+    @cached_property
+    def predecessors(self) -> dict[str, tuple[str, ...]]:
+        """Each op's producers in ``graph.predecessors``'s order (its inputs, each once), looked up
+        once per op of every candidate the task builder expands."""
+        g = self.graph
+        return {op.name: tuple(g.predecessors(op.name)) for op in self.ops}
+
     # -- construction helpers -------------------------------------------------------------
     def _group_layers(self) -> tuple[Layer, ...]:
         groups: dict[int, list[Op]] = {}

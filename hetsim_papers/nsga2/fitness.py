@@ -98,140 +98,171 @@ class ThesisModel:
 class _Replay:
     """One population's schedule under the model, advanced layer by layer: each device's clock
     (its lane is free then), eq. 4.9's expected bytes per device, and when every layer's output
-    (and network input) is ready on each device."""
+    (and network input) is ready on each device.
+
+    Laid out for the layer loop: the clocks and bytes are flat (P x n) arrays indexed by
+    ``row * n + device``, a layer's slots, shares and home are contiguous (P,) columns, and a
+    layer's "reached device d at" times are allocated when its output first moves."""
 
     def __init__(self, model: ThesisModel, decoded: Decoded) -> None:
         self.model, self.space = model, model.space
-        self.slots, self.frac, self.home = decoded.slots, decoded.frac, decoded.home
+        self.slots, self.frac = decoded.slots, decoded.frac
         P, L, _ = self.slots.shape
         n = self.space.n_devices
+        self.P, self.n = P, n
         self.rows = np.arange(P)
-        self.T = np.zeros((P, n))                       # each device's clock (its lane is free then)
-        self.mem = np.zeros((P, n))                     # eq. 4.9's expected bytes
-        self.avail = np.zeros((P, L))                   # when a layer's output is ready on its home device
-        self.have = np.full((P, L, n), np.inf)          # when a layer's output has reached a device
-        self.have_input = {name: np.full((P, n), np.inf) for name in self.space.input_owner}
-        self.primary = self.slots[:, :, 0]
+        self.base = self.rows * n                       # row * n: flat index of (row, device 0)
         self.widths = (self.slots >= 0).sum(axis=2).max(axis=0)
+        # Layer-major columns: slot 0 (and its share) of every layer, the other slots of the
+        # layers that some individual splits (wide[i]: their row, -1 for the others).
+        self.slot0 = np.ascontiguousarray(self.slots[:, :, 0].T)                        # (L, P)
+        self.share0 = np.ascontiguousarray(self.frac[:, :, 0].T)
+        split = np.flatnonzero(self.widths > 1)
+        width = int(self.widths.max()) if L else 1
+        self.wide = np.full(L, -1, dtype=np.int64)
+        self.wide[split] = np.arange(split.size)
+        self.slot_wide = np.ascontiguousarray(self.slots[:, split, 1:width].transpose(1, 2, 0))  # (W, width-1, P)
+        self.share_wide = np.ascontiguousarray(self.frac[:, split, 1:width].transpose(1, 2, 0))
+        self.home = np.ascontiguousarray(decoded.home.T)                               # (L, P)
+        self.speed = model.speed.ravel()                # speed[a * n + b]
+        self.T = np.zeros(P * n)                        # each device's clock (its lane is free then)
+        self.mem = np.zeros(P * n)                      # eq. 4.9's expected bytes
+        self.avail = np.zeros((L, P))                   # when a layer's output is ready on its home device
+        self.have: dict[int, np.ndarray] = {}           # layer -> when its output reached each device
+        self.have_input = {name: np.full(P * n, np.inf) for name in self.space.input_owner}
+        self.used = np.zeros(P * n, dtype=bool)         # the devices each individual's slots name
 
     def layer(self, i: int) -> None:
         """Layer i's shares, each after its inputs reach its device, then its slices' gather."""
         width = int(self.widths[i])
-        P = self.rows.size
-        fin = np.zeros((P, width))
+        if width == 1:
+            self.avail[i] = self._share(i, 0)
+            return
+        fin = np.zeros((width, self.P))
         for k in range(width):
-            fin[:, k] = self._share(i, k)
-        if width > 1:
-            self._gather(i, width, fin)
-        else:
-            self.avail[:, i] = fin[:, 0]
+            fin[k] = self._share(i, k)
+        self._gather(i, width, fin)
 
     def _share(self, i: int, k: int) -> np.ndarray:
         """Share k of layer i on its device (slot k): when it is done, per individual."""
-        m, T, mem, rows = self.model, self.T, self.mem, self.rows
-        d = self.slots[:, i, k]
+        m, T, mem = self.model, self.T, self.mem
+        d = self.slot(i, k)
         valid = d >= 0
         every = bool(valid.all())
         dd = d if every else np.where(valid, d, 0)
         ready = self._layer_inputs(i, dd, valid, every)
         ready = self._net_inputs(i, dd, valid, ready)
-        share = self.frac[:, i, k]
-        done = np.maximum(T[rows, dd], ready) + m.time[i, dd] * share
+        share = self.share(i, k)
+        at = self.base + dd
+        done = np.maximum(T[at], ready) + m.time[i][dd] * share
         held = (m.weight_bytes[i] + m.out_bytes[i]) * share
         if every:
-            T[rows, dd] = done
-            mem[rows, dd] += held
+            T[at] = done
+            mem[at] += held
         else:
-            T[rows[valid], dd[valid]] = done[valid]
-            mem[rows[valid], dd[valid]] += held[valid]
+            at = at[valid]
+            T[at] = done[valid]
+            mem[at] += held[valid]
+        self.used[at] = True
         return done
+
+    def slot(self, i: int, k: int) -> np.ndarray:
+        """slots[:, i, k], contiguous."""
+        return self.slot0[i] if k == 0 else self.slot_wide[self.wide[i], k - 1]
+
+    def share(self, i: int, k: int) -> np.ndarray:
+        """frac[:, i, k], contiguous."""
+        return self.share0[i] if k == 0 else self.share_wide[self.wide[i], k - 1]
 
     def _layer_inputs(self, i: int, dd: np.ndarray, valid: np.ndarray, every: bool) -> np.ndarray:
         """When the outputs of layer i's predecessors are on device dd: each moved there once
         (a blocking transfer on both ends' lanes) where its home is elsewhere."""
-        m, T, mem, rows, avail, have = self.model, self.T, self.mem, self.rows, self.avail, self.have
-        ready = np.zeros(rows.size)
+        m, T, mem, avail, n = self.model, self.T, self.mem, self.avail, self.n
+        ready = np.zeros(self.P)
         for p in self.space.preds[i]:
-            h = self.home[:, p]
+            h = self.home[p]
             moved = (h != dd) if every else valid & (h != dd)
             if not moved.any():          # the input is where the layer runs (the usual case)
-                ready = np.maximum(ready, avail[:, p] if every else np.where(valid, avail[:, p], 0.0))
+                ready = np.maximum(ready, avail[p] if every else np.where(valid, avail[p], 0.0))
                 continue
-            r, hs, ds = rows[moved], h[moved], dd[moved]
-            got = have[r, p, ds]
+            r = np.flatnonzero(moved)
+            hs, ds = h[r], dd[r]
+            have = self.have.get(p)
+            if have is None:
+                have = self.have[p] = np.full(self.P * n, np.inf)
+            got = have[self.base[r] + ds]
             new = np.isinf(got)
             if new.any():
                 r2, h2, d2 = r[new], hs[new], ds[new]
+                at_h, at_d = self.base[r2] + h2, self.base[r2] + d2
                 nbytes = m.out_bytes[p]
-                xs = np.maximum(np.maximum(avail[r2, p], T[r2, h2]), T[r2, d2])
-                xe = xs + nbytes / m.speed[h2, d2]
-                T[r2, h2] = xe
-                T[r2, d2] = xe
-                have[r2, p, d2] = xe
-                mem[r2, h2] += nbytes
-                mem[r2, d2] += nbytes
+                xs = np.maximum(np.maximum(avail[p][r2], T[at_h]), T[at_d])
+                xe = xs + nbytes / self.speed[h2 * n + d2]
+                T[at_h] = xe
+                T[at_d] = xe
+                have[at_d] = xe
+                mem[at_h] += nbytes
+                mem[at_d] += nbytes
                 got[new] = xe
-            arrived = avail[:, p].copy()
-            arrived[moved] = got
+            arrived = avail[p].copy()
+            arrived[r] = got
             ready = np.maximum(ready, arrived if every else np.where(valid, arrived, 0.0))
         return ready
 
     def _net_inputs(self, i: int, dd: np.ndarray, valid: np.ndarray, ready: np.ndarray) -> np.ndarray:
         """``ready`` after layer i's network inputs reach device dd from their owner's device."""
-        m, T, mem, rows = self.model, self.T, self.mem, self.rows
+        T, mem, n = self.T, self.mem, self.n
         for name, nbytes in self.space.net_inputs[i]:
-            src = self.primary[:, self.space.input_owner[name]]
+            src = self.slot0[self.space.input_owner[name]]
             got_in = self.have_input[name]
-            need = valid & (src != dd) & np.isinf(got_in[rows, dd])
+            at = self.base + dd
+            need = valid & (src != dd) & np.isinf(got_in[at])
             if need.any():
-                r, ss, ds = rows[need], src[need], dd[need]
-                xs = np.maximum(T[r, ss], T[r, ds])
-                xe = xs + nbytes / m.speed[ss, ds]
-                T[r, ss] = xe
-                T[r, ds] = xe
-                got_in[r, ds] = xe
-                mem[r, ss] += nbytes
-                mem[r, ds] += nbytes
+                ss, ds = src[need], dd[need]
+                at_s, at_d = self.base[need] + ss, at[need]
+                xs = np.maximum(T[at_s], T[at_d])
+                xe = xs + nbytes / self.speed[ss * n + ds]
+                T[at_s] = xe
+                T[at_d] = xe
+                got_in[at_d] = xe
+                mem[at_s] += nbytes
+                mem[at_d] += nbytes
             local = valid & (src == dd)
-            mem[rows[local], dd[local]] += nbytes
-            ready = np.maximum(ready, np.where(valid & (src != dd), got_in[rows, dd], 0.0))
+            mem[at[local]] += nbytes
+            ready = np.maximum(ready, np.where(valid & (src != dd), got_in[at], 0.0))
         return ready
 
     def _gather(self, i: int, width: int, fin: np.ndarray) -> None:
         """A split layer's slices go to its Concat (home) device; a slice late for it pays the
         sync penalty of §4.3.2."""
-        m, T, mem, rows, slots, frac = self.model, self.T, self.mem, self.rows, self.slots, self.frac
-        split = slots[:, i, 1] >= 0
-        c = self.home[:, i]
+        m, T, mem, n = self.model, self.T, self.mem, self.n
+        split = self.slot(i, 1) >= 0
+        c = self.home[i]
+        at_c = self.base + c
         for k in range(width):
-            d = slots[:, i, k]
+            d = self.slot(i, k)
             need = split & (d >= 0) & (d != c)
             if not need.any():
                 continue
-            r, ds, cs = rows[need], d[need], c[need]
-            late = fin[need, k] > T[r, cs]            # the Concat device is kept waiting
-            nbytes = m.out_bytes[i] * frac[need, i, k]
-            xs = np.maximum(np.maximum(fin[need, k], T[r, ds]), T[r, cs])
-            xe = xs + np.where(late, m.sync_penalty_s, 0.0) + nbytes / m.speed[ds, cs]
-            T[r, ds] = xe
-            T[r, cs] = xe
-            mem[r, ds] += nbytes
-            mem[r, cs] += nbytes
-        sr = rows[split]
-        mem[sr, c[split]] += m.out_bytes[i]          # the Concat's output
-        self.avail[:, i] = np.where(split, T[rows, c], fin[:, 0])
+            ds, cs, f = d[need], c[need], fin[k][need]
+            at_d, at_h = self.base[need] + ds, at_c[need]
+            late = f > T[at_h]                         # the Concat device is kept waiting
+            nbytes = m.out_bytes[i] * self.share(i, k)[need]
+            xs = np.maximum(np.maximum(f, T[at_d]), T[at_h])
+            xe = xs + np.where(late, m.sync_penalty_s, 0.0) + nbytes / self.speed[ds * n + cs]
+            T[at_d] = xe
+            T[at_h] = xe
+            mem[at_d] += nbytes
+            mem[at_h] += nbytes
+        mem[at_c[split]] += m.out_bytes[i]             # the Concat's output
+        self.avail[i] = np.where(split, T[at_c], fin[0])
 
     def fitness(self) -> Fitness:
         """Eqs. 4.9-4.10 over the devices each individual uses."""
-        m, T, rows, slots = self.model, self.T, self.rows, self.slots
-        P, _, K = slots.shape
-        used = np.zeros((P, self.space.n_devices), dtype=bool)
-        for k in range(K):
-            d = slots[:, :, k]
-            ok = d >= 0
-            used[np.broadcast_to(rows[:, None], d.shape)[ok], d[ok]] = True
+        m, P, n = self.model, self.P, self.n
+        T, mem, used = self.T.reshape(P, n), self.mem.reshape(P, n), self.used.reshape(P, n)
         device_time = np.where(used, T, 0.0)
         energy = m.c_E[None, :] * device_time                   # eq. 4.10
-        memory = np.where(used, self.mem / MiB * m.c_M[None, :] + m.b_M[None, :], 0.0)   # eq. 4.9
+        memory = np.where(used, mem / MiB * m.c_M[None, :] + m.b_M[None, :], 0.0)   # eq. 4.9
         return Fitness(energy.max(axis=1), memory.max(axis=1), T.max(axis=1), device_time, energy,
                        memory, used)

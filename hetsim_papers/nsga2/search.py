@@ -16,15 +16,21 @@ repair, and a per-generation log. The thesis never names its operators (docs/pap
   probability 0.9, then each gene with min(0.5, 1/n)), on the plain bounds.
 
 Duplicate elimination is on (pymoo's default). The loop is pymoo's own ``NSGA2``; at the thesis's
-scale (1000 individuals, 100 generations) its default pieces cost more than the fitness, so three
-of them are replaced through pymoo's extension points by equivalents that give the same
-generations draw for draw (``plain=True`` runs pymoo's defaults; the tests compare the two):
+scale (1000 individuals, 100 generations) its default pieces cost more than the fitness (most of
+it in ``Population.get``/``set`` and ``Individual`` attribute tests), so these are replaced
+through pymoo's extension points by equivalents that give the same generations draw for draw
+(``plain=True`` runs pymoo's defaults; the tests compare the two):
 
 * duplicates: :class:`GenomeDuplicates`, a set of genome bytes instead of
   ``DefaultDuplicateElimination``'s pairwise distances (genomes are integers, so a distance of
   zero is equality);
 * the binary tournament: :func:`binary_tournament`, pymoo's ``comp_by_dom_and_crowding`` with the
   dominance test on arrays (the random picks of ties drawn in the same order);
+* the mating: :class:`ArrayMating`, pymoo's selection-crossover-mutation-repair-duplicates rounds
+  on arrays (the operators' own array methods, the same draws), individuals made for the
+  offspring kept only;
+* the evaluator and the survival: :class:`ArrayEvaluator` and :class:`ArrayRankAndCrowding`
+  read and write the individuals' values directly; :class:`ThesisNSGA2` reads the first front so;
 * the fitness: :class:`FitnessProblem` evaluates a whole population in one vectorised call and
   remembers the objectives of the genomes it has seen (a genome evaluated once is not evaluated
   again; the model's rows do not depend on the batch, tested).
@@ -38,6 +44,7 @@ reference point fixed at the start (1.1 x the initial population's worst of each
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -45,16 +52,23 @@ import numpy as np
 import pandas as pd
 from pymoo.algorithms.moo.nsga2 import NSGA2
 from pymoo.core.callback import Callback
-from pymoo.core.duplicate import DuplicateElimination
+from pymoo.core.duplicate import DuplicateElimination, NoDuplicateElimination
+from pymoo.core.evaluator import Evaluator
+from pymoo.core.mating import Mating
+from pymoo.core.population import Population
 from pymoo.core.problem import Problem as PymooProblem
 from pymoo.core.repair import Repair
+from pymoo.core.variable import get
 from pymoo.indicators.hv import HV
 from pymoo.operators.crossover.sbx import SBX
 from pymoo.operators.mutation.pm import PM
 from pymoo.operators.repair.rounding import RoundingRepair
 from pymoo.operators.sampling.rnd import IntegerRandomSampling
 from pymoo.operators.selection.tournament import TournamentSelection
+from pymoo.operators.survival.rank_and_crowding import RankAndCrowding
 from pymoo.optimize import minimize
+from pymoo.util.misc import random_permutations
+from pymoo.util.randomized_argsort import randomized_argsort
 
 from hetsim.errors import HetsimError
 from hetsim_papers.nsga2.encoding import Chromosome
@@ -149,19 +163,27 @@ def binary_tournament(pop, P, algorithm, **kwargs):
         return pymoo_binary_tournament(pop, P, algorithm, **kwargs)
     F = np.array([ind.F for ind in pop])
     crowding = np.array([ind.get("crowding") for ind in pop], dtype=float)
+    return _tournament(F, crowding, P, algorithm.random_state)
+
+
+def _tournament(F: np.ndarray, crowding: np.ndarray, P: np.ndarray, rng) -> np.ndarray:
+    """:func:`binary_tournament` of feasible individuals on their objectives and crowding distances."""
     a, b = P[:, 0], P[:, 1]
     a_better = (F[a] < F[b]).any(axis=1)
     b_better = (F[b] < F[a]).any(axis=1)
     S = np.where(a_better & ~b_better, a, np.where(b_better & ~a_better, b, -1))
-    rng = algorithm.random_state
-    for i in np.flatnonzero(S < 0):
-        ai, bi = a[i], b[i]
-        if crowding[ai] > crowding[bi]:
-            S[i] = ai
-        elif crowding[ai] < crowding[bi]:
-            S[i] = bi
-        else:
-            S[i] = rng.choice([ai, bi])
+    ties = np.flatnonzero(S < 0)
+    if ties.size:
+        at, bt = a[ties], b[ties]
+        ca, cb = crowding[at], crowding[bt]
+        pick = np.where(ca > cb, at, np.where(ca < cb, bt, -1))
+        equal = np.flatnonzero(pick < 0)
+        if equal.size:
+            # pymoo draws rng.choice([a, b]) per equal pair, in pair order: the same draws as one
+            # rng.integers(0, 2, size) (tested)
+            first = rng.integers(0, 2, size=equal.size) == 0
+            pick[equal] = np.where(first, at[equal], bt[equal])
+        S[ties] = pick
     return S[:, None].astype(int, copy=False)
 
 
@@ -176,6 +198,180 @@ class ChromosomeRepair(Repair):
 
     def _do(self, problem, X, **kwargs):
         return self.chromosome.repair(np.rint(X).astype(np.int64))
+
+
+class ArrayMating(Mating):
+    """pymoo's ``Mating`` (tournament, crossover, mutation, repair and duplicate elimination,
+    repeated until there are enough offspring) on the genomes as arrays: the same calls of the
+    operators' array methods (``_do``) with the same draws in the same order as pymoo's
+    ``InfillCriterion.do`` and the ``do`` methods of its operators, and the population's genes,
+    objectives and crowding distances read once per generation instead of once per round; pymoo
+    individuals are made only for the offspring kept. Only :func:`run_nsga2`'s pieces (a binary
+    :func:`binary_tournament`, a 2-parent 2-offspring crossover, :class:`ChromosomeRepair`,
+    :class:`GenomeDuplicates`); a population with a violated constraint goes to pymoo's loop."""
+
+    def do(self, problem, pop, n_offsprings, random_state=None, n_max_iterations=None, algorithm=None,
+           **kwargs):
+        if n_max_iterations is None:
+            n_max_iterations = self.n_max_iterations
+        dedup = isinstance(self.eliminate_duplicates, GenomeDuplicates)
+        if (not (dedup or type(self.eliminate_duplicates) is NoDuplicateElimination)
+                or self.crossover.n_offsprings != self.crossover.n_parents or len(pop) == 0 or np.any(np.array([ind.CV[0] for ind in pop]) > 0.0)):
+            return super().do(problem, pop, n_offsprings, random_state=random_state,
+                              n_max_iterations=n_max_iterations, algorithm=algorithm, **kwargs)
+        kwargs["algorithm"] = algorithm
+        X_pop = np.array([ind.X for ind in pop])
+        F = np.array([ind.F for ind in pop])
+        crowding = np.array([ind.get("crowding") for ind in pop], dtype=float)
+        # the population's genomes, then each kept offspring's (without duplicate elimination: none)
+        seen = set(genome_keys(X_pop)) if dedup else set()
+        kept: list[np.ndarray] = []
+        n_kept, n_infills = 0, 0
+        while n_kept < n_offsprings:
+            n_matings = math.ceil((n_offsprings - n_kept) / self.crossover.n_offsprings)
+            parents = self._select(pop, n_matings, F, crowding, random_state)
+            X = self._cross(problem, np.swapaxes(X_pop[parents], 0, 1), random_state, kwargs)
+            X = self._mutate(problem, X, random_state, kwargs)
+            X = self.repair._do(problem, X if self.repair.vtype is None else X.astype(self.repair.vtype), **kwargs)
+            if dedup:
+                keep = []
+                for i, key in enumerate(genome_keys(X)):
+                    if key not in seen:
+                        seen.add(key)
+                        keep.append(i)
+                        if n_kept + len(keep) == n_offsprings:   # pymoo truncates the round's surplus
+                            break
+            else:
+                keep = list(range(min(len(X), n_offsprings - n_kept)))
+            if keep:
+                kept.append(X[keep])
+                n_kept += len(keep)
+            n_infills += 1
+            if n_infills >= n_max_iterations:
+                break
+        if not kept:
+            return Population.create()
+        return _offspring(np.concatenate(kept))
+
+    def _select(self, pop, n_matings: int, F, crowding, random_state) -> np.ndarray:
+        """``TournamentSelection._do``: parents (n_matings, 2) by binary tournaments."""
+        n_parents, pressure = self.crossover.n_parents, self.selection.pressure
+        n_random = n_matings * n_parents * pressure
+        P = random_permutations(math.ceil(n_random / len(pop)), len(pop), random_state=random_state)[:n_random]
+        S = _tournament(F, crowding, np.reshape(P, (n_matings * n_parents, pressure)), random_state)
+        return np.reshape(S, (n_matings, n_parents))
+
+    def _cross(self, problem, X: np.ndarray, random_state, kwargs) -> np.ndarray:
+        """``Crossover.do`` with ``Operator.__call__``'s type and repair, offspring as rows."""
+        c = self.crossover
+        if c.vtype is not None:
+            X = X.astype(c.vtype)
+        n_matings = X.shape[1]
+        Xp = np.empty(shape=(c.n_offsprings, n_matings, problem.n_var), dtype=X.dtype)
+        cross = random_state.random(n_matings) < get(c.prob, size=n_matings)
+        if np.any(cross):
+            Q = c._do(problem, X, random_state=random_state, **kwargs)
+            Xp[:, cross] = Q[:, cross]
+        Xp[:, ~cross] = X[:, ~cross]          # as many offspring as parents: the parents, in order
+        Xp = Xp.reshape(-1, X.shape[-1])
+        if c.vtype is not None:
+            Xp = Xp.astype(c.vtype)
+        if c.repair is not None:
+            Xp = c.repair._do(problem, Xp if c.repair.vtype is None else Xp.astype(c.repair.vtype))
+        return Xp
+
+    def _mutate(self, problem, X: np.ndarray, random_state, kwargs) -> np.ndarray:
+        """``Mutation.do`` with ``Operator.__call__``'s type and repair."""
+        m = self.mutation
+        Xm = m._do(problem, X, random_state=random_state, **kwargs)
+        mut = random_state.random(size=len(X)) <= get(m.prob, size=len(X))
+        # a row keeps its own dtype in pymoo; the next step reads them as np.array(rows) would
+        X = Xm if mut.all() else X if not mut.any() else np.where(mut[:, None], Xm, X)
+        if m.vtype is not None:
+            X = X.astype(m.vtype)
+        if m.repair is not None:
+            X = m.repair._do(problem, X if m.repair.vtype is None else X.astype(m.repair.vtype))
+        return X
+
+
+def _set_rows(pop, key: str, values) -> None:
+    """``Population.set(key, values)`` for an array of one row per individual (each individual
+    gets its own copy of its row, as pymoo's does)."""
+    if len(values) != len(pop):
+        raise ValueError(f"{key}: {len(values)} rows for {len(pop)} individuals")
+    attribute = hasattr(pop[0], key)     # F, G, H are Individual's properties; others go to data
+    for ind, row in zip(pop, values, strict=True):
+        if isinstance(row, np.ndarray) and not row.flags["OWNDATA"]:
+            row = row.copy()
+        if attribute:
+            setattr(ind, key, row)
+        else:
+            ind.data[key] = row
+
+
+def _offspring(X: np.ndarray):
+    """``Population.new("X", X)``."""
+    pop = Population.empty(len(X))
+    _set_rows(pop, "X", X)
+    return pop
+
+
+class ArrayEvaluator(Evaluator):
+    """pymoo's ``Evaluator`` with the genes read and the problem's outputs written to the
+    individuals directly (``Population.get``/``set`` go through ``Individual.get``/``set``'s
+    attribute tests for every value)."""
+
+    def _eval(self, problem, pop, evaluate_values_of, **kwargs):
+        X = np.array([ind.X for ind in pop])
+        out = problem.evaluate(X, return_values_of=evaluate_values_of, return_as_dictionary=True, **kwargs)
+        for key, val in out.items():
+            if val is not None:
+                if isinstance(val, np.ndarray) and val.ndim >= 1:
+                    _set_rows(pop, key, val)
+                else:
+                    pop.set(key, val)
+        keys = out.keys()
+        for ind in pop:
+            ind.evaluated.update(keys)
+
+
+class ArrayRankAndCrowding(RankAndCrowding):
+    """pymoo's ``RankAndCrowding`` (NSGA-II's survival) with the objectives read and the ranks and
+    crowding distances written to the individuals directly: the same sorting, crowding function
+    and draws."""
+
+    def _do(self, problem, pop, *args, random_state=None, n_survive=None, **kwargs):
+        F = np.array([ind.F for ind in pop]).astype(float, copy=False)
+        survivors: list[int] = []
+        fronts = self.nds.do(F, n_stop_if_ranked=n_survive)
+        for k, front in enumerate(fronts):
+            I = np.arange(len(front))  # noqa: E741  (pymoo's names)
+            if len(survivors) + len(I) > n_survive:
+                n_remove = len(survivors) + len(front) - n_survive
+                crowding_of_front = self.crowding_func.do(F[front, :], n_remove=n_remove)
+                I = randomized_argsort(crowding_of_front, order="descending", method="numpy",  # noqa: E741
+                                       random_state=random_state)
+                I = I[:-n_remove]  # noqa: E741
+            else:
+                crowding_of_front = self.crowding_func.do(F[front, :], n_remove=0)
+            for j, i in enumerate(front):
+                data = pop[i].data       # Individual.set of a key that is no attribute
+                data["rank"] = k
+                data["crowding"] = crowding_of_front[j]
+            survivors.extend(front[I])
+        return pop[survivors]
+
+
+class ThesisNSGA2(NSGA2):
+    """pymoo's ``NSGA2``, its optimum (the first front, or the least infeasible individual) read
+    off the individuals once per generation instead of through ``Population.get``."""
+
+    def _set_optimum(self, **kwargs):
+        pop = self.pop
+        if not any(bool(np.any(ind.FEAS)) for ind in pop):
+            super()._set_optimum(**kwargs)
+        else:
+            self.opt = pop[np.array([ind.data.get("rank") for ind in pop]) == 0]
 
 
 class _Widened:
@@ -305,10 +501,19 @@ def run_nsga2(chromosome: Chromosome, model: ThesisModel, pop_size: int = 1000, 
                           f"the limit of {MAX_EVALUATIONS:,} (the thesis runs 1000 x 101); give a smaller "
                           f"pop_size or n_gen")
     problem = FitnessProblem(chromosome, model, cache=not plain)
-    fast = {} if plain else {"selection": TournamentSelection(func_comp=binary_tournament)}
+    repair = ChromosomeRepair(chromosome)
     dedup = (GenomeDuplicates() if eliminate_duplicates and not plain else eliminate_duplicates)
-    algorithm = NSGA2(pop_size=int(pop_size), repair=ChromosomeRepair(chromosome), eliminate_duplicates=dedup,
-                      **fast, **operators(operator_set))
+    pieces = operators(operator_set)
+    fast = {}
+    if not plain:
+        fast["selection"] = TournamentSelection(func_comp=binary_tournament)
+        fast["survival"] = ArrayRankAndCrowding()
+        fast["evaluator"] = ArrayEvaluator()
+        fast["mating"] = ArrayMating(fast["selection"], pieces["crossover"], pieces["mutation"], repair=repair,
+                                     eliminate_duplicates=GenomeDuplicates() if eliminate_duplicates
+                                     else NoDuplicateElimination(), n_max_iterations=100)
+    algorithm = (NSGA2 if plain else ThesisNSGA2)(pop_size=int(pop_size), repair=repair, eliminate_duplicates=dedup,
+                                                  **fast, **pieces)
     log = _Log(hv_ref)
     t0 = time.perf_counter()
     # copy_algorithm=False: the algorithm is made here for this run (pymoo's deep copy would copy

@@ -400,19 +400,53 @@ def test_nsga2_is_seeded_and_elitist(xavier, alexnet):
         run_nsga2(Naive(space), model, pop_size=4, n_gen=1, operator_set="pymoo-0.7")
 
 
-@pytest.mark.parametrize("make,seed,dedup", [(lambda s: Naive(s), 0, True), (lambda s: Advanced(s, 2), 1, True),
-                                              (lambda s: Advanced(s, 4), 2, False),
-                                              (lambda s: SplitPoint(s), 3, True)])
-def test_fast_pieces_are_pymoo_defaults_draw_for_draw(xavier, alexnet, make, seed, dedup):
-    """The hashed duplicates, the array tournament and the fitness cache change nothing: the same
-    log, front and evaluations as pymoo's defaults for a seed (a small population converges, so
-    duplicates, ties, cache hits and truncated rounds all occur)."""
+@pytest.mark.parametrize("make,seed,dedup,ops", [(lambda s: Naive(s), 0, True, "pymoo-0.5"),
+                                                  (lambda s: Advanced(s, 2), 1, True, "pymoo-0.5"),
+                                                  (lambda s: Advanced(s, 4), 2, False, "pymoo-0.5"),
+                                                  (lambda s: SplitPoint(s), 3, True, "pymoo-0.5"),
+                                                  (lambda s: Advanced(s, 3), 4, True, "pymoo-0.6"),
+                                                  (lambda s: Naive(s), 5, False, "pymoo-0.6")])
+def test_fast_pieces_are_pymoo_defaults_draw_for_draw(xavier, alexnet, make, seed, dedup, ops):
+    """The hashed duplicates, the array mating, tournament, evaluator and survival and the fitness
+    cache change nothing: the same log, front and evaluations as pymoo's defaults for a seed (a
+    small population converges, so duplicates, ties, cache hits and truncated rounds all occur)."""
     space = HybridSpace(xavier, alexnet, "cpu")
     model = ThesisModel(space, coefficients(2e-4))
     a, b = (run_nsga2(make(space), model, pop_size=30, n_gen=12, seed=seed, eliminate_duplicates=dedup,
-                      plain=plain) for plain in (True, False))
+                      operator_set=ops, plain=plain) for plain in (True, False))
     assert a.generations.drop(columns="seconds").equals(b.generations.drop(columns="seconds"))
     assert np.array_equal(a.X, b.X) and np.array_equal(a.F, b.F) and a.evaluations == b.evaluations
+
+
+def test_array_tournament_is_pymoos_draw_for_draw():
+    """The array tournament picks what pymoo's binary_tournament picks, ties of crowding distance
+    (infinite at the extremes) drawn from the generator in the same order: the generators end in
+    the same state."""
+    from pymoo.algorithms.moo.nsga2 import binary_tournament as pymoo_binary_tournament
+    from pymoo.core.population import Population
+
+    from hetsim_papers.nsga2.search import binary_tournament
+
+    class Algorithm:
+        tournament_type = "comp_by_dom_and_crowding"
+
+        def __init__(self, seed):
+            self.random_state = np.random.default_rng(seed)
+
+    rng = np.random.default_rng(9)
+    drawn = 0
+    for seed in range(10):
+        F = rng.integers(0, 3, size=(40, 3)).astype(float)          # many equal and non-dominated pairs
+        pop = Population.new("X", rng.integers(0, 5, size=(40, 4)), "F", F)
+        crowding = rng.choice([0.5, 1.0, np.inf], size=40)
+        for ind, cd in zip(pop, crowding, strict=True):
+            ind.set("crowding", cd)
+        P = rng.integers(0, 40, size=(60, 2))
+        ours, theirs = Algorithm(seed), Algorithm(seed)
+        assert np.array_equal(binary_tournament(pop, P, ours), pymoo_binary_tournament(pop, P, theirs))
+        assert ours.random_state.bit_generator.state == theirs.random_state.bit_generator.state
+        drawn += ours.random_state.bit_generator.state != np.random.default_rng(seed).bit_generator.state
+    assert drawn == 10     # every round had ties to draw
 
 
 def test_genome_duplicates_are_pymoo_default_duplicates():

@@ -32,7 +32,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from hetsim.errors import HetsimError
-from hetsim.plugins import plugins
+from hetsim.plugins import plugins, resolve
 from hetsim.validation import atomic_write, one_line, read_yaml
 
 
@@ -188,29 +188,38 @@ def claim_equal(paper: str, id: str, claim: str, paper_value: Any, sim_value: An
 
 
 # -- the registry ---------------------------------------------------------------------------------
+ExperimentFn = Callable[["Context"], "Artifact"]
+
+
 @dataclass(frozen=True)
 class Experiment:
     paper: str
     id: str
     title: str
-    fn: Callable[[Context], Artifact]
+    fn: ExperimentFn | str      # or "module:function", imported when it runs
     quick_in_tests: bool = True
+
+    @property
+    def function(self) -> ExperimentFn:
+        return resolve(self.fn) if isinstance(self.fn, str) else self.fn
 
 
 _REGISTRY: dict[str, dict[str, Experiment]] = {}
 
 
 def experiment(paper: str, id: str, title: str, quick_in_tests: bool = True):
-    """Register the decorated function as ``paper:id``."""
-    def wrap(fn: Callable[[Context], Artifact]) -> Callable[[Context], Artifact]:
+    """Register the decorated function (or a ``"module:function"`` string) as ``paper:id``."""
+    def wrap(fn):
         _REGISTRY.setdefault(paper, {})[id] = Experiment(paper, id, title, fn, quick_in_tests)
         return fn
     return wrap
 
 
-def register_experiments(paper: str, table: Iterable[tuple[str, str, Callable[[Context], Artifact]]]) -> None:
+def register_experiments(paper: str, table: Iterable[tuple[str, str, ExperimentFn | str]]) -> None:
     """Register a paper's experiments, rows (id, title, function), in the table's order: the
-    scorecard's order (the packages under hetsim/experiments call it from their ``__init__``)."""
+    scorecard's order (a paper's experiments package calls it from its ``__init__``). A function
+    given as ``"module:function"`` is imported when the experiment runs, so that listing the
+    experiments needs none of the extras running them does."""
     for id_, title, fn in table:
         experiment(paper, id_, title)(fn)
 
@@ -285,7 +294,7 @@ def run_experiment(exp: Experiment, quick: bool = False, seed: int = 0, progress
                    workers: int | None = None, scheduler: str | None = None,
                    report: Callable[[str], None] | None = None) -> Outcome:
     t0 = time.perf_counter()
-    artifact = exp.fn(Context(exp.paper, exp.id, quick, seed, progress, workers, scheduler, report))
+    artifact = exp.function(Context(exp.paper, exp.id, quick, seed, progress, workers, scheduler, report))
     known = known_disagreements()
     for c in artifact.claims:
         k = known.get((c.paper, c.id, c.claim))

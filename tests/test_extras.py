@@ -66,3 +66,29 @@ def test_listing_the_generated_networks_needs_no_onnx():
                          env={**__import__("os").environ, "HETSIM_DISABLE_PLUGINS": "example"})
     assert out.returncode == 0, out.stderr
     assert "pip install 'hetsim[onnx]'" in out.stdout
+
+
+def test_listing_the_experiments_needs_no_extra():
+    """Papers register their experiments as "module:function": `hetsim reproduce --list` imports no
+    experiment module, so it works without pymoo, ortools or onnx; running one that needs them
+    then names the extra."""
+    import subprocess
+
+    code = (
+        "import sys\n"
+        "for m in ('pymoo', 'ortools', 'onnx', 'onnxruntime'):\n"
+        "    sys.modules[m] = None\n"              # as in an installation without the extras
+        "from hetsim.experiment import load_papers\n"
+        "registry = load_papers()\n"
+        "assert {'e1', 'table2'} <= set(registry['nsga2']) and 'ablations' in registry['hope'], registry\n"
+        "assert not [m for m in sys.modules if m.startswith('hetsim_papers.nsga2.experiments.')], 'imported'\n"
+        "try:\n"
+        "    registry['nsga2']['e1'].function\n"
+        "except ModuleNotFoundError as e:\n"
+        "    from hetsim.extras import missing_extra\n"
+        "    print(missing_extra(e))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False,
+                         env={**__import__("os").environ, "HETSIM_DISABLE_PLUGINS": "example"})
+    assert out.returncode == 0, out.stderr
+    assert "pip install 'hetsim[" in out.stdout

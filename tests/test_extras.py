@@ -48,8 +48,6 @@ def test_a_command_without_its_extra_is_one_line(hetsim, monkeypatch, module, ex
 def test_listing_the_generated_networks_needs_no_onnx():
     """The networks' modules import onnx only when a network is built: `hetsim workloads list`
     works without the [onnx] extra, and building one then says which extra it needs."""
-    import subprocess
-
     code = (
         "import sys\n"
         "sys.modules['onnx'] = None\n"             # as in an installation without the extra
@@ -62,18 +60,13 @@ def test_listing_the_generated_networks_needs_no_onnx():
         "    from hetsim.extras import missing_extra\n"
         "    print(missing_extra(e))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False,
-                         env={**__import__("os").environ, "HETSIM_DISABLE_PLUGINS": "example"})
-    assert out.returncode == 0, out.stderr
-    assert "pip install 'hetsim[onnx]'" in out.stdout
+    assert "pip install 'hetsim[onnx]'" in _python(code)
 
 
 def test_listing_the_experiments_needs_no_extra():
     """Papers register their experiments as "module:function": `hetsim reproduce --list` imports no
     experiment module, so it works without pymoo, ortools or onnx; running one that needs them
     then names the extra."""
-    import subprocess
-
     code = (
         "import sys\n"
         "for m in ('pymoo', 'ortools', 'onnx', 'onnxruntime'):\n"
@@ -88,7 +81,15 @@ def test_listing_the_experiments_needs_no_extra():
         "    from hetsim.extras import missing_extra\n"
         "    print(missing_extra(e))\n"
     )
+    assert "pip install 'hetsim[" in _python(code)
+
+
+def _python(code: str) -> str:
+    """What ``code`` prints, run in a fresh interpreter (it must succeed)."""
+    import os
+    import subprocess
+
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False,
-                         env={**__import__("os").environ, "HETSIM_DISABLE_PLUGINS": "example"})
+                         env={**os.environ, "HETSIM_DISABLE_PLUGINS": "example"})
     assert out.returncode == 0, out.stderr
-    assert "pip install 'hetsim[" in out.stdout
+    return out.stdout

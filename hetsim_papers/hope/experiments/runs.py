@@ -105,12 +105,20 @@ def key(setting: Setting, model: str, version: str, **params) -> Key:
 
 
 def _schedule_group(keys: list[Key]) -> tuple[list[Run], list]:
-    """:func:`_schedule` of runs that may share ILPs (one phone, DVFS preset and model: the
-    ablations' variants of HOPE:LP, a plan measured twice), one after the other in one worker;
-    and the ILP solutions they found, for the runs scheduled after them in this process and the
-    workers it forks next."""
+    """:func:`_schedule` of runs that may share ILPs (:func:`_sharing`: the ablations' variants of
+    HOPE:LP, a plan measured twice), one after the other in one worker; and the ILP solutions
+    they found, for the runs scheduled after them in this process and the workers it forks next."""
     since = milp.solved_count()
     return [_schedule(k) for k in keys], milp.solutions(since)
+
+
+def _sharing(k: Key) -> tuple:
+    """The runs that may share HOPE's ILPs: HOPE:LP's with HOPE's ILP (``ilp="paper"``) on one
+    phone, preset and model; any other run solves none (its own task)."""
+    setting, model, version, params = k
+    if version == "HOPE:LP" and dict(params).get("ilp", "paper") == "paper":
+        return (setting.platform, setting.dvfs, model)
+    return k
 
 
 #: The models whose schedules take longest (HOPE:LP's ILPs, SQZ's whole-graph pass), in that
@@ -121,18 +129,19 @@ _SLOW = {"PN-L": 0, "NAS-L": 1, "SQZ": 2, "PN-M": 3, "IN-V4": 4, "IN-V3": 5}
 def prefetch(ctx: Context | None, keys) -> None:
     """Schedule the runs of ``keys`` not run yet, in parallel on the context's workers
     (:meth:`~hetsim.experiment.Context.map`: every run depends on its key alone, so the results
-    are a loop's), a worker taking the runs of one phone, preset and model together (they may
-    share ILPs). The phones are calibrated here first, so that forked workers inherit them, and
-    the ILP solutions the workers found are kept here, so that the workers of the next prefetch
-    inherit them too (an ablation's modules that Fig. 4's HOPE:LP solved are not solved again)."""
+    are a loop's), a worker taking the HOPE:LP runs of one phone, preset and model together (they
+    may share ILPs: :func:`_sharing`). The phones are calibrated here first, so that forked
+    workers inherit them, and the ILP solutions the workers found are kept here, so that the
+    workers of the next prefetch inherit them too (an ablation's modules that Fig. 4's HOPE:LP
+    solved are not solved again)."""
     todo = [k for k in dict.fromkeys(keys) if k not in _RUNS]
     if not todo:
         return
     groups: dict[tuple, list[Key]] = {}
     for k in todo:
         phone(k[0].platform, k[0].dvfs)
-        groups.setdefault((k[0].platform, k[0].dvfs, k[1]), []).append(k)
-    tasks = sorted(groups.values(), key=lambda g: (_SLOW.get(g[0][1], 9), -sum(k[2] == "HOPE:LP" for k in g)))
+        groups.setdefault(_sharing(k), []).append(k)
+    tasks = sorted(groups.values(), key=lambda g: (_SLOW.get(g[0][1], 9), g[0][2] != "HOPE:LP", -len(g)))
     done = (ctx.map(_schedule_group, tasks, "schedule groups") if ctx is not None
             else [_schedule_group(g) for g in tasks])
     for group, (scheduled, solved) in zip(tasks, done, strict=True):

@@ -108,3 +108,19 @@ def test_a_plan_measured_with_memory_contention_is_scheduled_once():
     assert second.placement == first.placement
     # the second run's time is charged what its ILPs took when solved
     assert second.process_s >= sum(entry[1] for _, entry in milp.solutions())
+
+
+def test_the_runs_that_may_share_ilps_go_to_one_worker():
+    """HOPE:LP's runs with HOPE's ILP on one phone, preset and model go to one worker (its
+    variants, a plan measured with contention); a run that solves no HOPE ILP is a task of its own."""
+    from hetsim_papers.hope.experiments.ablations import VARIANTS
+    from hetsim_papers.hope.experiments.runs import Setting, _sharing, key
+
+    keys = {label: key(Setting("hope-he", **change), "IN-V3", version, **params)
+            for label, (version, params, change) in VARIANTS.items()}
+    lp = {label for label, k in keys.items() if k[2] == "HOPE:LP" and dict(k[3]).get("ilp") != "engine"}
+    assert {"LP", "LP, memory contention", "LP, copy lane", "LP, NT = 16"} <= lp
+    assert {_sharing(keys[label]) for label in lp} == {("hope-he", None, "IN-V3")}
+    for label in keys.keys() - lp:
+        assert _sharing(keys[label]) == keys[label]
+    assert _sharing(key(Setting("hope-le", dvfs="max"), "IN-V3", "HOPE:LP")) == ("hope-le", "max", "IN-V3")

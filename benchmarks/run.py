@@ -48,6 +48,11 @@
     stage trials with 2 % noise) on chiplet-c5 x ResNet50 and hikey970 x AlexNet at seed 0, in one
     process with fresh caches, per kind (pipeline, placement) and the slowest cells (issue 30: the
     full `reproduce --all` within 15 minutes on two cores). `--only l` runs (l) alone.
+(m) HOPE's ablations, CPU time: the 24 variants of `hope:ablations` on HE x IN-V3 (phone calibrated,
+    tables built outside the timing) scheduled in one process, HOPE:LP's ILPs met again answered
+    from the process's solutions (hetsim_papers/hope/milp.py) against every ILP solved (the solutions
+    cleared before each variant): processor seconds of each, their ratio, the ILPs solved, and
+    whether every variant's latency is the same. `--only m` runs (m) alone.
 
 Medians over --repeat runs; the machines are shared and noisy, so quote ratios from one run.
 """
@@ -868,6 +873,44 @@ def print_tournament(t: dict) -> None:
           f"{t['cells']} cells in {t['cpu_s']:.1f} CPU s ({kinds}); slowest: {slow}")
 
 
+def bench_hope_ablations(phone_name: str = "hope-he", model: str = "IN-V3") -> dict:
+    from hetsim.exploration.dag import SchedView
+    from hetsim_papers.hope import milp
+    from hetsim_papers.hope.experiments import runs
+    from hetsim_papers.hope.experiments.ablations import VARIANTS
+    from hetsim_papers.hope.experiments.calibration import phone
+
+    phone(phone_name)
+    keys = [runs.key(runs.Setting(phone_name, **change), model, version, **params)
+            for version, params, change in VARIANTS.values()]
+    for k in keys:    # the tables (HOPE's benchmarking engine), outside the timings
+        SchedView(runs.problem(k[0], model))
+    out: dict = {"phone": phone_name, "model": model, "variants": len(keys)}
+    latencies = {}
+    for label, reuse in (("every_ilp_solved", False), ("ilps_reused", True)):
+        milp.clear_solutions()
+        solved, c0 = 0, time.process_time()
+        for k in keys:
+            if not reuse:
+                solved += milp.solved_count()
+                milp.clear_solutions()
+            latencies.setdefault(label, []).append(runs._schedule(k).latency_s)
+        solved += milp.solved_count()
+        out[label] = {"process_s": time.process_time() - c0, "ilps_solved": solved}
+    milp.clear_solutions()
+    out["ratio"] = out["every_ilp_solved"]["process_s"] / out["ilps_reused"]["process_s"]
+    out["same_latencies"] = latencies["every_ilp_solved"] == latencies["ilps_reused"]
+    return out
+
+
+def print_hope_ablations(a: dict) -> None:
+    solved, reused = a["every_ilp_solved"], a["ilps_reused"]
+    print(f"(m) HOPE's {a['variants']} ablation variants on {a['phone']} x {a['model']}, one process: "
+          f"{solved['process_s']:.2f} CPU s solving every ILP ({solved['ilps_solved']}), "
+          f"{reused['process_s']:.2f} s reusing the ILPs met again ({reused['ilps_solved']} solved): "
+          f"x{a['ratio']:.2f}; same latencies: {a['same_latencies']}")
+
+
 def print_pim(g: dict) -> None:
     prof = ", ".join(f"{m} {v['plan_ms']:.1f} ms (sweep {v['sweep_ms']:.1f})" for m, v in g["profiling"].items())
     print(f"(h) PIM: OPT's DP on GPT-2 p=64 ({g['ops']:,} ops, {g['dcg_nodes']:,} DCG nodes) {g['dp_ms']:.1f} ms, "
@@ -881,7 +924,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=5, help="runs per figure (median)")
     ap.add_argument("--no-reproduce", action="store_true", help="skip the reproduction timings (d)")
     ap.add_argument("--only", default=None,
-                    help="run these figures alone, comma-separated: a, b, f, g, h, i (with j), k, l")
+                    help="run these figures alone, comma-separated: a, b, f, g, h, i (with j), k, l, m")
     ap.add_argument("--no-dask", action="store_true", help="(f) without the Dask LocalCluster")
     args = ap.parse_args(argv)
     # figures alone: (JSON key, the benchmark, its printer)
@@ -892,6 +935,7 @@ def main(argv: list[str] | None = None) -> int:
               "g": ("hope", lambda: bench_hope(args.repeat), print_hope),
               "h": ("pim", lambda: bench_pim(args.repeat), print_pim),
               "l": ("tournament", bench_tournament, print_tournament),
+              "m": ("hope_ablations", bench_hope_ablations, print_hope_ablations),
               "i": ("nsga2", lambda: {"nsga2": bench_nsga2(args.repeat), "hybrid_des": bench_hybrid_des(args.repeat)},
                     print)}
     if args.only is not None:
@@ -918,6 +962,7 @@ def main(argv: list[str] | None = None) -> int:
     results["pim"] = bench_pim(args.repeat)
     results["scale"] = bench_scale(args.repeat)
     results["tournament"] = bench_tournament()
+    results["hope_ablations"] = bench_hope_ablations()
     if args.json:
         print(json.dumps(results, indent=2))
     else:
@@ -942,6 +987,7 @@ def main(argv: list[str] | None = None) -> int:
         print_pim(results["pim"])
         print_scale(results["scale"])
         print_tournament(results["tournament"])
+        print_hope_ablations(results["hope_ablations"])
         g = results["nsga2"]
         print(f"(i) seed-004 analytical model, AlexNet on 8 CPUs: {g['advanced_evaluations_per_s']:,.0f} "
               f"evaluations/s (advanced, p = 2), {g['naive_evaluations_per_s']:,.0f}/s (naive); NSGA-II "

@@ -23,10 +23,11 @@ The engine's own rules (tensor caching, transfers on lanes) are the core's exact
 
 from __future__ import annotations
 
+import hashlib
 import math
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -146,6 +147,64 @@ def ilp_schedule(inst: Instance, dev: Sequence[int], order: Sequence[Sequence[in
     return start, end
 
 
+# -- solutions already found ----------------------------------------------------------------------------
+#: HOPE's ILPs solved so far in this process with a deterministic limit: the key of the model's
+#: inputs -> (the solution, the processor and wall time its solve took). Such a solve is a function
+#: of its inputs alone (one worker, a fixed seed, CP-SAT's deterministic time), so an ILP met again
+#: (a module two variants of HOPE:LP share, a plan scheduled again to be measured another way, a
+#: DVFS preset whose tables are the default's) is answered with the solution CP-SAT would return.
+#: In memory only: a new process starts empty (the reproduction hands its workers' solutions to the
+#: processes it forks next: :func:`solutions`, :func:`adopt_solutions`).
+_SOLVED: dict[bytes, tuple[Solution, float, float]] = {}
+#: The processor and wall time (s) that the solves answered from :data:`_SOLVED` took when they
+#: were solved, summed: what solving them again would have cost (a scheduler's reported time
+#: charges it, so that the time does not depend on what ran before in the process).
+REUSED = {"process_s": 0.0, "wall_s": 0.0}
+
+
+def _solution_key(inst: Instance, time_limit_s: float, seed: int, unit_s: float, tie_break: bool,
+                  hint: tuple[Sequence[int], Sequence[Sequence[int]]] | None) -> bytes:
+    """A digest of everything :func:`solve_paper_cpsat` builds its model and runs CP-SAT from: the
+    instance's numbers bit for bit and its lists in their order (the order of a model's constraints
+    steers the search), the limit, seed, unit, objective, hint and search parameters."""
+    def floats(rows) -> bytes:
+        return np.asarray(rows, dtype=np.float64).tobytes()
+
+    h = hashlib.blake2b(digest_size=20)
+    for part in (repr((inst.n, inst.D, [(k, i) for k, i, _ in inst.edges], inst.follow,
+                       list(inst.forced.items()), float(time_limit_s), int(seed), float(unit_s),
+                       bool(tie_break), hint and ([int(d) for d in hint[0]], [[int(v) for v in q] for q in hint[1]]),
+                       sorted(SEARCH.items()))).encode(),
+                 floats(inst.cl), floats([c for _, _, c in inst.edges]), floats(inst.release),
+                 floats(inst.ext_comm), floats(inst.avail), floats(inst.tail)):
+        h.update(len(part).to_bytes(8, "little"))
+        h.update(part)
+    return h.digest()
+
+
+def _copy(sol: Solution) -> Solution:
+    return replace(sol, dev=list(sol.dev), start=list(sol.start), end=list(sol.end))
+
+
+def solutions(since: int = 0) -> list[tuple[bytes, tuple[Solution, float, float]]]:
+    """The entries of :data:`_SOLVED` from the ``since``-th on (in the order they were solved)."""
+    return list(_SOLVED.items())[since:]
+
+
+def adopt_solutions(entries: Iterable[tuple[bytes, tuple[Solution, float, float]]]) -> None:
+    """Keep solutions found in another process of this run (a forked worker's :func:`solutions`)."""
+    for key, entry in entries:
+        _SOLVED.setdefault(key, entry)
+
+
+def solved_count() -> int:
+    return len(_SOLVED)
+
+
+def clear_solutions() -> None:
+    _SOLVED.clear()
+
+
 def solve_paper_cpsat(inst: Instance, time_limit_s: float = 20.0, seed: int = 0, unit_s: float = UNIT_S,
                       tie_break: bool = False, where: str = "ILP", deterministic: bool = False,
                       hint: tuple[Sequence[int], Sequence[Sequence[int]]] | None = None) -> Solution:
@@ -153,10 +212,28 @@ def solve_paper_cpsat(inst: Instance, time_limit_s: float = 20.0, seed: int = 0,
     the makespan first, then the sum of the vertices' ends (so that, among the optimal plans, the
     devices are freed as early as possible for the next module) [choice]. ``hint`` (every
     vertex's device, each device's vertices in order) starts the search from that plan, scheduled
-    as :func:`ilp_schedule` does."""
+    as :func:`ilp_schedule` does. With ``deterministic`` limits an ILP solved before in this
+    process is answered with its solution (:data:`_SOLVED`)."""
+    _check(inst, where)
+    if not deterministic:
+        return _solve_paper_cpsat(inst, time_limit_s, seed, unit_s, tie_break, where, deterministic, hint)
+    key = _solution_key(inst, time_limit_s, seed, unit_s, tie_break, hint)
+    known = _SOLVED.get(key)
+    if known is not None:
+        REUSED["process_s"] += known[1]
+        REUSED["wall_s"] += known[2]
+        return _copy(known[0])
+    c0, t0 = time.process_time(), time.perf_counter()
+    sol = _solve_paper_cpsat(inst, time_limit_s, seed, unit_s, tie_break, where, deterministic, hint)
+    _SOLVED[key] = (_copy(sol), time.process_time() - c0, time.perf_counter() - t0)
+    return sol
+
+
+def _solve_paper_cpsat(inst: Instance, time_limit_s: float, seed: int, unit_s: float, tie_break: bool,
+                       where: str, deterministic: bool,
+                       hint: tuple[Sequence[int], Sequence[Sequence[int]]] | None) -> Solution:
     from ortools.sat.python import cp_model
 
-    _check(inst, where)
     n, D = inst.n, inst.D
     H = to_units(inst.horizon_s(), unit_s) + 1
     m = cp_model.CpModel()

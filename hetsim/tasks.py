@@ -311,9 +311,6 @@ class _TaskBuilder:
         """The task after which ``tensor`` (an op's output) is available on ``dst``."""
         src_task, src = self.produced[tensor]
         key = self.cache_key(tensor, dst, consumer)
-        cached = self.cached.get(key)
-        if cached is not None:   # what move() would answer, without naming the transfer again
-            return cached
         return self.move(f"{tensor}->{dst.name}", src_task, src, dst,
                          self.g.nodes[tensor]["op"].output_bytes, consumer, key)
 

@@ -683,9 +683,8 @@ def calibrate_platform(platform: str | os.PathLike, table: pd.DataFrame, mechani
 
 def runnable_rows(rows: Sequence[Row], cost: CostModel) -> tuple[list[Row], list[str]]:
     """The rows ``cost`` can price, renumbered, and the labels of the others: an op measured on an
-    EP the model says cannot run it (an ONNX Runtime profile with several threads times every op,
-    while the PIM paper's CPU_P runs only its thread-parallel types), or a layer or whole network
-    with such an op."""
+    EP the model says cannot run it (a multi-thread ONNX Runtime profile times every op, where a
+    model may run only some op types on that EP), or a layer or whole network with such an op."""
     kept: list[Row] = []
     left: list[str] = []
     for r in rows:

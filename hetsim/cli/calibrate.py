@@ -185,6 +185,7 @@ def calibrate_platform_cmd(platform, csvs, ort, acl, network, onnx_model, out, n
     if as_json:
         click.echo(json.dumps({
             "platform": str(out_path), "mechanisms": fit.mechanisms, "values": fit.values,
+            "left_out": fit.left_out,
             "summary": {by: fit.summary(by).to_dict("records") for by in ("kind", "network", "place", "clock")},
             "holdout": [h.scores() for h in held],
             "ablation": abl.to_dict("records") if abl is not None else None,

@@ -240,8 +240,8 @@ def build_tasks(platform, workload, placement: Placement, cost: CostModel,
         raise HetsimError("overlap=True moves the copies of the serial executor to a DMA lane; allowed: "
                           "with serial=True only (without it, comm='copy' gives copy lanes)")
     b = _TaskBuilder(platform, workload, placement, cost, state, comm, caching, residency)
-    # Tasks are made in the order the lanes will run them, so that a tensor cached on an EP is
-    # fetched before the first of its consumers there.
+    # Tasks are made op by op in the order the lanes will run them, so that a tensor cached on an
+    # EP is fetched before the first of its consumers there, and each lane's order is task order.
     op_order = _op_order(workload, placement, serial)
     cost.bind(workload)   # models whose op costs depend on the network (gemm2's cache reuse)
     with gc_paused():
@@ -251,40 +251,49 @@ def build_tasks(platform, workload, placement: Placement, cost: CostModel,
                 b.whole_op(op)
             else:
                 b.split_op(op, shares)
-        return b.task_graph(op_order, serial, overlap)
+        return b.task_graph(serial, overlap)
 
 
 class _TaskBuilder:
     """The tasks of one frame as :func:`build_tasks` makes them, op by op: which task makes each
-    op's output and where, the copies already made (tensor caching), and each op's tasks."""
+    op's output and where, and the copies already made (tensor caching). An op's tasks (its
+    incoming transfers, then its compute tasks) are made together, when the op's turn comes."""
 
     def __init__(self, platform, workload, placement: Placement, cost: CostModel,
                  state: DvfsState | None, comm: Comm, caching: bool, residency: Residency) -> None:
         self.platform, self.workload, self.placement, self.cost = platform, workload, placement, cost
         self.state, self.comm, self.caching, self.residency = state, comm, caching, residency
-        self.g = workload.graph
         self.tasks: list[Task] = []
         self.produced: dict[str, tuple[int, ExecutionPlace]] = {}   # op -> (task making its output, EP)
         self.cached: dict[tuple[str, str], int] = {}        # (tensor, destination EP) -> transfer task
-        self.of_op: dict[str, list[int]] = {}               # op -> its tasks (incoming transfers first)
+        self.routes: dict[tuple[str, str], Route] = {}      # (source EP, destination EP) -> route
         self.barrier: list[int] = []   # sequential: the final task of the op before (every task waits for it)
 
-    def add(self, task_kind, name, lane, deps, **kw) -> int:
-        t = Task(len(self.tasks), task_kind, name, lane, tuple(deps), **kw)
-        self.tasks.append(t)
-        self.of_op.setdefault(kw["op"], []).append(t.index)
-        return t.index
+    def add(self, task: Task) -> int:
+        """Append ``task``, made with the next index (``len(self.tasks)``); its index."""
+        self.tasks.append(task)
+        return task.index
 
-    def move(self, name: str, src_task: int | None, src: ExecutionPlace, dst: ExecutionPlace,
-             nbytes: float, consumer: str, key: tuple[str, str] | None, sequenced: bool = True,
+    def route(self, src: ExecutionPlace, dst: ExecutionPlace) -> Route:
+        """The platform's route from ``src`` to ``dst``, looked up once per pair of EPs."""
+        key = (src.name, dst.name)
+        route = self.routes.get(key)
+        if route is None:
+            route = self.routes[key] = self.platform.route(src, dst)
+        return route
+
+    def move(self, what: str, src_task: int | None, src: ExecutionPlace, dst: ExecutionPlace,
+             nbytes: float, consumer: str, cached_as: str | None, sequenced: bool = True,
              slice_: bool = False) -> int | None:
-        """The task after which ``nbytes`` made by ``src_task`` on ``src`` are on ``dst`` (adding
-        their transfer, once per ``key`` when given: the cost model prices it, so a model can
-        charge synchronisation or layout conversion even where the EPs share a memory)."""
+        """The task after which ``nbytes`` of ``what`` made by ``src_task`` on ``src`` are on ``dst``
+        (adding their transfer ``what->dst``, once per copy of the tensor ``cached_as`` when given:
+        the cost model prices it, so a model can charge synchronisation or layout conversion even
+        where the EPs share a memory)."""
         if nbytes <= 0 or src.name == dst.name:
             return src_task
         if self.residency == "memory" and src.memory == dst.memory:
             return src_task                      # already in the memory the consumer reads
+        key = None if cached_as is None else self.cache_key(cached_as, dst, consumer)
         if key is not None and key in self.cached:
             return self.cached[key]
         # A split op's slice is priced by the links (a measured copy table holds whole tensors).
@@ -294,10 +303,11 @@ class _TaskBuilder:
             return src_task
         lane, also = _comm_lanes(self.comm, src, dst)
         deps = [] if src_task is None else [src_task]
-        i = self.add("transfer", name, lane, _union(deps, self.barrier) if sequenced else deps,
-                     route=self.platform.route(src, dst), nbytes=float(nbytes), transfer_s=seconds,
-                     measured=measured is not None, op=consumer, dst=dst, src=src, also=also,
-                     out_bytes=float(nbytes), source=src_task)
+        i = self.add(Task(len(self.tasks), "transfer", f"{what}->{dst.name}", lane,
+                          tuple(_union(deps, self.barrier) if sequenced else deps),
+                          route=self.route(src, dst), nbytes=float(nbytes), transfer_s=seconds,
+                          measured=measured is not None, op=consumer, dst=dst, src=src, also=also,
+                          out_bytes=float(nbytes), source=src_task))
         if key is not None:
             self.cached[key] = i
         return i
@@ -307,24 +317,23 @@ class _TaskBuilder:
         where = dst.memory if self.residency == "memory" else dst.name
         return (tensor, where if self.caching else f"{where}/{consumer}")
 
-    def fetch(self, tensor: str, dst: ExecutionPlace, consumer: str) -> int | None:
-        """The task after which ``tensor`` (an op's output) is available on ``dst``."""
-        src_task, src = self.produced[tensor]
-        key = self.cache_key(tensor, dst, consumer)
-        return self.move(f"{tensor}->{dst.name}", src_task, src, dst,
-                         self.g.nodes[tensor]["op"].output_bytes, consumer, key)
-
     def inputs_of(self, op, dst: ExecutionPlace) -> list[int]:
         """The tasks ``op`` waits for on ``dst``: its producers' outputs, and the network inputs
         the placement locates elsewhere."""
-        deps = [self.fetch(p, dst, op.name) for p in self.workload.predecessors[op.name]]
+        deps = []
+        for p in self.workload.predecessors[op.name]:
+            src_task, src = self.produced[p]
+            if src.name != dst.name:      # else made where it is read: no copy to look up
+                src_task = self.move(p, src_task, src, dst, self.workload.op(p).output_bytes, op.name, p)
+            if src_task is not None:
+                deps.append(src_task)
         for name in self.workload.net_inputs_of(op):
             where = self.placement.inputs.get(name)
             if where is not None:
-                key = self.cache_key(f"input:{name}", dst, op.name)
-                deps.append(self.move(f"{name}->{dst.name}", None, where, dst,
-                                      _input_bytes(self.workload, name), op.name, key))
-        return [d for d in deps if d is not None]
+                task = self.move(name, None, where, dst, _input_bytes(self.workload, name), op.name, f"input:{name}")
+                if task is not None:
+                    deps.append(task)
+        return deps
 
     def _made(self, op, task: int, home: ExecutionPlace) -> None:
         """``task`` makes ``op``'s output on ``home``; a sequential placement's next op waits for it."""
@@ -335,15 +344,16 @@ class _TaskBuilder:
     def whole_op(self, op) -> None:
         """An op that runs whole on its EP, after its inputs reach it."""
         home = self.placement.ep_of[op.name]
-        i = self.add("compute", op.name, home.name, _union(self.inputs_of(op, home), self.barrier),
-                     ep=home, demand=self.cost.op_demand(op, home, self.state), op=op.name,
-                     out_bytes=float(op.output_bytes), weight_bytes=float(op.weight_bytes),
-                     work_bytes=float(op.im2col_bytes))
+        deps = _union(self.inputs_of(op, home), self.barrier)
+        i = self.add(Task(len(self.tasks), "compute", op.name, home.name, tuple(deps), ep=home,
+                          demand=self.cost.op_demand(op, home, self.state), op=op.name,
+                          out_bytes=float(op.output_bytes), weight_bytes=float(op.weight_bytes),
+                          work_bytes=float(op.im2col_bytes)))
         self._made(op, i, home)
 
     def _slice_to_home(self, op, s: Share, i: int | None, home: ExecutionPlace) -> int | None:
-        return self.move(f"{op.name}@{s.ep.name}->{home.name}", i, s.ep, home,
-                         op.output_bytes * s.fraction, op.name, None, sequenced=False, slice_=True)
+        return self.move(f"{op.name}@{s.ep.name}", i, s.ep, home, op.output_bytes * s.fraction, op.name,
+                         None, sequenced=False, slice_=True)
 
     def split_op(self, op, shares: Sequence[Share]) -> None:
         """A split op: each share computes its slice of the output channels on its EP; the home EP
@@ -352,37 +362,37 @@ class _TaskBuilder:
         home = self.placement.ep_of[op.name]
         made: list[tuple[Share, int | None]] = []
         for s in shares:
-            i = self.add("compute", f"{op.name}@{s.ep.name}", s.ep.name,
-                         _union(self.inputs_of(op, s.ep), self.barrier), ep=s.ep,
-                         demand=self.cost.share_demand(op, s.ep, s.fraction, self.state), op=op.name,
-                         out_bytes=op.output_bytes * s.fraction, weight_bytes=op.weight_bytes * s.fraction,
-                         work_bytes=op.im2col_bytes * s.fraction)
+            deps = _union(self.inputs_of(op, s.ep), self.barrier)
+            i = self.add(Task(len(self.tasks), "compute", f"{op.name}@{s.ep.name}", s.ep.name, tuple(deps),
+                              ep=s.ep, demand=self.cost.share_demand(op, s.ep, s.fraction, self.state),
+                              op=op.name, out_bytes=op.output_bytes * s.fraction,
+                              weight_bytes=op.weight_bytes * s.fraction, work_bytes=op.im2col_bytes * s.fraction))
             made.append((s, i))
             if self.comm != "mpi":   # each slice leaves as soon as its share is done
                 made[-1] = (s, self._slice_to_home(op, s, i, home))
         if self.comm == "mpi":
             # AutoDiCE's ranks: the Concat's rank computes its own share, then receives the slices.
             made = [(s, self._slice_to_home(op, s, i, home)) for s, i in made]
-        k = self.add("compute", f"{op.name}:gather", home.name, [i for _, i in made if i is not None],
-                     ep=home, demand=self.cost.gather_demand(op, home, self.state), op=op.name,
-                     out_bytes=float(op.output_bytes))
+        k = self.add(Task(len(self.tasks), "compute", f"{op.name}:gather", home.name,
+                          tuple(i for _, i in made if i is not None), ep=home,
+                          demand=self.cost.gather_demand(op, home, self.state), op=op.name,
+                          out_bytes=float(op.output_bytes)))
         self._made(op, k, home)
 
-    def task_graph(self, op_order: Sequence[str], serial: bool, overlap: bool) -> TaskGraph:
-        """The lanes' task orders (an op's tasks in the order of ``op_order``) and the sinks; with
-        ``serial`` every task on the one serial lane (its copies on the DMA lane with ``overlap``)."""
+    def task_graph(self, serial: bool, overlap: bool) -> TaskGraph:
+        """The lanes' task orders (task order: the tasks were made in the order of the ops') and the
+        sinks; with ``serial`` every task on the one serial lane (its copies on the DMA lane with
+        ``overlap``)."""
         tasks = self.tasks
 
         def serial_lane(t: Task) -> str:
             return DMA_LANE if overlap and t.kind == "transfer" else "serial"
 
         lanes: dict[str, list[int]] = {}
-        for name in op_order:
-            for i in self.of_op.get(name, ()):
-                for lane in (serial_lane(tasks[i]),) if serial else tasks[i].lanes:
-                    lanes.setdefault(lane, []).append(i)
-        sinks = tuple(self.produced[op.name][0] for op in self.workload.ops
-                      if self.g.out_degree(op.name) == 0)
+        for t in tasks:
+            for lane in (serial_lane(t),) if serial else t.lanes:
+                lanes.setdefault(lane, []).append(t.index)
+        sinks = tuple(self.produced[name][0] for name in self.workload.output_ops)
         if serial:
             for t in tasks:
                 t.lane, t.also = serial_lane(t), ()
@@ -391,6 +401,8 @@ class _TaskBuilder:
 
 def _union(deps: list[int], extra: list[int]) -> list[int]:
     """``deps`` plus the tasks of ``extra`` it lacks (a dependency is listed once)."""
+    if not extra:
+        return deps
     return deps + [d for d in extra if d not in deps]
 
 
@@ -487,14 +499,16 @@ def lane_busy_s(tg: TaskGraph) -> dict[str, float]:
 def ep_units(tg: TaskGraph, durations: Sequence[float]) -> list[tuple[ExecutionPlace, float]]:
     """(EP, busy s) per EP of a frame's tasks: its compute tasks, and the transfers charged to it
     (``comm="consumer"``; both ends with ``comm="mpi"``), which keep its cores busy."""
-    by_name: dict[str, tuple[ExecutionPlace, float]] = {}
     eps = {t.ep.name: t.ep for t in tg.tasks if t.ep is not None}
+    busy: dict[str, float] = {}     # in order of first use
     for t in tg.tasks:
-        names = [t.ep.name] if t.ep is not None else [lane for lane in t.lanes if lane in eps]
-        for name in names:
-            ep, b = by_name.get(name, (eps[name], 0.0))
-            by_name[name] = (ep, b + float(durations[t.index]))
-    return list(by_name.values())
+        if t.ep is not None:
+            busy[t.ep.name] = busy.get(t.ep.name, 0.0) + float(durations[t.index])
+        else:
+            for name in t.lanes:
+                if name in eps:
+                    busy[name] = busy.get(name, 0.0) + float(durations[t.index])
+    return [(eps[name], b) for name, b in busy.items()]
 
 
 def ep_peak_memory(tg: TaskGraph, start: Sequence[float] | np.ndarray, end: Sequence[float] | np.ndarray,
@@ -510,9 +524,10 @@ def ep_peak_memory(tg: TaskGraph, start: Sequence[float] | np.ndarray, end: Sequ
     peak: dict[str, float] = {}
     for name, ev in events.items():
         level = top = 0.0
-        for _, delta in sorted(ev, key=lambda e: (e[0], e[1])):  # frees before allocations at a tie
+        for _, delta in sorted(ev):   # by time, then frees before allocations at a tie
             level += delta
-            top = max(top, level)
+            if level > top:
+                top = level
         peak[name] = top + resident.get(name, 0.0)
     return peak
 
@@ -525,8 +540,10 @@ def ep_memory_events(tg: TaskGraph, start: Sequence[float] | np.ndarray, end: Se
     frame_end = max(end, default=0.0)
     last_read = list(end)
     for t in tg.tasks:
+        t_end = end[t.index]
         for d in t.deps:
-            last_read[d] = max(last_read[d], end[t.index])
+            if t_end > last_read[d]:
+                last_read[d] = t_end
     for s in tg.sinks:
         last_read[s] = frame_end
     events: dict[str, list[tuple[float, float]]] = {}

@@ -143,6 +143,12 @@ class Workload:
         g = self.graph
         return {op.name: tuple(g.predecessors(op.name)) for op in self.ops}
 
+    @cached_property
+    def output_ops(self) -> tuple[str, ...]:
+        """The ops no op reads (the network's outputs), in workload order."""
+        g = self.graph
+        return tuple(op.name for op in self.ops if g.out_degree(op.name) == 0)
+
     # -- construction helpers -------------------------------------------------------------
     def _group_layers(self) -> tuple[Layer, ...]:
         groups: dict[int, list[Op]] = {}

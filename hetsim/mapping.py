@@ -287,8 +287,8 @@ def validate_placement(placement: Placement, platform: Platform, workload, sourc
     _check_splits(placement, workload, source)
     if cost is not None:
         for op in workload.ops:
-            eps = [s.ep for s in placement.splits.get(op.name, ())] or [placement.ep_of[op.name]]
-            for ep in eps:
+            shares = placement.splits.get(op.name)
+            for ep in [s.ep for s in shares] if shares else (placement.ep_of[op.name],):
                 if not cost.supports(op, ep):
                     raise HetsimError(f"{source}: {ep.name} cannot run op {op.name} (kind {op.kind}): "
                                       f"{cost.why_not(op, ep)}")

@@ -322,11 +322,12 @@ class _TaskBuilder:
         the placement locates elsewhere."""
         deps = []
         for p in self.workload.predecessors[op.name]:
-            src_task, src = self.produced[p]
-            if src.name != dst.name:      # else made where it is read: no copy to look up
-                src_task = self.move(p, src_task, src, dst, self.workload.op(p).output_bytes, op.name, p)
-            if src_task is not None:
-                deps.append(src_task)
+            made, src = self.produced[p]
+            # made where it is read: no copy to look up
+            task = made if src.name == dst.name else self.move(p, made, src, dst, self.workload.op(p).output_bytes,
+                                                               op.name, p)
+            if task is not None:
+                deps.append(task)
         for name in self.workload.net_inputs_of(op):
             where = self.placement.inputs.get(name)
             if where is not None:

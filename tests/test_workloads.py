@@ -335,6 +335,12 @@ def test_pipeit_dags_have_their_real_branches(zoo):
     assert mob.op("Conv2d_2_dw").pad == (0, 1)
 
 
+def test_output_ops_are_the_ops_nobody_reads(zoo):
+    read = {src for op in zoo["googlenet"].ops for src in op.inputs}
+    assert zoo["googlenet"].output_ops == tuple(op.name for op in zoo["googlenet"].ops if op.name not in read)
+    assert zoo["resnet50"].output_ops == (zoo["resnet50"].ops[-1].name,)
+
+
 def test_vgg16_weight_hints(zoo):
     w = zoo["vgg16"]
     assert [mega(x) for x in w.layer_weights()] == VGG16_WEIGHTS_M

@@ -107,7 +107,7 @@ class FitnessProblem(PymooProblem):
 
     def _fitness(self, genomes: np.ndarray) -> np.ndarray:
         self.model_evaluations += len(genomes)
-        return np.asarray(self.model.evaluate(self.chromosome.decode(genomes)).F, dtype=float)
+        return np.asarray(self.model.evaluate(self.chromosome.columns(genomes)).F, dtype=float)
 
     def _evaluate(self, X, out, *args, **kwargs):
         genomes = np.rint(X).astype(np.int64)
@@ -381,6 +381,7 @@ class ThesisNSGA2(NSGA2):
     F: np.ndarray
     rank: np.ndarray
     crowding: np.ndarray
+    is_initialized: bool
 
     def _setup(self, problem, **kwargs):
         super()._setup(problem, **kwargs)

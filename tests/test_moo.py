@@ -67,6 +67,24 @@ def test_on_a_small_dag_it_reaches_the_optimum_and_respects_the_bound(seed):
     assert result.best_value >= exact.info["lower_bound_s"] - exact.info["rounding_s"]
 
 
+@pytest.mark.parametrize("explorer", [NSGA2Placement(pop_size=12, n_gen=6, mutation_prob=0.2),
+                                      NSGA2Split(pop_size=10, n_gen=6, shares=(0.5, 0.25))])
+@pytest.mark.parametrize("platform", ["hikey970", "hope-he"])
+def test_the_array_mating_gives_pymoos_offspring(explorer, platform):
+    # the categorical genes recombined on arrays draw what pymoo's MixedVariableMating draws: the
+    # same trials in the same order (a pymoo change to its operators' draws fails here)
+    problem = PlacementProblem(platform, "synth1")
+    runs = {}
+    for pymoo_mating in (True, False):
+        explorer._pymoo_mating = pymoo_mating
+        r = explore(problem, explorer, seed=7)
+        trials = list(zip(r.trials["mapping"], r.trials["latency_s"], strict=True))
+        runs[pymoo_mating] = (trials, [problem.key(p) for p in r.info["front"]])
+    explorer._pymoo_mating = False
+    assert len(runs[True][0]) == explorer.pop_size * explorer.n_gen and len(set(runs[True][0])) > 30
+    assert runs[True] == runs[False]
+
+
 def test_split_placements_validate_and_can_beat_the_unsplit_plans(two_eps):
     r = explore(two_eps, make_explorer("NSGA-II-split"), MaxTrials(150), seed=0)
     assert r.best.splits and r.best.order is None

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -262,6 +263,83 @@ def _same_placement(genes: PlacementGenes):
     return SamePlacement()
 
 
+def _array_mating(**kwargs):
+    """pymoo's ``MixedVariableMating`` with its categorical genes recombined on arrays.
+
+    pymoo crosses and mutates every ``Choice`` variable on its own, through Individual objects:
+    with one gene per op that is most of a generation. Here each such gene takes the same
+    operators' steps on a column of the parents' genes, drawing the same numbers in the same order
+    (uniform crossover, then random-option mutation, as pymoo's ``Crossover.do`` and
+    ``Mutation.do`` draw them), so the offspring are pymoo's (tested against it). Other variable
+    types, and operators other than those two, go through pymoo's own code."""
+    from pymoo.core.crossover import Crossover
+    from pymoo.core.individual import Individual
+    from pymoo.core.mixed import MixedVariableMating
+    from pymoo.core.mutation import Mutation
+    from pymoo.core.population import Population
+    from pymoo.core.problem import Problem as PymooProblem
+    from pymoo.core.variable import Choice, get
+    from pymoo.operators.crossover.ux import UX
+    from pymoo.operators.mutation.rm import ChoiceRandomMutation
+
+    class ArrayMixedMating(MixedVariableMating):
+        def _do(self, problem, pop, n_offsprings, parents=False, random_state=None, **kw):
+            variables = problem.vars
+            groups: dict[type, list[str]] = {}
+            for name, var in variables.items():
+                groups.setdefault(type(var), []).append(name)
+            recomb = [(clazz, [name]) for clazz, names in groups.items() if clazz is Choice for name in names]
+            recomb += [(clazz, names) for clazz, names in groups.items() if clazz is not Choice]
+            if not parents:
+                pop = self.selection(problem, pop, math.ceil(n_offsprings / 2), 2, random_state=random_state, **kw)
+            n_matings = len(pop)
+            columns: dict[str, Any] = {}
+            for clazz, names in recomb:
+                crossover, mutation = self.crossover[clazz], self.mutation[clazz]
+                if clazz is Choice and type(crossover) is UX and type(mutation) is ChoiceRandomMutation:
+                    (name,) = names
+                    X = np.empty((2, n_matings), dtype=object)
+                    X[:] = [[mating[0].X[name] for mating in pop], [mating[1].X[name] for mating in pop]]
+                    columns[name] = self._choice(crossover, mutation, variables[name], X, random_state)
+                    continue
+                # pymoo's own steps for this group (MixedVariableMating._do)
+                _parents = [[Individual(X=np.array([parent.X[v] for v in names],
+                                                   dtype="O" if clazz is Choice else None))
+                             for parent in mating] for mating in pop]
+                _problem = PymooProblem(vars={v: variables[v] for v in names},
+                                        xl=np.array([getattr(variables[v], "lb", None) for v in names]),
+                                        xu=np.array([getattr(variables[v], "ub", None) for v in names]))
+                _off = crossover(_problem, _parents, random_state=random_state, **kw)
+                _off = mutation(_problem, _off, random_state=random_state, **kw)
+                for i, name in enumerate(names):
+                    columns[name] = [ind.X[i] for ind in _off]
+            order = [name for _, names in recomb for name in names]
+            return Population.new(X=[{name: columns[name][k] for name in order} for k in range(n_offsprings)])
+
+        @staticmethod
+        def _choice(crossover: Crossover, mutation: Mutation, var, X: np.ndarray, rng) -> np.ndarray:
+            """One categorical gene's offspring (2 x matings, flattened as pymoo orders them)."""
+            n_matings = X.shape[1]
+            cross = rng.random(n_matings) < get(crossover.prob, size=n_matings)
+            Xp = X.copy()
+            if cross.any():
+                swap = cross & (rng.random((n_matings, 1)) < 0.5)[:, 0]     # UX's mask
+                Xp[0, swap], Xp[1, swap] = X[1, swap], X[0, swap]
+            offspring = Xp.reshape(-1)
+            n = len(offspring)
+            mutated = offspring.copy()
+            where = np.where(rng.random(n) < mutation.get_prob_var(_ONE_VARIABLE, size=n))[0]
+            mutated[where] = var.sample(len(where), random_state=rng)
+            keep = rng.random(size=n) <= get(mutation.prob, size=n)
+            offspring[keep] = mutated[keep]
+            return offspring
+
+    return ArrayMixedMating(**kwargs)
+
+
+_ONE_VARIABLE = SimpleNamespace(n_var=1)   # the one-gene problem pymoo mutates a categorical gene in
+
+
 class NSGA2Placement(Explorer[PlacementProblem]):
     """pymoo's NSGA-II over the op -> EP assignments of a placement problem (registered as
     ``NSGA-II-place``), the engine ordering each plan.
@@ -292,6 +370,8 @@ class NSGA2Placement(Explorer[PlacementProblem]):
 
     #: The fractions of a split op's channels on its second EP (none: no splits).
     _shares: tuple[float, ...] = ()
+    #: Recombine through pymoo's MixedVariableMating itself (the tests compare the two).
+    _pymoo_mating = False
 
     def __init__(self, objectives: Sequence[str] | None = None, pop_size: int | None = None,
                  n_gen: int | None = None, mutation_prob: float = 0.05):
@@ -376,8 +456,9 @@ class NSGA2Placement(Explorer[PlacementProblem]):
         mutation = {Choice: ChoiceRandomMutation(prob_var=self.mutation_prob),
                     Integer: PM(vtype=float, repair=RoundingRepair())}
         algorithm = NSGA2(pop_size=pop_size, sampling=_Start(),
-                          mating=MixedVariableMating(selection=TournamentSelection(func_comp=binary_tournament),
-                                                     mutation=mutation, eliminate_duplicates=same),
+                          mating=(MixedVariableMating if self._pymoo_mating else _array_mating)(
+                              selection=TournamentSelection(func_comp=binary_tournament),
+                              mutation=mutation, eliminate_duplicates=same),
                           eliminate_duplicates=same)
         res = _minimize(session, _Placements(), algorithm, n_gen)
         if res.X is not None:

@@ -33,7 +33,7 @@ from hetsim.bounds import Count, Dim
 from hetsim.errors import HetsimError
 from hetsim.mapping import FileModel
 from hetsim.validation import one_line
-from hetsim_papers.nsga2.space import Decoded, HybridSpace
+from hetsim_papers.nsga2.space import Columns, Decoded, HybridSpace
 
 CHROMOSOMES = ("naive", "advanced", "split-point")
 SHARES = ("equal", "multiplicity")
@@ -92,6 +92,10 @@ class Chromosome:
     def decode(self, X: np.ndarray) -> Decoded:
         raise NotImplementedError
 
+    def columns(self, X: np.ndarray) -> Columns:
+        """``Columns.of(decode(X))``: the decoded population as the model's layer loop reads it."""
+        return Columns.of(self.decode(X))
+
     def placement(self, x, cost=None):
         """One genome as the mapping object (checked, repaired, decoded)."""
         X = self.repair(self.check(x))
@@ -102,11 +106,23 @@ def _distinct_slots(devices: np.ndarray, count: bool = True) -> tuple[np.ndarray
     """For device lists (..., m) with -1 for none: the distinct devices in order of first
     appearance, left-aligned and padded with -1, and (``count``) how many times each was named."""
     m = devices.shape[-1]
-    new = devices >= 0
-    for j in range(1, m):
-        new[..., j] &= ~np.any(devices[..., :j] == devices[..., j:j + 1], axis=-1)
-    order = np.argsort(~new, axis=-1, kind="stable")
-    slots = np.where(np.take_along_axis(new, order, axis=-1), np.take_along_axis(devices, order, axis=-1), -1)
+    flat = devices.reshape(-1, m)
+    new = flat >= 0
+    if m > 1:
+        # new[:, j]: the list names flat[:, j] for the first time at j. Each list's first position
+        # of every device, by writing the positions last to first (m writes, not m^2 comparisons).
+        width = int(flat.max(initial=-1)) + 2                   # the devices, then a column for -1
+        at = np.arange(len(flat))[:, None] * width + np.where(new, flat, width - 1)
+        first = np.empty(len(flat) * width, dtype=np.int64)
+        for j in range(m - 1, -1, -1):
+            first[at[:, j]] = j
+        new &= first[at] == np.arange(m)
+    # the new ones left-aligned in their order (the others written to a spare last element)
+    to = np.where(new, np.arange(len(flat))[:, None] * m + np.cumsum(new, axis=1) - 1, flat.size)
+    out = np.full(flat.size + 1, -1, dtype=np.int64)
+    out[to.ravel()] = flat.ravel()
+    out[-1] = -1
+    slots = out[:-1].reshape(devices.shape)
     if not count:
         return slots, None
     counts = (slots[..., :, None] == devices[..., None, :]).sum(axis=-1) * (slots >= 0)
@@ -137,6 +153,13 @@ class Naive(Chromosome):
         return f"layer {self.space.op_names[layer]}, device ids 1..{self.space.n_devices}"
 
     def decode(self, X: np.ndarray) -> Decoded:
+        return self.space.split_decoded(*self._slots(X))
+
+    def columns(self, X: np.ndarray) -> Columns:
+        return self.space.split_columns(*self._slots(X))
+
+    def _slots(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """Slot 0 of every layer (P, L), the splittable layers' slots (P, S, k) and their weights."""
         X = np.asarray(X, dtype=np.int64)
         space = self.space
         P, n, L = X.shape[0], space.n_devices, space.n_layers
@@ -144,16 +167,11 @@ class Naive(Chromosome):
         genes = self.offsets[split][:, None] + np.arange(n)[None, :]            # (S, n)
         split_slots, counts = _distinct_slots(X[:, genes] - 1, self.shares == "multiplicity")
         k = int(max(1, (split_slots >= 0).sum(axis=2).max()))
-        slots = np.full((P, L, k), -1, dtype=np.int64)
-        slots[:, split, :] = split_slots[:, :, :k]
+        slot0 = np.empty((P, L), dtype=np.int64)
+        slot0[:, split] = split_slots[:, :, 0]
         others = np.flatnonzero(~space.splittable)
-        slots[:, others, 0] = X[:, self.offsets[others]] - 1
-        weights = None
-        if counts is not None:
-            weights = np.zeros((P, L, k))
-            weights[:, split, :] = counts[:, :, :k]
-            weights[:, others, 0] = 1.0
-        return space.decoded(slots, weights)
+        slot0[:, others] = X[:, self.offsets[others]] - 1
+        return slot0, split_slots[:, :, :k], None if counts is None else counts[:, :, :k]
 
 
 class Advanced(Chromosome):
@@ -205,6 +223,13 @@ class Advanced(Chromosome):
         return owner
 
     def decode(self, X: np.ndarray) -> Decoded:
+        return self.space.split_decoded(*self._slots(X))
+
+    def columns(self, X: np.ndarray) -> Columns:
+        return self.space.split_columns(*self._slots(X))
+
+    def _slots(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """Slot 0 of every layer (P, L), the splittable layers' slots (P, S, k) and their weights."""
         X = np.asarray(X, dtype=np.int64)
         space = self.space
         owner = self.owners(X)                                     # (P, p, S)
@@ -215,18 +240,12 @@ class Advanced(Chromosome):
         split_slots, counts = _distinct_slots(np.swapaxes(owner, 1, 2), multiplicity)   # (P, S, p)
         k = int(max(1, (split_slots >= 0).sum(axis=2).max()))
         P, L = X.shape[0], space.n_layers
-        slots = np.full((P, L, k), -1, dtype=np.int64)
-        slots[:, space.split_layers, :] = split_slots[:, :, :k]
+        slot0 = np.empty((P, L), dtype=np.int64)
+        slot0[:, space.split_layers] = split_slots[:, :, 0]
         others = np.flatnonzero(~space.splittable)
         # Restriction 2: a non-splittable layer runs on split 1 of the splittable layer before it.
-        slots[:, others, 0] = split_slots[:, space.group[others], 0]
-        weights = None
-        if multiplicity:
-            assert counts is not None
-            weights = np.zeros((P, L, k))
-            weights[:, space.split_layers, :] = counts[:, :, :k]
-            weights[:, others, 0] = 1.0
-        return space.decoded(slots, weights)
+        slot0[:, others] = split_slots[:, space.group[others], 0]
+        return slot0, split_slots[:, :, :k], None if counts is None else counts[:, :, :k]
 
 
 class SplitPoint(Chromosome):

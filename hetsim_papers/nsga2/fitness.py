@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hetsim_papers.nsga2.cost import Coefficients, MiB, ThesisCostModel, link_class, unit_of
-from hetsim_papers.nsga2.space import Decoded, HybridSpace
+from hetsim_papers.nsga2.space import Columns, Decoded, HybridSpace
 
 #: The three objectives, in the order of the fitness matrix F (all minimised).
 OBJECTIVES = ("energy_J", "memory_MiB", "latency_s")
@@ -80,11 +80,12 @@ class ThesisModel:
         self.b_M = np.array([u.memory_bias_MiB for u in units])
         self.units = [unit_of(ep) for ep in devs]
 
-    def evaluate(self, decoded: Decoded) -> Fitness:
+    def evaluate(self, decoded: Decoded | Columns) -> Fitness:
         """The three objectives of every individual: replay its schedule layer by layer (module
         docstring), then read eqs. 4.9-4.10 off the devices' clocks and bytes."""
-        replay = _Replay(self, decoded)
-        for i in range(decoded.slots.shape[1]):
+        columns = decoded if isinstance(decoded, Columns) else Columns.of(decoded)
+        replay = _Replay(self, columns)
+        for i in range(columns.n_layers):
             replay.layer(i)
         return replay.fitness()
 
@@ -104,26 +105,19 @@ class _Replay:
     ``row * n + device``, a layer's slots, shares and home are contiguous (P,) columns, and a
     layer's "reached device d at" times are allocated when its output first moves."""
 
-    def __init__(self, model: ThesisModel, decoded: Decoded) -> None:
+    def __init__(self, model: ThesisModel, columns: Columns) -> None:
         self.model, self.space = model, model.space
-        self.slots, self.frac = decoded.slots, decoded.frac
-        P, L, _ = self.slots.shape
+        L, P = columns.slot0.shape
         n = self.space.n_devices
         self.P, self.n = P, n
         self.rows = np.arange(P)
         self.base = self.rows * n                       # row * n: flat index of (row, device 0)
-        self.widths = (self.slots >= 0).sum(axis=2).max(axis=0)
         # Layer-major columns: slot 0 (and its share) of every layer, the other slots of the
         # layers that some individual splits (wide[i]: their row, -1 for the others).
-        self.slot0 = np.ascontiguousarray(self.slots[:, :, 0].T)                        # (L, P)
-        self.share0 = np.ascontiguousarray(self.frac[:, :, 0].T)
-        split = np.flatnonzero(self.widths > 1)
-        width = int(self.widths.max()) if L else 1
-        self.wide = np.full(L, -1, dtype=np.int64)
-        self.wide[split] = np.arange(split.size)
-        self.slot_wide = np.ascontiguousarray(self.slots[:, split, 1:width].transpose(1, 2, 0))  # (W, width-1, P)
-        self.share_wide = np.ascontiguousarray(self.frac[:, split, 1:width].transpose(1, 2, 0))
-        self.home = np.ascontiguousarray(decoded.home.T)                               # (L, P)
+        self.widths, self.wide = columns.widths, columns.wide
+        self.slot0, self.share0 = columns.slot0, columns.share0                          # (L, P)
+        self.slot_wide, self.share_wide = columns.slot_wide, columns.share_wide          # (W, width-1, P)
+        self.home = columns.home                                                         # (L, P)
         self.speed = model.speed.ravel()                # speed[a * n + b]
         self.T = np.zeros(P * n)                        # each device's clock (its lane is free then)
         self.mem = np.zeros(P * n)                      # eq. 4.9's expected bytes

@@ -29,8 +29,11 @@ through pymoo's extension points by equivalents that give the same generations d
 * the mating: :class:`ArrayMating`, pymoo's selection-crossover-mutation-repair-duplicates rounds
   on arrays (the operators' own array methods, the same draws), individuals made for the
   offspring kept only;
-* the evaluator and the survival: :class:`ArrayEvaluator` and :class:`ArrayRankAndCrowding`
-  read and write the individuals' values directly; :class:`ThesisNSGA2` reads the first front so;
+* the survival: :class:`ArrayRankAndCrowding`, pymoo's sorting and crowding on the objectives as
+  an array;
+* the generations: :class:`ThesisNSGA2` keeps the population as arrays (genomes, objectives,
+  ranks, crowding distances) and runs pymoo's ``next``/``advance`` steps on them, so that no
+  pymoo individual is made past the initial population until the end;
 * the fitness: :class:`FitnessProblem` evaluates a whole population in one vectorised call and
   remembers the objectives of the genomes it has seen (a genome evaluated once is not evaluated
   again; the model's rows do not depend on the batch, tested).
@@ -53,7 +56,6 @@ import pandas as pd
 from pymoo.algorithms.moo.nsga2 import NSGA2
 from pymoo.core.callback import Callback
 from pymoo.core.duplicate import DuplicateElimination, NoDuplicateElimination
-from pymoo.core.evaluator import Evaluator
 from pymoo.core.mating import Mating
 from pymoo.core.population import Population
 from pymoo.core.problem import Problem as PymooProblem
@@ -105,7 +107,7 @@ class FitnessProblem(PymooProblem):
 
     def _fitness(self, genomes: np.ndarray) -> np.ndarray:
         self.model_evaluations += len(genomes)
-        return np.asarray(self.model.evaluate(self.chromosome.decode(genomes)).F, dtype=float)
+        return np.asarray(self.model.evaluate(self.chromosome.columns(genomes)).F, dtype=float)
 
     def _evaluate(self, X, out, *args, **kwargs):
         genomes = np.rint(X).astype(np.int64)
@@ -212,24 +214,32 @@ class ArrayMating(Mating):
 
     def do(self, problem, pop, n_offsprings, random_state=None, n_max_iterations=None, algorithm=None,
            **kwargs):
+        if (not (isinstance(self.eliminate_duplicates, GenomeDuplicates)
+                 or type(self.eliminate_duplicates) is NoDuplicateElimination)
+                or self.crossover.n_offsprings != self.crossover.n_parents or len(pop) == 0
+                or np.any(np.array([ind.CV[0] for ind in pop]) > 0.0)):
+            return super().do(problem, pop, n_offsprings, random_state=random_state,
+                              n_max_iterations=n_max_iterations, algorithm=algorithm, **kwargs)
+        X = self.genomes(problem, np.array([ind.X for ind in pop]), np.array([ind.F for ind in pop]),
+                         np.array([ind.get("crowding") for ind in pop], dtype=float), n_offsprings,
+                         random_state, n_max_iterations, algorithm, **kwargs)
+        return _offspring(X) if len(X) else Population.create()
+
+    def genomes(self, problem, X_pop: np.ndarray, F: np.ndarray, crowding: np.ndarray, n_offsprings: int,
+                random_state, n_max_iterations=None, algorithm=None, **kwargs) -> np.ndarray:
+        """The offspring's genomes (rows) of a feasible population given by its genomes,
+        objectives and crowding distances: :meth:`do` without individuals."""
         if n_max_iterations is None:
             n_max_iterations = self.n_max_iterations
         dedup = isinstance(self.eliminate_duplicates, GenomeDuplicates)
-        if (not (dedup or type(self.eliminate_duplicates) is NoDuplicateElimination)
-                or self.crossover.n_offsprings != self.crossover.n_parents or len(pop) == 0 or np.any(np.array([ind.CV[0] for ind in pop]) > 0.0)):
-            return super().do(problem, pop, n_offsprings, random_state=random_state,
-                              n_max_iterations=n_max_iterations, algorithm=algorithm, **kwargs)
         kwargs["algorithm"] = algorithm
-        X_pop = np.array([ind.X for ind in pop])
-        F = np.array([ind.F for ind in pop])
-        crowding = np.array([ind.get("crowding") for ind in pop], dtype=float)
         # the population's genomes, then each kept offspring's (without duplicate elimination: none)
         seen = set(genome_keys(X_pop)) if dedup else set()
         kept: list[np.ndarray] = []
         n_kept, n_infills = 0, 0
         while n_kept < n_offsprings:
             n_matings = math.ceil((n_offsprings - n_kept) / self.crossover.n_offsprings)
-            parents = self._select(pop, n_matings, F, crowding, random_state)
+            parents = self._select(len(X_pop), n_matings, F, crowding, random_state)
             X = self._cross(problem, np.swapaxes(X_pop[parents], 0, 1), random_state, kwargs)
             X = self._mutate(problem, X, random_state, kwargs)
             X = self.repair._do(problem, X if self.repair.vtype is None else X.astype(self.repair.vtype), **kwargs)
@@ -250,14 +260,14 @@ class ArrayMating(Mating):
             if n_infills >= n_max_iterations:
                 break
         if not kept:
-            return Population.create()
-        return _offspring(np.concatenate(kept))
+            return np.empty((0, X_pop.shape[1]), dtype=X_pop.dtype)
+        return np.concatenate(kept)
 
-    def _select(self, pop, n_matings: int, F, crowding, random_state) -> np.ndarray:
+    def _select(self, n_pop: int, n_matings: int, F, crowding, random_state) -> np.ndarray:
         """``TournamentSelection._do``: parents (n_matings, 2) by binary tournaments."""
         n_parents, pressure = self.crossover.n_parents, self.selection.pressure
         n_random = n_matings * n_parents * pressure
-        P = random_permutations(math.ceil(n_random / len(pop)), len(pop), random_state=random_state)[:n_random]
+        P = random_permutations(math.ceil(n_random / n_pop), n_pop, random_state=random_state)[:n_random]
         S = _tournament(F, crowding, np.reshape(P, (n_matings * n_parents, pressure)), random_state)
         return np.reshape(S, (n_matings, n_parents))
 
@@ -316,62 +326,117 @@ def _offspring(X: np.ndarray):
     return pop
 
 
-class ArrayEvaluator(Evaluator):
-    """pymoo's ``Evaluator`` with the genes read and the problem's outputs written to the
-    individuals directly (``Population.get``/``set`` go through ``Individual.get``/``set``'s
-    attribute tests for every value)."""
-
-    def _eval(self, problem, pop, evaluate_values_of, **kwargs):
-        X = np.array([ind.X for ind in pop])
-        out = problem.evaluate(X, return_values_of=evaluate_values_of, return_as_dictionary=True, **kwargs)
-        for key, val in out.items():
-            if val is not None:
-                if isinstance(val, np.ndarray) and val.ndim >= 1:
-                    _set_rows(pop, key, val)
-                else:
-                    pop.set(key, val)
-        keys = out.keys()
-        for ind in pop:
-            ind.evaluated.update(keys)
-
-
 class ArrayRankAndCrowding(RankAndCrowding):
-    """pymoo's ``RankAndCrowding`` (NSGA-II's survival) with the objectives read and the ranks and
-    crowding distances written to the individuals directly: the same sorting, crowding function
-    and draws."""
+    """pymoo's ``RankAndCrowding`` (NSGA-II's survival) on the objectives as an array
+    (:meth:`survivors`), the ranks and crowding distances written to the individuals directly:
+    the same sorting, crowding function and draws."""
 
     def _do(self, problem, pop, *args, random_state=None, n_survive=None, **kwargs):
         F = np.array([ind.F for ind in pop]).astype(float, copy=False)
-        survivors: list[int] = []
+        survivors, rank, crowding = self.survivors(F, n_survive, random_state)
+        for i, k, cd in zip(survivors, rank, crowding, strict=True):
+            data = pop[i].data       # Individual.set of a key that is no attribute
+            data["rank"] = k
+            data["crowding"] = cd
+        return pop[survivors]
+
+    def survivors(self, F: np.ndarray, n_survive: int, random_state) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``_do`` on arrays: the survivors' indices into F (in pymoo's order), their ranks and
+        their crowding distances."""
+        survivors: list[np.ndarray] = []
+        ranks: list[np.ndarray] = []
+        crowdings: list[np.ndarray] = []
+        n = 0
         fronts = self.nds.do(F, n_stop_if_ranked=n_survive)
         for k, front in enumerate(fronts):
-            I = np.arange(len(front))  # noqa: E741  (pymoo's names)
-            if len(survivors) + len(I) > n_survive:
-                n_remove = len(survivors) + len(front) - n_survive
+            if n + len(front) > n_survive:
+                n_remove = n + len(front) - n_survive
                 crowding_of_front = self.crowding_func.do(F[front, :], n_remove=n_remove)
                 I = randomized_argsort(crowding_of_front, order="descending", method="numpy",  # noqa: E741
-                                       random_state=random_state)
-                I = I[:-n_remove]  # noqa: E741
+                                       random_state=random_state)[:-n_remove]
             else:
                 crowding_of_front = self.crowding_func.do(F[front, :], n_remove=0)
-            for j, i in enumerate(front):
-                data = pop[i].data       # Individual.set of a key that is no attribute
-                data["rank"] = k
-                data["crowding"] = crowding_of_front[j]
-            survivors.extend(front[I])
-        return pop[survivors]
+                I = np.arange(len(front))  # noqa: E741  (pymoo's names)
+            survivors.append(np.asarray(front)[I])
+            ranks.append(np.full(len(I), k))
+            crowdings.append(np.asarray(crowding_of_front, dtype=float)[I])
+            n += len(I)
+        if not survivors:
+            return np.empty(0, dtype=int), np.empty(0, dtype=int), np.empty(0)
+        return np.concatenate(survivors), np.concatenate(ranks), np.concatenate(crowdings)
 
 
 class ThesisNSGA2(NSGA2):
-    """pymoo's ``NSGA2``, its optimum (the first front, or the least infeasible individual) read
-    off the individuals once per generation instead of through ``Population.get``."""
+    """pymoo's ``NSGA2`` with its generations on arrays: the population is its genomes ``X``,
+    objectives ``F``, ranks and crowding distances, and each generation is pymoo's
+    (``Algorithm.next``/``advance``, ``GeneticAlgorithm._infill``/``_advance``) with the same
+    pieces called in the same order with the same draws (:class:`ArrayMating`'s genomes, the
+    problem's ``evaluate``, :class:`ArrayRankAndCrowding`'s survivors, the first front as the
+    optimum); pymoo individuals are made for the initial population (pymoo's ``Initialization``)
+    and once at the end (``pop`` and ``opt`` for ``result()``). Only for :func:`run_nsga2`'s
+    pieces on a problem without constraints (its fitness has none); the tests compare the
+    generations with pymoo's own loop."""
+
+    X: np.ndarray
+    F: np.ndarray
+    rank: np.ndarray
+    crowding: np.ndarray
+    is_initialized: bool
+
+    def _setup(self, problem, **kwargs):
+        super()._setup(problem, **kwargs)
+        if problem.n_ieq_constr or problem.n_eq_constr:
+            raise HetsimError("ThesisNSGA2: the array generations assume a problem without constraints")
+        if not (isinstance(self.mating, ArrayMating) and isinstance(self.survival, ArrayRankAndCrowding)):
+            raise HetsimError("ThesisNSGA2: needs ArrayMating and ArrayRankAndCrowding")
+
+    def next(self) -> None:
+        if not self.is_initialized:
+            self._initialize()
+            pop = self._initialize_infill()        # sampling, repair, duplicates: pymoo's
+            X = np.array([ind.X for ind in pop])
+            self.n_iter = 1
+            # advance_after_initial_infill (NSGA2): the initial population ranked and crowded
+            self._survive(X, self._evaluate(X), len(X))
+            self.is_initialized = True
+            self._post_advance()
+        else:
+            X_off = self.mating.genomes(self.problem, self.X, self.F, self.crowding, self.n_offsprings,
+                                        random_state=self.random_state, algorithm=self)
+            if len(X_off) == 0:                    # GeneticAlgorithm._infill: no offspring, stop
+                self.termination.force_termination = True
+                self._survive(self.X, self.F, self.pop_size)
+            else:
+                F_off = self._evaluate(X_off)
+                self._survive(np.concatenate([self.X, X_off]), np.concatenate([self.F, F_off]), self.pop_size)
+            self._post_advance()
+        if self.termination.has_terminated():
+            self.finalize()
+
+    def _evaluate(self, X: np.ndarray) -> np.ndarray:
+        """``Evaluator.eval`` of new individuals: the problem's objectives, counted."""
+        F = self.problem.evaluate(X, return_values_of=["F"], return_as_dictionary=True, algorithm=self)["F"]
+        self.evaluator.n_eval += len(X)
+        return np.asarray(F, dtype=float)
+
+    def _survive(self, X: np.ndarray, F: np.ndarray, n_survive: int) -> None:
+        """``Survival.do`` (no constraints) of the population (X, F)."""
+        survivors, self.rank, self.crowding = self.survival.survivors(F, min(n_survive, len(F)), self.random_state)
+        self.X, self.F = X[survivors], F[survivors]
 
     def _set_optimum(self, **kwargs):
-        pop = self.pop
-        if not any(bool(np.any(ind.FEAS)) for ind in pop):
-            super()._set_optimum(**kwargs)
-        else:
-            self.opt = pop[np.array([ind.data.get("rank") for ind in pop]) == 0]
+        """NSGA2's: the first front, in population order (every individual is feasible)."""
+        self.front = np.flatnonzero(self.rank == 0)
+
+    def _finalize(self):
+        """The population and the optimum as pymoo individuals, for ``result()``."""
+        pop = Population.empty(len(self.X))
+        for ind, x, f, k, cd in zip(pop, self.X, self.F, self.rank, self.crowding, strict=True):
+            ind.X, ind.F = x.copy(), f.copy()
+            ind.evaluated.update(("F", "G", "H"))
+            ind.data["rank"], ind.data["crowding"] = k, cd
+        self.pop, self.opt = pop, pop[self.front]
+        super()._finalize()
 
 
 class _Widened:
@@ -440,8 +505,11 @@ class _Log(Callback):
         self.t0 = time.perf_counter()
 
     def notify(self, algorithm):
-        F = np.array([ind.F for ind in algorithm.pop])
-        front = np.array([ind.F for ind in algorithm.opt])
+        if isinstance(algorithm, ThesisNSGA2):
+            F, front = algorithm.F, algorithm.F[algorithm.front]
+        else:
+            F = np.array([ind.F for ind in algorithm.pop])
+            front = np.array([ind.F for ind in algorithm.opt])
         if self.indicator is None:
             ref = self.hv_ref if self.hv_ref is not None else 1.1 * F.max(axis=0)
             self.hv_ref = ref
@@ -508,7 +576,6 @@ def run_nsga2(chromosome: Chromosome, model: ThesisModel, pop_size: int = 1000, 
     if not plain:
         fast["selection"] = TournamentSelection(func_comp=binary_tournament)
         fast["survival"] = ArrayRankAndCrowding()
-        fast["evaluator"] = ArrayEvaluator()
         fast["mating"] = ArrayMating(fast["selection"], pieces["crossover"], pieces["mutation"], repair=repair,
                                      eliminate_duplicates=GenomeDuplicates() if eliminate_duplicates
                                      else NoDuplicateElimination(), n_max_iterations=100)

@@ -72,6 +72,40 @@ class Decoded:
         return self.slots.shape[0]
 
 
+@dataclass
+class Columns:
+    """A population's decoded arrays laid out for the model's layer loop
+    (:class:`~hetsim_papers.nsga2.fitness.ThesisModel`): what :class:`Decoded` holds, layer-major,
+    the slots past the first only for the layers some individual splits (a naive genome of
+    DenseNet-121 on 16 devices decodes to 668 x 15 slots per individual, few of them used)."""
+
+    slot0: np.ndarray        # (L, P) slot 0 of every layer
+    share0: np.ndarray       # (L, P) its share
+    home: np.ndarray         # (L, P)
+    widths: np.ndarray       # (L,) the most slots any individual uses for the layer
+    wide: np.ndarray         # (L,) the layer's row in slot_wide/share_wide, -1 if no one splits it
+    slot_wide: np.ndarray    # (W, width - 1, P) slots 1.. of the layers someone splits (-1: none)
+    share_wide: np.ndarray   # (W, width - 1, P)
+
+    @property
+    def n_layers(self) -> int:
+        return self.slot0.shape[0]
+
+    @classmethod
+    def of(cls, decoded: Decoded) -> Columns:
+        slots, frac = decoded.slots, decoded.frac
+        L = slots.shape[1]
+        widths = (slots >= 0).sum(axis=2).max(axis=0)
+        split = np.flatnonzero(widths > 1)
+        width = int(widths.max()) if L else 1
+        wide = np.full(L, -1, dtype=np.int64)
+        wide[split] = np.arange(split.size)
+        return cls(np.ascontiguousarray(slots[:, :, 0].T), np.ascontiguousarray(frac[:, :, 0].T),
+                   np.ascontiguousarray(decoded.home.T), widths, wide,
+                   np.ascontiguousarray(slots[:, split, 1:width].transpose(1, 2, 0)),
+                   np.ascontiguousarray(frac[:, split, 1:width].transpose(1, 2, 0)))
+
+
 class HybridSpace:
     """A workload's layers and a list of devices, as the thesis's chromosomes see them."""
 
@@ -110,6 +144,10 @@ class HybridSpace:
         consumers = [sorted(index[c] for c in g.successors(op.name)) for op in ops]
         self.first_consumer = np.array([c[0] if c else -1 for c in consumers], dtype=np.int64)
         self.first_producer = np.array([min(p) if p else -1 for p in self.preds], dtype=np.int64)
+        #: the layer whose split-1 device a split layer's Concat goes to (:meth:`home`)
+        self.concat_target = np.where(self.first_consumer >= 0, self.first_consumer,
+                                      np.where(self.first_producer >= 0, self.first_producer,
+                                               np.arange(self.n_layers)))
         self.net_inputs = [[(name, float(workload.inputs[name].bytes_)) for name in workload.net_inputs_of(op)]
                            for op in ops]
         # A network input lives on the split-1 device of the first layer that reads it.
@@ -131,16 +169,20 @@ class HybridSpace:
         if slots.shape[2] == 1:
             return frac
         cols = self.split_layers                     # only splittable layers have several slots
-        valid = slots[:, cols, :] >= 0
-        c = self.channels[cols][None, :, None].astype(float)
-        if weights is None:
+        frac[:, cols, :] = self._split_shares(slots[:, cols, :], None if weights is None else weights[:, cols, :])
+        return frac
+
+    def _split_shares(self, split_slots: np.ndarray, split_weights: np.ndarray | None) -> np.ndarray:
+        """:meth:`shares` of the splittable layers' slots (P, S, k)."""
+        valid = split_slots >= 0
+        c = self.channels[self.split_layers][None, :, None].astype(float)
+        if split_weights is None:
             counts = np.where(valid, np.floor(c / valid.sum(axis=2, keepdims=True)), 0.0)
         else:
-            w = np.where(valid, weights[:, cols, :], 0.0)
+            w = np.where(valid, split_weights, 0.0)
             counts = np.floor(c * w / w.sum(axis=2, keepdims=True))
         counts[:, :, 0] += c[:, :, 0] - counts.sum(axis=2)
-        frac[:, cols, :] = counts / c
-        return frac
+        return counts / c
 
     def home(self, slots: np.ndarray) -> np.ndarray:
         """AutoDiCE's Concat rule (:func:`hetsim.mapping.autodice_concat_device`), vectorised: a
@@ -148,13 +190,57 @@ class HybridSpace:
         producer for the last layer; any other layer's output stays on its device."""
         primary = slots[:, :, 0]
         split = slots[:, :, 1] >= 0 if slots.shape[2] > 1 else np.zeros_like(primary, dtype=bool)
-        target = np.where(self.first_consumer >= 0, self.first_consumer,
-                          np.where(self.first_producer >= 0, self.first_producer, np.arange(self.n_layers)))
-        return np.where(split, primary[:, target], primary)
+        return np.where(split, primary[:, self.concat_target], primary)
 
     def decoded(self, slots: np.ndarray, weights: np.ndarray | None = None) -> Decoded:
         slots = np.ascontiguousarray(slots, dtype=np.int64)
         return Decoded(slots, self.shares(slots, weights), self.home(slots))
+
+    def split_decoded(self, slot0: np.ndarray, split_slots: np.ndarray,
+                      split_weights: np.ndarray | None = None) -> Decoded:
+        """:meth:`decoded` of slot 0 of every layer (P, L) and the splittable layers' slots
+        (P, S, k) (their slot 0 is ``slot0``'s; the other layers have one slot)."""
+        P, L = slot0.shape
+        k = split_slots.shape[2]
+        slots = np.full((P, L, k), -1, dtype=np.int64)
+        slots[:, :, 0] = slot0
+        slots[:, self.split_layers, :] = split_slots
+        weights = None
+        if split_weights is not None:
+            weights = np.zeros((P, L, k))
+            weights[:, :, 0] = 1.0
+            weights[:, self.split_layers, :] = split_weights
+        return self.decoded(slots, weights)
+
+    def split_columns(self, slot0: np.ndarray, split_slots: np.ndarray,
+                      split_weights: np.ndarray | None = None) -> Columns:
+        """``Columns.of(split_decoded(...))`` without the (P, L, k) arrays: the same values."""
+        P, L = slot0.shape
+        k = split_slots.shape[2]
+        S = self.split_layers
+        n_valid = (split_slots >= 0).sum(axis=2)                        # (P, S)
+        widths = np.ones(L, dtype=n_valid.dtype)
+        widths[:] = (slot0 >= 0).max(axis=0)
+        widths[S] = n_valid.max(axis=0)
+        wider = np.flatnonzero(widths[S] > 1)                           # positions in S
+        split = S[wider]
+        width = int(widths.max()) if L else 1
+        wide = np.full(L, -1, dtype=np.int64)
+        wide[split] = np.arange(split.size)
+        share0 = np.ones((L, P))
+        if k > 1:
+            frac = self._split_shares(split_slots, split_weights)      # (P, S, k)
+            share0[S] = frac[:, :, 0].T
+            share_wide = frac[:, wider, 1:width].transpose(1, 2, 0)
+            is_split = np.zeros((P, L), dtype=bool)
+            is_split[:, S] = split_slots[:, :, 1] >= 0
+        else:
+            share_wide = np.zeros((0, width - 1, P))
+            is_split = np.zeros((P, L), dtype=bool)
+        home = np.where(is_split, slot0[:, self.concat_target], slot0)
+        return Columns(np.ascontiguousarray(slot0.T), share0, np.ascontiguousarray(home.T), widths, wide,
+                       np.ascontiguousarray(split_slots[:, wider, 1:width].transpose(1, 2, 0)),
+                       np.ascontiguousarray(share_wide))
 
     # -- one individual as the mapping object ---------------------------------------------------
     def devices_of(self, decoded: Decoded, i: int = 0) -> dict[str, list[str]]:

@@ -488,6 +488,38 @@ def test_fitness_rows_do_not_depend_on_their_population(xavier, alexnet):
         assert cached.evaluations == 75 and cached.model_evaluations == len(np.unique(X, axis=0))
 
 
+@pytest.mark.parametrize("view", ["cpu", "cpu+gpu"])
+def test_columns_are_the_decoded_arrays_layer_major(xavier, alexnet, view):
+    """The fitness's direct decoding (``Chromosome.columns``, no (P, L, k) arrays) gives the
+    arrays of ``Columns.of(decode(X))`` exactly, and the model the same objectives from both: for
+    every chromosome and shares rule, random and converged populations, one individual, and a
+    population that splits nothing (Advanced-1)."""
+    from hetsim_papers.nsga2.encoding import _distinct_slots
+    from hetsim_papers.nsga2.space import Columns
+
+    space = HybridSpace(xavier, alexnet, view)
+    model = ThesisModel(space, coefficients(2e-4))
+    rng = np.random.default_rng(4)
+    for chromosome in (Naive(space), Naive(space, "multiplicity"), Advanced(space, 1), Advanced(space, 3),
+                       Advanced(space, 3, "multiplicity"), SplitPoint(space)):
+        X = rng.integers(chromosome.xl, chromosome.xu + 1, size=(40, chromosome.n_var))
+        few = np.minimum(chromosome.xu, chromosome.xl + rng.integers(0, 2, size=(20, chromosome.n_var)))
+        for genomes in (X, few, X[:1]):
+            genomes = chromosome.repair(genomes)
+            want, got = Columns.of(chromosome.decode(genomes)), chromosome.columns(genomes)
+            for name in ("slot0", "share0", "home", "widths", "wide", "slot_wide", "share_wide"):
+                a, b = getattr(want, name), getattr(got, name)
+                assert a.shape == b.shape and a.dtype == b.dtype and np.array_equal(a, b), (chromosome.name, name)
+            assert np.array_equal(model.evaluate(got).F, model.evaluate(chromosome.decode(genomes)).F)
+    # _distinct_slots by its definition (first appearances, left-aligned, counted)
+    devices = rng.integers(-1, 4, size=(200, 6))
+    slots, counts = _distinct_slots(devices)
+    for row, s_row, c_row in zip(devices, slots, counts, strict=True):
+        distinct = list(dict.fromkeys(int(d) for d in row if d >= 0))
+        assert list(s_row) == distinct + [-1] * (6 - len(distinct))
+        assert list(c_row[:len(distinct)]) == [float(np.sum(row == d)) for d in distinct]
+
+
 def test_densenet_autodice_files_name_every_onnx_node(xavier):
     from hetsim.workload.onnx_import import folded_readers
     from hetsim_papers.nsga2.networks import densenet121

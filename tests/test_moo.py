@@ -27,6 +27,7 @@ def test_genes_decode_to_placements_of_the_problem(two_eps):
     assert genes.split_ops == [i for i, op in enumerate(two_eps.workload.ops) if can_split(op)]
     rng = np.random.default_rng(0)
     variables = genes.variables()
+    assert genes.names == list(variables)
     samples = [{k: v.sample(1, random_state=rng)[0] for k, v in variables.items()} for _ in range(30)]
     split = 0
     for x in genes.homogeneous() + samples:

@@ -189,6 +189,10 @@ class PlacementGenes:
         ops = problem.workload.ops
         self.split_ops = [i for i, op in enumerate(ops)
                           if self.shares and len(self.capable[i]) >= 2 and can_split(op)]
+        self._ep_genes = [f"ep{i}" for i in range(len(self.capable))]
+        #: the genes' names, in :meth:`variables`' order
+        self.names = self._ep_genes + [g for i in self.split_ops for g in (f"to{i}", f"share{i}")]
+        self._decoded: dict[tuple, tuple[Placement, Any]] = {}
 
     def variables(self) -> dict:
         """pymoo's variables: Choice for the EPs (categories), Integer for the share index."""
@@ -221,7 +225,7 @@ class PlacementGenes:
     def decode(self, x: Mapping[str, Any]) -> Placement:
         """The placement a gene dictionary stands for (class docstring)."""
         problem = self.problem
-        eps = [int(x[f"ep{i}"]) for i in range(len(self.capable))]
+        eps = [int(x[g]) for g in self._ep_genes]
         splits: dict[str, dict[str, float]] = {}
         for i in self.split_ops:
             k, to = int(x[f"share{i}"]), int(x[f"to{i}"])
@@ -232,6 +236,16 @@ class PlacementGenes:
             splits[problem.ops[i]] = {problem.eps[eps[i]]: 1.0 - moved, problem.eps[to]: moved}
         return problem.placement(eps, splits=splits)
 
+    def decoded(self, x: Mapping[str, Any]) -> tuple[Placement, Any]:
+        """:meth:`decode` of ``x`` and the problem's key of it, remembered by the gene values (an
+        individual recurs: its duplicate checks, its evaluation, later populations)."""
+        values = tuple(map(x.__getitem__, self.names))
+        hit = self._decoded.get(values)
+        if hit is None:
+            placement = self.decode(x)
+            hit = self._decoded[values] = (placement, self.problem.key(placement))
+        return hit
+
 
 def _same_placement(genes: PlacementGenes):
     """pymoo's duplicate elimination on what genes stand for: gene dictionaries that decode to one
@@ -239,15 +253,8 @@ def _same_placement(genes: PlacementGenes):
     offspring are new placements, not trials the cache answers."""
     from pymoo.core.duplicate import DuplicateElimination
 
-    keys: dict[tuple, Any] = {}   # gene values -> the placement's key (the population recurs)
-    names = list(genes.variables())
-
     def key(x: Mapping[str, Any]):
-        values = tuple(map(x.__getitem__, names))
-        k = keys.get(values)
-        if k is None:
-            k = keys[values] = genes.problem.key(genes.decode(x))
-        return k
+        return genes.decoded(x)[1]
 
     class SamePlacement(DuplicateElimination):
         def _do(self, pop, other, is_duplicate):
@@ -436,7 +443,7 @@ class NSGA2Placement(Explorer[PlacementProblem]):
                 super().__init__(vars=genes.variables(), n_obj=len(objectives))
 
             def _evaluate(self, x, out, *args, **kwargs):
-                result = session.measure(genes.decode(x), phase)
+                result = session.measure(genes.decoded(x)[0], phase)
                 values = [getattr(result, c) for c in columns]
                 out["F"] = signs * [math.inf if v is None else float(v) for v in values]
 

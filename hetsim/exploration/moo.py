@@ -295,8 +295,9 @@ def _array_mating(**kwargs):
             groups: dict[type, list[str]] = {}
             for name, var in variables.items():
                 groups.setdefault(type(var), []).append(name)
-            recomb = [(clazz, [name]) for clazz, names in groups.items() if clazz is Choice for name in names]
-            recomb += [(clazz, names) for clazz, names in groups.items() if clazz is not Choice]
+            recomb: list[tuple[type, list[str]]] = []     # pymoo's order: by type, each Choice alone
+            for clazz, names in groups.items():
+                recomb += [(clazz, [name]) for name in names] if clazz is Choice else [(clazz, names)]
             if not parents:
                 pop = self.selection(problem, pop, math.ceil(n_offsprings / 2), 2, random_state=random_state, **kw)
             n_matings = len(pop)

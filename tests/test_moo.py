@@ -70,7 +70,7 @@ def test_on_a_small_dag_it_reaches_the_optimum_and_respects_the_bound(seed):
 
 @pytest.mark.parametrize("explorer", [NSGA2Placement(pop_size=12, n_gen=6, mutation_prob=0.2),
                                       NSGA2Split(pop_size=10, n_gen=6, shares=(0.5, 0.25))])
-@pytest.mark.parametrize("platform", ["hikey970", "hope-he"])
+@pytest.mark.parametrize("platform", ["hikey970", "rk3588"])
 def test_the_array_mating_gives_pymoos_offspring(explorer, platform):
     # the categorical genes recombined on arrays draw what pymoo's MixedVariableMating draws: the
     # same trials in the same order (a pymoo change to its operators' draws fails here)

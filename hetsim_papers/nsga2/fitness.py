@@ -168,10 +168,20 @@ class _Replay:
         """frac[:, i, k], contiguous."""
         return self.share0[i] if k == 0 else self.share_wide[self.wide[i], k - 1]
 
+    def _transfer(self, at_a: np.ndarray, at_b: np.ndarray, start: np.ndarray, nbytes, link: np.ndarray) -> np.ndarray:
+        """A blocking transfer of ``nbytes`` from ``start`` over ``link`` (index into the link
+        speeds): both ends' lanes busy until it ends and both ends holding the bytes; its end."""
+        end = start + nbytes / self.speed[link]
+        self.T[at_a] = end
+        self.T[at_b] = end
+        self.mem[at_a] += nbytes
+        self.mem[at_b] += nbytes
+        return end
+
     def _layer_inputs(self, i: int, dd: np.ndarray, valid: np.ndarray, every: bool) -> np.ndarray:
         """When the outputs of layer i's predecessors are on device dd: each moved there once
         (a blocking transfer on both ends' lanes) where its home is elsewhere."""
-        m, T, mem, avail, n = self.model, self.T, self.mem, self.avail, self.n
+        m, T, avail, n = self.model, self.T, self.avail, self.n
         ready = np.zeros(self.P)
         for p in self.space.preds[i]:
             h = self.home[p]
@@ -191,12 +201,8 @@ class _Replay:
                 at_h, at_d = self.base[r2] + h2, self.base[r2] + d2
                 nbytes = m.out_bytes[p]
                 xs = np.maximum(np.maximum(avail[p][r2], T[at_h]), T[at_d])
-                xe = xs + nbytes / self.speed[h2 * n + d2]
-                T[at_h] = xe
-                T[at_d] = xe
+                xe = self._transfer(at_h, at_d, xs, nbytes, h2 * n + d2)
                 have[at_d] = xe
-                mem[at_h] += nbytes
-                mem[at_d] += nbytes
                 got[new] = xe
             arrived = avail[p].copy()
             arrived[r] = got
@@ -215,12 +221,7 @@ class _Replay:
                 ss, ds = src[need], dd[need]
                 at_s, at_d = self.base[need] + ss, at[need]
                 xs = np.maximum(T[at_s], T[at_d])
-                xe = xs + nbytes / self.speed[ss * n + ds]
-                T[at_s] = xe
-                T[at_d] = xe
-                got_in[at_d] = xe
-                mem[at_s] += nbytes
-                mem[at_d] += nbytes
+                got_in[at_d] = self._transfer(at_s, at_d, xs, nbytes, ss * n + ds)
             local = valid & (src == dd)
             mem[at[local]] += nbytes
             ready = np.maximum(ready, np.where(valid & (src != dd), got_in[at], 0.0))
@@ -243,11 +244,7 @@ class _Replay:
             late = f > T[at_h]                         # the Concat device is kept waiting
             nbytes = m.out_bytes[i] * self.share(i, k)[need]
             xs = np.maximum(np.maximum(f, T[at_d]), T[at_h])
-            xe = xs + np.where(late, m.sync_penalty_s, 0.0) + nbytes / self.speed[ds * n + cs]
-            T[at_d] = xe
-            T[at_h] = xe
-            mem[at_d] += nbytes
-            mem[at_h] += nbytes
+            self._transfer(at_d, at_h, xs + np.where(late, m.sync_penalty_s, 0.0), nbytes, ds * n + cs)
         mem[at_c[split]] += m.out_bytes[i]             # the Concat's output
         self.avail[i] = np.where(split, T[at_c], fin[0])
 
